@@ -1,0 +1,281 @@
+/* Vicinity — k-nearest-neighbour graphs, density and saliency for point
+ * clouds and feature arrays, on the GPU with a complete CPU fallback.
+ *
+ * This is the library's one public header (C11).  Conventions:
+ *  - Every call returns a vic_status.  On failure the context keeps a
+ *    human-readable message (vic_ctx_error).  The library never aborts,
+ *    exits or prints; it reports through the optional log callback.
+ *  - Inputs are never modified.  Results are allocated by the library and
+ *    released with the matching *_free call.
+ *  - A context is not shared between threads at the same time; use one
+ *    context per thread.  There is no global mutable state.
+ *  - Neighbour ids are 64-bit row numbers of the data set.  Distances are
+ *    true distances: Euclidean for VIC_L2, 1 - cos for VIC_COSINE and
+ *    -<x,y> for VIC_INNER_PRODUCT (smaller is always nearer).  Lists are
+ *    ascending by (distance, id): equal distances are broken by the lower
+ *    id, so exact results are deterministic on every backend.
+ *  - A point is never its own neighbour.  Duplicate points are ordinary
+ *    neighbours at distance 0.
+ */
+#ifndef VICINITY_H
+#define VICINITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VIC_VERSION_MAJOR 0
+#define VIC_VERSION_MINOR 1
+
+/* ------------------------------------------------------------------ status */
+typedef enum {
+  VIC_OK = 0,
+  VIC_E_ARGUMENT,    /* a parameter is out of range or inconsistent */
+  VIC_E_NONFINITE,   /* NaN or Inf in the data; the message names the row */
+  VIC_E_NOMEM,       /* host allocation failed */
+  VIC_E_NODEVICE,    /* the GPU backend was requested but is unavailable */
+  VIC_E_DEVICE,      /* a CUDA call failed */
+  VIC_E_CANCELLED,   /* the progress callback or vic_ctx_cancel stopped it */
+  VIC_E_IO,          /* a file could not be read or written */
+  VIC_E_FORMAT,      /* a file is not in the expected format or is corrupt */
+  VIC_E_UNSUPPORTED  /* the combination is not offered (e.g. a forced method) */
+} vic_status;
+
+const char *vic_status_name(vic_status s);
+
+/* ----------------------------------------------------------------- enums */
+typedef enum { VIC_BACKEND_AUTO = 0, VIC_BACKEND_CPU, VIC_BACKEND_CUDA } vic_backend;
+typedef enum { VIC_L2 = 0, VIC_COSINE, VIC_INNER_PRODUCT } vic_metric;
+typedef enum {
+  VIC_METHOD_AUTO = 0,  /* grid for d <= 3, brute force for small n, else approximate */
+  VIC_METHOD_BRUTE,     /* exact, any d */
+  VIC_METHOD_GRID,      /* exact, d <= 3, L2 only, periodic boxes */
+  VIC_METHOD_NNDESCENT, /* approximate, CPU (Dong et al. 2011) */
+  VIC_METHOD_GGNN,      /* approximate, GPU hierarchical graph */
+  VIC_METHOD_GNND,      /* approximate, GPU NN-Descent */
+  VIC_METHOD_GRNND,     /* approximate, GPU relative NN-Descent */
+  VIC_METHOD_TSDG       /* search graph: TSDG-diversified kNN graph */
+} vic_method;
+
+const char *vic_backend_name(vic_backend b);
+const char *vic_metric_name(vic_metric m);
+const char *vic_method_name(vic_method m);
+/* Parse "auto", "brute", "grid", "nndescent", "ggnn", ... (also the enum
+ * names); returns VIC_E_ARGUMENT for an unknown name. */
+vic_status vic_method_parse(const char *name, vic_method *out);
+vic_status vic_metric_parse(const char *name, vic_metric *out);
+vic_status vic_backend_parse(const char *name, vic_backend *out);
+
+/* --------------------------------------------------------------- context */
+typedef enum { VIC_LOG_DEBUG = 0, VIC_LOG_INFO, VIC_LOG_WARNING, VIC_LOG_ERROR } vic_log_level;
+
+typedef struct {
+  vic_backend backend; /* default AUTO: GPU when built with CUDA and a device is present */
+  int device;          /* CUDA device ordinal, default 0 */
+  int threads;         /* CPU threads; 0 = all available */
+  uint64_t seed;       /* seed of every random choice; results are reproducible per seed */
+  void (*log)(void *user, vic_log_level level, const char *message);
+  /* Called with a stage name ("grid", "brute", "nndescent", "recall", ...)
+   * and a fraction in [0,1].  Return nonzero to cancel the running call. */
+  int (*progress)(void *user, const char *stage, double fraction);
+  void *user;
+} vic_ctx_options;
+
+typedef struct vic_ctx vic_ctx;
+
+void vic_ctx_options_init(vic_ctx_options *o);
+vic_status vic_ctx_create(const vic_ctx_options *o /* NULL = defaults */, vic_ctx **out);
+void vic_ctx_destroy(vic_ctx *c);
+/* The message of the last failure on this context ("" when none). */
+const char *vic_ctx_error(const vic_ctx *c);
+/* Ask a running call on this context to stop; safe from another thread.
+ * The call returns VIC_E_CANCELLED.  vic_ctx_reset_cancel clears it. */
+void vic_ctx_cancel(vic_ctx *c);
+void vic_ctx_reset_cancel(vic_ctx *c);
+/* 1 when this build has the CUDA backend and a usable device exists. */
+int vic_cuda_available(vic_ctx *c);
+
+/* --------------------------------------------------------------- data view */
+typedef struct {
+  const float *rows;  /* row-major n x d, row i at rows + i*stride */
+  int64_t n;
+  int32_t d;
+  int64_t stride;     /* in floats; 0 means d */
+  vic_metric metric;
+  const double *box;  /* NULL, or d periodic box lengths (L2 only; 0 = not periodic in that dim) */
+} vic_data;
+
+/* Check a view: n > 0, d > 0, finite values (the message names the first
+ * bad row and column), box lengths positive and coordinates inside
+ * [0, box) tolerated by wrapping.  Every build calls it. */
+vic_status vic_data_validate(vic_ctx *c, const vic_data *x);
+
+/* ----------------------------------------------------------------- report */
+#define VIC_MAX_STAGES 12
+typedef struct {
+  char name[32];
+  double seconds;
+} vic_stage_time;
+
+typedef struct {              /* what happened, for users and filters */
+  vic_method method;          /* the method that ran (never AUTO) */
+  char reason[160];           /* why it was chosen, in words */
+  vic_backend backend;        /* the backend that ran (never AUTO) */
+  int32_t k_requested, k;     /* k asked for and k delivered (clamped to n-1) */
+  double seconds_total;       /* wall time of the whole call */
+  double seconds_transfer;    /* host<->device copies (0 on the CPU) */
+  double seconds_kernel;      /* device kernel time (0 on the CPU) */
+  int n_stages;
+  vic_stage_time stages[VIC_MAX_STAGES];
+  double recall_estimate;     /* recall@k on a random sample; 1 when exact; -1 when not measured */
+  int64_t recall_sample;      /* points in that sample */
+  double dnn1_mean, dnn1_max; /* GGNN's d_nn1 statistics over all points */
+  int warnings;               /* number of warnings logged during the call */
+} vic_report;
+
+/* ------------------------------------------------------------ kNN lists */
+typedef struct {
+  int64_t n;      /* rows (points or queries) */
+  int32_t k;
+  int64_t *ids;   /* n*k, -1 where fewer than k neighbours exist */
+  float *dist;    /* n*k, +inf where ids is -1 */
+  vic_report report;
+} vic_knn;
+
+void vic_knn_free(vic_knn *r); /* frees ids/dist and zeroes the struct */
+
+typedef struct {
+  vic_method method;       /* default AUTO */
+  int32_t k;               /* default 16 */
+  int32_t recall_sample;   /* points checked against exact search; default 1000, 0 = skip */
+  int64_t brute_max_n;     /* AUTO uses brute force up to this n for d > 3; default 20000 */
+  struct {                 /* CPU NN-Descent (Dong et al. 2011) */
+    int32_t k_build;       /* list length during the build (>= k); default max(k, 20) */
+    float rho;             /* sample rate of new/old neighbours; default 0.5 */
+    float delta;           /* stop when updates < delta*n*k; default 0.001 */
+    int32_t max_iterations;/* default 20 */
+  } nndescent;
+  struct {                 /* GGNN (Groh et al.) */
+    int32_t k_build;       /* graph degree, 24..96; default 24 */
+    int32_t segment;       /* s, points per bottom-layer batch; default 32 */
+    int32_t layers;        /* L; default 4 */
+    int32_t refinements;   /* default 2 */
+    float tau_build;       /* default 0.5 */
+  } ggnn;
+  struct {                 /* GNND (Wang et al.) */
+    int32_t k_build;       /* default max(k, 32) */
+    int32_t samples;       /* p; default 16 */
+    int32_t iterations;    /* default 10 */
+    float converge;        /* stop when updated fraction < converge; default 0.001 */
+  } gnnd;
+  struct {                 /* GRNND (Li et al.) */
+    int32_t s, r, t1, t2;  /* pool S, capacity R, outer / inner iterations */
+    float rho;             /* reverse-edge sampling ratio; default 0.6 */
+  } grnnd;
+  struct {                 /* TSDG (Wang et al.) */
+    float alpha;           /* relaxed diversification; default 1.2 */
+    int32_t lambda0;       /* occlusion cut; default 10 */
+  } tsdg;
+  int64_t shard_size;             /* 0 = no sharding */
+  size_t device_memory_budget;    /* bytes; 0 = what the device has free */
+} vic_build_options;
+
+void vic_build_options_init(vic_build_options *o);
+
+/* For every point of x its k nearest other points.  out is filled on
+ * VIC_OK and left zeroed on failure.  k >= n is clamped to n-1 with a
+ * warning (report.k says what was delivered); n < 2 is VIC_E_ARGUMENT. */
+vic_status vic_knn_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_knn *out);
+
+/* Exact k nearest neighbours of a query set q in x (no self exclusion:
+ * a query that coincides with a data point finds it at distance 0).
+ * Grid for d <= 3 with L2, brute force otherwise. */
+vic_status vic_knn_query_exact(vic_ctx *c, const vic_data *x, const vic_data *q, int32_t k, vic_knn *out);
+
+/* Recall@k of approximate lists against exact search on `sample` random
+ * points of x (seeded by the context).  Writes the fraction to *recall. */
+vic_status vic_knn_recall(vic_ctx *c, const vic_data *x, const vic_knn *approx, int32_t sample, double *recall);
+
+/* --------------------------------------------------------- search index */
+typedef struct vic_index vic_index;
+
+typedef struct {
+  int32_t k;              /* default 10 */
+  float tau;              /* slack of the stopping criterion (GGNN); default 0.5 */
+  int32_t max_visits;     /* visit budget of graph searches; 0 = automatic */
+  int32_t occlusion_limit;/* TSDG per-search occlusion limit; 0 = all edges */
+  int32_t entry_points;   /* random entry points per query; 0 = automatic */
+} vic_search_options;
+
+void vic_search_options_init(vic_search_options *o);
+
+/* Build a search structure over x.  x must outlive the index (it keeps a
+ * reference to the rows, not a copy). */
+vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_index **out);
+vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *queries,
+                            const vic_search_options *o, vic_knn *out);
+/* Save the structure (not the rows) with a versioned, checksummed header;
+ * load checks sizes, the checksum and that x matches what was indexed. */
+vic_status vic_index_save(vic_ctx *c, const vic_index *ix, const char *path);
+vic_status vic_index_load(vic_ctx *c, const char *path, const vic_data *x, vic_index **out);
+/* What the index is: method, n, d, build seconds, report of the build. */
+const vic_report *vic_index_report(const vic_index *ix);
+int64_t vic_index_size(const vic_index *ix);
+void vic_index_free(vic_index *ix);
+
+/* ------------------------------------------------------ n-body analysis */
+typedef struct {
+  double mean, max;       /* of d_nn1, the distance to the nearest neighbour */
+  double global_density;  /* number density of a Poisson process with that mean d_nn1 */
+} vic_dnn1_stats;
+
+/* d_nn1 statistics of kNN lists (column 0).  d is the dimension. */
+vic_status vic_dnn1_stats_compute(vic_ctx *c, const vic_knn *nn, int32_t d, vic_dnn1_stats *out);
+
+typedef enum { VIC_SPH_PYNBODY = 0, VIC_SPH_GADGET } vic_sph_convention;
+
+typedef struct {
+  vic_sph_convention sph;  /* pynbody: h = r_k/2, support 2h; Gadget: h = r_k, support h */
+  double total_mass;       /* used when mass == NULL: each particle weighs total_mass/n; default n (unit masses) */
+} vic_density_options;
+
+void vic_density_options_init(vic_density_options *o);
+
+/* Densities from kNN lists of x (self excluded; the k used is nn->k).
+ * mass: per-particle masses or NULL.  Outputs (n floats each, any may be
+ * NULL): kNN density (k-1) m / (V_d r_k^d) (with masses: the neighbours'
+ * mass sum), SPH density with the cubic spline, smoothing length h. */
+vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
+                       const vic_density_options *o, float *knn_density, float *sph_density,
+                       float *smoothing_length);
+
+typedef struct {
+  double min_density;     /* peaks below this density are dropped; default 0 */
+  double min_delta;       /* peaks nearer than this to a denser point are dropped; default 0 = auto */
+  int64_t min_members;    /* peaks with fewer members are merged; default 20 */
+} vic_peak_options;
+
+void vic_peak_options_init(vic_peak_options *o);
+
+typedef struct {
+  int64_t n;              /* points */
+  int64_t *parent;        /* nearest denser point, -1 for the densest */
+  float *delta;           /* distance to it (max distance for the densest) */
+  float *saliency;        /* density * delta */
+  int64_t *peak_id;       /* index into peaks of the peak each point climbs to */
+  int64_t n_peaks;
+  int64_t *peak_point;    /* point id of each peak, by descending saliency */
+  int64_t *peak_members;  /* member count of each peak */
+} vic_peaks;
+
+vic_status vic_peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *density,
+                          const vic_peak_options *o, vic_peaks *out);
+void vic_peaks_free(vic_peaks *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VICINITY_H */

@@ -1,0 +1,112 @@
+/* Contexts: options, the last error, logging, progress and cancellation. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+void vic_ctx_options_init(vic_ctx_options *o) {
+  memset(o, 0, sizeof *o);
+  o->backend = VIC_BACKEND_AUTO;
+  o->seed = 42;
+}
+
+vic_status vic_ctx_create(const vic_ctx_options *o, vic_ctx **out) {
+  if (!out) return VIC_E_ARGUMENT;
+  *out = NULL;
+  vic_ctx *c = calloc(1, sizeof *c);
+  if (!c) return VIC_E_NOMEM;
+  if (o) c->opt = *o; else vic_ctx_options_init(&c->opt);
+  if (c->opt.threads < 0 || c->opt.device < 0 || c->opt.backend > VIC_BACKEND_CUDA) {
+    free(c);
+    return VIC_E_ARGUMENT;
+  }
+  atomic_init(&c->cancel, 0);
+  *out = c;
+  return VIC_OK;
+}
+
+void vic_ctx_destroy(vic_ctx *c) { free(c); }
+const char *vic_ctx_error(const vic_ctx *c) { return c ? c->error : "no context"; }
+void vic_ctx_cancel(vic_ctx *c) { if (c) atomic_store(&c->cancel, 1); }
+void vic_ctx_reset_cancel(vic_ctx *c) { if (c) atomic_store(&c->cancel, 0); }
+
+static void vlog(vic_ctx *c, vic_log_level level, const char *fmt, va_list ap) {
+  if (level == VIC_LOG_WARNING) c->warnings++;
+  if (!c->opt.log) return;
+  char msg[1024];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  c->opt.log(c->opt.user, level, msg);
+}
+
+void vic__log(vic_ctx *c, vic_log_level level, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vlog(c, level, fmt, ap);
+  va_end(ap);
+}
+
+vic_status vic__fail(vic_ctx *c, vic_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->error, sizeof c->error, fmt, ap);
+  va_end(ap);
+  if (c->opt.log) c->opt.log(c->opt.user, VIC_LOG_ERROR, c->error);
+  return s;
+}
+
+vic_status vic__progress(vic_ctx *c, const char *stage, double fraction) {
+  if (c->opt.progress && c->opt.progress(c->opt.user, stage, fraction)) vic_ctx_cancel(c);
+  if (vic__cancelled(c)) return vic__fail(c, VIC_E_CANCELLED, "cancelled during stage '%s'", stage);
+  return VIC_OK;
+}
+
+int vic__threads(const vic_ctx *c) {
+#ifdef _OPENMP
+  return c->opt.threads > 0 ? c->opt.threads : omp_get_max_threads();
+#else
+  (void)c;
+  return 1;
+#endif
+}
+
+double vic__now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void vic__report_stage(vic_report *r, const char *name, double seconds) {
+  for (int i = 0; i < r->n_stages; ++i)
+    if (strcmp(r->stages[i].name, name) == 0) { r->stages[i].seconds += seconds; return; }
+  if (r->n_stages >= VIC_MAX_STAGES) return;
+  vic_stage_time *s = &r->stages[r->n_stages++];
+  snprintf(s->name, sizeof s->name, "%s", name);
+  s->seconds = seconds;
+}
+
+void vic__report_reason(vic_report *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+  va_end(ap);
+}
+
+void *vic__malloc(vic_ctx *c, size_t bytes, const char *what) {
+  void *p = bytes ? malloc(bytes) : malloc(1);
+  if (!p) vic__fail(c, VIC_E_NOMEM, "out of host memory allocating %zu bytes for %s", bytes, what);
+  return p;
+}
+
+void *vic__calloc(vic_ctx *c, size_t count, size_t size, const char *what) {
+  if (size && count > SIZE_MAX / size) {
+    vic__fail(c, VIC_E_NOMEM, "allocation size overflow for %s", what);
+    return NULL;
+  }
+  void *p = calloc(count ? count : 1, size ? size : 1);
+  if (!p) vic__fail(c, VIC_E_NOMEM, "out of host memory allocating %zu x %zu bytes for %s", count, size, what);
+  return p;
+}

@@ -1,0 +1,120 @@
+/* Internal helpers shared by the core's translation units.  Not installed. */
+#ifndef VIC_INTERNAL_H
+#define VIC_INTERNAL_H
+
+#include "vicinity.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+struct vic_ctx {
+  vic_ctx_options opt;
+  char error[1024];
+  atomic_int cancel;
+  int warnings; /* warnings logged since the current public call began */
+};
+
+/* Records the message as the context's last error, logs it at ERROR level
+ * and returns s, so that failures read `return vic__fail(c, VIC_E_..., ...)`. */
+vic_status vic__fail(vic_ctx *c, vic_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void vic__log(vic_ctx *c, vic_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Reports progress and polls the cancel flag.  Returns VIC_OK or
+ * VIC_E_CANCELLED (with the message set).  Cheap enough for outer loops;
+ * call it from one thread only (the OpenMP master / the calling thread). */
+vic_status vic__progress(vic_ctx *c, const char *stage, double fraction);
+/* Nonzero when a cancel was requested; safe from any thread. */
+static inline int vic__cancelled(vic_ctx *c) { return atomic_load_explicit(&c->cancel, memory_order_relaxed); }
+
+int vic__threads(const vic_ctx *c); /* effective CPU thread count */
+double vic__now(void);              /* monotonic seconds */
+void vic__report_stage(vic_report *r, const char *name, double seconds);
+void vic__report_reason(vic_report *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Allocation that fails cleanly: returns NULL and sets VIC_E_NOMEM on c. */
+void *vic__malloc(vic_ctx *c, size_t bytes, const char *what);
+void *vic__calloc(vic_ctx *c, size_t count, size_t size, const char *what);
+
+static inline const float *vic__row(const vic_data *x, int64_t i) {
+  return x->rows + i * (x->stride ? x->stride : x->d);
+}
+
+/* ------------------------------------------------------------ random */
+/* splitmix64 seeded per use: no shared generator state anywhere. */
+typedef struct { uint64_t s; } vic_rng;
+static inline vic_rng vic__rng(uint64_t seed, uint64_t stream) {
+  vic_rng r = {seed * 0x9E3779B97F4A7C15ull ^ (stream + 0x632BE59BD9B4E019ull)};
+  return r;
+}
+static inline uint64_t vic__rng_next(vic_rng *r) {
+  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static inline uint64_t vic__rng_below(vic_rng *r, uint64_t n) { return vic__rng_next(r) % n; }
+static inline double vic__rng_uniform(vic_rng *r) { return (vic__rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+
+/* ---------------------------------------------------------- distances */
+/* Squared Euclidean distance, with minimum-image wrapping when box != NULL. */
+static inline float vic__l2sq(const float *a, const float *b, int32_t d, const double *box) {
+  float s = 0.f;
+  if (!box) {
+    for (int32_t j = 0; j < d; ++j) { float t = a[j] - b[j]; s += t * t; }
+  } else {
+    for (int32_t j = 0; j < d; ++j) {
+      float t = fabsf(a[j] - b[j]);
+      if (box[j] > 0) { float L = (float)box[j]; t = fmodf(t, L); if (t > 0.5f * L) t = L - t; }
+      s += t * t;
+    }
+  }
+  return s;
+}
+static inline float vic__dot(const float *a, const float *b, int32_t d) {
+  float s = 0.f;
+  for (int32_t j = 0; j < d; ++j) s += a[j] * b[j];
+  return s;
+}
+
+/* A metric-aware "working" distance whose order equals the true distance's
+ * order, and its conversion to the true distance reported to callers.
+ *   L2: squared distance -> sqrt; cosine: computed on unit rows as
+ *   squared distance, true = sq/2; inner product: -dot, unchanged. */
+float vic__work_dist(const vic_data *x, const float *a, const float *b);
+float vic__true_dist(vic_metric m, float work);
+
+/* Cosine data are normalised once into a private copy so every method can
+ * run L2 on them.  *owned receives the buffer to free (NULL if x was used
+ * as is).  The returned view has metric VIC_COSINE and stride d. */
+vic_status vic__prepare_rows(vic_ctx *c, const vic_data *x, vic_data *view, float **owned);
+
+/* ------------------------------------------------------- CPU methods */
+/* Exact k nearest neighbours by blocked brute force.  q == NULL: all points
+ * of x against x with self excluded; otherwise every row of q against x.
+ * ids/dist: rows(q or x) * k, ascending by (distance, id), true distances. */
+vic_status vic__cpu_brute_knn(vic_ctx *c, const vic_data *x, const vic_data *q, int32_t k,
+                              int64_t *ids, float *dist);
+
+/* Exact brute force for a subset of x's own rows (self excluded): rows[i]
+ * are point ids; used by recall estimation. */
+vic_status vic__cpu_brute_knn_rows(vic_ctx *c, const vic_data *x, const int64_t *rows, int64_t m,
+                                   int32_t k, int64_t *ids, float *dist);
+
+/* d_nn1 statistics from filled lists into the report. */
+void vic__report_dnn1(const vic_knn *nn, vic_report *r);
+
+#endif

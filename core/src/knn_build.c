@@ -1,0 +1,280 @@
+/* vic_knn_build: validation, the choice of method and backend, and the
+ * report.  Every method below it receives validated, prepared rows and a
+ * clamped k, and fills preallocated ids/dist. */
+#include "internal.h"
+#include "backend_cuda.h"
+
+#include <string.h>
+
+void vic_build_options_init(vic_build_options *o) {
+  memset(o, 0, sizeof *o);
+  o->method = VIC_METHOD_AUTO;
+  o->k = 16;
+  o->recall_sample = 1000;
+  o->brute_max_n = 20000;
+  o->nndescent.k_build = 0; /* max(k, 20) */
+  o->nndescent.rho = 0.5f;
+  o->nndescent.delta = 0.001f;
+  o->nndescent.max_iterations = 20;
+  o->ggnn.k_build = 24;
+  o->ggnn.segment = 32;
+  o->ggnn.layers = 4;
+  o->ggnn.refinements = 2;
+  o->ggnn.tau_build = 0.5f;
+  o->gnnd.k_build = 0; /* max(k, 32) */
+  o->gnnd.samples = 16;
+  o->gnnd.iterations = 10;
+  o->gnnd.converge = 0.001f;
+  o->grnnd.s = 64;
+  o->grnnd.r = 32;
+  o->grnnd.t1 = 4;
+  o->grnnd.t2 = 8;
+  o->grnnd.rho = 0.6f;
+  o->tsdg.alpha = 1.2f;
+  o->tsdg.lambda0 = 10;
+}
+
+void vic_knn_free(vic_knn *r) {
+  if (!r) return;
+  free(r->ids);
+  free(r->dist);
+  memset(r, 0, sizeof *r);
+}
+
+static int is_exact(vic_method m) { return m == VIC_METHOD_BRUTE || m == VIC_METHOD_GRID; }
+static int is_gpu_only(vic_method m) {
+  return m == VIC_METHOD_GGNN || m == VIC_METHOD_GNND || m == VIC_METHOD_GRNND || m == VIC_METHOD_TSDG;
+}
+
+/* The backend that will run: an explicit request is honoured or refused,
+ * AUTO takes the GPU when one is usable. */
+static vic_status choose_backend(vic_ctx *c, vic_backend *out) {
+  vic_backend want = c->opt.backend;
+  if (want == VIC_BACKEND_CPU) { *out = VIC_BACKEND_CPU; return VIC_OK; }
+  vic_status s = vic__cuda_probe(c);
+  if (s == VIC_OK) { *out = VIC_BACKEND_CUDA; return VIC_OK; }
+  if (want == VIC_BACKEND_CUDA) return s; /* message set by the probe */
+  c->error[0] = '\0';
+  *out = VIC_BACKEND_CPU;
+  return VIC_OK;
+}
+
+static vic_method choose_method(const vic_data *x, const vic_build_options *o, vic_backend be, vic_report *r) {
+  vic_method m = o->method;
+  if (m != VIC_METHOD_AUTO) {
+    vic__report_reason(r, "requested by the caller");
+    return m;
+  }
+  if (x->d <= 3 && x->metric == VIC_L2) {
+    vic__report_reason(r, "d = %d <= 3 with the L2 metric: exact cell grid", (int)x->d);
+    return VIC_METHOD_GRID;
+  }
+  if (x->n <= o->brute_max_n || x->metric == VIC_INNER_PRODUCT) {
+    if (x->metric == VIC_INNER_PRODUCT)
+      vic__report_reason(r, "inner product is not a metric: graph methods do not apply, exact brute force");
+    else
+      vic__report_reason(r, "n = %lld <= %lld: exact brute force is cheap", (long long)x->n, (long long)o->brute_max_n);
+    return VIC_METHOD_BRUTE;
+  }
+  if (be == VIC_BACKEND_CUDA && vic__cuda_has_method(VIC_METHOD_BRUTE)) {
+    vic__report_reason(r, "d = %d, n = %lld on the GPU: exact brute force", (int)x->d, (long long)x->n);
+    return VIC_METHOD_BRUTE;
+  }
+  vic__report_reason(r, "d = %d > 3 and n = %lld > %lld: approximate NN-Descent", (int)x->d, (long long)x->n,
+                     (long long)o->brute_max_n);
+  return VIC_METHOD_NNDESCENT;
+}
+
+static vic_status run_cpu(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
+                          vic_knn *out) {
+  switch (m) {
+  case VIC_METHOD_BRUTE: return vic__cpu_brute_knn(c, x, NULL, k, out->ids, out->dist);
+  /* VIC_CPU_METHODS: each CPU method adds its case here */
+  default:
+    return vic__fail(c, VIC_E_UNSUPPORTED, "method '%s' has no CPU implementation", vic_method_name(m));
+  }
+  (void)o;
+}
+
+static vic_status check_options(vic_ctx *c, const vic_data *x, const vic_build_options *o) {
+  if (!o) return vic__fail(c, VIC_E_ARGUMENT, "no build options");
+  if ((unsigned)o->method > VIC_METHOD_TSDG) return vic__fail(c, VIC_E_ARGUMENT, "unknown method %d", (int)o->method);
+  if (o->k <= 0) return vic__fail(c, VIC_E_ARGUMENT, "k must be at least 1 (got %d)", (int)o->k);
+  if (x->n < 2) return vic__fail(c, VIC_E_ARGUMENT, "a kNN graph needs at least 2 points (got %lld)", (long long)x->n);
+  if (o->recall_sample < 0) return vic__fail(c, VIC_E_ARGUMENT, "recall_sample must be >= 0");
+  if (o->method == VIC_METHOD_GRID && (x->d > 3 || x->metric != VIC_L2))
+    return vic__fail(c, VIC_E_UNSUPPORTED, "the grid method needs d <= 3 and the L2 metric (d = %d, metric %s)",
+                     (int)x->d, vic_metric_name(x->metric));
+  if (x->metric == VIC_INNER_PRODUCT && o->method != VIC_METHOD_AUTO && o->method != VIC_METHOD_BRUTE)
+    return vic__fail(c, VIC_E_UNSUPPORTED, "the inner product is not a metric; only brute force supports it");
+  return VIC_OK;
+}
+
+vic_status vic_knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_options *o, vic_knn *out) {
+  if (!c || !out) return VIC_E_ARGUMENT;
+  memset(out, 0, sizeof *out);
+  c->error[0] = '\0';
+  c->warnings = 0;
+  double t0 = vic__now();
+  vic_status s = vic_data_validate(c, x_in);
+  if (s != VIC_OK) return s;
+  if ((s = check_options(c, x_in, o)) != VIC_OK) return s;
+
+  vic_report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.k_requested = o->k;
+  int32_t k = o->k;
+  if ((int64_t)k >= x_in->n) {
+    k = (int32_t)(x_in->n - 1);
+    vic__log(c, VIC_LOG_WARNING, "k = %d >= n = %lld: clamped to k = %d (every other point)", (int)o->k,
+             (long long)x_in->n, (int)k);
+  }
+  rep.k = k;
+
+  vic_backend be;
+  if ((s = choose_backend(c, &be)) != VIC_OK) return s;
+  vic_method m = choose_method(x_in, o, be, &rep);
+  if (be == VIC_BACKEND_CUDA && !vic__cuda_has_method(m)) {
+    if (c->opt.backend == VIC_BACKEND_CUDA)
+      return vic__fail(c, VIC_E_UNSUPPORTED, "method '%s' has no GPU implementation", vic_method_name(m));
+    be = VIC_BACKEND_CPU;
+  }
+  if (be == VIC_BACKEND_CPU && is_gpu_only(m)) {
+    if (o->method != VIC_METHOD_AUTO && c->opt.backend == VIC_BACKEND_CPU)
+      return vic__fail(c, VIC_E_UNSUPPORTED, "method '%s' runs on the GPU only; choose nndescent for the CPU",
+                       vic_method_name(m));
+    vic__log(c, VIC_LOG_WARNING, "method '%s' needs a GPU; using its CPU equivalent NN-Descent", vic_method_name(m));
+    vic__report_reason(&rep, "'%s' needs a GPU, none usable: CPU NN-Descent instead", vic_method_name(m));
+    m = VIC_METHOD_NNDESCENT;
+  }
+  rep.method = m;
+  rep.backend = be;
+
+  vic_data x;
+  float *owned = NULL;
+  if ((s = vic__prepare_rows(c, x_in, &x, &owned)) != VIC_OK) return s;
+  out->n = x.n;
+  out->k = k;
+  out->ids = vic__malloc(c, (size_t)x.n * (size_t)k * sizeof(int64_t), "neighbour ids");
+  out->dist = out->ids ? vic__malloc(c, (size_t)x.n * (size_t)k * sizeof(float), "neighbour distances") : NULL;
+  if (!out->ids || !out->dist) { s = VIC_E_NOMEM; goto fail; }
+
+  double tm = vic__now();
+  if (be == VIC_BACKEND_CUDA) {
+    s = vic__cuda_knn(c, &x, o, m, k, out->ids, out->dist, &rep);
+    if (s == VIC_E_NOMEM || s == VIC_E_DEVICE) {
+      if (c->opt.backend == VIC_BACKEND_CUDA) goto fail;
+      vic__log(c, VIC_LOG_WARNING, "GPU failed (%s); falling back to the CPU", c->error);
+      c->error[0] = '\0';
+      be = rep.backend = VIC_BACKEND_CPU;
+      if (is_gpu_only(m)) m = rep.method = VIC_METHOD_NNDESCENT;
+      s = run_cpu(c, &x, o, m, k, out);
+    }
+  } else {
+    s = run_cpu(c, &x, o, m, k, out);
+  }
+  if (s != VIC_OK) goto fail;
+  vic__report_stage(&rep, vic_method_name(m), vic__now() - tm);
+
+  vic__report_dnn1(out, &rep);
+  if (is_exact(m)) {
+    rep.recall_estimate = 1.0;
+  } else if (o->recall_sample > 0) {
+    double tr = vic__now();
+    out->report = rep;
+    if ((s = vic_knn_recall(c, &x, out, o->recall_sample, &rep.recall_estimate)) != VIC_OK) goto fail;
+    rep.recall_sample = o->recall_sample < x.n ? o->recall_sample : x.n;
+    vic__report_stage(&rep, "recall", vic__now() - tr);
+  } else {
+    rep.recall_estimate = -1.0;
+  }
+  free(owned);
+  rep.seconds_total = vic__now() - t0;
+  rep.warnings = c->warnings;
+  out->report = rep;
+  return VIC_OK;
+
+fail:
+  free(owned);
+  vic_knn_free(out);
+  return s;
+}
+
+void vic__report_dnn1(const vic_knn *nn, vic_report *r) {
+  double sum = 0, mx = 0;
+  int64_t cnt = 0;
+  for (int64_t i = 0; i < nn->n; ++i) {
+    float d = nn->dist[i * nn->k];
+    if (nn->ids[i * nn->k] < 0) continue;
+    sum += d;
+    if (d > mx) mx = d;
+    cnt++;
+  }
+  r->dnn1_mean = cnt ? sum / (double)cnt : 0;
+  r->dnn1_max = mx;
+}
+
+vic_status vic_knn_recall(vic_ctx *c, const vic_data *x, const vic_knn *approx, int32_t sample, double *recall) {
+  if (!c || !x || !approx || !recall || sample <= 0 || approx->n != x->n || approx->k <= 0)
+    return c ? vic__fail(c, VIC_E_ARGUMENT, "recall needs lists of the same data and a positive sample size")
+             : VIC_E_ARGUMENT;
+  int64_t m = sample < x->n ? sample : x->n;
+  int32_t k = approx->k;
+  int64_t *rows = vic__malloc(c, (size_t)m * sizeof *rows, "recall sample");
+  int64_t *ids = rows ? vic__malloc(c, (size_t)m * (size_t)k * sizeof *ids, "recall ids") : NULL;
+  float *dist = ids ? vic__malloc(c, (size_t)m * (size_t)k * sizeof *dist, "recall distances") : NULL;
+  vic_status s = VIC_E_NOMEM;
+  if (!dist) goto done;
+  /* A partial Fisher-Yates over implicit indices would need n memory; for a
+   * sample much smaller than n, rejection of repeats is cheaper. */
+  vic_rng g = vic__rng(c->opt.seed, 0x7eca11);
+  if (m == x->n) {
+    for (int64_t i = 0; i < m; ++i) rows[i] = i;
+  } else {
+    for (int64_t i = 0; i < m; ++i) {
+      int64_t r;
+      int dup;
+      do {
+        r = (int64_t)vic__rng_below(&g, (uint64_t)x->n);
+        dup = 0;
+        for (int64_t t = 0; t < i && !dup; ++t) dup = rows[t] == r;
+      } while (dup);
+      rows[i] = r;
+    }
+  }
+  if ((s = vic__cpu_brute_knn_rows(c, x, rows, m, k, ids, dist)) != VIC_OK) goto done;
+  /* A neighbour counts as found when the approximate list holds it, or holds
+   * another point at the same distance (ties are interchangeable). */
+  int64_t hit = 0, total = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    int64_t qhit = 0, qtotal = 0;
+    const int64_t *a = approx->ids + rows[i] * k;
+    const float *ad = approx->dist + rows[i] * k;
+    float kth = dist[i * k + k - 1];
+    for (int32_t t = 0; t < k; ++t) {
+      if (ids[i * k + t] < 0) continue;
+      qtotal++;
+      int found = 0;
+      for (int32_t u = 0; u < k && !found; ++u) found = a[u] == ids[i * k + t];
+      qhit += found;
+    }
+    /* ties at the k-th distance: any approximate member at <= kth distance is correct */
+    int32_t extra = 0;
+    for (int32_t u = 0; u < k; ++u) {
+      if (a[u] < 0 || ad[u] > kth * (1.f + 1e-6f)) continue;
+      int in = 0;
+      for (int32_t t = 0; t < k && !in; ++t) in = ids[i * k + t] == a[u];
+      if (!in) extra++;
+    }
+    qhit += extra;
+    hit += qhit < qtotal ? qhit : qtotal;
+    total += qtotal;
+  }
+  *recall = total ? (double)hit / (double)total : 1.0;
+  s = VIC_OK;
+done:
+  free(rows);
+  free(ids);
+  free(dist);
+  return s;
+}

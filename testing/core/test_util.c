@@ -1,0 +1,153 @@
+#include "test_util.h"
+
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+int vt_failures = 0;
+char vt_last_log[1024];
+int vt_warnings = 0;
+
+int vt_finish(const char *name) {
+  if (vt_failures) fprintf(stderr, "%s: %d check(s) failed\n", name, vt_failures);
+  else printf("%s: all checks passed\n", name);
+  return vt_failures ? 1 : 0;
+}
+
+void vt_skip(const char *reason) {
+  printf("SKIP: %s\n", reason);
+  exit(77);
+}
+
+static void collect(void *user, vic_log_level level, const char *msg) {
+  (void)user;
+  if (level == VIC_LOG_WARNING) vt_warnings++;
+  snprintf(vt_last_log, sizeof vt_last_log, "%s", msg);
+}
+
+vic_ctx *vt_ctx(vic_backend backend, uint64_t seed) {
+  vic_ctx_options o;
+  vic_ctx_options_init(&o);
+  o.backend = backend;
+  o.seed = seed;
+  o.log = collect;
+  vic_ctx *c = NULL;
+  if (vic_ctx_create(&o, &c) != VIC_OK) { fprintf(stderr, "cannot create context\n"); exit(1); }
+  return c;
+}
+
+static uint64_t mix(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static double unif(uint64_t *s) { return (mix(s) >> 11) * (1.0 / 9007199254740992.0); }
+static double gauss(uint64_t *s) {
+  double u = unif(s), v = unif(s);
+  return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
+}
+
+float *vt_uniform(int64_t n, int32_t d, float scale, uint64_t seed) {
+  float *x = malloc((size_t)n * (size_t)d * sizeof(float));
+  uint64_t s = seed;
+  for (int64_t i = 0; i < n * d; ++i) x[i] = (float)(unif(&s) * scale);
+  return x;
+}
+
+float *vt_clusters(int64_t n, int32_t d, int clusters, uint64_t seed) {
+  uint64_t s = seed;
+  float *centres = malloc((size_t)clusters * (size_t)d * sizeof(float));
+  for (int64_t i = 0; i < (int64_t)clusters * d; ++i) centres[i] = (float)(3.0 * gauss(&s));
+  float *x = malloc((size_t)n * (size_t)d * sizeof(float));
+  for (int64_t i = 0; i < n; ++i) {
+    int c = (int)(mix(&s) % (uint64_t)clusters);
+    for (int32_t j = 0; j < d; ++j) x[i * d + j] = centres[c * d + j] + (float)gauss(&s);
+  }
+  free(centres);
+  return x;
+}
+
+static double ref_dist(const vic_data *x, const float *a, const float *b) {
+  double s = 0;
+  if (x->metric == VIC_INNER_PRODUCT) {
+    for (int32_t j = 0; j < x->d; ++j) s += (double)a[j] * b[j];
+    return -s;
+  }
+  if (x->metric == VIC_COSINE) {
+    double na = 0, nb = 0;
+    for (int32_t j = 0; j < x->d; ++j) { s += (double)a[j] * b[j]; na += (double)a[j] * a[j]; nb += (double)b[j] * b[j]; }
+    return 1.0 - s / sqrt(na * nb);
+  }
+  for (int32_t j = 0; j < x->d; ++j) {
+    double t = fabs((double)a[j] - b[j]);
+    if (x->box && x->box[j] > 0) { t = fmod(t, x->box[j]); if (t > 0.5 * x->box[j]) t = x->box[j] - t; }
+    s += t * t;
+  }
+  return sqrt(s);
+}
+
+void vt_naive_knn(const vic_data *x, const vic_data *q, int32_t k, int64_t *ids, double *dist) {
+  int64_t m = q ? q->n : x->n;
+  int64_t xs = x->stride ? x->stride : x->d;
+  for (int64_t i = 0; i < m; ++i) {
+    const float *a = q ? q->rows + i * (q->stride ? q->stride : q->d) : x->rows + i * xs;
+    int64_t *ri = ids + i * k;
+    double *rd = dist + i * k;
+    int32_t size = 0;
+    for (int64_t p = 0; p < x->n; ++p) {
+      if (!q && p == i) continue;
+      double dd = ref_dist(x, a, x->rows + p * xs);
+      if (size == k && !(dd < rd[k - 1])) continue; /* ties keep the lower id already in */
+      int32_t pos = size < k ? size++ : k - 1;
+      while (pos > 0 && rd[pos - 1] > dd) { rd[pos] = rd[pos - 1]; ri[pos] = ri[pos - 1]; pos--; }
+      rd[pos] = dd;
+      ri[pos] = p;
+    }
+    for (int32_t t = size; t < k; ++t) { ri[t] = -1; rd[t] = INFINITY; }
+  }
+}
+
+int64_t vt_compare_knn(const vic_knn *got, const int64_t *ref_ids, const double *ref_dist, double rel) {
+  int64_t bad = 0;
+  int32_t k = got->k;
+  for (int64_t i = 0; i < got->n; ++i) {
+    int row_bad = 0;
+    for (int32_t t = 0; t < k; ++t) {
+      double r = ref_dist[i * k + t], g = got->dist[i * k + t];
+      if (ref_ids[i * k + t] < 0) { row_bad |= got->ids[i * k + t] != -1; continue; }
+      double tol = rel * (fabs(r) > 1e-3 ? fabs(r) : 1e-3);
+      if (fabs(g - r) > tol) row_bad = 1;
+      if (got->ids[i * k + t] != ref_ids[i * k + t]) {
+        /* a different id is fine only where the reference has a tie */
+        int64_t id = got->ids[i * k + t];
+        int ok = 0;
+        if (id >= 0) {
+          /* its true distance must equal this rank's distance */
+          ok = fabs(g - r) <= tol;
+        }
+        if (!ok) row_bad = 1;
+      }
+    }
+    if (row_bad && bad < 3) {
+      fprintf(stderr, "row %lld differs: got", (long long)i);
+      for (int32_t t = 0; t < k && t < 6; ++t) fprintf(stderr, " %lld(%g)", (long long)got->ids[i * k + t], got->dist[i * k + t]);
+      fprintf(stderr, " ref");
+      for (int32_t t = 0; t < k && t < 6; ++t) fprintf(stderr, " %lld(%g)", (long long)ref_ids[i * k + t], ref_dist[i * k + t]);
+      fprintf(stderr, "\n");
+    }
+    bad += row_bad;
+  }
+  return bad;
+}
+
+const char *vt_data_path(const char *relative, char *buf, size_t size) {
+  const char *dir = getenv("VICINITY_DATA_DIR");
+  snprintf(buf, size, "%s/%s", dir && *dir ? dir : "../shared/data", relative);
+  return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
+int vt_small(void) {
+  const char *s = getenv("VIC_TEST_SMALL");
+  return s && *s && *s != '0';
+}

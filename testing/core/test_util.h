@@ -1,0 +1,62 @@
+/* Small helpers shared by the core tests: checks that report the line,
+ * seeded random data, a double-precision naive reference and data paths. */
+#ifndef VIC_TEST_UTIL_H
+#define VIC_TEST_UTIL_H
+
+#include "vicinity.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+extern int vt_failures;
+
+#define VT_CHECK(cond, ...)                                                                        \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);                     \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n");                                                                       \
+      vt_failures++;                                                                               \
+    }                                                                                              \
+  } while (0)
+
+#define VT_OK(ctx, call)                                                                           \
+  do {                                                                                             \
+    vic_status vt_s_ = (call);                                                                     \
+    if (vt_s_ != VIC_OK) {                                                                         \
+      fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, vic_status_name(vt_s_), \
+              vic_ctx_error(ctx));                                                                 \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+/* Exit code: 0 when every check passed. */
+int vt_finish(const char *name);
+/* Skip the whole test (exit 77) with a reason. */
+void vt_skip(const char *reason);
+
+/* A context for tests: CPU backend unless backend says otherwise, fixed seed,
+ * log messages collected into vt_last_log (warnings counted). */
+vic_ctx *vt_ctx(vic_backend backend, uint64_t seed);
+extern char vt_last_log[1024];
+extern int vt_warnings;
+
+/* n*d floats, uniform in [0, scale), from a seed. */
+float *vt_uniform(int64_t n, int32_t d, float scale, uint64_t seed);
+/* n*d floats drawn from a few Gaussian clusters (high-d test data). */
+float *vt_clusters(int64_t n, int32_t d, int clusters, uint64_t seed);
+
+/* Naive double-precision exact kNN (self excluded when q == NULL), with
+ * minimum-image wrapping when x->box is set; ties broken by lower id. */
+void vt_naive_knn(const vic_data *x, const vic_data *q, int32_t k, int64_t *ids, double *dist);
+
+/* Compare lists with a reference: ids equal except where distances tie
+ * (within rel), and distances within rel.  Returns mismatching rows. */
+int64_t vt_compare_knn(const vic_knn *got, const int64_t *ref_ids, const double *ref_dist, double rel);
+
+/* Path of a file under VICINITY_DATA_DIR (or ../shared/data), NULL when absent. */
+const char *vt_data_path(const char *relative, char *buf, size_t size);
+/* Scale for test sizes: 1 normally, smaller under sanitizers (VIC_TEST_SMALL). */
+int vt_small(void);
+
+#endif
