@@ -1,0 +1,42 @@
+/* C interface of the CUDA kernels library (vicinity_kernels).
+ * Kernels own no policy: they compute what they are asked, report timing
+ * and fail with a code and message; the core decides about fallbacks and
+ * words the user-facing errors.  No CUDA types cross this header. */
+#ifndef VIC_KERNELS_H
+#define VIC_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { VICK_OK = 0, VICK_NOMEM = 1, VICK_DEVICE = 2, VICK_CANCELLED = 3, VICK_ARGUMENT = 4, VICK_NODEVICE = 5 };
+
+/* One call's environment and outcome. */
+typedef struct {
+  int device;                  /* CUDA ordinal */
+  size_t memory_budget;        /* bytes the call may allocate on the device; 0 = free memory */
+  uint64_t seed;
+  /* polled between batches; nonzero = stop and return VICK_CANCELLED */
+  int (*progress)(void *user, const char *stage, double fraction);
+  void *user;
+  /* outcome */
+  double seconds_transfer;     /* host<->device copies, CUDA events */
+  double seconds_kernel;       /* kernels, CUDA events */
+  double seconds_total;        /* wall time of the call */
+  int n_stages;
+  struct { char name[32]; double seconds; } stages[8];
+  char message[512];           /* why it failed */
+} vick_call;
+
+/* Device count, or -1 with a message when the driver/runtime is unusable. */
+int vick_device_count(char *message, size_t size);
+/* Name and memory of a device for reports ("NVIDIA H100 80GB HBM3"). */
+int vick_device_info(int device, char *name, size_t size, size_t *free_bytes, size_t *total_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
