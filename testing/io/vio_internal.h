@@ -1,0 +1,39 @@
+/* Helpers shared by the format readers of vic_io (not installed). */
+#ifndef VIO_INTERNAL_H
+#define VIO_INTERNAL_H
+
+#include "vic_io.h"
+
+#include <stdio.h>
+#include <zlib.h>
+
+/* Writes "path: message" into err and returns -1, so that readers end
+ * failures with `return vio__fail(...)`. */
+int vio__fail(char *err, size_t errsize, const char *path, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* Reads up to bytes from a gzFile (plain files pass through zlib unchanged),
+ * in chunks because gzread takes an unsigned int.  Returns bytes read, or
+ * -1 on a read/decompression error. */
+int64_t vio__read(gzFile f, void *buf, size_t bytes);
+
+/* On-disk size of path, -1 when unknown. */
+int64_t vio__file_size(const char *path);
+
+/* Product a*b when it fits in limit, else -1 (sizes come from file headers
+ * and must not overflow an allocation). */
+int64_t vio__mul(int64_t a, int64_t b, int64_t limit);
+
+uint32_t vio__bswap32(uint32_t v);
+
+/* The format readers, each taking an already opened stream positioned at
+ * byte 0 (vio_load closes it). */
+int vio__load_npy(gzFile f, const char *path, vio_matrix *out, char *err, size_t errsize);
+int vio__load_fvecs(gzFile f, const char *path, vio_matrix *out, char *err, size_t errsize);
+int vio__load_idx(gzFile f, const char *path, vio_matrix *out, char *err, size_t errsize);
+int vio__load_csv(gzFile f, const char *path, vio_matrix *out, char *err, size_t errsize);
+
+#endif
