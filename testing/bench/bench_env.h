@@ -1,0 +1,20 @@
+/* What a benchmark line must say about where it ran: the CPU model and
+ * core count, the GPU card, peak memory and the date. */
+#ifndef VIC_BENCH_ENV_H
+#define VIC_BENCH_ENV_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* "Intel(R) Xeon(R) ... (2 cores)" from /proc/cpuinfo. */
+void bench_machine(char *buf, size_t size);
+/* Name of CUDA device `device` from nvidia-smi, "" when there is none. */
+void bench_card(int device, char *buf, size_t size);
+/* Peak resident set size of this process so far, in MiB. */
+double bench_peak_rss_mb(void);
+/* Current UTC time as ISO 8601. */
+void bench_date(char *buf, size_t size);
+/* Writes s as a JSON string literal (quotes and escapes included). */
+void bench_json_str(FILE *f, const char *s);
+
+#endif

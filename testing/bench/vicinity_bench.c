@@ -1,0 +1,194 @@
+/* vicinity_bench: times vic_knn_build on one data file and prints one JSON
+ * line per timed run (see --help).  Recall is measured against cached exact
+ * lists (--truth FILE.ivecs) over all points, or else by the core's own
+ * sampled estimate (vic_knn_recall). */
+#include "bench_env.h"
+#include "bench_truth.h"
+#include "vic_io.h"
+#include "vicinity.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+  const char *data, *name, *truth;
+  vic_method method;
+  vic_backend backend;
+  vic_metric metric;
+  int32_t k, recall_sample;
+  int threads, repeats, warmup, device;
+  int64_t limit;
+} bench_args;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: vicinity_bench --data FILE [options]\n"
+          "  --data FILE        .npy, .fvecs, IDX (MNIST, .gz ok), Gadget 1 or .csv\n"
+          "  --name NAME        data set name in the output (default: file name)\n"
+          "  --limit N          use the first N rows only\n"
+          "  --method M         auto|brute|grid|nndescent|ggnn|gnnd|grnnd|tsdg (default auto)\n"
+          "  --backend B        auto|cpu|cuda (default auto)\n"
+          "  --metric M         l2|cosine|ip (default l2)\n"
+          "  --k K              neighbours per point (default 16)\n"
+          "  --threads T        CPU threads, 0 = all (default 0)\n"
+          "  --repeats R        timed runs, one JSON line each (default 1)\n"
+          "  --warmup W         untimed runs first (default 0)\n"
+          "  --truth FILE       exact lists cache (.ivecs): loaded, or computed and saved\n"
+          "  --recall-sample S  without --truth: points in the core's sampled recall (default 1000, 0 = none)\n"
+          "  --device D         CUDA device (default 0)\n"
+          "Build time excludes the core's own recall estimate (recall_sample = 0 in the build).\n");
+}
+
+static int parse_args(int argc, char **argv, bench_args *a) {
+  memset(a, 0, sizeof *a);
+  a->k = 16;
+  a->repeats = 1;
+  a->recall_sample = 1000;
+  for (int i = 1; i < argc; ++i) {
+    const char *o = argv[i];
+    if (!strcmp(o, "--help") || !strcmp(o, "-h")) { usage(stdout); exit(0); }
+    if (i + 1 >= argc) { fprintf(stderr, "vicinity_bench: %s needs a value\n", o); return -1; }
+    const char *v = argv[++i];
+    char *end = NULL;
+    long long num = strtoll(v, &end, 10);
+    int is_num = end && *end == '\0';
+    if (!strcmp(o, "--data")) a->data = v;
+    else if (!strcmp(o, "--name")) a->name = v;
+    else if (!strcmp(o, "--truth")) a->truth = v;
+    else if (!strcmp(o, "--method")) { if (vic_method_parse(v, &a->method) != VIC_OK) goto bad; }
+    else if (!strcmp(o, "--backend")) { if (vic_backend_parse(v, &a->backend) != VIC_OK) goto bad; }
+    else if (!strcmp(o, "--metric")) { if (vic_metric_parse(v, &a->metric) != VIC_OK) goto bad; }
+    else if (!is_num) goto bad;
+    else if (!strcmp(o, "--k") && num > 0 && num < (1 << 20)) a->k = (int32_t)num;
+    else if (!strcmp(o, "--threads") && num >= 0) a->threads = (int)num;
+    else if (!strcmp(o, "--repeats") && num > 0) a->repeats = (int)num;
+    else if (!strcmp(o, "--warmup") && num >= 0) a->warmup = (int)num;
+    else if (!strcmp(o, "--recall-sample") && num >= 0 && num <= INT32_MAX) a->recall_sample = (int32_t)num;
+    else if (!strcmp(o, "--device") && num >= 0) a->device = (int)num;
+    else if (!strcmp(o, "--limit") && num > 1) a->limit = num;
+    else goto bad;
+    continue;
+  bad:
+    fprintf(stderr, "vicinity_bench: bad option %s %s (see --help)\n", o, v);
+    return -1;
+  }
+  if (!a->data) { fprintf(stderr, "vicinity_bench: --data is required\n"); return -1; }
+  return 0;
+}
+
+/* The file name without folders and extensions: "uniform3_1000000". */
+static void default_name(const char *path, char *buf, size_t size) {
+  const char *b = strrchr(path, '/');
+  snprintf(buf, size, "%s", b ? b + 1 : path);
+  char *dot = strchr(buf, '.');
+  if (dot && dot != buf) *dot = '\0';
+}
+
+static void print_line(const bench_args *a, const char *name, const char *machine, const vic_data *x,
+                       const vic_knn *nn, double seconds, double recall, int64_t recall_points) {
+  char card[256] = "", date[32];
+  if (nn->report.backend == VIC_BACKEND_CUDA) bench_card(a->device, card, sizeof card);
+  bench_date(date, sizeof date);
+  printf("{\"dataset\":");
+  bench_json_str(stdout, name);
+  printf(",\"n\":%lld,\"d\":%d,\"k\":%d,\"method\":", (long long)x->n, x->d, nn->k);
+  bench_json_str(stdout, vic_method_name(nn->report.method));
+  printf(",\"backend\":");
+  bench_json_str(stdout, vic_backend_name(nn->report.backend));
+  printf(",\"threads\":%d,\"machine\":", a->threads ? a->threads : omp_get_max_threads());
+  bench_json_str(stdout, machine);
+  printf(",\"card\":");
+  if (card[0]) bench_json_str(stdout, card);
+  else printf("null");
+  printf(",\"seconds\":%.6f,\"seconds_stages\":{", seconds);
+  for (int s = 0; s < nn->report.n_stages; ++s) {
+    if (s) printf(",");
+    bench_json_str(stdout, nn->report.stages[s].name);
+    printf(":%.6f", nn->report.stages[s].seconds);
+  }
+  if (nn->report.backend == VIC_BACKEND_CUDA)
+    printf("%s\"transfer\":%.6f,\"kernel\":%.6f", nn->report.n_stages ? "," : "", nn->report.seconds_transfer,
+           nn->report.seconds_kernel);
+  printf("},\"recall\":");
+  if (recall >= 0) printf("%.6f", recall);
+  else printf("null");
+  printf(",\"recall_sample\":%lld,\"peak_rss_mb\":%.1f,\"date\":", (long long)recall_points, bench_peak_rss_mb());
+  bench_json_str(stdout, date);
+  printf(",\"tool\":\"vicinity\",\"reason\":");
+  bench_json_str(stdout, nn->report.reason);
+  printf("}\n");
+  fflush(stdout);
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+  bench_args a;
+  if (parse_args(argc, argv, &a) != 0) return 2;
+  char err[1024], name[256], machine[512];
+  vio_matrix m;
+  if (vio_load(a.data, &m, err, sizeof err) != 0) { fprintf(stderr, "vicinity_bench: %s\n", err); return 1; }
+  if (a.limit && a.limit < m.n) m.n = a.limit;
+  if (a.name) snprintf(name, sizeof name, "%s", a.name);
+  else default_name(a.data, name, sizeof name);
+  bench_machine(machine, sizeof machine);
+
+  vic_ctx_options co;
+  vic_ctx_options_init(&co);
+  co.backend = a.backend;
+  co.threads = a.threads;
+  co.device = a.device;
+  vic_ctx *c;
+  vic_status s = vic_ctx_create(&co, &c);
+  if (s != VIC_OK) { fprintf(stderr, "vicinity_bench: context: %s\n", vic_status_name(s)); vio_free(&m); return 1; }
+  vic_data x = {m.rows, m.n, m.d, 0, a.metric, NULL};
+  vio_imatrix truth = {0};
+  int rc = 0;
+  if (a.truth && bench_truth(c, &x, a.k, a.truth, &truth, err, sizeof err) != 0) {
+    fprintf(stderr, "vicinity_bench: %s\n", err);
+    rc = 1;
+    goto done;
+  }
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.method = a.method;
+  o.k = a.k;
+  o.recall_sample = 0; /* timed separately below, outside the build time */
+  for (int run = 0; run < a.warmup + a.repeats; ++run) {
+    vic_knn nn;
+    double t0 = now();
+    s = vic_knn_build(c, &x, &o, &nn);
+    double seconds = now() - t0;
+    if (s != VIC_OK) {
+      fprintf(stderr, "vicinity_bench: vic_knn_build: %s: %s\n", vic_status_name(s), vic_ctx_error(c));
+      rc = 1;
+      goto done;
+    }
+    if (run >= a.warmup) {
+      double recall = -1;
+      int64_t points = 0;
+      if (truth.rows) {
+        recall = bench_recall(&x, &nn, &truth);
+        points = x.n;
+      } else if (a.recall_sample > 0) {
+        s = vic_knn_recall(c, &x, &nn, a.recall_sample, &recall);
+        if (s != VIC_OK) fprintf(stderr, "vicinity_bench: recall: %s\n", vic_ctx_error(c)), recall = -1;
+        else points = a.recall_sample < x.n ? a.recall_sample : x.n;
+      }
+      print_line(&a, name, machine, &x, &nn, seconds, recall, points);
+    }
+    vic_knn_free(&nn);
+  }
+done:
+  vio_ifree(&truth);
+  vic_ctx_destroy(c);
+  vio_free(&m);
+  return rc;
+}
