@@ -31,6 +31,21 @@ typedef struct {
   char message[512];           /* why it failed */
 } vick_call;
 
+/* A point set as the kernels see it: the core's vic_data without its
+ * enums.  rows stay on the host; each entry point copies what it needs.
+ * Working distances are returned, never true ones: squared Euclidean for
+ * L2 (the core passes unit rows for cosine) and -<x,y> for the inner
+ * product; the core converts them, exactly as its CPU methods do. */
+enum { VICK_METRIC_L2 = 0, VICK_METRIC_IP = 1 };
+typedef struct {
+  const float *rows;   /* host, row-major, row i at rows + i*stride */
+  int64_t n;
+  int32_t d;
+  int64_t stride;      /* floats between rows (>= d) */
+  int metric;          /* VICK_METRIC_* */
+  const double *box;   /* NULL or d periodic lengths (0 = open dimension) */
+} vick_points;
+
 /* Device count, or -1 with a message when the driver/runtime is unusable. */
 int vick_device_count(char *message, size_t size);
 /* Name and memory of a device for reports ("NVIDIA H100 80GB HBM3"). */

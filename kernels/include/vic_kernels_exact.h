@@ -1,0 +1,32 @@
+/* Exact GPU kNN: brute force for any d and the cell grid for d <= 3.
+ * Both return, for every point, its k nearest other points ascending by
+ * (working distance, id), equal to the core's CPU methods: the winners'
+ * distances are computed exactly as the CPU computes them. */
+#ifndef VIC_KERNELS_EXACT_H
+#define VIC_KERNELS_EXACT_H
+
+#include "vic_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest k the exact kernels select (per-row lists live in shared memory
+ * or registers); larger k is VICK_ARGUMENT. */
+#define VICK_EXACT_MAX_K 256
+
+/* All-points exact kNN by brute force: TF32 GEMM tiles (cuBLAS) on centred
+ * rows give candidates, a block-wide selection keeps k + margin per row,
+ * exact distances re-rank them, and rows whose margin cannot be certified
+ * against the GEMM's error bound are recomputed by direct exact search.
+ * Periodic boxes use the direct search throughout.  ids/dist: host, n*k. */
+int vick_brute_knn(vick_call *call, const vick_points *x, int32_t k, int64_t *ids, float *dist);
+
+/* All-points exact kNN on a cell grid (d <= 3, L2, periodic boxes with the
+ * minimum image).  ids/dist: host, n*k. */
+int vick_grid_knn(vick_call *call, const vick_points *x, int32_t k, int64_t *ids, float *dist);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

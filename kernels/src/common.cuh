@@ -1,0 +1,165 @@
+/* Device helpers shared by every kernel file: status checks that turn a
+ * failed CUDA / cuBLAS call into a vick code and a message, a per-call
+ * device-memory budget, event timers, stage bookkeeping and the
+ * cancellation poll.  Nothing here keeps global state: everything lives in
+ * the vick_call of the running call or in the caller's workspace.
+ *
+ * Style of an entry point (resources released in one place):
+ *
+ *   static int run(vick_call *call, my_ws *w, ...) {   // returns early on failure
+ *     VICK_CUDA(call, cudaMemcpyAsync(...));
+ *     my_kernel<<<g, b, 0, w->env.stream>>>(...);
+ *     VICK_LAUNCH(call, "my_kernel");
+ *     return VICK_OK;
+ *   }
+ *   int vick_my_method(vick_call *call, ...) {
+ *     my_ws w = {};
+ *     int rc = vick_begin(call, &w.env);
+ *     if (rc == VICK_OK) rc = run(call, &w, ...);
+ *     my_ws_free(&w);             // vick_buf_free for each buffer
+ *     return vick_end(call, &w.env, rc);
+ *   }
+ */
+#ifndef VICK_COMMON_CUH
+#define VICK_COMMON_CUH
+
+#include "vic_kernels.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Record a failure in call->message and return code. */
+int vick_fail(vick_call *call, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* A failed CUDA call: out-of-memory becomes VICK_NOMEM, anything else
+ * VICK_DEVICE; the message names the call and the CUDA error. */
+int vick_cuda_fail(vick_call *call, cudaError_t e, const char *what, const char *file, int line);
+int vick_cublas_fail(vick_call *call, cublasStatus_t e, const char *what, const char *file, int line);
+
+#define VICK_CUDA(call_, expr)                                                         \
+  do {                                                                                 \
+    cudaError_t vick_e_ = (expr);                                                      \
+    if (vick_e_ != cudaSuccess) return vick_cuda_fail(call_, vick_e_, #expr, __FILE__, __LINE__); \
+  } while (0)
+/* After every launch: a bad configuration shows up here, a fault at the
+ * next synchronising call (also checked). */
+#define VICK_LAUNCH(call_, name)                                                       \
+  do {                                                                                 \
+    cudaError_t vick_e_ = cudaGetLastError();                                          \
+    if (vick_e_ != cudaSuccess) return vick_cuda_fail(call_, vick_e_, "launch of " name, __FILE__, __LINE__); \
+  } while (0)
+#define VICK_CUBLAS(call_, expr)                                                       \
+  do {                                                                                 \
+    cublasStatus_t vick_e_ = (expr);                                                   \
+    if (vick_e_ != CUBLAS_STATUS_SUCCESS) return vick_cublas_fail(call_, vick_e_, #expr, __FILE__, __LINE__); \
+  } while (0)
+/* Propagate a vick code from a helper. */
+#define VICK_TRY(expr)                                                                 \
+  do {                                                                                 \
+    int vick_rc_ = (expr);                                                             \
+    if (vick_rc_ != VICK_OK) return vick_rc_;                                          \
+  } while (0)
+
+/* ------------------------------------------------------------ environment */
+/* What every entry point sets up: the device, one stream, the memory budget
+ * and two event pairs for transfer and kernel timing. */
+typedef struct {
+  cudaStream_t stream;
+  cudaEvent_t ev_a, ev_b;
+  size_t budget;      /* bytes this call may hold on the device */
+  size_t used;        /* bytes held now through vick_buf_alloc */
+  double t_start;     /* host wall clock at vick_begin */
+} vick_env;
+
+/* Select call->device, clear the outcome fields, create the stream and
+ * events, and fix the budget: call->memory_budget, or 90% of the free
+ * device memory when that is 0 (never more than what is free). */
+int vick_begin(vick_call *call, vick_env *env);
+/* Release the stream and events, set seconds_total; returns rc unchanged. */
+int vick_end(vick_call *call, vick_env *env, int rc);
+
+double vick_now(void); /* monotonic host seconds */
+
+/* ----------------------------------------------------------- device memory */
+typedef struct {
+  void *p;
+  size_t bytes;
+} vick_buf;
+
+/* Allocate within the budget: VICK_NOMEM with a message naming `what`, the
+ * size and the budget when it does not fit (checked before cudaMalloc, so
+ * the device itself never runs out). */
+int vick_buf_alloc(vick_call *call, vick_env *env, vick_buf *b, size_t bytes, const char *what);
+void vick_buf_free(vick_env *env, vick_buf *b);
+/* Bytes still available under the budget. */
+static inline size_t vick_budget_left(const vick_env *env) { return env->budget > env->used ? env->budget - env->used : 0; }
+
+/* ------------------------------------------------------------------ timing */
+/* Time a region on env->stream with events: start, then stop adds the
+ * elapsed seconds to *acc (and to the named stage when name != NULL). */
+int vick_timer_start(vick_call *call, vick_env *env);
+int vick_timer_stop(vick_call *call, vick_env *env, double *acc, const char *stage);
+/* Add seconds to a named stage of the call's report. */
+void vick_stage_add(vick_call *call, const char *name, double seconds);
+
+/* Copies timed as transfer time. */
+int vick_copy_to_device(vick_call *call, vick_env *env, void *dst, const void *src, size_t bytes);
+int vick_copy_to_host(vick_call *call, vick_env *env, void *dst, const void *src, size_t bytes);
+
+/* -------------------------------------------------------------- progress */
+/* Poll the caller between batches: VICK_CANCELLED when it asks to stop. */
+int vick_poll(vick_call *call, const char *stage, double fraction);
+
+static inline unsigned vick_blocks(int64_t work, int per_block) {
+  return (unsigned)((work + per_block - 1) / per_block);
+}
+
+/* ------------------------------------------------ CPU-identical distances */
+/* The core's CPU methods accumulate in float, in dimension order, without
+ * fused multiply-adds (x86-64 baseline).  These do the same with explicit
+ * round-to-nearest intrinsics so that nvcc cannot contract them into FMAs:
+ * the GPU's exact distances are then bit-identical to the CPU's. */
+__device__ __forceinline__ float vick_l2sq_exact(const float *a, const float *b, int d) {
+  float s = 0.f;
+  for (int j = 0; j < d; ++j) {
+    float t = __fsub_rn(a[j], b[j]);
+    s = __fadd_rn(s, __fmul_rn(t, t));
+  }
+  return s;
+}
+__device__ __forceinline__ float vick_neg_dot_exact(const float *a, const float *b, int d) {
+  float s = 0.f;
+  for (int j = 0; j < d; ++j) s = __fadd_rn(s, __fmul_rn(a[j], b[j]));
+  return -s;
+}
+/* Minimum-image difference of one coordinate, as the CPU's vic__l2sq does:
+ * |a-b| reduced modulo L, then L - t when over L/2.  L <= 0: open. */
+__device__ __forceinline__ float vick_min_image(float a, float b, float L) {
+  float t = fabsf(__fsub_rn(a, b));
+  if (L > 0.f) {
+    t = fmodf(t, L);
+    if (t > 0.5f * L) t = __fsub_rn(L, t);
+  }
+  return t;
+}
+
+/* (distance, id) packed into one unsigned key whose integer order is the
+ * lexicographic order: ties in distance go to the lower id. */
+__device__ __forceinline__ uint32_t vick_float_order(float f) {
+  uint32_t u = __float_as_uint(f);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+__device__ __forceinline__ float vick_float_unorder(uint32_t u) {
+  return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
+}
+__device__ __forceinline__ uint64_t vick_key(float dist, uint32_t id) {
+  return ((uint64_t)vick_float_order(dist) << 32) | id;
+}
+#define VICK_KEY_NONE 0xffffffffffffffffull
+
+#endif
