@@ -3,6 +3,8 @@
  * clamped k, and fills preallocated ids/dist. */
 #include "internal.h"
 #include "backend_cuda.h"
+#include "grid.h"
+#include "nndescent.h"
 
 #include <string.h>
 
@@ -89,6 +91,8 @@ static vic_status run_cpu(vic_ctx *c, const vic_data *x, const vic_build_options
                           vic_knn *out) {
   switch (m) {
   case VIC_METHOD_BRUTE: return vic__cpu_brute_knn(c, x, NULL, k, out->ids, out->dist);
+  case VIC_METHOD_GRID: return vic__cpu_grid_knn(c, x, k, out->ids, out->dist);
+  case VIC_METHOD_NNDESCENT: return vic__cpu_nndescent_knn(c, x, o, k, out->ids, out->dist, NULL);
   /* VIC_CPU_METHODS: each CPU method adds its case here */
   default:
     return vic__fail(c, VIC_E_UNSUPPORTED, "method '%s' has no CPU implementation", vic_method_name(m));

@@ -73,4 +73,19 @@ static inline void vic__topk_finish(vic_topk *h) {
   for (int32_t i = n; i < h->k; ++i) { h->d[i] = INFINITY; h->id[i] = -1; }
 }
 
+/* Restore (distance, id) order after the working distances were turned into
+ * true ones: distinct squared distances can round to the same float
+ * distance, which must then be ordered by id.  Insertion sort: the list is
+ * already sorted but for such runs, so this is linear in practice. */
+static inline void vic__sort_pairs(float *d, int64_t *id, int32_t k) {
+  for (int32_t i = 1; i < k; ++i) {
+    float td = d[i];
+    int64_t ti = id[i];
+    if (ti < 0) break; /* padding (-1, +inf) stays at the end */
+    int32_t j = i;
+    while (j > 0 && vic__worse(d[j - 1], id[j - 1], td, ti)) { d[j] = d[j - 1]; id[j] = id[j - 1]; --j; }
+    d[j] = td; id[j] = ti;
+  }
+}
+
 #endif

@@ -1,0 +1,479 @@
+/* Exact kNN for d <= 3 with a uniform cell grid (see grid.h).
+ *
+ * Layout: every point is stored with three float coordinates (unused axes
+ * are 0 and have one cell), in cell order, next to its original id.  The
+ * cell of a point is found by scaling; a counting sort then makes each cell
+ * a contiguous range [start[c], start[c+1]).
+ *
+ * Search: a query scans its own cell, then shells of cells at Chebyshev
+ * offset r = 1, 2, ...  The squared 1-d gap from the query to the cells at
+ * each offset is computed once per axis and offset, so a cell's lower bound
+ * is a sum of three table entries; planes, rows and cells whose bound
+ * exceeds the current k-th distance are skipped, and the search stops when
+ * the nearest slab of the next shell is beyond it.  Queries run in cell
+ * order so that consecutive queries (one thread) touch the same cells. */
+#include "grid.h"
+#include "topk.h"
+
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Mean points per cell aimed for.  Smaller cells scan fewer points but
+ * visit more (mostly empty) cells; 2-3 measured best for k = 16 in 3-d. */
+#define POINTS_PER_CELL 2.5
+/* Clustered data: cells are refined while a typical point (weighted by
+ * points, not by cells) shares its cell with more than this many others,
+ * as long as the grid stays within CELLS_PER_POINT_MAX cells per point. */
+#define CROWDED_PER_CELL 12.0
+#define CELLS_PER_POINT_MAX 8.0
+
+struct vic_grid {
+  int64_t n;
+  int32_t d;
+  int32_t nc[3];           /* cells per axis (1 on unused axes) */
+  int64_t ncells;
+  float lo[3];             /* lower corner of cell (0,0,0) */
+  float h[3], inv_h[3];    /* cell edge per axis and its inverse */
+  float period[3];         /* periodic length, +inf on open axes */
+  float slack[3];          /* rounding margin taken off every gap so bounds stay conservative */
+  int any_periodic;
+  float *pts;              /* n x 3 coordinates in cell order (periodic axes wrapped into [0, L)) */
+  int64_t *ids;            /* original row of each stored point */
+  int64_t *start;          /* ncells + 1 offsets into pts */
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+static inline float wrap_coord(float v, float period) {
+  if (!(period < INFINITY)) return v;
+  double w = (double)v - (double)period * floor((double)v / (double)period);
+  float f = (float)w;
+  return f >= period || f < 0.f ? 0.f : f;
+}
+
+/* The point's coordinates as stored: padded to 3, periodic axes wrapped. */
+static inline void load_point(const vic_grid *g, const float *row, float out[3]) {
+  for (int j = 0; j < 3; ++j) out[j] = j < g->d ? wrap_coord(row[j], g->period[j]) : 0.f;
+}
+
+static inline int32_t axis_cell(const vic_grid *g, int j, float v) {
+  float t = (v - g->lo[j]) * g->inv_h[j];
+  if (!(t > 0.f)) return 0; /* also catches a NaN-free but underflowing value */
+  int64_t i = (int64_t)t;
+  return i >= g->nc[j] ? g->nc[j] - 1 : (int32_t)i;
+}
+
+static inline int64_t cell_index(const vic_grid *g, const int32_t ci[3]) {
+  return ((int64_t)ci[2] * g->nc[1] + ci[1]) * g->nc[0] + ci[0];
+}
+
+static inline int64_t point_cell(const vic_grid *g, const float p[3]) {
+  int32_t ci[3] = {axis_cell(g, 0, p[0]), axis_cell(g, 1, p[1]), axis_cell(g, 2, p[2])};
+  return cell_index(g, ci);
+}
+
+/* Cell counts per axis for a cell edge `edge` (open axes of zero extent get
+ * one cell).  Returns the total number of cells. */
+static int64_t size_cells(vic_grid *g, const double ext[3], double edge) {
+  int64_t total = 1;
+  for (int j = 0; j < 3; ++j) {
+    int64_t m = 1;
+    if (ext[j] > 0) {
+      double f = floor(ext[j] / edge);
+      m = f < 1 ? 1 : f > (double)(g->n + 1) ? g->n + 1 : (int64_t)f;
+      if (m > (1 << 30)) m = 1 << 30;
+    }
+    g->nc[j] = (int32_t)m;
+    g->h[j] = ext[j] > 0 ? (float)(ext[j] / (double)m) : 1.f;
+    g->inv_h[j] = 1.f / g->h[j];
+    g->slack[j] = 1e-4f * g->h[j] + 4e-6f * (fabsf(g->lo[j]) + (float)ext[j]);
+    total *= m;
+  }
+  g->ncells = total;
+  return total;
+}
+
+/* Mean occupancy of a point's own cell (sum of squared counts over n). */
+static double crowding(const vic_grid *g, const int64_t *count) {
+  double s = 0;
+  for (int64_t cidx = 0; cidx < g->ncells; ++cidx) s += (double)count[cidx] * (double)count[cidx];
+  return s / (double)g->n;
+}
+
+/* ------------------------------------------------------------------ build */
+
+static void bounds(const vic_data *x, double mn[3], double mx[3], int threads) {
+  for (int j = 0; j < 3; ++j) { mn[j] = INFINITY; mx[j] = -INFINITY; }
+#pragma omp parallel num_threads(threads)
+  {
+    double lmn[3] = {INFINITY, INFINITY, INFINITY}, lmx[3] = {-INFINITY, -INFINITY, -INFINITY};
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < x->n; ++i) {
+      const float *r = vic__row(x, i);
+      for (int32_t j = 0; j < x->d; ++j) {
+        if (r[j] < lmn[j]) lmn[j] = r[j];
+        if (r[j] > lmx[j]) lmx[j] = r[j];
+      }
+    }
+#pragma omp critical(vic_grid_bounds)
+    for (int j = 0; j < 3; ++j) {
+      if (lmn[j] < mn[j]) mn[j] = lmn[j];
+      if (lmx[j] > mx[j]) mx[j] = lmx[j];
+    }
+  }
+}
+
+static void cell_of_rows(const vic_grid *g, const vic_data *x, int64_t *cell, int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t i = 0; i < x->n; ++i) {
+    float p[3];
+    load_point(g, vic__row(x, i), p);
+    cell[i] = point_cell(g, p);
+  }
+}
+
+vic_status vic__grid_build(vic_ctx *c, const vic_data *x, vic_grid **out) {
+  *out = NULL;
+  if (!x || x->d < 1 || x->d > 3 || x->metric != VIC_L2)
+    return vic__fail(c, VIC_E_UNSUPPORTED, "the grid needs 1 to 3 dimensions and the L2 metric (d = %d, metric %s)",
+                     x ? (int)x->d : 0, x ? vic_metric_name(x->metric) : "none");
+  if (x->n < 1) return vic__fail(c, VIC_E_ARGUMENT, "the grid needs at least one point");
+  int threads = vic__threads(c);
+  vic_grid *g = vic__calloc(c, 1, sizeof *g, "grid");
+  if (!g) return VIC_E_NOMEM;
+  g->n = x->n;
+  g->d = x->d;
+
+  double mn[3], mx[3], ext[3];
+  bounds(x, mn, mx, threads);
+  for (int j = 0; j < 3; ++j) {
+    g->period[j] = INFINITY;
+    if (j >= x->d) { g->lo[j] = 0.f; ext[j] = 0; continue; }
+    if (x->box && x->box[j] > 0) {
+      g->period[j] = (float)x->box[j];
+      g->any_periodic = 1;
+      g->lo[j] = 0.f;
+      ext[j] = x->box[j];
+    } else {
+      g->lo[j] = (float)mn[j];
+      ext[j] = mx[j] - mn[j];
+    }
+  }
+  double vol = 1;
+  int deff = 0;
+  for (int j = 0; j < 3; ++j)
+    if (ext[j] > 0) { vol *= ext[j]; deff++; }
+  double target = (double)x->n / POINTS_PER_CELL;
+  if (target < 1) target = 1;
+  double edge = deff ? pow(vol / target, 1.0 / deff) : 1.0;
+
+  vic_status s = VIC_E_NOMEM;
+  int64_t *cell = vic__malloc(c, (size_t)x->n * sizeof *cell, "grid cell of each point");
+  if (!cell) goto fail;
+  /* Size the grid for the bounding volume, then refine while the data are
+   * so clustered that a typical point's cell is crowded (n-body halos). */
+  for (int attempt = 0;; ++attempt) {
+    size_cells(g, ext, edge);
+    free(g->start);
+    g->start = vic__calloc(c, (size_t)g->ncells + 1, sizeof *g->start, "grid cell offsets");
+    if (!g->start) goto fail;
+    cell_of_rows(g, x, cell, threads);
+    for (int64_t i = 0; i < x->n; ++i) g->start[cell[i] + 1]++;
+    double crowd = crowding(g, g->start + 1);
+    double room = CELLS_PER_POINT_MAX * (double)x->n / (double)g->ncells;
+    if (attempt >= 3 || crowd <= CROWDED_PER_CELL || room <= 1.5 || deff == 0) break;
+    double grow = crowd / POINTS_PER_CELL;
+    if (grow > room) grow = room;
+    edge /= pow(grow, 1.0 / deff);
+  }
+  if ((s = vic__progress(c, "grid", 0.0)) != VIC_OK) goto fail;
+
+  for (int64_t cidx = 0; cidx < g->ncells; ++cidx) g->start[cidx + 1] += g->start[cidx];
+  g->pts = vic__malloc(c, (size_t)x->n * 3 * sizeof *g->pts, "grid points");
+  g->ids = g->pts ? vic__malloc(c, (size_t)x->n * sizeof *g->ids, "grid ids") : NULL;
+  int64_t *fill = g->ids ? vic__malloc(c, (size_t)g->ncells * sizeof *fill, "grid fill") : NULL;
+  if (!fill) { s = VIC_E_NOMEM; goto fail; }
+  memcpy(fill, g->start, (size_t)g->ncells * sizeof *fill);
+  /* Serial scatter: stable (ascending ids within a cell), so the layout and
+   * hence every result is independent of the thread count. */
+  for (int64_t i = 0; i < x->n; ++i) {
+    int64_t pos = fill[cell[i]]++;
+    load_point(g, vic__row(x, i), g->pts + pos * 3);
+    g->ids[pos] = i;
+  }
+  free(fill);
+  free(cell);
+  *out = g;
+  return VIC_OK;
+
+fail:
+  free(cell);
+  vic__grid_free(g);
+  return s;
+}
+
+void vic__grid_free(vic_grid *g) {
+  if (!g) return;
+  free(g->pts);
+  free(g->ids);
+  free(g->start);
+  free(g);
+}
+
+size_t vic__grid_bytes(const vic_grid *g) {
+  if (!g) return 0;
+  return sizeof *g + (size_t)g->n * (3 * sizeof(float) + sizeof(int64_t)) + ((size_t)g->ncells + 1) * sizeof(int64_t);
+}
+
+/* ------------------------------------------------------------------ query */
+
+/* Per-thread tables of squared 1-d gaps, indexed by offset + nc[j]. */
+typedef struct {
+  float *gap2[3];
+} scratch;
+
+/* Squared distance from q to the cells at offset o along axis j (the
+ * unwrapped cell index cq + o; periodic axes take the nearest image). */
+static inline float axis_gap2(const vic_grid *g, int j, float q, int32_t cq, int32_t o) {
+  float a = g->lo[j] + (float)(cq + o) * g->h[j], b = a + g->h[j];
+  float gap = a > q ? a - q : q > b ? q - b : 0.f;
+  if (g->period[j] < INFINITY) {
+    float L = g->period[j];
+    float left = a - L, right = b - L; /* image one period down */
+    float g1 = left > q ? left - q : q > right ? q - right : 0.f;
+    left = a + L; right = b + L;       /* one period up */
+    float g2 = left > q ? left - q : q > right ? q - right : 0.f;
+    if (g1 < gap) gap = g1;
+    if (g2 < gap) gap = g2;
+  }
+  gap -= g->slack[j];
+  return gap > 0.f ? gap * gap : 0.f;
+}
+
+/* The minimum-image difference of two wrapped coordinates (t = a - b).
+ * The period is taken off the coordinate that is at least L/2 before the
+ * subtraction, which is then exact (Sterbenz), so near neighbours across
+ * the boundary keep full relative precision instead of rounding at L. */
+static inline float min_image(float t, float a, float b, float L) {
+  float half = 0.5f * L; /* +inf on open axes: no change */
+  if (t > half) return (a - L) - b;
+  if (t < -half) return a - (b - L);
+  return t;
+}
+
+/* Offer every point of one cell to the heap. */
+static inline void scan_cell(const vic_grid *g, int64_t cidx, const float q[3], int64_t self_pos, vic_topk *h,
+                             int periodic) {
+  const float *p = g->pts;
+  float bound = vic__topk_bound(h);
+  for (int64_t i = g->start[cidx], e = g->start[cidx + 1]; i < e; ++i) {
+    float dx = p[3 * i] - q[0], dy = p[3 * i + 1] - q[1], dz = p[3 * i + 2] - q[2];
+    if (periodic) {
+      dx = min_image(dx, p[3 * i], q[0], g->period[0]);
+      dy = min_image(dy, p[3 * i + 1], q[1], g->period[1]);
+      dz = min_image(dz, p[3 * i + 2], q[2], g->period[2]);
+    }
+    float d2 = dx * dx + dy * dy + dz * dz;
+    if (d2 <= bound && i != self_pos) {
+      vic__topk_push(h, d2, g->ids[i]);
+      bound = vic__topk_bound(h);
+    }
+  }
+}
+
+static inline int32_t wrap_cell(int32_t i, int32_t n) { return i < 0 ? i + n : i >= n ? i - n : i; }
+
+/* The k nearest stored points of q (stored-coordinate form) into h. */
+static void search(const vic_grid *g, const float q[3], int64_t self_pos, vic_topk *h, scratch *sc, int periodic) {
+  int32_t cq[3], omin[3], omax[3];
+  float *G[3];
+  for (int j = 0; j < 3; ++j) {
+    cq[j] = axis_cell(g, j, q[j]);
+    G[j] = sc->gap2[j] + g->nc[j];
+    if (g->period[j] < INFINITY) { /* every cell exactly once, nearest images first */
+      omin[j] = -((g->nc[j] - 1) / 2);
+      omax[j] = g->nc[j] - 1 + omin[j];
+    } else {
+      omin[j] = -cq[j];
+      omax[j] = g->nc[j] - 1 - cq[j];
+    }
+    G[j][0] = axis_gap2(g, j, q[j], cq[j], 0); /* nonzero for a query outside the data's box */
+  }
+  scan_cell(g, cell_index(g, cq), q, self_pos, h, periodic);
+  for (int32_t r = 1;; ++r) {
+    float shell = INFINITY;
+    for (int j = 0; j < 3; ++j) {
+      if (-r >= omin[j]) { float v = axis_gap2(g, j, q[j], cq[j], -r); G[j][-r] = v; if (v < shell) shell = v; }
+      if (r <= omax[j]) { float v = axis_gap2(g, j, q[j], cq[j], r); G[j][r] = v; if (v < shell) shell = v; }
+    }
+    /* shell is +inf once every axis is exhausted; ">" keeps equal-distance
+     * candidates reachable because ties go to the lower id */
+    if (shell == INFINITY || shell > vic__topk_bound(h)) return;
+    int32_t z0 = -r > omin[2] ? -r : omin[2], z1 = r < omax[2] ? r : omax[2];
+    int32_t y0 = -r > omin[1] ? -r : omin[1], y1 = r < omax[1] ? r : omax[1];
+    int32_t x0 = -r > omin[0] ? -r : omin[0], x1 = r < omax[0] ? r : omax[0];
+    int32_t ci[3];
+    for (int32_t dz = z0; dz <= z1; ++dz) {
+      float gz = G[2][dz];
+      if (gz > vic__topk_bound(h)) continue;
+      ci[2] = wrap_cell(cq[2] + dz, g->nc[2]);
+      int zedge = dz == -r || dz == r;
+      for (int32_t dy = y0; dy <= y1; ++dy) {
+        float gyz = gz + G[1][dy];
+        if (gyz > vic__topk_bound(h)) continue;
+        ci[1] = wrap_cell(cq[1] + dy, g->nc[1]);
+        if (zedge || dy == -r || dy == r) {
+          for (int32_t dx = x0; dx <= x1; ++dx) {
+            if (gyz + G[0][dx] > vic__topk_bound(h)) continue;
+            ci[0] = wrap_cell(cq[0] + dx, g->nc[0]);
+            scan_cell(g, cell_index(g, ci), q, self_pos, h, periodic);
+          }
+        } else { /* interior row of the shell: only its two end cells are new */
+          if (x0 == -r && gyz + G[0][-r] <= vic__topk_bound(h)) {
+            ci[0] = wrap_cell(cq[0] - r, g->nc[0]);
+            scan_cell(g, cell_index(g, ci), q, self_pos, h, periodic);
+          }
+          if (x1 == r && gyz + G[0][r] <= vic__topk_bound(h)) {
+            ci[0] = wrap_cell(cq[0] + r, g->nc[0]);
+            scan_cell(g, cell_index(g, ci), q, self_pos, h, periodic);
+          }
+        }
+      }
+    }
+  }
+}
+
+static void finish_row(vic_topk *h) {
+  vic__topk_finish(h);
+  for (int32_t t = 0; t < h->size; ++t) h->d[t] = sqrtf(h->d[t]);
+  vic__sort_pairs(h->d, h->id, h->size);
+}
+
+/* Blocks of work for the parallel loop: enough for load balance and
+ * progress, few enough that the per-block overhead is negligible. */
+static int64_t block_count(int64_t items, int threads) {
+  int64_t b = 64 * (int64_t)threads;
+  if (b < 256) b = 256;
+  return items < b ? (items > 0 ? items : 1) : b;
+}
+
+/* Queries against the grid's own points: cells in order. */
+static void query_self(vic_ctx *c, const vic_grid *g, int32_t k, int64_t *ids, float *dist, float *scratch_mem,
+                       int threads) {
+  int64_t nb = block_count(g->ncells, threads), done = 0;
+  size_t per = 0;
+  for (int j = 0; j < 3; ++j) per += 2 * (size_t)g->nc[j] + 1;
+#pragma omp parallel num_threads(threads)
+  {
+    int tid = 0;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+#endif
+    scratch sc;
+    float *mem = scratch_mem + (size_t)tid * per;
+    for (int j = 0; j < 3; ++j) { sc.gap2[j] = mem; mem += 2 * (size_t)g->nc[j] + 1; }
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t b = 0; b < nb; ++b) {
+      if (vic__cancelled(c)) continue;
+      int64_t c0 = g->ncells * b / nb, c1 = g->ncells * (b + 1) / nb;
+      for (int64_t i = g->start[c0]; i < g->start[c1]; ++i) {
+        int64_t id = g->ids[i];
+        vic_topk h;
+        vic__topk_init(&h, dist + id * k, ids + id * k, k);
+        if (g->any_periodic) search(g, g->pts + 3 * i, i, &h, &sc, 1);
+        else search(g, g->pts + 3 * i, i, &h, &sc, 0);
+        finish_row(&h);
+      }
+      int64_t now;
+#pragma omp atomic capture
+      now = ++done;
+      if (tid == 0) vic__progress(c, "grid", (double)now / (double)nb);
+    }
+  }
+}
+
+/* External queries: sorted by cell first so that consecutive ones share cells. */
+static vic_status query_rows(vic_ctx *c, const vic_grid *g, const vic_data *q, int32_t k, int64_t *ids,
+                             float *dist, float *scratch_mem, int threads) {
+  int64_t m = q->n;
+  int64_t *key = vic__malloc(c, (size_t)m * sizeof *key, "query cells");
+  int64_t *order = key ? vic__malloc(c, (size_t)m * sizeof *order, "query order") : NULL;
+  int64_t *count = order ? vic__calloc(c, (size_t)g->ncells + 1, sizeof *count, "query cell counts") : NULL;
+  if (!count) { free(key); free(order); return VIC_E_NOMEM; }
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t i = 0; i < m; ++i) {
+    float p[3];
+    load_point(g, vic__row(q, i), p);
+    key[i] = point_cell(g, p);
+  }
+  for (int64_t i = 0; i < m; ++i) count[key[i] + 1]++;
+  for (int64_t cidx = 0; cidx < g->ncells; ++cidx) count[cidx + 1] += count[cidx];
+  for (int64_t i = 0; i < m; ++i) order[count[key[i]]++] = i;
+  free(count);
+  free(key);
+
+  int64_t nb = block_count(m, threads), done = 0;
+  size_t per = 0;
+  for (int j = 0; j < 3; ++j) per += 2 * (size_t)g->nc[j] + 1;
+#pragma omp parallel num_threads(threads)
+  {
+    int tid = 0;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+#endif
+    scratch sc;
+    float *mem = scratch_mem + (size_t)tid * per;
+    for (int j = 0; j < 3; ++j) { sc.gap2[j] = mem; mem += 2 * (size_t)g->nc[j] + 1; }
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t b = 0; b < nb; ++b) {
+      if (vic__cancelled(c)) continue;
+      for (int64_t t = m * b / nb, e = m * (b + 1) / nb; t < e; ++t) {
+        int64_t qi = order[t];
+        float p[3];
+        load_point(g, vic__row(q, qi), p);
+        vic_topk h;
+        vic__topk_init(&h, dist + qi * k, ids + qi * k, k);
+        if (g->any_periodic) search(g, p, -1, &h, &sc, 1);
+        else search(g, p, -1, &h, &sc, 0);
+        finish_row(&h);
+      }
+      int64_t now;
+#pragma omp atomic capture
+      now = ++done;
+      if (tid == 0) vic__progress(c, "grid", (double)now / (double)nb);
+    }
+  }
+  free(order);
+  return VIC_OK;
+}
+
+vic_status vic__grid_query(vic_ctx *c, const vic_grid *g, const vic_data *q, int32_t k, int64_t *ids,
+                           float *dist) {
+  if (!g) return vic__fail(c, VIC_E_ARGUMENT, "no grid");
+  if (k < 1) return vic__fail(c, VIC_E_ARGUMENT, "k must be at least 1 (got %d)", (int)k);
+  if (q && q->d != g->d)
+    return vic__fail(c, VIC_E_ARGUMENT, "queries have d = %d but the grid's points have d = %d", (int)q->d, (int)g->d);
+  int threads = vic__threads(c);
+  size_t per = 0;
+  for (int j = 0; j < 3; ++j) per += 2 * (size_t)g->nc[j] + 1;
+  float *scratch_mem = vic__malloc(c, per * (size_t)threads * sizeof(float), "grid search tables");
+  if (!scratch_mem) return VIC_E_NOMEM;
+  vic_status s = VIC_OK;
+  if (q) s = query_rows(c, g, q, k, ids, dist, scratch_mem, threads);
+  else query_self(c, g, k, ids, dist, scratch_mem, threads);
+  free(scratch_mem);
+  if (s != VIC_OK) return s;
+  if (vic__cancelled(c)) return vic__fail(c, VIC_E_CANCELLED, "cancelled during stage 'grid'");
+  return VIC_OK;
+}
+
+vic_status vic__cpu_grid_knn(vic_ctx *c, const vic_data *x, int32_t k, int64_t *ids, float *dist) {
+  vic_grid *g = NULL;
+  vic_status s = vic__grid_build(c, x, &g);
+  if (s != VIC_OK) return s;
+  s = vic__grid_query(c, g, NULL, k, ids, dist);
+  vic__grid_free(g);
+  return s;
+}
