@@ -237,25 +237,37 @@ vic_status vic_dnn1_stats_compute(vic_ctx *c, const vic_knn *nn, int32_t d, vic_
 
 typedef enum { VIC_SPH_PYNBODY = 0, VIC_SPH_GADGET } vic_sph_convention;
 
+/* Both conventions use the cubic spline with support radius r_k (the
+ * k-th neighbour distance), so their densities agree; they differ in the
+ * smoothing length reported.  pynbody's nsmooth and Gadget's neighbour
+ * number count the particle itself: nsmooth = 32 is k = 31 here. */
 typedef struct {
-  vic_sph_convention sph;  /* pynbody: h = r_k/2, support 2h; Gadget: h = r_k, support h */
-  double total_mass;       /* used when mass == NULL: each particle weighs total_mass/n; default n (unit masses) */
+  vic_sph_convention sph;  /* pynbody (default): h = r_k/2, support 2h; Gadget: h = r_k, support h */
+  double total_mass;       /* used when mass == NULL: each particle weighs total_mass/n; default 0 = unit masses */
 } vic_density_options;
 
 void vic_density_options_init(vic_density_options *o);
 
-/* Densities from kNN lists of x (self excluded; the k used is nn->k).
- * mass: per-particle masses or NULL.  Outputs (n floats each, any may be
- * NULL): kNN density (k-1) m / (V_d r_k^d) (with masses: the neighbours'
- * mass sum), SPH density with the cubic spline, smoothing length h. */
+/* Densities from kNN lists of x (self excluded; the k used is nn->k >= 2;
+ * L2 metric; any d: 2-d, 3-d, 6-d phase space with the velocities scaled
+ * by the caller; periodic boxes through the lists' minimum-image
+ * distances).  mass: per-particle masses or NULL.  Outputs (n floats
+ * each, any may be NULL): kNN density (k-1) m / (V_d r_k^d) (with masses:
+ * the mass of the k-1 nearest neighbours, neither the particle itself nor
+ * the k-th), SPH density sum_j m_j W(r_ij, r_k) over the particle itself
+ * and its neighbours (cubic spline), smoothing length h. */
 vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
                        const vic_density_options *o, float *knn_density, float *sph_density,
                        float *smoothing_length);
 
+/* A peak is a local maximum (none of its k neighbours is denser) that
+ * passes every threshold below; the densest point always is one. */
 typedef struct {
   double min_density;     /* peaks below this density are dropped; default 0 */
-  double min_delta;       /* peaks nearer than this to a denser point are dropped; default 0 = auto */
-  int64_t min_members;    /* peaks with fewer members are merged; default 20 */
+  double min_delta;       /* peaks nearer than this to a denser point are dropped; default 0 = auto:
+                             delta_factor times the peak's own k-th neighbour distance */
+  int64_t min_members;    /* peaks with fewer members are merged into the next peak up; default 20 */
+  double delta_factor;    /* the auto min_delta's multiple of r_k; default 2 */
 } vic_peak_options;
 
 void vic_peak_options_init(vic_peak_options *o);

@@ -1,0 +1,129 @@
+/* Densities from kNN lists: the kNN estimator and SPH with the cubic
+ * spline, at every point, on the CPU (OpenMP).
+ *
+ * kNN density (Casertano & Hut 1985): rho_i = (k - 1) m / (V_d r_k^d),
+ * r_k the distance to the k-th neighbour, self excluded.  The k-th
+ * neighbour sits on the boundary of the ball and is not counted, which
+ * makes 1/rho unbiased for a Poisson process.  With a mass array the
+ * (k - 1) m becomes the mass of the k - 1 nearest neighbours (not the
+ * particle itself, not the k-th): the same estimator with each counted
+ * particle weighted by its own mass.
+ *
+ * SPH density (gather form, as pynbody and Gadget-2 compute it):
+ * rho_i = sum_j m_j W(|x_i - x_j|, R_i) over the particle itself (W(0),
+ * the self contribution both codes include) and its k neighbours, with
+ * the cubic-spline kernel of support radius R_i = r_k.  The k-th
+ * neighbour lies on the support's edge and adds nothing.  The two
+ * conventions are the same kernel; they differ in what they call the
+ * smoothing length and in the usual neighbour count:
+ *   pynbody: h = r_k / 2, support 2h; nsmooth = 32 counts the particle
+ *            itself, so build lists with k = 31 to match it;
+ *   Gadget:  h = r_k, support h; 60-64 neighbours (k = 63 with self).
+ * Periodic boxes need nothing here: the lists carry minimum-image
+ * distances.  Any d: V_d and the kernel normalisation come from
+ * density_math.h (3-d space, 2-d maps, 6-d phase space). */
+#include "nbody_internal.h"
+
+#include <string.h>
+
+void vic_density_options_init(vic_density_options *o) {
+  memset(o, 0, sizeof *o);
+  o->sph = VIC_SPH_PYNBODY;
+  o->total_mass = 0; /* unit masses */
+}
+
+/* The first row whose list cannot give a density (a missing neighbour, an
+ * id out of range, or a zero k-th distance from duplicates), or -1. */
+static int64_t first_bad_row(const vic_knn *nn, int64_t n, int *why) {
+  const int64_t k = nn->k;
+  int64_t bad = INT64_MAX;
+#pragma omp parallel for reduction(min : bad) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t *id = nn->ids + i * k;
+    int ok = nn->dist[i * k + k - 1] > 0 && isfinite(nn->dist[i * k + k - 1]);
+    for (int64_t t = 0; t < k && ok; ++t) ok = id[t] >= 0 && id[t] < n;
+    if (!ok && i < bad) bad = i;
+  }
+  if (bad == INT64_MAX) return -1;
+  const int64_t *id = nn->ids + bad * k;
+  *why = 0;
+  for (int64_t t = 0; t < k; ++t)
+    if (id[t] < 0 || id[t] >= n) *why = 1;
+  return bad;
+}
+
+static vic_status check_inputs(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
+                               const vic_density_options *o) {
+  vic_status s = vic__check_lists_of(c, x, nn, "density");
+  if (s != VIC_OK) return s;
+  if (nn->k < 2)
+    return vic__fail(c, VIC_E_ARGUMENT, "density needs k >= 2 neighbours per point (got k = %d)", (int)nn->k);
+  if ((unsigned)o->sph > VIC_SPH_GADGET) return vic__fail(c, VIC_E_ARGUMENT, "unknown SPH convention %d", (int)o->sph);
+  if (!(o->total_mass >= 0) || !isfinite(o->total_mass))
+    return vic__fail(c, VIC_E_ARGUMENT, "total_mass must be >= 0 and finite (got %g; 0 = unit masses)", o->total_mass);
+  int why = 0;
+  int64_t bad = first_bad_row(nn, x->n, &why);
+  if (bad >= 0) {
+    if (why)
+      return vic__fail(c, VIC_E_ARGUMENT, "point %lld has fewer than k = %d valid neighbours; densities need full lists",
+                       (long long)bad, (int)nn->k);
+    return vic__fail(c, VIC_E_ARGUMENT,
+                     "point %lld has its k = %d nearest neighbours at distance 0 (duplicate points): its density is "
+                     "infinite; remove duplicates or raise k",
+                     (long long)bad, (int)nn->k);
+  }
+  if (mass) {
+    int64_t badm = INT64_MAX;
+#pragma omp parallel for reduction(min : badm) schedule(static)
+    for (int64_t i = 0; i < x->n; ++i)
+      if (!(mass[i] >= 0) || !isfinite(mass[i])) badm = i < badm ? i : badm;
+    if (badm != INT64_MAX)
+      return vic__fail(c, VIC_E_ARGUMENT, "mass of particle %lld is %g; masses must be finite and >= 0", (long long)badm,
+                       (double)mass[badm]);
+  }
+  return VIC_OK;
+}
+
+vic_status vic__cpu_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass, double unit_mass,
+                            vic_sph_convention sph, float *knn_density, float *sph_density, float *smoothing_length) {
+  const int64_t n = x->n, k = nn->k;
+  const int32_t d = x->d;
+  const double vd = vic__unit_ball_volume(d), sigma = vic__m4_norm(d);
+  const double h_of_rk = sph == VIC_SPH_PYNBODY ? 0.5 : 1.0;
+#pragma omp parallel for num_threads(vic__threads(c)) schedule(static, 4096)
+  for (int64_t i = 0; i < n; ++i) {
+    if (vic__cancelled(c)) continue;
+    const int64_t *id = nn->ids + i * k;
+    const float *r = nn->dist + i * k;
+    const double rk = r[k - 1], rkd = pow(rk, d);
+    if (knn_density) {
+      double m = 0;
+      if (mass) for (int64_t t = 0; t < k - 1; ++t) m += mass[id[t]];
+      else m = (double)(k - 1) * unit_mass;
+      knn_density[i] = (float)(m / (vd * rkd));
+    }
+    if (sph_density) {
+      double sum = (mass ? mass[i] : unit_mass) * vic__m4_shape(0.0);
+      for (int64_t t = 0; t < k - 1; ++t) sum += (mass ? mass[id[t]] : unit_mass) * vic__m4_shape(r[t] / rk);
+      sph_density[i] = (float)(sum * sigma / rkd);
+    }
+    if (smoothing_length) smoothing_length[i] = (float)(h_of_rk * rk);
+  }
+  return vic__progress(c, "density", 1.0);
+}
+
+vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
+                       const vic_density_options *o_in, float *knn_density, float *sph_density,
+                       float *smoothing_length) {
+  if (!c) return VIC_E_ARGUMENT;
+  c->error[0] = '\0';
+  c->warnings = 0;
+  vic_density_options o;
+  if (o_in) o = *o_in; else vic_density_options_init(&o);
+  vic_status s = check_inputs(c, x, nn, mass, &o);
+  if (s != VIC_OK) return s;
+  if (!knn_density && !sph_density && !smoothing_length) return VIC_OK; /* nothing asked */
+  if ((s = vic__progress(c, "density", 0.0)) != VIC_OK) return s;
+  double unit_mass = o.total_mass > 0 ? o.total_mass / (double)x->n : 1.0;
+  return vic__cpu_density(c, x, nn, mass, unit_mass, o.sph, knn_density, sph_density, smoothing_length);
+}

@@ -1,0 +1,247 @@
+/* Density peaks (Rodriguez & Laio 2014, "Clustering by fast search and
+ * find of density peaks") from kNN lists and a density per point.
+ *
+ *  parent_i  the nearest point denser than i (vic__denser: ties of
+ *            density go to the lower id).  Looked up in i's kNN list
+ *            first; only when none of its k neighbours is denser -- i is
+ *            a local maximum -- by exact search (denser_tree.c).
+ *  delta_i   the distance to parent_i; for the densest point, which has
+ *            no parent, its largest distance to any point (as in the
+ *            paper, so that it ranks first).
+ *  saliency  rho_i * delta_i.
+ *
+ * Which local maxima are peaks -- the spurious-peak rule.  Noise in any
+ * density estimate makes local maxima everywhere; their nearest denser
+ * point lies just outside the kNN ball, while a real clump's centre is
+ * far from anything denser compared with its own neighbourhood size.  A
+ * local maximum i is a peak when all of
+ *   rho_i   >= min_density,
+ *   delta_i >= min_delta, or when min_delta is 0 (auto),
+ *   delta_i >= delta_factor * r_k,i (its own k-th neighbour distance:
+ *              a scale-free test that works in the dense centre and in
+ *              the sparse outskirts alike),
+ *   members >= min_members after membership (below),
+ * and the densest point is always a peak: every point climbs to it.
+ * Members: every point follows parent pointers up to the first peak it
+ * meets.  Candidates with fewer than min_members members are dropped at
+ * once and their members climb on to the next peak up; dropping only
+ * ever adds members to the others, so one round settles it.
+ * Peaks are listed by descending saliency (ties by id). */
+#include "nbody_internal.h"
+#include "denser_tree.h"
+
+#include <string.h>
+
+void vic_peak_options_init(vic_peak_options *o) {
+  memset(o, 0, sizeof *o);
+  o->min_density = 0;
+  o->min_delta = 0;
+  o->min_members = 20;
+  o->delta_factor = 2.0;
+}
+
+void vic_peaks_free(vic_peaks *p) {
+  if (!p) return;
+  free(p->parent);
+  free(p->delta);
+  free(p->saliency);
+  free(p->peak_id);
+  free(p->peak_point);
+  free(p->peak_members);
+  memset(p, 0, sizeof *p);
+}
+
+static vic_status check_inputs(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *rho,
+                               const vic_peak_options *o) {
+  vic_status s = vic__check_lists_of(c, x, nn, "peak finding");
+  if (s != VIC_OK) return s;
+  if (!rho) return vic__fail(c, VIC_E_ARGUMENT, "peak finding needs a density per point (see vic_density)");
+  if (!(o->min_density >= 0) || !(o->min_delta >= 0) || !(o->delta_factor >= 0) || o->min_members < 0 ||
+      !isfinite(o->min_density) || !isfinite(o->min_delta) || !isfinite(o->delta_factor))
+    return vic__fail(c, VIC_E_ARGUMENT,
+                     "peak options must be finite and >= 0 (min_density %g, min_delta %g, delta_factor %g, "
+                     "min_members %lld)",
+                     o->min_density, o->min_delta, o->delta_factor, (long long)o->min_members);
+  int64_t bad = INT64_MAX;
+#pragma omp parallel for num_threads(vic__threads(c)) reduction(min : bad) schedule(static)
+  for (int64_t i = 0; i < x->n; ++i)
+    if (!(rho[i] >= 0) || !isfinite(rho[i])) bad = i < bad ? i : bad;
+  if (bad != INT64_MAX)
+    return vic__fail(c, VIC_E_ARGUMENT, "density of point %lld is %g; densities must be finite and >= 0", (long long)bad,
+                     (double)rho[bad]);
+  return VIC_OK;
+}
+
+/* parent and delta from the kNN lists; -2 marks a local maximum (no
+ * denser neighbour in the list) that needs the exact search. */
+static int64_t parents_from_lists(vic_ctx *c, const vic_knn *nn, const float *rho, int64_t *parent, float *delta) {
+  const int64_t n = nn->n, k = nn->k;
+  int64_t maxima = 0;
+#pragma omp parallel for num_threads(vic__threads(c)) reduction(+ : maxima) schedule(static, 4096)
+  for (int64_t i = 0; i < n; ++i) {
+    parent[i] = -2;
+    delta[i] = 0.f;
+    for (int64_t t = 0; t < k; ++t) {
+      int64_t j = nn->ids[i * k + t];
+      if (j >= 0 && j < n && j != i && vic__denser(rho, j, i)) { parent[i] = j; delta[i] = nn->dist[i * k + t]; break; }
+    }
+    maxima += parent[i] == -2;
+  }
+  return maxima;
+}
+
+static vic_status parents_by_search(vic_ctx *c, const vic_data *x, const float *rho, const int64_t *maxima,
+                                    int64_t m, int64_t *parent, float *delta) {
+  vic__denser_tree *t = NULL;
+  vic_status s = vic__denser_tree_build(c, x, rho, &t);
+  if (s != VIC_OK) return s;
+  if ((s = vic__progress(c, "peaks", 0.4)) != VIC_OK) { vic__denser_tree_free(t); return s; }
+#pragma omp parallel for num_threads(vic__threads(c)) schedule(dynamic, 64)
+  for (int64_t a = 0; a < m; ++a) {
+    if (vic__cancelled(c)) continue;
+    int64_t i = maxima[a];
+    parent[i] = vic__denser_tree_nearest(t, i, &delta[i]);
+  }
+  vic__denser_tree_free(t);
+  return vic__progress(c, "peaks", 0.7);
+}
+
+/* The densest point's delta: its largest distance to any point. */
+static float largest_distance(vic_ctx *c, const vic_data *x, int64_t top) {
+  float best = 0.f;
+  const float *q = vic__row(x, top);
+#pragma omp parallel for num_threads(vic__threads(c)) reduction(max : best) schedule(static)
+  for (int64_t j = 0; j < x->n; ++j) {
+    float dd = vic__l2sq(q, vic__row(x, j), x->d, x->box);
+    if (dd > best) best = dd;
+  }
+  return sqrtf(best);
+}
+
+/* label[i] = the first peak (is_peak) met climbing from i.  Each point
+ * is walked at most twice: once to find its peak, once to label the path. */
+static void climb(int64_t n, const int64_t *parent, const unsigned char *is_peak, int64_t *label) {
+  for (int64_t i = 0; i < n; ++i) label[i] = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t j = i;
+    while (label[j] < 0 && !is_peak[j]) j = parent[j];
+    int64_t root = label[j] >= 0 ? label[j] : j;
+    for (int64_t p = i; label[p] < 0 && p != root; p = parent[p]) label[p] = root;
+    label[root] = root;
+  }
+}
+
+typedef struct {
+  float saliency;
+  int64_t id;
+} ranked;
+
+static int by_saliency(const void *a, const void *b) {
+  const ranked *p = a, *q = b;
+  if (p->saliency != q->saliency) return p->saliency > q->saliency ? -1 : 1;
+  return p->id < q->id ? -1 : (p->id > q->id);
+}
+
+/* Marks the candidates, labels membership, drops the small ones and
+ * fills the peak list of out (parent, delta, saliency already set). */
+static vic_status select_peaks(vic_ctx *c, const vic_knn *nn, const float *rho, const vic_peak_options *o,
+                               const int64_t *maxima, int64_t m, int64_t top, vic_peaks *out) {
+  const int64_t n = nn->n, k = nn->k;
+  unsigned char *is_peak = vic__calloc(c, (size_t)n, 1, "peak flags");
+  int64_t *label = is_peak ? vic__malloc(c, (size_t)n * sizeof *label, "peak labels") : NULL;
+  int64_t *count = label ? vic__calloc(c, (size_t)n, sizeof *count, "peak member counts") : NULL;
+  ranked *list = NULL;
+  vic_status s = VIC_E_NOMEM;
+  if (!count) goto done;
+  for (int64_t a = 0; a < m; ++a) {
+    int64_t i = maxima[a];
+    double min_delta = o->min_delta > 0 ? o->min_delta : o->delta_factor * nn->dist[i * k + k - 1];
+    is_peak[i] = rho[i] >= o->min_density && out->delta[i] >= min_delta;
+  }
+  is_peak[top] = 1;
+  climb(n, out->parent, is_peak, label);
+  for (int64_t i = 0; i < n; ++i) count[label[i]]++;
+  int dropped = 0;
+  for (int64_t a = 0; a < m; ++a) {
+    int64_t i = maxima[a];
+    if (is_peak[i] && i != top && count[i] < o->min_members) { is_peak[i] = 0; dropped = 1; }
+  }
+  if (dropped) {
+    climb(n, out->parent, is_peak, label);
+    memset(count, 0, (size_t)n * sizeof *count);
+    for (int64_t i = 0; i < n; ++i) count[label[i]]++;
+  }
+  int64_t np = 0;
+  for (int64_t a = 0; a < m; ++a) np += is_peak[maxima[a]];
+  list = vic__malloc(c, (size_t)np * sizeof *list, "peak list");
+  out->peak_point = list ? vic__malloc(c, (size_t)np * sizeof *out->peak_point, "peak points") : NULL;
+  out->peak_members = out->peak_point ? vic__malloc(c, (size_t)np * sizeof *out->peak_members, "peak members") : NULL;
+  if (!out->peak_members) goto done;
+  np = 0;
+  for (int64_t a = 0; a < m; ++a)
+    if (is_peak[maxima[a]]) { list[np].id = maxima[a]; list[np++].saliency = out->saliency[maxima[a]]; }
+  qsort(list, (size_t)np, sizeof *list, by_saliency);
+  out->n_peaks = np;
+  for (int64_t p = 0; p < np; ++p) {
+    out->peak_point[p] = list[p].id;
+    out->peak_members[p] = count[list[p].id];
+    count[list[p].id] = p; /* from here on: the peak's rank */
+  }
+#pragma omp parallel for num_threads(vic__threads(c)) schedule(static)
+  for (int64_t i = 0; i < n; ++i) out->peak_id[i] = count[label[i]];
+  s = VIC_OK;
+done:
+  free(is_peak);
+  free(label);
+  free(count);
+  free(list);
+  return s;
+}
+
+vic_status vic_peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *density,
+                          const vic_peak_options *o_in, vic_peaks *out) {
+  if (!c) return VIC_E_ARGUMENT;
+  if (!out) return vic__fail(c, VIC_E_ARGUMENT, "peak finding needs an output structure");
+  memset(out, 0, sizeof *out);
+  c->error[0] = '\0';
+  c->warnings = 0;
+  vic_peak_options o;
+  if (o_in) o = *o_in; else vic_peak_options_init(&o);
+  vic_status s = check_inputs(c, x, nn, density, &o);
+  if (s != VIC_OK) return s;
+  if ((s = vic__progress(c, "peaks", 0.0)) != VIC_OK) return s;
+  const int64_t n = x->n;
+  int64_t *maxima = NULL;
+  s = VIC_E_NOMEM;
+  out->n = n;
+  out->parent = vic__malloc(c, (size_t)n * sizeof *out->parent, "peak parents");
+  out->delta = out->parent ? vic__malloc(c, (size_t)n * sizeof *out->delta, "peak deltas") : NULL;
+  out->saliency = out->delta ? vic__malloc(c, (size_t)n * sizeof *out->saliency, "saliency") : NULL;
+  out->peak_id = out->saliency ? vic__malloc(c, (size_t)n * sizeof *out->peak_id, "peak ids") : NULL;
+  if (!out->peak_id) goto fail;
+
+  int64_t m = parents_from_lists(c, nn, density, out->parent, out->delta);
+  maxima = vic__malloc(c, (size_t)m * sizeof *maxima, "local maxima");
+  if (!maxima) goto fail;
+  for (int64_t i = 0, a = 0; i < n; ++i)
+    if (out->parent[i] == -2) maxima[a++] = i;
+  if ((s = vic__progress(c, "peaks", 0.2)) != VIC_OK) goto fail;
+  if ((s = parents_by_search(c, x, density, maxima, m, out->parent, out->delta)) != VIC_OK) goto fail;
+
+  int64_t top = -1;
+  for (int64_t a = 0; a < m && top < 0; ++a)
+    if (out->parent[maxima[a]] < 0) top = maxima[a];
+  out->delta[top] = largest_distance(c, x, top);
+#pragma omp parallel for num_threads(vic__threads(c)) schedule(static)
+  for (int64_t i = 0; i < n; ++i) out->saliency[i] = density[i] * out->delta[i];
+  if ((s = select_peaks(c, nn, density, &o, maxima, m, top, out)) != VIC_OK) goto fail;
+  free(maxima);
+  maxima = NULL;
+  if ((s = vic__progress(c, "peaks", 1.0)) != VIC_OK) goto fail;
+  return VIC_OK;
+
+fail:
+  free(maxima);
+  vic_peaks_free(out);
+  return s;
+}
