@@ -1,0 +1,117 @@
+/* Random projection forest: see rp_forest.h.  Trees are independent, so
+ * threads build whole trees; within a tree the points are partitioned in
+ * place (like quicksort) and leaves come out as contiguous ranges. */
+#include "rp_forest.h"
+#include "l2_kernel.h"
+
+#include <string.h>
+
+/* Split order[lo,hi) by the bisecting hyperplane of two random members.
+ * Returns the split position; a degenerate split (all on one side, e.g.
+ * duplicates) falls back to halving so that the recursion always ends. */
+static int32_t split_node(const vic_data *x, int32_t *order, int32_t lo, int32_t hi, vic_rng *g, float *normal,
+                          float *margin) {
+  const int32_t d = x->d, m = hi - lo;
+  int32_t a = order[lo + (int32_t)vic__rng_below(g, (uint64_t)m)];
+  int32_t b = order[lo + (int32_t)vic__rng_below(g, (uint64_t)(m - 1))];
+  if (b == a) b = order[hi - 1];
+  const float *pa = vic__row(x, a), *pb = vic__row(x, b);
+  float offset = 0.f;
+  for (int32_t j = 0; j < d; ++j) {
+    normal[j] = pa[j] - pb[j];
+    offset -= normal[j] * 0.5f * (pa[j] + pb[j]);
+  }
+  for (int32_t t = lo; t < hi; ++t) margin[t - lo] = vic__dot_fast(normal, vic__row(x, order[t]), d) + offset;
+  /* partition: negative margins first; exact zeros go to a random side */
+  int32_t i = lo, j = hi - 1;
+  while (i <= j) {
+    float mi = margin[i - lo];
+    int left = mi < 0.f || (mi == 0.f && (vic__rng_next(g) & 1));
+    if (left) { ++i; continue; }
+    int32_t to = order[i]; order[i] = order[j]; order[j] = to;
+    float tm = margin[i - lo]; margin[i - lo] = margin[j - lo]; margin[j - lo] = tm;
+    --j;
+  }
+  if (i == lo || i == hi) i = lo + m / 2;
+  return i;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void build_tree(const vic_data *x, int32_t leaf_size, vic_rng g, vic_rp_tree *t, float *normal, float *margin,
+                      int32_t *stack) {
+  const int32_t n = (int32_t)x->n;
+  for (int32_t i = 0; i < n; ++i) t->order[i] = i;
+  /* depth-first over [lo,hi) ranges.  The larger half is pushed first and
+   * the smaller one split next, so the stack never holds more than
+   * log2(n) + 1 ranges even when splits are lopsided; leaves therefore come
+   * out of order and their starts are sorted at the end. */
+  int32_t top = 0;
+  stack[top++] = 0;
+  stack[top++] = n;
+  t->n_leaves = 0;
+  while (top > 0) {
+    int32_t hi = stack[--top], lo = stack[--top];
+    if (hi - lo <= leaf_size) {
+      t->leaf_start[t->n_leaves++] = lo;
+      continue;
+    }
+    int32_t mid = split_node(x, t->order, lo, hi, &g, normal, margin);
+    int left_smaller = mid - lo < hi - mid;
+    int32_t big_lo = left_smaller ? mid : lo, big_hi = left_smaller ? hi : mid;
+    int32_t small_lo = left_smaller ? lo : mid, small_hi = left_smaller ? mid : hi;
+    stack[top++] = big_lo; stack[top++] = big_hi;
+    stack[top++] = small_lo; stack[top++] = small_hi;
+  }
+  qsort(t->leaf_start, (size_t)t->n_leaves, sizeof(int32_t), cmp_i32);
+  t->leaf_start[t->n_leaves] = n;
+}
+
+vic_status vic__rp_forest_build(vic_ctx *c, const vic_data *x, int32_t n_trees, int32_t leaf_size, uint64_t seed,
+                                vic_rp_tree *trees) {
+  const int32_t n = (int32_t)x->n;
+  if (leaf_size < 2) leaf_size = 2;
+  memset(trees, 0, (size_t)n_trees * sizeof *trees);
+  for (int32_t t = 0; t < n_trees; ++t) {
+    trees[t].order = vic__malloc(c, (size_t)n * sizeof(int32_t), "projection tree");
+    trees[t].leaf_start = trees[t].order ? vic__malloc(c, ((size_t)n + 1) * sizeof(int32_t), "projection tree leaves")
+                                         : NULL;
+    if (!trees[t].leaf_start) { vic__rp_forest_free(trees, n_trees); return VIC_E_NOMEM; }
+  }
+  int failed = 0;
+#pragma omp parallel num_threads(vic__threads(c))
+  {
+    /* scratch per thread; the split stack holds at most 33 ranges (see
+     * build_tree), 2 ints each, plus the one being split */
+    float *normal = malloc((size_t)x->d * sizeof(float));
+    float *margin = malloc((size_t)n * sizeof(float));
+    int32_t *stack = malloc(2 * 40 * sizeof(int32_t));
+    if (!normal || !margin || !stack) {
+#pragma omp atomic write
+      failed = 1;
+    }
+#pragma omp for schedule(dynamic, 1)
+    for (int32_t t = 0; t < n_trees; ++t) {
+      if (failed || vic__cancelled(c)) continue;
+      build_tree(x, leaf_size, vic__rng(seed, 0x7255ull + (uint64_t)t), &trees[t], normal, margin, stack);
+    }
+    free(normal);
+    free(margin);
+    free(stack);
+  }
+  if (failed) { vic__rp_forest_free(trees, n_trees); return vic__fail(c, VIC_E_NOMEM, "out of memory for projection trees"); }
+  if (vic__cancelled(c)) { vic__rp_forest_free(trees, n_trees); return vic__fail(c, VIC_E_CANCELLED, "cancelled while building projection trees"); }
+  return VIC_OK;
+}
+
+void vic__rp_forest_free(vic_rp_tree *trees, int32_t n_trees) {
+  if (!trees) return;
+  for (int32_t t = 0; t < n_trees; ++t) {
+    free(trees[t].order);
+    free(trees[t].leaf_start);
+    trees[t].order = trees[t].leaf_start = NULL;
+  }
+}
