@@ -269,6 +269,14 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
   vic_knn knn;
   const vic_status s = vic_knn_build(ctx.Get(), &x, &o, &knn);
   ctx.FlushWarnings();
+  if (s == VIC_E_CANCELLED)
+  {
+    // The abort button: not an error.  Empty outputs, as VTK's CheckAbort
+    // convention has the executive do for aborted filters.
+    vtkWarningMacro("kNN Graph: cancelled; the output is empty.");
+    output->Initialize();
+    return true;
+  }
   if (s != VIC_OK)
   {
     vtkErrorMacro("kNN Graph: " << ctx.Error());
