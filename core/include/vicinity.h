@@ -268,6 +268,9 @@ typedef struct {
                              delta_factor times the peak's own k-th neighbour distance */
   int64_t min_members;    /* peaks with fewer members are merged into the next peak up; default 20 */
   double delta_factor;    /* the auto min_delta's multiple of r_k; default 2 */
+  double min_prominence;  /* a peak's density over that of the saddle where its region meets a denser
+                             one (persistence); default 0 = auto: exp(6 / sqrt(k - 1)), six standard
+                             deviations of the kNN estimator's log-density noise */
 } vic_peak_options;
 
 void vic_peak_options_init(vic_peak_options *o);
@@ -281,6 +284,7 @@ typedef struct {
   int64_t n_peaks;
   int64_t *peak_point;    /* point id of each peak, by descending saliency */
   int64_t *peak_members;  /* member count of each peak */
+  float *peak_centre;     /* n_peaks x d: mean position of each peak's 2k densest members (minimum image) */
 } vic_peaks;
 
 vic_status vic_peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *density,

@@ -1,0 +1,125 @@
+/* Analytic n-body models for the density tests: seeded Plummer spheres
+ * (drawn by inverting the cumulative mass), radial-bin comparison with an
+ * analytic profile, and the shrinking-sphere centre.  Header-only so that
+ * the test_*.c glob stays one test per file. */
+#ifndef VIC_NBODY_MODELS_H
+#define VIC_NBODY_MODELS_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NB_PI 3.14159265358979323846
+
+static inline uint64_t nb_next(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static inline double nb_unif(uint64_t *s) { return (nb_next(s) >> 11) * (1.0 / 9007199254740992.0); }
+
+/* Plummer number density of n_total particles with scale radius a:
+ * 3 n_total / (4 pi a^3) (1 + r^2/a^2)^(-5/2). */
+static inline double nb_plummer_density(double n_total, double a, double r) {
+  return 3.0 * n_total / (4.0 * NB_PI * a * a * a) * pow(1.0 + r * r / (a * a), -2.5);
+}
+
+/* Writes n points (3 floats each) of a Plummer sphere of scale a around
+ * centre into xyz.  The cumulative mass fraction X is drawn from
+ * [0, x_max) and inverted, r = a / sqrt(X^(-2/3) - 1): x_max < 1 cuts the
+ * far tail (x_max = 0.999: r < 38.7 a) while the density inside stays
+ * nb_plummer_density(n / x_max, a, r) exactly. */
+static inline void nb_plummer(float *xyz, int64_t n, double a, const double centre[3], double x_max, uint64_t seed) {
+  uint64_t s = seed;
+  for (int64_t i = 0; i < n; ++i) {
+    double X = nb_unif(&s) * x_max;
+    while (X <= 0) X = nb_unif(&s) * x_max;
+    double r = a / sqrt(pow(X, -2.0 / 3.0) - 1.0);
+    double cz = 2.0 * nb_unif(&s) - 1.0, phi = 2.0 * NB_PI * nb_unif(&s);
+    double sz = sqrt(1.0 - cz * cz);
+    xyz[3 * i + 0] = (float)(centre[0] + r * sz * cos(phi));
+    xyz[3 * i + 1] = (float)(centre[1] + r * sz * sin(phi));
+    xyz[3 * i + 2] = (float)(centre[2] + r * cz);
+  }
+}
+
+static int nb_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median of v[0, m) (v is reordered); NAN when m = 0. */
+static inline double nb_median(double *v, int64_t m) {
+  if (m == 0) return NAN;
+  qsort(v, (size_t)m, sizeof *v, nb_cmp_double);
+  return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
+/* Compares estimates rho[i] with truth(r_i) in nbins logarithmic radial
+ * bins between r_lo and r_hi around centre: per bin, the median of
+ * rho_i / truth(r_i) - 1.  Writes those medians into med (nbins) and
+ * returns the largest |median|; counts (optional) gets the particles per
+ * bin.  Bins with fewer than 20 particles count as failing (returns 1e9). */
+static inline double nb_radial_median_error(const float *xyz, const float *rho, int64_t n, const double centre[3],
+                                            double r_lo, double r_hi, int nbins, double (*truth)(double r, void *u),
+                                            void *user, double *med, int64_t *counts) {
+  double *rel = malloc((size_t)n * sizeof *rel);
+  int *bin = malloc((size_t)n * sizeof *bin);
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double dx = xyz[3 * i] - centre[0], dy = xyz[3 * i + 1] - centre[1], dz = xyz[3 * i + 2] - centre[2];
+    double r = sqrt(dx * dx + dy * dy + dz * dz);
+    bin[i] = (r >= r_lo && r < r_hi) ? (int)(nbins * log(r / r_lo) / log(r_hi / r_lo)) : -1;
+    rel[i] = (double)rho[i] / truth(r, user) - 1.0;
+  }
+  double *v = malloc((size_t)n * sizeof *v);
+  for (int b = 0; b < nbins; ++b) {
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; ++i)
+      if (bin[i] == b) v[m++] = rel[i];
+    med[b] = nb_median(v, m);
+    if (counts) counts[b] = m;
+    double e = m >= 20 ? fabs(med[b]) : 1e9;
+    if (e > worst) worst = e;
+  }
+  free(v);
+  free(rel);
+  free(bin);
+  return worst;
+}
+
+/* Shrinking-sphere centre (Power et al. 2003): start from the centre of
+ * mass and the radius enclosing every particle, then repeatedly shrink
+ * the radius by 2.5% and re-centre on the particles inside, until fewer
+ * than stop_count (or 1% of n) remain. */
+static inline void nb_shrinking_sphere(const float *xyz, int64_t n, int64_t stop_count, double out[3]) {
+  double c[3] = {0, 0, 0};
+  for (int64_t i = 0; i < n; ++i)
+    for (int j = 0; j < 3; ++j) c[j] += xyz[3 * i + j];
+  for (int j = 0; j < 3; ++j) c[j] /= (double)n;
+  double r2max = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (int j = 0; j < 3; ++j) { double t = xyz[3 * i + j] - c[j]; s += t * t; }
+    if (s > r2max) r2max = s;
+  }
+  double r = sqrt(r2max);
+  if (stop_count < n / 100) stop_count = n / 100;
+  for (;;) {
+    r *= 0.975;
+    double sum[3] = {0, 0, 0};
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double s = 0;
+      for (int j = 0; j < 3; ++j) { double t = xyz[3 * i + j] - c[j]; s += t * t; }
+      if (s <= r * r) { for (int j = 0; j < 3; ++j) sum[j] += xyz[3 * i + j]; m++; }
+    }
+    if (m < stop_count || m == 0) break;
+    for (int j = 0; j < 3; ++j) c[j] = sum[j] / (double)m;
+  }
+  memcpy(out, c, sizeof c);
+}
+
+#endif
