@@ -408,8 +408,8 @@ vic_status vic__cpu_nndescent_knn(vic_ctx *c, const vic_data *x, const vic_build
         ids[i * k + t] = gi[i * K + t];
         dist[i * k + t] = vic__true_dist(x->metric, gd[i * K + t]);
       }
-    vic__log(c, VIC_LOG_INFO, "NN-Descent: K = %d, %d rounds, %lld distances (%.2f per pair of points)", (int)K,
-             (int)stats.iterations, (long long)stats.distances,
+    vic__log(c, VIC_LOG_INFO, "NN-Descent: K = %d, start %.3f s, %d rounds %.3f s, %lld distances (%.3f per pair of points)",
+             (int)K, stats.seconds_init, (int)stats.iterations, stats.seconds_descent, (long long)stats.distances,
              (double)stats.distances * 2.0 / ((double)x->n * (double)(x->n - 1)));
     if (r) {
       vic__report_stage(r, "nndescent init", stats.seconds_init);
