@@ -1,0 +1,229 @@
+/* GNND drivers: workspace, the iteration loop (Alg. 1), one build and one
+ * GGM merge on device-resident rows, and the public in-memory entry
+ * points.  Policy (parameters, fallbacks, wording) belongs to the core. */
+#include "gnnd_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double gnnd__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void gnnd__stage(vick_call *call, const char *name, double seconds) {
+  if (!call) return;
+  for (int i = 0; i < call->n_stages; ++i)
+    if (strncmp(call->stages[i].name, name, sizeof call->stages[i].name) == 0) {
+      call->stages[i].seconds += seconds;
+      return;
+    }
+  if (call->n_stages >= (int)(sizeof call->stages / sizeof call->stages[0])) return;
+  snprintf(call->stages[call->n_stages].name, sizeof call->stages[0].name, "%s", name);
+  call->stages[call->n_stages++].seconds = seconds;
+}
+
+static int fail(vick_call *call, int code, const char *msg) {
+  if (call) snprintf(call->message, sizeof call->message, "%s", msg);
+  return code;
+}
+
+int gnnd__check_params(vick_call *call, int64_t n, int32_t d, const vick_gnnd_params *p, int32_t k) {
+  if (!p || n < 2 || d < 1) return fail(call, VICK_ARGUMENT, "gnnd: needs n >= 2, d >= 1 and parameters");
+  if (n > 0x7ffffffeLL) return fail(call, VICK_ARGUMENT, "gnnd: n must stay below 2^31 (32-bit ids)");
+  if (p->k_build < 32 || p->k_build > 256 || p->k_build % GNND_SEG)
+    return fail(call, VICK_ARGUMENT, "gnnd: k_build must be a multiple of 32 in 32..256");
+  if (p->samples < 1 || p->samples > 32) return fail(call, VICK_ARGUMENT, "gnnd: samples p must be in 1..32");
+  if (p->iterations < 1) return fail(call, VICK_ARGUMENT, "gnnd: iterations must be >= 1");
+  if (k < 1 || k > p->k_build) return fail(call, VICK_ARGUMENT, "gnnd: k must be in 1..k_build");
+  return VICK_OK;
+}
+
+void gnnd__setup(gnnd_dev *g, int32_t d, const vick_gnnd_params *p, uint64_t seed) {
+  memset(g, 0, sizeof *g);
+  g->d = d;
+  g->K = p->k_build;
+  g->nseg = p->k_build / GNND_SEG;
+  g->p = p->samples;
+  g->M = 2 * p->samples;
+  g->seed = seed;
+}
+
+size_t vick_gnnd_bytes(int64_t n, int32_t d, const vick_gnnd_params *p, int merge) {
+  size_t K = (size_t)p->k_build, M = 2 * (size_t)p->samples, un = (size_t)n;
+  size_t b = un * (size_t)d * 4            /* rows */
+             + un * K * 9                  /* ids, dist, flags */
+             + un * (K / GNND_SEG) * 4     /* locks */
+             + un * M * 8                  /* G_new, G_old */
+             + un * 16                     /* sample counts */
+             + un * K * 8;                 /* flat output */
+  if (merge) b += un * K * 16;             /* set-aside halves and the flat input */
+  return b + (1u << 20);
+}
+
+#define ALLOC(ptr, bytes)                                                                  \
+  do {                                                                                     \
+    if ((rc = GNND_CK(call, cudaMalloc((void **)&(ptr), (bytes))))) goto fail;             \
+  } while (0)
+
+int gnnd__alloc(vick_call *call, gnnd_dev *g, int64_t capacity, int merge) {
+  int rc;
+  size_t n = (size_t)capacity, K = (size_t)g->K, M = (size_t)g->M;
+  g->capacity = capacity;
+  ALLOC(g->ids, n * K * 4);
+  ALLOC(g->dist, n * K * 4);
+  ALLOC(g->flags, n * K);
+  ALLOC(g->locks, n * (size_t)g->nseg * 4);
+  ALLOC(g->gnew, n * M * 4);
+  ALLOC(g->gold, n * M * 4);
+  ALLOC(g->cnt_new, n * 4);
+  ALLOC(g->cnt_old, n * 4);
+  ALLOC(g->fwd_new, n * 4);
+  ALLOC(g->fwd_old, n * 4);
+  ALLOC(g->counter, sizeof(unsigned long long));
+  if (merge) {
+    ALLOC(g->extra, n * K * 4);
+    ALLOC(g->extra_dist, n * K * 4);
+    ALLOC(g->flat_ids, n * K * 4);
+    ALLOC(g->flat_dist, n * K * 4);
+  }
+  if ((rc = GNND_CK(call, cudaMemset(g->locks, 0, n * (size_t)g->nseg * 4)))) goto fail;
+  return VICK_OK;
+fail:
+  gnnd__free(g);
+  return rc;
+}
+
+void gnnd__free(gnnd_dev *g) {
+  void *bufs[] = {g->ids, g->dist, g->flags, g->locks, g->gnew, g->gold, g->cnt_new, g->cnt_old,
+                  g->fwd_new, g->fwd_old, g->counter, g->extra, g->extra_dist, g->flat_ids, g->flat_dist};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
+    if (bufs[i]) cudaFree(bufs[i]);
+  g->ids = NULL; g->dist = NULL; g->flags = NULL; g->locks = NULL; g->gnew = g->gold = NULL;
+  g->cnt_new = g->cnt_old = g->fwd_new = g->fwd_old = NULL; g->counter = NULL;
+  g->extra = g->flat_ids = NULL; g->extra_dist = g->flat_dist = NULL;
+}
+
+int gnnd__refine(vick_call *call, gnnd_dev *g, const vick_gnnd_params *p, cudaStream_t st, int *iterations_run) {
+  int rc;
+  double stop_below = (double)p->converge * (double)g->n * (double)g->K;
+  *iterations_run = 0;
+  for (int it = 0; it < p->iterations; ++it) {
+    unsigned long long inserted = 0;
+    if ((rc = GNND_CK(call, cudaMemsetAsync(g->counter, 0, sizeof inserted, st)))) return rc;
+    if ((rc = gnnd__launch_iteration(call, g, it, st))) return rc;
+    if ((rc = GNND_CK(call, cudaMemcpyAsync(&inserted, g->counter, sizeof inserted, cudaMemcpyDeviceToHost, st))))
+      return rc;
+    if ((rc = GNND_CK(call, cudaStreamSynchronize(st)))) return rc;
+    *iterations_run = it + 1;
+    if (call && call->progress && call->progress(call->user, "gnnd", (double)(it + 1) / p->iterations))
+      return fail(call, VICK_CANCELLED, "gnnd: cancelled");
+    if ((double)inserted < stop_below) break;
+  }
+  return VICK_OK;
+}
+
+int gnnd__build_run(vick_call *call, gnnd_dev *g, const float *d_rows, int64_t n, const vick_gnnd_params *p,
+                    int32_t k, int32_t *d_out_ids, float *d_out_dist, cudaStream_t st) {
+  int rc, iters;
+  gnnd_dev b = *g;
+  b.rowsA = b.rowsB = d_rows;
+  b.nA = b.n = n;
+  b.split = 0;
+  b.extra = NULL; /* a plain build sets nothing aside */
+  b.extra_dist = NULL;
+  if ((rc = gnnd__launch_random_init(call, &b, st))) return rc;
+  if ((rc = gnnd__refine(call, &b, p, st, &iters))) return rc;
+  return gnnd__launch_finalize(call, &b, k, d_out_ids, d_out_dist, st);
+}
+
+int gnnd__merge_run(vick_call *call, gnnd_dev *g, const float *d_rows1, int64_t n1, const float *d_rows2,
+                    int64_t n2, const int32_t *d_flat_ids, const float *d_flat_dist, const vick_gnnd_params *p,
+                    int32_t k, int32_t *d_out_ids, float *d_out_dist, cudaStream_t st) {
+  int rc, iters;
+  gnnd_dev m = *g;
+  m.rowsA = d_rows1;
+  m.rowsB = d_rows2;
+  m.nA = n1;
+  m.n = n1 + n2;
+  m.split = (int32_t)n1;
+  m.seed = g->seed ^ 0x6767u; /* the refill draws differ from the build's */
+  if ((rc = gnnd__launch_merge_init(call, &m, d_flat_ids, d_flat_dist, st))) return rc;
+  if ((rc = gnnd__refine(call, &m, p, st, &iters))) return rc;
+  return gnnd__launch_finalize(call, &m, k, d_out_ids, d_out_dist, st);
+}
+
+/* ---------------------------------------------------- public, in memory */
+
+static int upload_rows(vick_call *call, const float *rows, int64_t n, int32_t d, float **d_rows) {
+  int rc;
+  double t = gnnd__now();
+  if ((rc = GNND_CK(call, cudaMalloc((void **)d_rows, (size_t)n * d * sizeof(float))))) return rc;
+  rc = GNND_CK(call, cudaMemcpy(*d_rows, rows, (size_t)n * d * sizeof(float), cudaMemcpyHostToDevice));
+  if (call) call->seconds_transfer += gnnd__now() - t;
+  return rc;
+}
+
+int vick_gnnd_build(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_gnnd_params *p,
+                    vick_gnnd_graph *out) {
+  double t0 = gnnd__now();
+  int rc;
+  if ((rc = gnnd__check_params(call, n, d, p, out ? out->k : 0))) return rc;
+  if (!rows || !out->ids || !out->dist || out->n != n) return fail(call, VICK_ARGUMENT, "gnnd: bad output graph");
+  if ((rc = GNND_CK(call, cudaSetDevice(call->device)))) return rc;
+  gnnd_dev g;
+  gnnd__setup(&g, d, p, call->seed);
+  float *d_rows = NULL, *d_dist = NULL;
+  int32_t *d_ids = NULL;
+  cudaStream_t st = 0;
+  if ((rc = upload_rows(call, rows, n, d, &d_rows))) goto out;
+  if ((rc = gnnd__alloc(call, &g, n, 0))) goto out;
+  if ((rc = GNND_CK(call, cudaMalloc((void **)&d_ids, (size_t)n * out->k * 4)))) goto out;
+  if ((rc = GNND_CK(call, cudaMalloc((void **)&d_dist, (size_t)n * out->k * 4)))) goto out;
+  {
+    double tk = gnnd__now();
+    if ((rc = gnnd__build_run(call, &g, d_rows, n, p, out->k, d_ids, d_dist, st))) goto out;
+    if ((rc = GNND_CK(call, cudaStreamSynchronize(st)))) goto out;
+    call->seconds_kernel += gnnd__now() - tk;
+    gnnd__stage(call, "gnnd build", gnnd__now() - tk);
+  }
+  {
+    double tt = gnnd__now();
+    if ((rc = GNND_CK(call, cudaMemcpy(out->ids, d_ids, (size_t)n * out->k * 4, cudaMemcpyDeviceToHost)))) goto out;
+    if ((rc = GNND_CK(call, cudaMemcpy(out->dist, d_dist, (size_t)n * out->k * 4, cudaMemcpyDeviceToHost)))) goto out;
+    call->seconds_transfer += gnnd__now() - tt;
+  }
+out:
+  gnnd__free(&g);
+  cudaFree(d_rows);
+  cudaFree(d_ids);
+  cudaFree(d_dist);
+  call->seconds_total = gnnd__now() - t0;
+  return rc;
+}
+
+int vick_gnnd_knn(vick_call *call, const float *rows, int64_t n, int32_t d, int32_t k, const vick_gnnd_params *p,
+                  int64_t *ids, float *dist) {
+  int rc;
+  if ((rc = gnnd__check_params(call, n, d, p, k))) return rc;
+  if (!rows || !ids || !dist) return fail(call, VICK_ARGUMENT, "gnnd: null pointer");
+  if ((rc = GNND_CK(call, cudaSetDevice(call->device)))) return rc;
+  size_t budget = call->memory_budget;
+  if (!budget) {
+    size_t free_b = 0, total_b = 0;
+    if ((rc = GNND_CK(call, cudaMemGetInfo(&free_b, &total_b)))) return rc;
+    budget = free_b / 10 * 9; /* headroom for the runtime and fragmentation */
+  }
+  if (vick_gnnd_bytes(n, d, p, 0) > budget || (p->shard_rows > 0 && p->shard_rows < n))
+    return gnnd__sharded_knn(call, rows, n, d, k, p, budget, ids, dist);
+  vick_gnnd_graph g = {n, k, (int32_t *)malloc((size_t)n * k * sizeof(int32_t)), dist};
+  if (!g.ids) return fail(call, VICK_NOMEM, "gnnd: host memory for 32-bit ids");
+  rc = vick_gnnd_build(call, rows, n, d, p, &g);
+  if (rc == VICK_OK)
+    for (int64_t i = 0; i < n * k; ++i) ids[i] = g.ids[i];
+  free(g.ids);
+  return rc;
+}

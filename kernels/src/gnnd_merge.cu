@@ -1,0 +1,120 @@
+/* GGM (Alg. 3) as public entry points: merging two k-NN graphs, and
+ * incremental growth (build the new rows' graph, then merge it in). */
+#include "gnnd_internal.h"
+
+#include <string.h>
+
+static int fail(vick_call *call, int code, const char *msg) {
+  if (call) snprintf(call->message, sizeof call->message, "%s", msg);
+  return code;
+}
+
+/* Upload a host flat graph (k == K) into the workspace's flat input at
+ * row `at`, shifting its ids by `offset`. */
+static int upload_graph(vick_call *call, gnnd_dev *g, const vick_gnnd_graph *h, int64_t at, int32_t offset,
+                        cudaStream_t st) {
+  int rc;
+  size_t cnt = (size_t)h->n * g->K;
+  if ((rc = GNND_CK(call, cudaMemcpyAsync(g->flat_ids + at * g->K, h->ids, cnt * 4, cudaMemcpyHostToDevice, st))))
+    return rc;
+  if ((rc = GNND_CK(call, cudaMemcpyAsync(g->flat_dist + at * g->K, h->dist, cnt * 4, cudaMemcpyHostToDevice, st))))
+    return rc;
+  return gnnd__launch_offset_ids(call, g->flat_ids + at * g->K, (int64_t)cnt, offset, st);
+}
+
+/* Runs GGM over the rows and the flat input already in g, result to host out. */
+static int merge_to_host(vick_call *call, gnnd_dev *g, const float *d_rows, int64_t n1, int64_t n2, int32_t d,
+                         const vick_gnnd_params *p, vick_gnnd_graph *out, cudaStream_t st) {
+  int rc;
+  int64_t n = n1 + n2;
+  int32_t *d_ids = NULL;
+  float *d_dist = NULL;
+  double tk = gnnd__now();
+  if ((rc = GNND_CK(call, cudaMalloc((void **)&d_ids, (size_t)n * out->k * 4)))) goto out;
+  if ((rc = GNND_CK(call, cudaMalloc((void **)&d_dist, (size_t)n * out->k * 4)))) goto out;
+  if ((rc = gnnd__merge_run(call, g, d_rows, n1, d_rows + (size_t)n1 * d, n2, g->flat_ids, g->flat_dist, p, out->k,
+                            d_ids, d_dist, st)))
+    goto out;
+  if ((rc = GNND_CK(call, cudaStreamSynchronize(st)))) goto out;
+  call->seconds_kernel += gnnd__now() - tk;
+  gnnd__stage(call, "ggm merge", gnnd__now() - tk);
+  {
+    double tt = gnnd__now();
+    if ((rc = GNND_CK(call, cudaMemcpy(out->ids, d_ids, (size_t)n * out->k * 4, cudaMemcpyDeviceToHost)))) goto out;
+    if ((rc = GNND_CK(call, cudaMemcpy(out->dist, d_dist, (size_t)n * out->k * 4, cudaMemcpyDeviceToHost)))) goto out;
+    call->seconds_transfer += gnnd__now() - tt;
+  }
+out:
+  cudaFree(d_ids);
+  cudaFree(d_dist);
+  return rc;
+}
+
+static int prepare(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_gnnd_params *p,
+                   const vick_gnnd_graph *out, gnnd_dev *g, float **d_rows) {
+  int rc;
+  if ((rc = gnnd__check_params(call, n, d, p, out ? out->k : 0))) return rc;
+  if (!rows || !out->ids || !out->dist || out->n != n) return fail(call, VICK_ARGUMENT, "ggm: bad output graph");
+  if ((rc = GNND_CK(call, cudaSetDevice(call->device)))) return rc;
+  gnnd__setup(g, d, p, call->seed);
+  double t = gnnd__now();
+  if ((rc = GNND_CK(call, cudaMalloc((void **)d_rows, (size_t)n * d * 4)))) return rc;
+  if ((rc = GNND_CK(call, cudaMemcpy(*d_rows, rows, (size_t)n * d * 4, cudaMemcpyHostToDevice)))) return rc;
+  call->seconds_transfer += gnnd__now() - t;
+  return gnnd__alloc(call, g, n, 1);
+}
+
+int vick_gnnd_merge(vick_call *call, const float *rows, int64_t n1, int64_t n2, int32_t d,
+                    const vick_gnnd_params *p, const vick_gnnd_graph *g1, const vick_gnnd_graph *g2,
+                    vick_gnnd_graph *out) {
+  double t0 = gnnd__now();
+  if (!g1 || !g2 || g1->n != n1 || g2->n != n2 || !p || g1->k != p->k_build || g2->k != p->k_build || n1 < 1 ||
+      n2 < 1)
+    return fail(call, VICK_ARGUMENT, "ggm: both graphs must list their rows with k == k_build");
+  gnnd_dev g;
+  memset(&g, 0, sizeof g);
+  float *d_rows = NULL;
+  cudaStream_t st = 0;
+  int rc = prepare(call, rows, n1 + n2, d, p, out, &g, &d_rows);
+  if (rc) goto out;
+  if ((rc = upload_graph(call, &g, g1, 0, 0, st))) goto out;
+  if ((rc = upload_graph(call, &g, g2, n1, (int32_t)n1, st))) goto out;
+  rc = merge_to_host(call, &g, d_rows, n1, n2, d, p, out, st);
+out:
+  gnnd__free(&g);
+  cudaFree(d_rows);
+  call->seconds_total = gnnd__now() - t0;
+  return rc;
+}
+
+int vick_gnnd_add(vick_call *call, const float *rows, int64_t n_old, int64_t n_new, int32_t d,
+                  const vick_gnnd_params *p, const vick_gnnd_graph *g_old, vick_gnnd_graph *out) {
+  double t0 = gnnd__now();
+  if (!g_old || !p || g_old->n != n_old || g_old->k != p->k_build || n_old < 1 || n_new < 2)
+    return fail(call, VICK_ARGUMENT, "gnnd add: the old graph must list its rows with k == k_build, n_new >= 2");
+  gnnd_dev g;
+  memset(&g, 0, sizeof g);
+  float *d_rows = NULL;
+  cudaStream_t st = 0;
+  int rc = prepare(call, rows, n_old + n_new, d, p, out, &g, &d_rows);
+  if (rc) goto out;
+  if ((rc = upload_graph(call, &g, g_old, 0, 0, st))) goto out;
+  {
+    /* the new rows' own graph goes straight into the merge input */
+    double tb = gnnd__now();
+    int32_t *new_ids = g.flat_ids + n_old * g.K;
+    if ((rc = gnnd__build_run(call, &g, d_rows + (size_t)n_old * d, n_new, p, g.K, new_ids,
+                              g.flat_dist + n_old * g.K, st)))
+      goto out;
+    if ((rc = gnnd__launch_offset_ids(call, new_ids, n_new * g.K, (int32_t)n_old, st))) goto out;
+    if ((rc = GNND_CK(call, cudaStreamSynchronize(st)))) goto out;
+    call->seconds_kernel += gnnd__now() - tb;
+    gnnd__stage(call, "gnnd build new", gnnd__now() - tb);
+  }
+  rc = merge_to_host(call, &g, d_rows, n_old, n_new, d, p, out, st);
+out:
+  gnnd__free(&g);
+  cudaFree(d_rows);
+  call->seconds_total = gnnd__now() - t0;
+  return rc;
+}
