@@ -1,0 +1,75 @@
+/* C interface of the GGNN kernels (Groh et al., "GGNN: Graph-based GPU
+ * Nearest Neighbor Search"): a hierarchical kNN search graph built on one
+ * device, queried with batches, with the for-all kNN lists and d_nn1
+ * statistics that fall out of its construction.
+ *
+ * Host pointers in and out; ids are int64 row numbers of the data set as
+ * given (the graph permutes the rows internally and maps back).  Distances
+ * are Euclidean (the core converts them for the cosine metric).  Kernels
+ * own no policy: every size limit is reported as VICK_ARGUMENT with a
+ * message and the core words the user-facing error. */
+#ifndef VIC_KERNELS_GGNN_H
+#define VIC_KERNELS_GGNN_H
+
+#include "vic_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vick_ggnn vick_ggnn;
+
+typedef struct {
+  int32_t k;           /* graph degree, 24..96 (k/2 of it may become inverse links) */
+  int32_t segment;     /* s: points per bottom batch and per upper-layer segment */
+  int32_t layers;      /* L requested; raised when g*s would not fit one block's selection */
+  int32_t refinements; /* merge+sym passes after the construction (Alg. 6) */
+  float tau_build;     /* slack of the construction queries (Eq. 2 with the mean d_nn1, Eq. 4) */
+  int32_t cover_components; /* nonzero: label the bottom graph's components and add one
+                               entry point per component (the islands remedy) */
+  int32_t max_entry_components; /* at most this many component entry points (largest first); 0 = 4096 */
+} vick_ggnn_params;
+
+void vick_ggnn_params_init(vick_ggnn_params *p);
+
+/* What a built graph is: for reports and tests. */
+typedef struct {
+  int64_t n;
+  int32_t d, k, layers, growth, segment, segment0;
+  int64_t upper_points;    /* points in all layers above the bottom */
+  int64_t components;      /* weakly connected components of the bottom graph (0 if not labelled) */
+  int32_t entry_points;    /* start points of a query: top layer + component representatives */
+  double dnn1_mean, dnn1_max;
+  double mean_inverse_links; /* inverse links per bottom point after the last sym pass */
+  size_t device_bytes;     /* graph + data held on the device */
+} vick_ggnn_info;
+
+/* Build the search graph of n rows of x (row-major n x d) on call->device.
+ * The graph keeps a device copy of the (permuted) rows. */
+int vick_ggnn_build(vick_call *call, const float *x, int64_t n, int32_t d, const vick_ggnn_params *p,
+                    vick_ggnn **out);
+
+/* For-all kNN lists (Sec. 6.2.4): the final bottom-layer merge's k nearest
+ * of every point, self excluded, ascending; kk <= the graph's k.
+ * ids/dist: n*kk, -1/+inf where fewer exist. */
+int vick_ggnn_forall(vick_call *call, const vick_ggnn *g, int32_t kk, int64_t *ids, float *dist);
+
+/* d_nn1 of every point (n floats, in input row order; may be NULL) and its
+ * mean and max (Eq. 3-4) from the final bottom layer. */
+int vick_ggnn_dnn1(vick_call *call, const vick_ggnn *g, float *dnn1, double *mean, double *max);
+
+/* k nearest rows of each of m queries (row-major m x d): one warp-sized
+ * block per query with a shared-memory cache, slack tau (Eq. 2 with
+ * d_nn1+ = max d_nn1), starting from the top layer and the component
+ * representatives, searching the bottom layer (Sec. 5.4).  max_visits = 0
+ * takes the cache's default iteration limit.  ids/dist: m*k. */
+int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float *q, int64_t m, int32_t k, float tau,
+                    int32_t max_visits, int64_t *ids, float *dist);
+
+int vick_ggnn_info_get(const vick_ggnn *g, vick_ggnn_info *info);
+void vick_ggnn_free(vick_ggnn *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,111 @@
+// merge(l_top, l_m) of the GGNN construction (Alg. 3-4): every point z of
+// layer l_m queries for its k nearest neighbours, starting from the s
+// points of the top-layer segment above it and descending layer by layer;
+// on each switch the best list is translated into the lower layer's ids,
+// re-queued and the visited list forgotten (the neighbourhoods differ).
+//
+// Addition to the paper: on the last layer the query also fetches z's
+// current neighbour list, so a merge never loses neighbours it had; this
+// matters where the hierarchy's few entry points miss a whole cluster
+// (disconnected data such as `islands`).
+#include "ggnn_cache.cuh"
+#include "ggnn_steps.cuh"
+
+struct ggnn_merge_args {
+  const float *x;
+  int d, k, g, s_up, nseg0;
+  int64_t n0;
+  int ltop, lm;
+  float tau, dnn1;
+  int bcap, pcap, vcap, max_iter;
+  size_t slab;
+  const int32_t *base[GGNN_MAX_LAYERS];
+  const int32_t *down[GGNN_MAX_LAYERS];
+  const int32_t *graph[GGNN_MAX_LAYERS];
+  int32_t n_lm;
+  int32_t *out_g;
+  float *out_d;
+};
+
+__global__ void ggnn_k_merge(ggnn_merge_args a) {
+  extern __shared__ __align__(16) char smem[];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int64_t z = (int64_t)blockIdx.x * (blockDim.x >> 5) + w;
+  if (z >= a.n_lm) return;  // uniform per warp
+  ggnn_cache c;
+  ggnn_cache_init(c, smem + (size_t)w * a.slab, a.d, false, a.bcap, a.pcap, a.vcap);
+  const int64_t bz = a.base[a.lm] ? a.base[a.lm][z] : z;
+  ggnn_load_vec(c.qv, a.x + bz * a.d, a.d);
+
+  // getTopSegment: the segment of z's layer divided by g per layer up.
+  int64_t seg = a.lm == 0 ? ggnn_seg0_of(z, a.n0, a.nseg0) : z / a.s_up;
+  for (int l = a.lm; l < a.ltop; ++l) seg /= a.g;
+  const int32_t top0 = (int32_t)(seg * a.s_up);
+  for (int o = 0; o < a.s_up; o += GGNN_MAX_FETCH) {
+    int len = min(GGNN_MAX_FETCH, a.s_up - o);
+    for (int j = lane; j < len; j += 32) c.cand[j] = top0 + o + j;
+    __syncwarp();
+    ggnn_fetch(c, len, -1, a.base[a.ltop], a.x, a.d, a.tau, a.dnn1);
+  }
+  ggnn_search(c, a.graph[a.ltop], a.k, a.base[a.ltop], a.x, a.d, a.tau, a.dnn1, a.max_iter, -1);
+
+  for (int l = a.ltop - 1; l >= a.lm; --l) {
+    // transform: ids of layer l+1 into ids of layer l
+    const int32_t *dn = a.down[l + 1];
+    for (int j = lane; j < c.bcount; j += 32) c.best_id[j] = dn[c.best_id[j]];
+    __syncwarp();
+    ggnn_cache_reset_queues(c);
+    const int32_t self = l == a.lm ? (int32_t)z : -1;
+    if (self >= 0) ggnn_list_remove(c.best_id, c.best_d, c.bcount, self);
+    int nq = min(c.bcount, c.pcap);
+    for (int j = lane; j < nq; j += 32) { c.pq_id[j] = c.best_id[j]; c.pq_d[j] = c.best_d[j]; }
+    __syncwarp();
+    c.pcount = nq;
+    if (self >= 0) {
+      ggnn_load_cand(c, a.graph[l] + z * a.k, a.k);
+      ggnn_fetch(c, a.k, self, a.base[l], a.x, a.d, a.tau, a.dnn1);
+    }
+    ggnn_search(c, a.graph[l], a.k, a.base[l], a.x, a.d, a.tau, a.dnn1, a.max_iter, self);
+  }
+  for (int j = lane; j < a.k; j += 32) {
+    bool have = j < c.bcount;
+    a.out_g[z * a.k + j] = have ? c.best_id[j] : -1;
+    a.out_d[z * a.k + j] = have ? c.best_d[j] : __int_as_float(0x7f800000);
+  }
+}
+
+cudaError_t ggnn_merge(const vick_ggnn *g, int ltop, int lm, float tau, float dnn1, int32_t *out_g, float *out_d) {
+  ggnn_merge_args a;
+  a.x = g->x;
+  a.d = g->d;
+  a.k = g->k;
+  a.g = g->g;
+  a.s_up = g->s_up;
+  a.nseg0 = g->layer[0].nseg;
+  a.n0 = g->n;
+  a.ltop = ltop;
+  a.lm = lm;
+  a.tau = tau;
+  a.dnn1 = dnn1;
+  // Construction cache: the best list is the graph degree; the visited ring
+  // holds a full exploration of one layer without cycles.
+  a.bcap = g->k;
+  a.pcap = 64;
+  a.vcap = 256;
+  a.max_iter = 256;
+  a.slab = ggnn_slab_bytes(g->d, false, a.bcap, a.pcap, a.vcap);
+  for (int l = 0; l < GGNN_MAX_LAYERS; ++l) {
+    a.base[l] = l < g->L ? g->layer[l].base : nullptr;
+    a.down[l] = l < g->L ? g->layer[l].down : nullptr;
+    a.graph[l] = l < g->L ? g->layer[l].graph : nullptr;
+  }
+  a.n_lm = g->layer[lm].n;
+  a.out_g = out_g;
+  a.out_d = out_d;
+  size_t bytes = a.slab * GGNN_WARPS_PER_BLOCK;
+  cudaError_t e = cudaFuncSetAttribute(ggnn_k_merge, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+  if (e != cudaSuccess) return e;
+  unsigned blocks = (unsigned)((a.n_lm + GGNN_WARPS_PER_BLOCK - 1) / GGNN_WARPS_PER_BLOCK);
+  ggnn_k_merge<<<blocks, GGNN_WARPS_PER_BLOCK * 32, bytes>>>(a);
+  return cudaGetLastError();
+}

@@ -1,0 +1,234 @@
+// Queries of a finished GGNN graph (Alg. 1, Sec. 5.4): one warp per query
+// fetches the entry points (top layer + component representatives), then
+// searches the bottom layer directly with the slack criterion of Eq. 2
+// using d_nn1+ = max d_nn1 (Eq. 3).  Also the for-all lists and d_nn1
+// read-outs, which only map layer-0 ids back to input rows.
+#include "ggnn_cache.cuh"
+#include "ggnn_steps.cuh"
+
+#include <string.h>
+#include <time.h>
+
+struct ggnn_query_args {
+  const float *x, *q;
+  int d, k, kq;
+  const int32_t *graph, *entry, *perm;
+  int n_entry;
+  int64_t m;
+  float tau, dnn1;
+  int bcap, pcap, vcap, max_iter;
+  size_t slab;
+  int32_t *out_ids;
+  float *out_d;
+};
+
+__global__ void ggnn_k_query(ggnn_query_args a) {
+  extern __shared__ __align__(16) char smem[];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int64_t qi = (int64_t)blockIdx.x * (blockDim.x >> 5) + w;
+  if (qi >= a.m) return;
+  ggnn_cache c;
+  ggnn_cache_init(c, smem + (size_t)w * a.slab, a.d, false, a.bcap, a.pcap, a.vcap);
+  ggnn_load_vec(c.qv, a.q + qi * a.d, a.d);
+  for (int o = 0; o < a.n_entry; o += GGNN_MAX_FETCH) {
+    int len = min(GGNN_MAX_FETCH, a.n_entry - o);
+    ggnn_load_cand(c, a.entry + o, len);
+    ggnn_fetch(c, len, -1, nullptr, a.x, a.d, a.tau, a.dnn1);
+  }
+  ggnn_search(c, a.graph, a.k, nullptr, a.x, a.d, a.tau, a.dnn1, a.max_iter, -1);
+  for (int j = lane; j < a.kq; j += 32) {
+    bool have = j < c.bcount;
+    a.out_ids[qi * a.kq + j] = have ? a.perm[c.best_id[j]] : -1;
+    a.out_d[qi * a.kq + j] = have ? c.best_d[j] : __int_as_float(0x7f800000);
+  }
+}
+
+// For-all row i (layer-0 order) becomes the row of input row perm[i].
+__global__ void ggnn_k_forall(const int32_t *__restrict__ forall, const float *__restrict__ dist,
+                              const int32_t *__restrict__ perm, int64_t n, int k, int kk, int32_t *ids, float *dd) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n * kk) return;
+  int64_t i = t / kk;
+  int j = (int)(t - i * kk);
+  int32_t v = forall[i * k + j];
+  int64_t o = (int64_t)perm[i] * kk + j;
+  ids[o] = v < 0 ? -1 : perm[v];
+  dd[o] = v < 0 ? __int_as_float(0x7f800000) : dist[i * k + j];
+}
+
+__global__ void ggnn_k_unpermute(const float *__restrict__ v, const int32_t *__restrict__ perm, int64_t n, float *out) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[perm[i]] = v[i];
+}
+
+static double ggnn_qnow(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int ggnn_round_pow2(int v) {
+  int p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+// Cache sizes after appendix C, Table 6: best = max(k, 10); short prioqs
+// suffice; the visited ring decides accuracy and caps the iterations.
+// SIFT-like d (<= 128-ish), k <= 32: prioq 64, visited 384, 400 iterations;
+// long result lists: prioq 32, visited 896, 1000; high-d data: prioq 32,
+// visited 2048, 2000.  An explicit visit budget widens the ring to match.
+static void ggnn_query_config(int d, int kq, int max_visits, int *bcap, int *pcap, int *vcap, int *iters) {
+  *bcap = kq > 10 ? kq : 10;
+  if (d >= 200) { *pcap = 32; *vcap = 2048; *iters = 2000; }
+  else if (*bcap > 32) { *pcap = 32; *vcap = 896; *iters = 1000; }
+  else { *pcap = 64; *vcap = 384; *iters = 400; }
+  if (max_visits > 0) {
+    *iters = max_visits;
+    int v = (max_visits + 31) / 32 * 32;
+    if (v > *vcap) *vcap = v;
+  }
+  *pcap = ggnn_round_pow2(*pcap);
+}
+
+extern "C" int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float *q, int64_t m, int32_t k, float tau,
+                               int32_t max_visits, int64_t *ids, float *dist) {
+  int rc = VICK_OK;
+  double t0 = ggnn_qnow();
+  float *dq = nullptr, *dd = nullptr;
+  int32_t *di = nullptr, *hi = nullptr;
+  cudaEvent_t ev[2] = {nullptr, nullptr};
+  ggnn_query_args a;
+  size_t bytes = 0;
+  float ms = 0;
+  call->message[0] = '\0';
+  call->n_stages = 0;
+  call->seconds_kernel = call->seconds_transfer = 0;
+  if (!g || !q || m < 1 || k < 1 || k > 256 || !(tau >= 0) || max_visits < 0) {
+    snprintf(call->message, sizeof call->message,
+             "GGNN query needs m >= 1 queries, 1 <= k <= 256, tau >= 0 (m = %lld, k = %d)", (long long)m, (int)k);
+    return VICK_ARGUMENT;
+  }
+  memset(&a, 0, sizeof a);
+  ggnn_query_config(g->d, k, max_visits, &a.bcap, &a.pcap, &a.vcap, &a.max_iter);
+  a.x = g->x;
+  a.d = g->d;
+  a.k = g->k;
+  a.kq = k;
+  a.graph = g->layer[0].graph;
+  a.entry = g->entry;
+  a.perm = g->perm;
+  a.n_entry = g->n_entry;
+  a.m = m;
+  a.tau = tau;
+  a.dnn1 = (float)g->dnn1_max;
+  a.slab = ggnn_slab_bytes(g->d, false, a.bcap, a.pcap, a.vcap);
+  bytes = a.slab * GGNN_WARPS_PER_BLOCK;
+  GGNN_CUDA(call, cudaSetDevice(g->device));
+  GGNN_CUDA(call, cudaMalloc(&dq, (size_t)m * g->d * sizeof(float)));
+  GGNN_CUDA(call, cudaMalloc(&di, (size_t)m * k * sizeof(int32_t)));
+  GGNN_CUDA(call, cudaMalloc(&dd, (size_t)m * k * sizeof(float)));
+  hi = (int32_t *)malloc((size_t)m * k * sizeof(int32_t));
+  if (!hi) { snprintf(call->message, sizeof call->message, "GGNN query: no host memory"); rc = VICK_NOMEM; goto fail; }
+  {
+    double t = ggnn_qnow();
+    GGNN_CUDA(call, cudaMemcpy(dq, q, (size_t)m * g->d * sizeof(float), cudaMemcpyHostToDevice));
+    call->seconds_transfer += ggnn_qnow() - t;
+  }
+  a.q = dq;
+  a.out_ids = di;
+  a.out_d = dd;
+  GGNN_CUDA(call, cudaFuncSetAttribute(ggnn_k_query, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+  GGNN_CUDA(call, cudaEventCreate(&ev[0]));
+  GGNN_CUDA(call, cudaEventCreate(&ev[1]));
+  GGNN_CUDA(call, cudaEventRecord(ev[0]));
+  ggnn_k_query<<<(unsigned)((m + GGNN_WARPS_PER_BLOCK - 1) / GGNN_WARPS_PER_BLOCK), GGNN_WARPS_PER_BLOCK * 32, bytes>>>(a);
+  GGNN_LAUNCHED(call);
+  GGNN_CUDA(call, cudaEventRecord(ev[1]));
+  GGNN_CUDA(call, cudaEventSynchronize(ev[1]));
+  GGNN_CUDA(call, cudaEventElapsedTime(&ms, ev[0], ev[1]));
+  call->seconds_kernel = ms * 1e-3;
+  {
+    double t = ggnn_qnow();
+    GGNN_CUDA(call, cudaMemcpy(hi, di, (size_t)m * k * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    GGNN_CUDA(call, cudaMemcpy(dist, dd, (size_t)m * k * sizeof(float), cudaMemcpyDeviceToHost));
+    call->seconds_transfer += ggnn_qnow() - t;
+  }
+  for (int64_t i = 0; i < m * k; ++i) ids[i] = hi[i];
+fail:
+  if (ev[0]) cudaEventDestroy(ev[0]);
+  if (ev[1]) cudaEventDestroy(ev[1]);
+  cudaFree(dq);
+  cudaFree(di);
+  cudaFree(dd);
+  free(hi);
+  call->seconds_total = ggnn_qnow() - t0;
+  return rc;
+}
+
+extern "C" int vick_ggnn_forall(vick_call *call, const vick_ggnn *g, int32_t kk, int64_t *ids, float *dist) {
+  int rc = VICK_OK;
+  int32_t *di = nullptr, *hi = nullptr;
+  float *dd = nullptr;
+  size_t cnt = 0;
+  call->message[0] = '\0';
+  if (!g || kk < 1 || kk > g->k) {
+    snprintf(call->message, sizeof call->message, "GGNN for-all lists hold at most k = %d neighbours (asked %d)",
+             g ? g->k : 0, (int)kk);
+    return VICK_ARGUMENT;
+  }
+  cnt = (size_t)g->n * kk;
+  GGNN_CUDA(call, cudaSetDevice(g->device));
+  GGNN_CUDA(call, cudaMalloc(&di, cnt * sizeof(int32_t)));
+  GGNN_CUDA(call, cudaMalloc(&dd, cnt * sizeof(float)));
+  hi = (int32_t *)malloc(cnt * sizeof(int32_t));
+  if (!hi) { snprintf(call->message, sizeof call->message, "GGNN for-all: no host memory"); rc = VICK_NOMEM; goto fail; }
+  ggnn_k_forall<<<(unsigned)((cnt + 255) / 256), 256>>>(g->forall, g->layer[0].dist, g->perm, g->n, g->k, kk, di, dd);
+  GGNN_LAUNCHED(call);
+  GGNN_CUDA(call, cudaMemcpy(hi, di, cnt * sizeof(int32_t), cudaMemcpyDeviceToHost));
+  GGNN_CUDA(call, cudaMemcpy(dist, dd, cnt * sizeof(float), cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < cnt; ++i) ids[i] = hi[i];
+fail:
+  cudaFree(di);
+  cudaFree(dd);
+  free(hi);
+  return rc;
+}
+
+extern "C" int vick_ggnn_dnn1(vick_call *call, const vick_ggnn *g, float *dnn1, double *mean, double *max) {
+  int rc = VICK_OK;
+  float *dv = nullptr;
+  call->message[0] = '\0';
+  if (!g) { snprintf(call->message, sizeof call->message, "GGNN d_nn1: no graph"); return VICK_ARGUMENT; }
+  if (mean) *mean = g->dnn1_mean;
+  if (max) *max = g->dnn1_max;
+  if (!dnn1) return VICK_OK;
+  GGNN_CUDA(call, cudaSetDevice(g->device));
+  GGNN_CUDA(call, cudaMalloc(&dv, (size_t)g->n * sizeof(float)));
+  ggnn_k_unpermute<<<(unsigned)((g->n + 255) / 256), 256>>>(g->dnn1, g->perm, g->n, dv);
+  GGNN_LAUNCHED(call);
+  GGNN_CUDA(call, cudaMemcpy(dnn1, dv, (size_t)g->n * sizeof(float), cudaMemcpyDeviceToHost));
+fail:
+  cudaFree(dv);
+  return rc;
+}
+
+extern "C" int vick_ggnn_info_get(const vick_ggnn *g, vick_ggnn_info *info) {
+  if (!g || !info) return VICK_ARGUMENT;
+  memset(info, 0, sizeof *info);
+  info->n = g->n;
+  info->d = g->d;
+  info->k = g->k;
+  info->layers = g->L;
+  info->growth = g->g;
+  info->segment = g->s_up;
+  info->segment0 = (int32_t)(g->n / g->layer[0].nseg);
+  for (int l = 1; l < g->L; ++l) info->upper_points += g->layer[l].n;
+  info->components = g->components;
+  info->entry_points = g->n_entry;
+  info->dnn1_mean = g->dnn1_mean;
+  info->dnn1_max = g->dnn1_max;
+  info->mean_inverse_links = g->mean_inverse_links;
+  info->device_bytes = g->device_bytes;
+  return VICK_OK;
+}
