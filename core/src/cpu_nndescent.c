@@ -321,7 +321,7 @@ static vic_status initialise(nnd_state *s, uint64_t seed, int64_t *ndist) {
   int32_t n_trees = forest_trees(s->n);
   int32_t leaf = s->K > 10 ? s->K : 10;
   vic_rp_tree trees[32];
-  vic_status st = vic__rp_forest_build(s->c, s->x, n_trees, leaf, seed, trees);
+  vic_status st = vic__rp_forest_build(s->c, s->x, n_trees, leaf, seed, 0, trees);
   if (st != VIC_OK) return st;
   for (int32_t t = 0; t < n_trees && st == VIC_OK; ++t) {
     join_leaves(s, &trees[t], ndist);

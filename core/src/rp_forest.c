@@ -6,16 +6,19 @@
 
 #include <string.h>
 
-/* Split order[lo,hi) by the bisecting hyperplane of two random members.
- * Returns the split position; a degenerate split (all on one side, e.g.
- * duplicates) falls back to halving so that the recursion always ends. */
+/* Split order[lo,hi) by the bisecting hyperplane of two random members a, b:
+ * the points nearer to b come first.  Returns the split position and the
+ * pivots; a degenerate split (all on one side, e.g. duplicates) falls back
+ * to halving, with pivots -1, so that the recursion always ends. */
 static int32_t split_node(const vic_data *x, int32_t *order, int32_t lo, int32_t hi, vic_rng *g, float *normal,
-                          float *margin) {
+                          float *margin, vic_rp_node *node) {
   const int32_t d = x->d, m = hi - lo;
   int32_t a = order[lo + (int32_t)vic__rng_below(g, (uint64_t)m)];
   int32_t b = order[lo + (int32_t)vic__rng_below(g, (uint64_t)(m - 1))];
   if (b == a) b = order[hi - 1];
   const float *pa = vic__row(x, a), *pb = vic__row(x, b);
+  /* margin = (x - (a+b)/2).(a - b) = (|x-b|^2 - |x-a|^2) / 2: negative
+   * means nearer to b */
   float offset = 0.f;
   for (int32_t j = 0; j < d; ++j) {
     normal[j] = pa[j] - pb[j];
@@ -32,7 +35,12 @@ static int32_t split_node(const vic_data *x, int32_t *order, int32_t lo, int32_t
     float tm = margin[i - lo]; margin[i - lo] = margin[j - lo]; margin[j - lo] = tm;
     --j;
   }
-  if (i == lo || i == hi) i = lo + m / 2;
+  node->near_left = b;
+  node->near_right = a;
+  if (i == lo || i == hi) {
+    i = lo + m / 2;
+    node->near_left = node->near_right = -1;
+  }
   return i;
 }
 
@@ -41,54 +49,67 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Stack frames: range [lo,hi), the parent node and which child it is. */
+enum { FRAME = 4, MAX_FRAMES = 40 };
+
 static void build_tree(const vic_data *x, int32_t leaf_size, vic_rng g, vic_rp_tree *t, float *normal, float *margin,
-                      int32_t *stack) {
+                       int32_t *stack) {
   const int32_t n = (int32_t)x->n;
   for (int32_t i = 0; i < n; ++i) t->order[i] = i;
-  /* depth-first over [lo,hi) ranges.  The larger half is pushed first and
-   * the smaller one split next, so the stack never holds more than
-   * log2(n) + 1 ranges even when splits are lopsided; leaves therefore come
-   * out of order and their starts are sorted at the end. */
+  /* depth-first over ranges.  The larger half is pushed first and the
+   * smaller one split next, so the stack never holds more than log2(n) + 1
+   * ranges even when splits are lopsided; leaves therefore come out of
+   * order and their starts are sorted at the end. */
   int32_t top = 0;
-  stack[top++] = 0;
-  stack[top++] = n;
+  stack[0] = 0; stack[1] = n; stack[2] = -1; stack[3] = 0;
+  top = FRAME;
   t->n_leaves = 0;
+  t->n_nodes = 0;
   while (top > 0) {
-    int32_t hi = stack[--top], lo = stack[--top];
+    top -= FRAME;
+    int32_t lo = stack[top], hi = stack[top + 1], parent = stack[top + 2], side = stack[top + 3];
     if (hi - lo <= leaf_size) {
       t->leaf_start[t->n_leaves++] = lo;
+      if (t->nodes && parent >= 0) t->nodes[parent].child[side] = -lo - 1;
       continue;
     }
-    int32_t mid = split_node(x, t->order, lo, hi, &g, normal, margin);
+    vic_rp_node node;
+    int32_t mid = split_node(x, t->order, lo, hi, &g, normal, margin, &node);
+    int32_t id = -1;
+    if (t->nodes) {
+      id = t->n_nodes++;
+      t->nodes[id] = node;
+      if (parent >= 0) t->nodes[parent].child[side] = id;
+    }
     int left_smaller = mid - lo < hi - mid;
-    int32_t big_lo = left_smaller ? mid : lo, big_hi = left_smaller ? hi : mid;
-    int32_t small_lo = left_smaller ? lo : mid, small_hi = left_smaller ? mid : hi;
-    stack[top++] = big_lo; stack[top++] = big_hi;
-    stack[top++] = small_lo; stack[top++] = small_hi;
+    int32_t f[2][4] = {{lo, mid, id, 0}, {mid, hi, id, 1}};
+    memcpy(stack + top, f[left_smaller ? 1 : 0], sizeof f[0]);
+    memcpy(stack + top + FRAME, f[left_smaller ? 0 : 1], sizeof f[0]);
+    top += 2 * FRAME;
   }
   qsort(t->leaf_start, (size_t)t->n_leaves, sizeof(int32_t), cmp_i32);
   t->leaf_start[t->n_leaves] = n;
 }
 
 vic_status vic__rp_forest_build(vic_ctx *c, const vic_data *x, int32_t n_trees, int32_t leaf_size, uint64_t seed,
-                                vic_rp_tree *trees) {
+                                int with_nodes, vic_rp_tree *trees) {
   const int32_t n = (int32_t)x->n;
   if (leaf_size < 2) leaf_size = 2;
   memset(trees, 0, (size_t)n_trees * sizeof *trees);
   for (int32_t t = 0; t < n_trees; ++t) {
-    trees[t].order = vic__malloc(c, (size_t)n * sizeof(int32_t), "projection tree");
-    trees[t].leaf_start = trees[t].order ? vic__malloc(c, ((size_t)n + 1) * sizeof(int32_t), "projection tree leaves")
-                                         : NULL;
-    if (!trees[t].leaf_start) { vic__rp_forest_free(trees, n_trees); return VIC_E_NOMEM; }
+    vic_rp_tree *tr = &trees[t];
+    tr->order = vic__malloc(c, (size_t)n * sizeof(int32_t), "projection tree");
+    tr->leaf_start = tr->order ? vic__malloc(c, ((size_t)n + 1) * sizeof(int32_t), "projection tree leaves") : NULL;
+    /* a binary tree with at most n leaves has fewer than n internal nodes */
+    if (tr->leaf_start && with_nodes) tr->nodes = vic__malloc(c, (size_t)n * sizeof(vic_rp_node), "projection tree nodes");
+    if (!tr->leaf_start || (with_nodes && !tr->nodes)) { vic__rp_forest_free(trees, n_trees); return VIC_E_NOMEM; }
   }
   int failed = 0;
 #pragma omp parallel num_threads(vic__threads(c))
   {
-    /* scratch per thread; the split stack holds at most 33 ranges (see
-     * build_tree), 2 ints each, plus the one being split */
     float *normal = malloc((size_t)x->d * sizeof(float));
     float *margin = malloc((size_t)n * sizeof(float));
-    int32_t *stack = malloc(2 * 40 * sizeof(int32_t));
+    int32_t *stack = malloc((size_t)FRAME * MAX_FRAMES * sizeof(int32_t));
     if (!normal || !margin || !stack) {
 #pragma omp atomic write
       failed = 1;
@@ -112,6 +133,31 @@ void vic__rp_forest_free(vic_rp_tree *trees, int32_t n_trees) {
   for (int32_t t = 0; t < n_trees; ++t) {
     free(trees[t].order);
     free(trees[t].leaf_start);
-    trees[t].order = trees[t].leaf_start = NULL;
+    free(trees[t].nodes);
+    memset(&trees[t], 0, sizeof trees[t]);
   }
+}
+
+void vic__rp_tree_route(const vic_rp_tree *t, const vic_data *x, const float *q, int32_t *begin, int32_t *end) {
+  int32_t lo = 0;
+  if (t->n_nodes > 0) {
+    int32_t node = 0;
+    for (;;) {
+      const vic_rp_node *nd = &t->nodes[node];
+      int side = 0;
+      if (nd->near_left >= 0)
+        side = vic__approx_dist(x, q, vic__row(x, nd->near_right)) < vic__approx_dist(x, q, vic__row(x, nd->near_left));
+      int32_t ch = nd->child[side];
+      if (ch < 0) { lo = -ch - 1; break; }
+      node = ch;
+    }
+  }
+  /* the leaf's end is the next start */
+  int32_t a = 0, b = t->n_leaves; /* find the first start > lo */
+  while (a < b) {
+    int32_t m = (a + b) / 2;
+    if (t->leaf_start[m] <= lo) a = m + 1; else b = m;
+  }
+  *begin = lo;
+  *end = t->leaf_start[a];
 }

@@ -1,0 +1,147 @@
+/* vic_index_build and the index's lifetime: the choice of kind (the core's
+ * policy, reported with its reason), construction, size, report, free. */
+#include "hash64.h"
+#include "index_internal.h"
+
+#include <string.h>
+
+void vic_search_options_init(vic_search_options *o) {
+  memset(o, 0, sizeof *o);
+  o->k = 10;
+  o->tau = 0.5f;
+  o->max_visits = 0;
+  o->occlusion_limit = 0;
+  o->entry_points = 0;
+}
+
+vic_status vic__index_new(vic_ctx *c, const vic_data *x, vic_index_kind kind, vic_index **out) {
+  vic_index *ix = vic__calloc(c, 1, sizeof *ix, "index");
+  if (!ix) return VIC_E_NOMEM;
+  ix->kind = kind;
+  vic_status s = vic__prepare_rows(c, x, &ix->x, &ix->owned_rows);
+  if (s != VIC_OK) { free(ix); return s; }
+  ix->fingerprint = vic__data_fingerprint(c, x);
+  *out = ix;
+  return VIC_OK;
+}
+
+/* AUTO picks the exact grid for d <= 3 with L2, exact brute force for small
+ * n and for the inner product (no graph method applies to it), and the
+ * NN-Descent graph otherwise.  GPU methods map to the CPU graph until the
+ * GPU backend serves indexes. */
+static vic_status choose_kind(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_report *r,
+                              vic_index_kind *kind) {
+  switch (o->method) {
+  case VIC_METHOD_AUTO:
+    if (x->d <= 3 && x->metric == VIC_L2) {
+      vic__report_reason(r, "d = %d <= 3 with the L2 metric: exact cell grid", (int)x->d);
+      *kind = VIC_INDEX_GRID;
+    } else if (x->metric == VIC_INNER_PRODUCT) {
+      vic__report_reason(r, "inner product is not a metric: graph search does not apply, exact brute force");
+      *kind = VIC_INDEX_BRUTE;
+    } else if (x->n <= o->brute_max_n) {
+      vic__report_reason(r, "n = %lld <= %lld: exact brute force is cheap", (long long)x->n, (long long)o->brute_max_n);
+      *kind = VIC_INDEX_BRUTE;
+    } else {
+      vic__report_reason(r, "d = %d, n = %lld > %lld: NN-Descent graph with best-first search", (int)x->d,
+                         (long long)x->n, (long long)o->brute_max_n);
+      *kind = VIC_INDEX_GRAPH;
+    }
+    return VIC_OK;
+  case VIC_METHOD_BRUTE:
+    vic__report_reason(r, "requested by the caller");
+    *kind = VIC_INDEX_BRUTE;
+    return VIC_OK;
+  case VIC_METHOD_GRID:
+    if (x->d > 3 || x->metric != VIC_L2)
+      return vic__fail(c, VIC_E_UNSUPPORTED, "the grid index needs d <= 3 and the L2 metric (d = %d, metric %s)",
+                       (int)x->d, vic_metric_name(x->metric));
+    vic__report_reason(r, "requested by the caller");
+    *kind = VIC_INDEX_GRID;
+    return VIC_OK;
+  case VIC_METHOD_NNDESCENT:
+    vic__report_reason(r, "requested by the caller");
+    *kind = VIC_INDEX_GRAPH;
+    break;
+  case VIC_METHOD_GGNN:
+  case VIC_METHOD_GNND:
+  case VIC_METHOD_GRNND:
+  case VIC_METHOD_TSDG:
+    vic__log(c, VIC_LOG_WARNING, "index method '%s' is not available on the CPU; building the NN-Descent graph index",
+             vic_method_name(o->method));
+    vic__report_reason(r, "'%s' has no CPU index: NN-Descent graph with best-first search instead",
+                       vic_method_name(o->method));
+    *kind = VIC_INDEX_GRAPH;
+    break;
+  default:
+    return vic__fail(c, VIC_E_ARGUMENT, "unknown method %d", (int)o->method);
+  }
+  if (x->metric == VIC_INNER_PRODUCT)
+    return vic__fail(c, VIC_E_UNSUPPORTED, "the inner product is not a metric; only a brute-force index supports it");
+  return VIC_OK;
+}
+
+static vic_method kind_method(vic_index_kind k) {
+  return k == VIC_INDEX_GRID ? VIC_METHOD_GRID : k == VIC_INDEX_BRUTE ? VIC_METHOD_BRUTE : VIC_METHOD_NNDESCENT;
+}
+
+vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_index **out) {
+  if (!c) return VIC_E_ARGUMENT;
+  if (!out) return vic__fail(c, VIC_E_ARGUMENT, "no place for the index (out is NULL)");
+  *out = NULL;
+  c->error[0] = '\0';
+  c->warnings = 0;
+  if (!o) return vic__fail(c, VIC_E_ARGUMENT, "no build options");
+  double t0 = vic__now();
+  vic_status s = vic_data_validate(c, x);
+  if (s != VIC_OK) return s;
+  if (x->n < 2) return vic__fail(c, VIC_E_ARGUMENT, "an index needs at least 2 points (got %lld)", (long long)x->n);
+  if (o->k <= 0) return vic__fail(c, VIC_E_ARGUMENT, "k must be at least 1 (got %d)", (int)o->k);
+
+  vic_report rep;
+  memset(&rep, 0, sizeof rep);
+  vic_index_kind kind;
+  if ((s = choose_kind(c, x, o, &rep, &kind)) != VIC_OK) return s;
+  if (kind == VIC_INDEX_GRAPH && x->n >= INT32_MAX)
+    return vic__fail(c, VIC_E_UNSUPPORTED, "the graph index handles up to 2^31 - 2 points (got %lld)", (long long)x->n);
+
+  vic_index *ix;
+  if ((s = vic__index_new(c, x, kind, &ix)) != VIC_OK) return s;
+  ix->report = rep;
+  ix->report.method = kind_method(kind);
+  ix->report.backend = VIC_BACKEND_CPU;
+  ix->report.k_requested = o->k;
+  double tb = vic__now();
+  if (kind == VIC_INDEX_GRID) {
+    s = vic__grid_build(c, &ix->x, &ix->grid);
+    if (s == VIC_OK) vic__report_stage(&ix->report, "grid", vic__now() - tb);
+  } else if (kind == VIC_INDEX_GRAPH) {
+    s = vic__search_graph_build(c, ix, o);
+    ix->report.k = ix->graph.k_build;
+  }
+  if (s != VIC_OK) { vic_index_free(ix); return s; }
+  ix->report.recall_estimate = kind == VIC_INDEX_GRAPH ? -1.0 : 1.0;
+  ix->report.seconds_total = vic__now() - t0;
+  ix->report.warnings = c->warnings;
+  *out = ix;
+  return VIC_OK;
+}
+
+const vic_report *vic_index_report(const vic_index *ix) { return ix ? &ix->report : NULL; }
+
+int64_t vic_index_size(const vic_index *ix) {
+  if (!ix) return 0;
+  int64_t bytes = (int64_t)sizeof *ix;
+  if (ix->owned_rows) bytes += ix->x.n * (int64_t)ix->x.d * (int64_t)sizeof(float);
+  if (ix->grid) bytes += (int64_t)vic__grid_bytes(ix->grid);
+  bytes += vic__search_graph_bytes(&ix->graph, ix->x.n);
+  return bytes;
+}
+
+void vic_index_free(vic_index *ix) {
+  if (!ix) return;
+  if (ix->grid) vic__grid_free(ix->grid);
+  vic__search_graph_free(&ix->graph);
+  free(ix->owned_rows);
+  free(ix);
+}

@@ -1,0 +1,51 @@
+/* The search index behind vic_index_*: one of three kinds, chosen by
+ * vic_index_build, all answering vic_index_search with exact or
+ * approximate k nearest neighbours of query rows. */
+#ifndef VIC_INDEX_INTERNAL_H
+#define VIC_INDEX_INTERNAL_H
+
+#include "internal.h"
+#include "grid.h"
+#include "rp_forest.h"
+
+typedef enum {
+  VIC_INDEX_BRUTE = 1, /* exact scan of the rows; nothing stored */
+  VIC_INDEX_GRID = 2,  /* exact cell grid (d <= 3, L2) */
+  VIC_INDEX_GRAPH = 3  /* NN-Descent graph + best-first search */
+} vic_index_kind;
+
+/* The graph of a graph index: every point's out-edges in CSR form (its
+ * kNN list, reverse edges, a few random long links) and one routing tree
+ * whose leaf gives each query entry points near it. */
+typedef struct {
+  int64_t *offsets;  /* n + 1 */
+  int32_t *edges;    /* offsets[n] */
+  int32_t k_build;   /* NN-Descent list length used */
+  vic_rp_tree tree;  /* with routing nodes */
+} vic_search_graph;
+
+struct vic_index {
+  vic_index_kind kind;
+  vic_data x;          /* the rows searched: the caller's view, or owned unit rows for cosine */
+  float *owned_rows;   /* NULL unless the index normalised the rows */
+  uint64_t fingerprint;/* of the caller's view, checked by vic_index_load */
+  vic_report report;   /* of the build (or of the build recorded in a loaded file) */
+  vic_grid *grid;      /* VIC_INDEX_GRID */
+  vic_search_graph graph; /* VIC_INDEX_GRAPH */
+};
+
+/* Allocate the struct, validate x, prepare the rows and fingerprint them. */
+vic_status vic__index_new(vic_ctx *c, const vic_data *x, vic_index_kind kind, vic_index **out);
+
+/* Build the search graph of ix (kind GRAPH, rows prepared). */
+vic_status vic__search_graph_build(vic_ctx *c, vic_index *ix, const vic_build_options *o);
+void vic__search_graph_free(vic_search_graph *g);
+int64_t vic__search_graph_bytes(const vic_search_graph *g, int64_t n);
+
+/* Approximate k nearest rows of ix->x for every row of q (prepared like
+ * ix->x): best-first search, see graph_search.c.  ids/dist: q->n * k, true
+ * distances, ascending by (distance, id). */
+vic_status vic__graph_search(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o,
+                             int32_t k, int64_t *ids, float *dist, int64_t *visits);
+
+#endif

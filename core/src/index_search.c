@@ -1,0 +1,89 @@
+/* vic_index_search: validation of the queries, the k clamp and the report;
+ * the exact kinds reuse brute force and the grid, the graph kind runs the
+ * best-first search of graph_search.c. */
+#include "index_internal.h"
+
+#include <string.h>
+
+vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *queries, const vic_search_options *o,
+                            vic_knn *out) {
+  if (!c) return VIC_E_ARGUMENT;
+  if (!out) return vic__fail(c, VIC_E_ARGUMENT, "no place for the results (out is NULL)");
+  memset(out, 0, sizeof *out);
+  c->error[0] = '\0';
+  c->warnings = 0;
+  if (!ix) return vic__fail(c, VIC_E_ARGUMENT, "no index");
+  if (!o) return vic__fail(c, VIC_E_ARGUMENT, "no search options");
+  if (o->k <= 0) return vic__fail(c, VIC_E_ARGUMENT, "k must be at least 1 (got %d)", (int)o->k);
+  if (!(o->tau >= 0.f) || o->max_visits < 0 || o->entry_points < 0)
+    return vic__fail(c, VIC_E_ARGUMENT, "search options: tau must be >= 0, max_visits and entry_points >= 0");
+  if (!queries) return vic__fail(c, VIC_E_ARGUMENT, "no queries");
+  if (queries->d != ix->x.d)
+    return vic__fail(c, VIC_E_ARGUMENT, "queries have d = %d but the index has d = %d", (int)queries->d, (int)ix->x.d);
+  /* queries are read in the index's metric, whatever their view says */
+  vic_data q = *queries;
+  q.metric = ix->x.metric;
+  q.box = NULL;
+  double t0 = vic__now();
+  vic_status s = vic_data_validate(c, &q);
+  if (s != VIC_OK) return s;
+
+  vic_report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.method = ix->report.method;
+  rep.backend = VIC_BACKEND_CPU;
+  rep.k_requested = o->k;
+  int32_t k = o->k;
+  if ((int64_t)k > ix->x.n) {
+    k = (int32_t)ix->x.n;
+    vic__log(c, VIC_LOG_WARNING, "k = %d > n = %lld indexed points: clamped to k = %d", (int)o->k, (long long)ix->x.n,
+             (int)k);
+  }
+  rep.k = k;
+
+  vic_data qp;
+  float *owned = NULL;
+  if (ix->kind != VIC_INDEX_GRAPH) { /* the graph search normalises per query */
+    if ((s = vic__prepare_rows(c, &q, &qp, &owned)) != VIC_OK) return s;
+  } else {
+    qp = q;
+  }
+  out->n = q.n;
+  out->k = k;
+  out->ids = vic__malloc(c, (size_t)q.n * (size_t)k * sizeof(int64_t), "result ids");
+  out->dist = out->ids ? vic__malloc(c, (size_t)q.n * (size_t)k * sizeof(float), "result distances") : NULL;
+  if (!out->dist) { s = VIC_E_NOMEM; goto fail; }
+
+  double ts = vic__now();
+  int64_t visits = 0;
+  switch (ix->kind) {
+  case VIC_INDEX_BRUTE:
+    s = vic__cpu_brute_knn(c, &ix->x, &qp, k, out->ids, out->dist);
+    vic__report_reason(&rep, "exact brute-force index");
+    break;
+  case VIC_INDEX_GRID:
+    s = vic__grid_query(c, ix->grid, &qp, k, out->ids, out->dist);
+    vic__report_reason(&rep, "exact grid index");
+    break;
+  case VIC_INDEX_GRAPH:
+    s = vic__graph_search(c, ix, &qp, o, k, out->ids, out->dist, &visits);
+    vic__report_reason(&rep, "graph search, tau = %g: %.1f distances per query", (double)o->tau,
+                       q.n ? (double)visits / (double)q.n : 0.0);
+    break;
+  default:
+    s = vic__fail(c, VIC_E_ARGUMENT, "corrupt index (kind %d)", (int)ix->kind);
+  }
+  if (s != VIC_OK) goto fail;
+  vic__report_stage(&rep, "search", vic__now() - ts);
+  rep.recall_estimate = ix->kind == VIC_INDEX_GRAPH ? -1.0 : 1.0;
+  rep.seconds_total = vic__now() - t0;
+  rep.warnings = c->warnings;
+  out->report = rep;
+  free(owned);
+  return VIC_OK;
+
+fail:
+  free(owned);
+  vic_knn_free(out);
+  return s;
+}
