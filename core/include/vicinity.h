@@ -284,7 +284,8 @@ typedef struct {
   int64_t n_peaks;
   int64_t *peak_point;    /* point id of each peak, by descending saliency */
   int64_t *peak_members;  /* member count of each peak */
-  float *peak_centre;     /* n_peaks x d: mean position of each peak's 2k densest members (minimum image) */
+  float *peak_centre;     /* n_peaks x d: mean position of each peak's members at least half as dense as
+                             the peak (its core; minimum image) */
 } vic_peaks;
 
 vic_status vic_peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *density,

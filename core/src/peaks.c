@@ -156,12 +156,13 @@ static int by_saliency(const void *a, const void *b) {
 
 /* Marks the candidates, labels membership, drops the small ones and
  * fills the peak list of out (parent, delta, saliency already set). */
-/* Each peak's centre: its particle plus the mean minimum-image offset of
- * its 2k densest members (all of them when fewer).  One particle is a
- * noisy centre -- in a flat core the densest particle wanders over the
- * region where the true density is within the estimator's noise of the
- * maximum -- while the mean of the densest few averages that out. */
-static vic_status peak_centres(vic_ctx *c, const vic_data *x, const int64_t *order, int64_t cap, vic_peaks *out) {
+/* Each peak's centre: the mean position (minimum image, relative to the
+ * peak particle) of its members at least half as dense as the peak
+ * particle -- its core.  The peak particle alone is a noisy centre: in a
+ * flat core the densest particle wanders over the region where the true
+ * density is within the estimator's noise of the maximum, while the core
+ * is nearly symmetric around the true centre. */
+static vic_status peak_centres(vic_ctx *c, const vic_data *x, const float *rho, const int64_t *order, vic_peaks *out) {
   const int32_t d = x->d;
   const int64_t np = out->n_peaks;
   double *sum = vic__calloc(c, (size_t)(np * d), sizeof *sum, "peak centre sums");
@@ -170,7 +171,7 @@ static vic_status peak_centres(vic_ctx *c, const vic_data *x, const int64_t *ord
   if (!out->peak_centre) { free(sum); free(taken); return VIC_E_NOMEM; }
   for (int64_t r = 0; r < x->n; ++r) {
     int64_t i = order[r], p = out->peak_id[i];
-    if (taken[p] >= cap) continue;
+    if (rho[i] < 0.5f * rho[out->peak_point[p]]) continue;
     taken[p]++;
     const float *a = vic__row(x, i), *b = vic__row(x, out->peak_point[p]);
     for (int32_t j = 0; j < d; ++j) {
@@ -288,7 +289,7 @@ vic_status vic_peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, cons
   if (!(order = vic__malloc(c, (size_t)n * sizeof *order, "density order"))) { s = VIC_E_NOMEM; goto fail; }
   if ((s = vic__density_order(c, density, n, order)) != VIC_OK) goto fail;
   if ((s = select_peaks(c, nn, density, &o, order, maxima, m, top, out)) != VIC_OK) goto fail;
-  if ((s = peak_centres(c, x, order, 2 * (int64_t)nn->k, out)) != VIC_OK) goto fail;
+  if ((s = peak_centres(c, x, density, order, out)) != VIC_OK) goto fail;
   free(maxima);
   free(order);
   maxima = order = NULL;
