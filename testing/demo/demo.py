@@ -108,7 +108,9 @@ def main():
         return arr.GetVariantValue(0).ToString() if arr else "?"
 
     t2 = time.time()
-    SaveData(os.path.join(a.out, "knn.vtp"), proxy=knn, CompressorType="LZ4")
+    # DataMode Binary (inline base64): files with appended data do not read
+    # back in Debian's ParaView 5.11 (its expat rejects them).
+    SaveData(os.path.join(a.out, "knn.vtp"), proxy=knn, CompressorType="LZ4", DataMode="Binary")
     t_save = time.time() - t2
 
     # Colour by the log10 kNN number density ~ k / r_k^3 (r_k: distance to
