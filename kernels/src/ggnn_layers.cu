@@ -76,7 +76,8 @@ __global__ void ggnn_k_brute(const float *__restrict__ x, int d, int k, int l, i
   extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
   const size_t d4 = ((size_t)d + 3) / 4 * 4;
-  float *qv = (float *)smem + (size_t)w * (d4 + pool);
+  const size_t pool4 = ((size_t)pool + 3) / 4 * 4;  // keeps every warp's qv 16-byte aligned for float4
+  float *qv = (float *)smem + (size_t)w * (d4 + pool4);
   float *row = qv + d4;
   int64_t start, end;
   ggnn_segment(l, blockIdx.x, n0, nseg0, s_up, &start, &end);
@@ -133,7 +134,7 @@ cudaError_t ggnn_brute_segments(const vick_ggnn *g, int l, int32_t *out_g, float
   int pool = l == 0 ? (int)((g->n + nseg0 - 1) / nseg0) : g->s_up;
   size_t d4 = ((size_t)g->d + 3) / 4 * 4;
   int warps = 4;
-  size_t bytes = (size_t)warps * (d4 + pool) * sizeof(float);
+  size_t bytes = (size_t)warps * (d4 + ((size_t)pool + 3) / 4 * 4) * sizeof(float);
   cudaError_t e = cudaFuncSetAttribute(ggnn_k_brute, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
   if (e != cudaSuccess) return e;
   ggnn_k_brute<<<ly->nseg, warps * 32, bytes>>>(g->x, g->d, g->k, l, g->n, nseg0, g->s_up, ly->base, pool, out_g,

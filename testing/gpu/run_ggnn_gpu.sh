@@ -11,7 +11,7 @@ B=/tmp/b-ggnn
 D=/tmp/ggnn-data
 mkdir -p $D/m $D/i
 gen() { python3 .gpu_carry/make_synthetic.py "$@"; }
-( gen manifold $N $D/m.fvecs --seed 0 && gen manifold 10000 $D/mq.fvecs --seed 1 &&
+( [ -f $D/i/truth.i32 ] && exit 0; gen manifold $N $D/m.fvecs --seed 0 && gen manifold 10000 $D/mq.fvecs --seed 1 &&
   python3 testing/gpu/ggnn_truth.py $D/m.fvecs $D/mq.fvecs $D/m &&
   gen islands $N $D/i.fvecs --seed 0 && gen islands 10000 $D/iq.fvecs --seed 1 &&
   python3 testing/gpu/ggnn_truth.py $D/i.fvecs $D/iq.fvecs $D/i ) > $OUT/data.log 2>&1 &
@@ -24,7 +24,8 @@ for p in test_ggnn ggnn_bench; do
 done
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 echo "== test_ggnn"; /tmp/test_ggnn; echo "rc=$?"
-echo "== memcheck (small)"; compute-sanitizer --tool memcheck --leak-check full /tmp/test_ggnn small 2>&1 | tail -6
+echo "== memcheck (small)"; compute-sanitizer --tool memcheck --leak-check full /tmp/test_ggnn small > $OUT/memcheck.log 2>&1
+grep -m2 -A8 "Invalid\|Misaligned\|Uninitialized" $OUT/memcheck.log; tail -4 $OUT/memcheck.log
 wait $DATA; cat $OUT/data.log
 echo "== manifold k=24"; /tmp/ggnn_bench $D/m $N 10000 128 24 10000 0 0.1 0.2 0.3 0.4 0.5 0.6 0.8 1.0
 echo "== islands k=24"; /tmp/ggnn_bench $D/i $N 10000 128 24 10000 0.2 0.5 1.0
