@@ -3,6 +3,7 @@
  * lists (--truth FILE.ivecs) over all points, or else by the core's own
  * sampled estimate (vic_knn_recall). */
 #include "bench_env.h"
+#include "bench_query.h"
 #include "bench_truth.h"
 #include "vic_io.h"
 #include "vicinity.h"
@@ -14,7 +15,9 @@
 #include <time.h>
 
 typedef struct {
-  const char *data, *name, *truth;
+  const char *data, *name, *truth, *query, *query_truth;
+  float tau;
+  int max_visits, entry_points;
   vic_method method;
   vic_backend backend;
   vic_metric metric;
@@ -39,6 +42,12 @@ static void usage(FILE *f) {
           "  --truth FILE       exact lists cache (.ivecs): loaded, or computed and saved\n"
           "  --recall-sample S  without --truth: points in the core's sampled recall (default 1000, 0 = none)\n"
           "  --device D         CUDA device (default 0)\n"
+          "Query mode (vic_index_build once, then vic_index_search; reports QPS):\n"
+          "  --query FILE       query rows (same d as the data)\n"
+          "  --query-truth FILE exact lists of the queries (.ivecs): loaded, or computed and saved\n"
+          "  --tau T            search slack (default 0.5)\n"
+          "  --max-visits V     visit budget per query (default 0 = automatic)\n"
+          "  --entry-points E   random entry points per query (default 0 = automatic)\n"
           "Build time excludes the core's own recall estimate (recall_sample = 0 in the build).\n");
 }
 
@@ -47,6 +56,7 @@ static int parse_args(int argc, char **argv, bench_args *a) {
   a->k = 16;
   a->repeats = 1;
   a->recall_sample = 1000;
+  a->tau = 0.5f;
   for (int i = 1; i < argc; ++i) {
     const char *o = argv[i];
     if (!strcmp(o, "--help") || !strcmp(o, "-h")) { usage(stdout); exit(0); }
@@ -58,6 +68,9 @@ static int parse_args(int argc, char **argv, bench_args *a) {
     if (!strcmp(o, "--data")) a->data = v;
     else if (!strcmp(o, "--name")) a->name = v;
     else if (!strcmp(o, "--truth")) a->truth = v;
+    else if (!strcmp(o, "--query")) a->query = v;
+    else if (!strcmp(o, "--query-truth")) a->query_truth = v;
+    else if (!strcmp(o, "--tau")) { a->tau = strtof(v, &end); if (*end || !(a->tau >= 0)) goto bad; }
     else if (!strcmp(o, "--method")) { if (vic_method_parse(v, &a->method) != VIC_OK) goto bad; }
     else if (!strcmp(o, "--backend")) { if (vic_backend_parse(v, &a->backend) != VIC_OK) goto bad; }
     else if (!strcmp(o, "--metric")) { if (vic_metric_parse(v, &a->metric) != VIC_OK) goto bad; }
@@ -69,6 +82,8 @@ static int parse_args(int argc, char **argv, bench_args *a) {
     else if (!strcmp(o, "--recall-sample") && num >= 0 && num <= INT32_MAX) a->recall_sample = (int32_t)num;
     else if (!strcmp(o, "--device") && num >= 0) a->device = (int)num;
     else if (!strcmp(o, "--limit") && num > 1) a->limit = num;
+    else if (!strcmp(o, "--max-visits") && num >= 0 && num <= INT32_MAX) a->max_visits = (int)num;
+    else if (!strcmp(o, "--entry-points") && num >= 0 && num <= INT32_MAX) a->entry_points = (int)num;
     else goto bad;
     continue;
   bad:
@@ -161,6 +176,17 @@ int main(int argc, char **argv) {
   o.method = a.method;
   o.k = a.k;
   o.recall_sample = 0; /* timed separately below, outside the build time */
+  if (a.query) {
+    bench_query_args qa = {name, machine, a.query, a.query_truth, a.threads ? a.threads : omp_get_max_threads(),
+                           a.repeats, a.warmup, {0}};
+    vic_search_options_init(&qa.search);
+    qa.search.k = a.k;
+    qa.search.tau = a.tau;
+    qa.search.max_visits = a.max_visits;
+    qa.search.entry_points = a.entry_points;
+    rc = bench_query(c, &x, &o, &qa);
+    goto done;
+  }
   for (int run = 0; run < a.warmup + a.repeats; ++run) {
     vic_knn nn;
     double t0 = now();
