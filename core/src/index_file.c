@@ -8,7 +8,7 @@
  *     48 u64 payload bytes   56 u64 payload checksum  64 u32 flags (1: box)
  *     68..87 zero            88 u64 checksum of bytes 0..87
  *   payload: sections, each  u32 id, u32 0, u64 bytes, then the bytes.
- * The payload checksum chains every section's id, size and content hash,
+ * The payload checksum chains every section's 16-byte head and content hash,
  * so a section is hashed while it is written or read and never copied.
  *
  * The rows are not stored (the index refers to the caller's data); the
@@ -93,7 +93,7 @@ static void write_section(writer *w, uint32_t id, const void *data, uint64_t byt
   unsigned char head[16] = {0};
   put_u32(head, id);
   put_u64(head + 8, bytes);
-  w->checksum = vic__hash_word(vic__hash_word(w->checksum, id), bytes);
+  w->checksum = vic__hash_bytes(w->checksum, head, 16);
   w->checksum = vic__hash_word(w->checksum, vic__hash_bytes(VIC_HASH_SEED, data, (size_t)bytes));
   if (fwrite(head, 1, 16, w->f) != 16 || (bytes && fwrite(data, 1, (size_t)bytes, w->f) != bytes)) w->failed = 1;
   w->bytes += 16 + bytes;
@@ -190,7 +190,7 @@ static vic_status read_section(vic_ctx *c, reader *r, uint32_t id, uint64_t byte
     return vic__fail(c, VIC_E_FORMAT, "'%s' is truncated inside section %u", r->path, id);
   }
   r->left -= fb;
-  r->checksum = vic__hash_word(vic__hash_word(r->checksum, id), fb);
+  r->checksum = vic__hash_bytes(r->checksum, head, 16);
   r->checksum = vic__hash_word(r->checksum, vic__hash_bytes(VIC_HASH_SEED, buf, (size_t)fb));
   *out = buf;
   if (got) *got = fb;
