@@ -217,6 +217,31 @@ static void test_mnist(void) {
   vio_free(&mx);
 }
 
+/* Graph indexes over a handful of points still answer exactly. */
+static void test_tiny_graph(void) {
+  vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 6);
+  float pts[12] = {0, 0, 0, 5, 1, 1, 9, 9, 2, 2, 4, 4};
+  for (int64_t n = 2; n <= 6; n += 4) {
+    vic_data x = {pts, n, 2, 0, VIC_L2, NULL};
+    vic_build_options o;
+    vic_build_options_init(&o);
+    o.method = VIC_METHOD_NNDESCENT;
+    vic_index *ix;
+    VT_OK(c, vic_index_build(c, &x, &o, &ix));
+    vic_search_options so;
+    vic_search_options_init(&so);
+    so.k = (int32_t)n;
+    vic_knn r, e;
+    VT_OK(c, vic_index_search(c, ix, &x, &so, &r));
+    VT_OK(c, vic_knn_query_exact(c, &x, &x, (int32_t)n, &e));
+    VT_CHECK(compare_exact(&r, &e) == 0, "n = %lld: graph search over every point is exact", (long long)n);
+    vic_knn_free(&r);
+    vic_knn_free(&e);
+    vic_index_free(ix);
+  }
+  vic_ctx_destroy(c);
+}
+
 static int cancel_in_build(void *user, const char *stage, double f) {
   (void)user;
   return strcmp(stage, "nndescent") == 0 && f > 0.05;
@@ -247,6 +272,7 @@ int main(void) {
   test_auto_and_fallbacks();
   test_graph_recall();
   test_mnist();
+  test_tiny_graph();
   test_cancel();
   return vt_finish("test_index");
 }
