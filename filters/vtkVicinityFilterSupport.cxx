@@ -3,6 +3,9 @@
 #include <vtkAlgorithm.h>
 #include <vtkArrayDispatch.h>
 #include <vtkCommunicator.h>
+#include <vtkCompositeDataSet.h>
+#include <vtkDataObjectTree.h>
+#include <vtkDataObjectTreeIterator.h>
 #include <vtkDataArray.h>
 #include <vtkDataArrayRange.h>
 #include <vtkDataSet.h>
@@ -10,16 +13,20 @@
 #include <vtkFieldData.h>
 #include <vtkFloatArray.h>
 #include <vtkIdTypeArray.h>
+#include <vtkInformation.h>
+#include <vtkInformationVector.h>
 #include <vtkIntArray.h>
 #include <vtkMultiProcessController.h>
 #include <vtkPointSet.h>
 #include <vtkPoints.h>
+#include <vtkPolyData.h>
 #include <vtkSMPTools.h>
 #include <vtkSetGet.h>
 #include <vtkStringArray.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace vtkVicinity
 {
@@ -97,6 +104,81 @@ void ExtractPointRows(vtkDataSet* input, Rows& out)
   }
 }
 
+bool SelectRows(vtkAlgorithm* self, const char* label, vtkDataSet* input, bool useFeature,
+  vtkDataArray* array, int association, Rows& rows, std::string& source)
+{
+  if (!useFeature)
+  {
+    ExtractPointRows(input, rows);
+    source = "Point Coordinates";
+    return true;
+  }
+  if (!array)
+  {
+    vtkErrorWithObjectMacro(self, << label
+                                  << ": the feature array was not found on the points; choose a "
+                                     "point-data array or turn Use Feature Array off.");
+    return false;
+  }
+  source = array->GetName() ? array->GetName() : "(unnamed array)";
+  if (association != vtkDataObject::FIELD_ASSOCIATION_POINTS)
+  {
+    vtkErrorWithObjectMacro(
+      self, << label << ": the feature array '" << source << "' is not a point-data array.");
+    return false;
+  }
+  ExtractArrayRows(array, rows);
+  return true;
+}
+
+bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, const double* lengths,
+  const Rows& rows, const std::string& source, const double** box)
+{
+  *box = nullptr;
+  if (!periodic)
+  {
+    return true;
+  }
+  if (rows.D != 3)
+  {
+    vtkErrorWithObjectMacro(self, << label << ": the periodic box has 3 lengths but the rows ('"
+                                  << source << "') have " << rows.D
+                                  << " components; turn Periodic off for feature arrays.");
+    return false;
+  }
+  *box = lengths;
+  return true;
+}
+
+bool SelectMass(vtkAlgorithm* self, const char* label, vtkDataArray* array, int association,
+  vtkIdType points, std::vector<float>& mass)
+{
+  if (!array)
+  {
+    vtkErrorWithObjectMacro(self, << label
+                                  << ": the mass array was not found on the points; choose a "
+                                     "point-data array or turn Use Mass Array off.");
+    return false;
+  }
+  const char* name = array->GetName() ? array->GetName() : "(unnamed array)";
+  if (association != vtkDataObject::FIELD_ASSOCIATION_POINTS ||
+    array->GetNumberOfTuples() != points || array->GetNumberOfComponents() != 1)
+  {
+    vtkErrorWithObjectMacro(self, << label << ": the mass array '" << name << "' must hold one value per point ("
+                                  << points << " points, one component); it has "
+                                  << array->GetNumberOfTuples() << " tuples of "
+                                  << array->GetNumberOfComponents() << " components"
+                                  << (association != vtkDataObject::FIELD_ASSOCIATION_POINTS
+                                         ? " and is not a point-data array."
+                                         : "."));
+    return false;
+  }
+  Rows m;
+  ExtractArrayRows(array, m);
+  mass.swap(m.Values);
+  return true;
+}
+
 // ------------------------------------------------------------------ Context
 Context::Context(vtkAlgorithm* algorithm)
   : Algorithm(algorithm)
@@ -133,6 +215,14 @@ void Context::SetProgressRange(double lo, double hi)
 {
   this->Lo = lo;
   this->Hi = hi;
+  this->CallLo = 0.0;
+  this->CallHi = 1.0;
+}
+
+void Context::SetCallRange(double lo, double hi)
+{
+  this->CallLo = lo;
+  this->CallHi = hi;
 }
 
 std::string Context::Error() const
@@ -176,11 +266,203 @@ int Context::Progress(void* user, const char* /*stage*/, double fraction)
   // UpdateProgress and CheckAbort run on the pipeline's thread.
   auto* self = static_cast<Context*>(user);
   double f = std::min(1.0, std::max(0.0, fraction));
+  f = self->CallLo + (self->CallHi - self->CallLo) * f;
   self->Algorithm->UpdateProgress(self->Lo + (self->Hi - self->Lo) * f);
   return self->Algorithm->CheckAbort() ? 1 : 0;
 }
 
+Outcome CheckCall(vtkAlgorithm* self, const char* label, Context& ctx, vic_status status)
+{
+  ctx.FlushWarnings();
+  if (status == VIC_OK)
+  {
+    return Outcome::Done;
+  }
+  if (status == VIC_E_CANCELLED)
+  {
+    // The abort button: not an error.  Empty outputs, as VTK's CheckAbort
+    // convention has the executive do for aborted filters.
+    vtkWarningWithObjectMacro(self, << label << ": cancelled; the output is empty.");
+    return Outcome::Cancelled;
+  }
+  vtkErrorWithObjectMacro(self, << label << ": " << ctx.Error());
+  return Outcome::Failed;
+}
+
+// ---------------------------------------------------------------- pipeline
+namespace
+{
+void SetOutputObject(vtkInformation* info, vtkDataObject* wanted)
+{
+  vtkDataObject* have = vtkDataObject::GetData(info);
+  if (!have || std::strcmp(have->GetClassName(), wanted->GetClassName()) != 0)
+  {
+    info->Set(vtkDataObject::DATA_OBJECT(), wanted);
+  }
+}
+} // namespace
+
+int MirrorOutputs(vtkInformationVector** inputVector, vtkInformationVector* outputVector, int ports)
+{
+  vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
+  if (!input)
+  {
+    return 0;
+  }
+  SetOutputObject(
+    outputVector->GetInformationObject(0), vtk::TakeSmartPointer(input->NewInstance()));
+  const bool composite = vtkCompositeDataSet::SafeDownCast(input) != nullptr;
+  for (int port = 1; port < ports; ++port)
+  {
+    vtkSmartPointer<vtkDataObject> out;
+    if (composite)
+    {
+      out = vtk::TakeSmartPointer(input->NewInstance());
+    }
+    else
+    {
+      out = vtkSmartPointer<vtkPolyData>::New();
+    }
+    SetOutputObject(outputVector->GetInformationObject(port), out);
+  }
+  return 1;
+}
+
+namespace
+{
+bool ProcessLeaf(Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* extra,
+  const LeafFunction& process)
+{
+  output->ShallowCopy(input);
+  if (input->GetNumberOfPoints() == 0)
+  {
+    return true; // nothing to do: empty in, empty out, no message
+  }
+  return process(ctx, input, output, extra);
+}
+} // namespace
+
+int ProcessInput(vtkAlgorithm* self, const char* label, const ContextSettings& settings,
+  vtkInformationVector** inputVector, vtkInformationVector* outputVector, int ports,
+  const LeafFunction& process)
+{
+  vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
+  vtkDataObject* out0 = vtkDataObject::GetData(outputVector, 0);
+  vtkDataObject* out1 = ports > 1 ? vtkDataObject::GetData(outputVector, 1) : nullptr;
+  auto* inDS = vtkDataSet::SafeDownCast(input);
+  auto* inTree = vtkDataObjectTree::SafeDownCast(input);
+
+  // Every rank takes part in this count before any early return, so the
+  // collective call cannot deadlock.
+  vtkIdType localPoints = 0;
+  if (inDS)
+  {
+    localPoints = inDS->GetNumberOfPoints();
+  }
+  else if (auto* cds = vtkCompositeDataSet::SafeDownCast(input))
+  {
+    localPoints = cds->GetNumberOfPoints();
+  }
+  const int ranks = RanksWithPoints(localPoints);
+  if (ranks > 1)
+  {
+    vtkErrorWithObjectMacro(self, << label << ": the points are distributed over " << ranks
+                                  << " MPI ranks. A distributed kNN graph (halo exchange between "
+                                     "ranks) is not supported yet; it comes in a later Vicinity "
+                                     "release. Run this filter in a single process, or on data "
+                                     "that one rank holds entirely.");
+    return 0;
+  }
+  if (!inDS && !inTree)
+  {
+    vtkErrorWithObjectMacro(self, << label << ": input of type "
+                                  << (input ? input->GetClassName() : "(none)")
+                                  << " is not supported (data sets and multiblock/partitioned "
+                                     "collections are).");
+    return 0;
+  }
+
+  Context ctx(self);
+  if (!ctx.Create(settings.Backend, settings.Device, settings.Threads, settings.Seed))
+  {
+    vtkErrorWithObjectMacro(self, << label << ": " << ctx.Error());
+    return 0;
+  }
+  if (inDS)
+  {
+    return ProcessLeaf(
+             ctx, inDS, vtkDataSet::SafeDownCast(out0), vtkPolyData::SafeDownCast(out1), process)
+      ? 1
+      : 0;
+  }
+
+  auto* outTree = vtkDataObjectTree::SafeDownCast(out0);
+  auto* extraTree = vtkDataObjectTree::SafeDownCast(out1);
+  outTree->CopyStructure(inTree);
+  if (extraTree)
+  {
+    extraTree->CopyStructure(inTree);
+  }
+  vtkSmartPointer<vtkDataObjectTreeIterator> it;
+  it.TakeReference(inTree->NewTreeIterator());
+  it->SkipEmptyNodesOn();
+  int leaves = 0;
+  for (it->InitTraversal(); !it->IsDoneWithTraversal(); it->GoToNextItem())
+  {
+    ++leaves;
+  }
+  int leaf = 0;
+  for (it->InitTraversal(); !it->IsDoneWithTraversal(); it->GoToNextItem(), ++leaf)
+  {
+    auto* block = vtkDataSet::SafeDownCast(it->GetCurrentDataObject());
+    if (!block)
+    {
+      vtkWarningWithObjectMacro(self, << label << ": block " << leaf << " is a "
+                                      << it->GetCurrentDataObject()->GetClassName()
+                                      << ", not a data set; it is left out.");
+      continue;
+    }
+    ctx.SetProgressRange(static_cast<double>(leaf) / leaves, static_cast<double>(leaf + 1) / leaves);
+    vtkSmartPointer<vtkDataSet> outBlock = vtk::TakeSmartPointer(block->NewInstance());
+    auto extra = vtkSmartPointer<vtkPolyData>::New();
+    if (!ProcessLeaf(ctx, block, outBlock, extraTree ? extra.Get() : nullptr, process))
+    {
+      return 0;
+    }
+    outTree->SetDataSet(it, outBlock);
+    if (extraTree)
+    {
+      extraTree->SetDataSet(it, extra);
+    }
+  }
+  return 1;
+}
+
 // ----------------------------------------------------------------- results
+vtkSmartPointer<vtkFloatArray> WrapFloats(
+  const float* values, vtkIdType n, int components, const char* name)
+{
+  auto a = vtkSmartPointer<vtkFloatArray>::New();
+  a->SetName(name);
+  a->SetNumberOfComponents(components);
+  a->SetNumberOfTuples(n);
+  std::copy(values, values + n * components, a->GetPointer(0));
+  return a;
+}
+
+vtkSmartPointer<vtkIdTypeArray> WrapIdValues(const int64_t* values, vtkIdType n, const char* name)
+{
+  auto a = vtkSmartPointer<vtkIdTypeArray>::New();
+  a->SetName(name);
+  a->SetNumberOfTuples(n);
+  vtkIdType* dst = a->GetPointer(0);
+  for (vtkIdType i = 0; i < n; ++i)
+  {
+    dst[i] = static_cast<vtkIdType>(values[i]);
+  }
+  return a;
+}
+
 vtkSmartPointer<vtkIdTypeArray> WrapIds(const vic_knn& knn, const char* name)
 {
   auto a = vtkSmartPointer<vtkIdTypeArray>::New();
@@ -223,9 +505,7 @@ vtkSmartPointer<vtkFloatArray> DistanceColumn(const vic_knn& knn, int rank, cons
 }
 
 // ------------------------------------------------------------------ report
-namespace
-{
-void AddString(vtkFieldData* fd, const char* name, const std::string& value)
+void AddFieldString(vtkFieldData* fd, const char* name, const std::string& value)
 {
   auto a = vtkSmartPointer<vtkStringArray>::New();
   a->SetName(name);
@@ -233,7 +513,7 @@ void AddString(vtkFieldData* fd, const char* name, const std::string& value)
   fd->AddArray(a);
 }
 
-void AddDouble(vtkFieldData* fd, const std::string& name, double value)
+void AddFieldDouble(vtkFieldData* fd, const std::string& name, double value)
 {
   auto a = vtkSmartPointer<vtkDoubleArray>::New();
   a->SetName(name.c_str());
@@ -241,41 +521,40 @@ void AddDouble(vtkFieldData* fd, const std::string& name, double value)
   fd->AddArray(a);
 }
 
-void AddInt(vtkFieldData* fd, const char* name, vtkIdType value)
+void AddFieldInt(vtkFieldData* fd, const char* name, vtkIdType value)
 {
   auto a = vtkSmartPointer<vtkIdTypeArray>::New();
   a->SetName(name);
   a->InsertNextValue(value);
   fd->AddArray(a);
 }
-} // namespace
 
 void WriteReport(const vic_report& r, vic_metric metric, int dimension, const char* source,
   vtkFieldData* fd)
 {
-  AddInt(fd, "k", r.k);
-  AddInt(fd, "k Requested", r.k_requested);
-  AddString(fd, "Method", vic_method_name(r.method));
-  AddString(fd, "Method Reason", r.reason);
-  AddString(fd, "Backend", vic_backend_name(r.backend));
-  AddString(fd, "Metric", vic_metric_name(metric));
-  AddString(fd, "Rows", source);
-  AddInt(fd, "Dimension", dimension);
+  AddFieldInt(fd, "k", r.k);
+  AddFieldInt(fd, "k Requested", r.k_requested);
+  AddFieldString(fd, "Method", vic_method_name(r.method));
+  AddFieldString(fd, "Method Reason", r.reason);
+  AddFieldString(fd, "Backend", vic_backend_name(r.backend));
+  AddFieldString(fd, "Metric", vic_metric_name(metric));
+  AddFieldString(fd, "Rows", source);
+  AddFieldInt(fd, "Dimension", dimension);
   for (int i = 0; i < r.n_stages && i < VIC_MAX_STAGES; ++i)
   {
-    AddDouble(fd, std::string("Seconds ") + r.stages[i].name, r.stages[i].seconds);
+    AddFieldDouble(fd, std::string("Seconds ") + r.stages[i].name, r.stages[i].seconds);
   }
   if (r.backend == VIC_BACKEND_CUDA)
   {
-    AddDouble(fd, "Seconds Transfer", r.seconds_transfer);
-    AddDouble(fd, "Seconds Kernel", r.seconds_kernel);
+    AddFieldDouble(fd, "Seconds Transfer", r.seconds_transfer);
+    AddFieldDouble(fd, "Seconds Kernel", r.seconds_kernel);
   }
-  AddDouble(fd, "Seconds Total", r.seconds_total);
-  AddDouble(fd, "d_nn1 Mean", r.dnn1_mean);
-  AddDouble(fd, "d_nn1 Max", r.dnn1_max);
-  AddDouble(fd, "Recall Estimate", r.recall_estimate);
-  AddInt(fd, "Recall Sample", r.recall_sample);
-  AddInt(fd, "Warnings", r.warnings);
+  AddFieldDouble(fd, "Seconds Total", r.seconds_total);
+  AddFieldDouble(fd, "d_nn1 Mean", r.dnn1_mean);
+  AddFieldDouble(fd, "d_nn1 Max", r.dnn1_max);
+  AddFieldDouble(fd, "Recall Estimate", r.recall_estimate);
+  AddFieldInt(fd, "Recall Sample", r.recall_sample);
+  AddFieldInt(fd, "Warnings", r.warnings);
 }
 
 // --------------------------------------------------------------------- MPI

@@ -1,9 +1,11 @@
 // Glue shared by the Vicinity filters: VTK arrays <-> the core's float32
 // rows, a core context whose callbacks talk to a vtkAlgorithm (progress
-// bar, abort button, warnings), wrapping core results into VTK arrays, the
-// field-data report, and the MPI check.  The filters stay small: they
-// validate, call this glue and the core once, and return.  No algorithm
-// and no policy lives here.
+// bar, abort button, warnings), the pipeline passes every filter shares
+// (output types, the MPI check, composite inputs leaf by leaf), the checks
+// of user choices (feature array, periodic box, mass array), wrapping core
+// results into VTK arrays, and the field-data report.  The filters stay
+// small: they validate, call this glue and the core, and return.  No
+// algorithm and no policy lives here.
 #ifndef vtkVicinityFilterSupport_h
 #define vtkVicinityFilterSupport_h
 
@@ -12,6 +14,7 @@
 #include <vtkSmartPointer.h>
 #include <vtkType.h>
 
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -22,6 +25,8 @@ class vtkDataSet;
 class vtkFieldData;
 class vtkFloatArray;
 class vtkIdTypeArray;
+class vtkInformationVector;
+class vtkPolyData;
 
 namespace vtkVicinity
 {
@@ -42,6 +47,25 @@ void ExtractPointRows(vtkDataSet* input, Rows& out);
 // Every tuple of a data array, all its components (feature space).
 void ExtractArrayRows(vtkDataArray* array, Rows& out);
 
+// The rows a filter works on: the point coordinates, or with useFeature
+// the tuples of `array` (GetInputArrayToProcess's answer and association).
+// source names the rows for the report.  A missing or non-point array is
+// reported as an error on `self` ("<label>: ...") and gives false.
+bool SelectRows(vtkAlgorithm* self, const char* label, vtkDataSet* input, bool useFeature,
+  vtkDataArray* array, int association, Rows& rows, std::string& source);
+
+// The periodic box of these rows: nullptr when periodic is off, else
+// lengths (which must outlive the call).  Rows that are not 3-d cannot
+// live in the 3-length box: an error on `self` and false.
+bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, const double* lengths,
+  const Rows& rows, const std::string& source, const double** box);
+
+// A per-particle mass array as float32: one component, on the points, one
+// value per point, else an error on `self` and false.  The values
+// themselves (NaN, negative) are the core's to judge.
+bool SelectMass(vtkAlgorithm* self, const char* label, vtkDataArray* array, int association,
+  vtkIdType points, std::vector<float>& mass);
+
 // Owns a vic_ctx whose progress callback drives algorithm->UpdateProgress
 // (mapped into [lo, hi] so several core calls or blocks share one bar) and
 // polls algorithm->CheckAbort() to cancel, and whose log callback collects
@@ -57,7 +81,13 @@ public:
   // Creates the core context; on failure Error() says why.
   bool Create(vic_backend backend, int device, int threads, uint64_t seed);
   vic_ctx* Get() const { return this->Ctx; }
+  // The share of the bar of the data set being processed (a composite
+  // input's leaf), and within it the share of the next core call, so
+  // that a filter making several calls (kNN lists, density, peaks) and
+  // several leaves fill one bar in order.  SetProgressRange resets the
+  // call's share to the whole leaf.
   void SetProgressRange(double lo, double hi);
+  void SetCallRange(double lo, double hi);
   // The core's message for the last failure (or a creation failure).
   std::string Error() const;
   // Emit collected warnings on the algorithm and forget them.
@@ -69,11 +99,62 @@ private:
 
   vtkAlgorithm* Algorithm;
   vic_ctx* Ctx = nullptr;
-  double Lo = 0.0, Hi = 1.0;
+  double Lo = 0.0, Hi = 1.0;         // the leaf's share of the bar
+  double CallLo = 0.0, CallHi = 1.0; // the call's share of the leaf
   std::string CreateError;
   std::mutex WarningsMutex; // the core may log from worker threads
   std::vector<std::string> Warnings;
 };
+
+// How a core call ended, for the filter: Done, or Cancelled by the abort
+// button (a warning "<label>: cancelled; the output is empty." -- not an
+// error; the filter empties its outputs and returns 1), or Failed (the
+// core's message as an error; the filter returns 0).  Collected core
+// warnings are emitted first in every case.
+enum class Outcome
+{
+  Done,
+  Cancelled,
+  Failed
+};
+Outcome CheckCall(vtkAlgorithm* self, const char* label, Context& ctx, vic_status status);
+
+// ---------------------------------------------------------------- pipeline
+// RequestDataObject of the Vicinity filters: port 0 has the input's type;
+// ports 1 .. ports-1 are vtkPolyData, or the input's composite type when
+// the input is a composite (one poly data per leaf).
+int MirrorOutputs(
+  vtkInformationVector** inputVector, vtkInformationVector* outputVector, int ports);
+
+struct ContextSettings
+{
+  vic_backend Backend = VIC_BACKEND_AUTO;
+  int Device = 0;
+  int Threads = 0;
+  uint64_t Seed = 0;
+};
+
+// One filter's work on one data set: its port-0 output arrives as a
+// shallow copy of the input, `extra` is the port-1 poly data (nullptr for
+// one-port filters).  False after reporting an error.
+using LeafFunction =
+  std::function<bool(Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* extra)>;
+
+// RequestData of the Vicinity filters: the MPI check (collective, before
+// any early return; several ranks holding points is refused), the input
+// type check, one core context, then `process` on the data set or on every
+// leaf of a composite input (each leaf its own point set) on one progress
+// bar.  Inputs without points give empty outputs and no message.
+int ProcessInput(vtkAlgorithm* self, const char* label, const ContextSettings& settings,
+  vtkInformationVector** inputVector, vtkInformationVector* outputVector, int ports,
+  const LeafFunction& process);
+
+// --------------------------------------------------------------- results
+// n values (components each) copied into a new vtkFloatArray.
+vtkSmartPointer<vtkFloatArray> WrapFloats(
+  const float* values, vtkIdType n, int components, const char* name);
+// n 64-bit ids copied into a new vtkIdTypeArray.
+vtkSmartPointer<vtkIdTypeArray> WrapIdValues(const int64_t* values, vtkIdType n, const char* name);
 
 // Neighbour ids (k components) as a vtkIdTypeArray.
 vtkSmartPointer<vtkIdTypeArray> WrapIds(const vic_knn& knn, const char* name);
@@ -86,6 +167,10 @@ vtkSmartPointer<vtkFloatArray> DistanceColumn(const vic_knn& knn, int rank, cons
 // seconds, d_nn1 statistics, recall estimate, warnings) as field data.
 void WriteReport(const vic_report& report, vic_metric metric, int dimension, const char* source,
   vtkFieldData* fieldData);
+// One-value field-data arrays, for what a filter adds to the report.
+void AddFieldString(vtkFieldData* fieldData, const char* name, const std::string& value);
+void AddFieldDouble(vtkFieldData* fieldData, const std::string& name, double value);
+void AddFieldInt(vtkFieldData* fieldData, const char* name, vtkIdType value);
 
 // Number of MPI ranks whose piece holds points (a collective call when the
 // global controller has several processes; 0 or 1 in a serial run).

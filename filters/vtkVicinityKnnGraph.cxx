@@ -3,9 +3,6 @@
 
 #include <vtkCellArray.h>
 #include <vtkCellData.h>
-#include <vtkCompositeDataSet.h>
-#include <vtkDataObjectTree.h>
-#include <vtkDataObjectTreeIterator.h>
 #include <vtkDataSet.h>
 #include <vtkFieldData.h>
 #include <vtkFloatArray.h>
@@ -20,7 +17,8 @@
 #include <vtkPolyData.h>
 #include <vtkSmartPointer.h>
 
-#include <cstring>
+#include <string>
+
 
 vtkStandardNewMacro(vtkVicinityKnnGraph);
 
@@ -80,20 +78,6 @@ int vtkVicinityKnnGraph::FillOutputPortInformation(int port, vtkInformation* inf
 
 namespace
 {
-bool SameClass(vtkDataObject* a, vtkDataObject* b)
-{
-  return a && b && std::strcmp(a->GetClassName(), b->GetClassName()) == 0;
-}
-
-void SetOutputObject(vtkInformation* info, vtkDataObject* wanted)
-{
-  vtkDataObject* have = vtkDataObject::GetData(info);
-  if (!SameClass(have, wanted))
-  {
-    info->Set(vtkDataObject::DATA_OBJECT(), wanted);
-  }
-}
-
 // Points of the graph: the input's own vtkPoints when it has them (shared,
 // not copied), else the implicit points of image data and the like.
 vtkSmartPointer<vtkPoints> PointsOf(vtkDataSet* input)
@@ -168,71 +152,23 @@ void BuildGraph(vtkDataSet* input, vtkPointData* pointArrays, const vic_knn& knn
 int vtkVicinityKnnGraph::RequestDataObject(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
-  vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
-  if (!input)
-  {
-    return 0;
-  }
-  vtkSmartPointer<vtkDataObject> out0 = vtk::TakeSmartPointer(input->NewInstance());
-  SetOutputObject(outputVector->GetInformationObject(0), out0);
-  vtkSmartPointer<vtkDataObject> out1;
-  if (vtkCompositeDataSet::SafeDownCast(input))
-  {
-    out1 = vtk::TakeSmartPointer(input->NewInstance());
-  }
-  else
-  {
-    out1 = vtkSmartPointer<vtkPolyData>::New();
-  }
-  SetOutputObject(outputVector->GetInformationObject(1), out1);
-  return 1;
+  return vtkVicinity::MirrorOutputs(inputVector, outputVector, 2);
 }
 
 bool vtkVicinityKnnGraph::ProcessDataSet(
   vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* graph)
 {
-  output->ShallowCopy(input);
-  if (input->GetNumberOfPoints() == 0)
-  {
-    return true; // nothing to connect: empty in, empty out, no error
-  }
-
   vtkVicinity::Rows rows;
-  std::string source = "Point Coordinates";
-  if (this->UseFeatureArray)
-  {
-    int association = -1;
-    vtkDataArray* array = this->GetInputArrayToProcess(0, input, association);
-    if (!array)
-    {
-      vtkErrorMacro("kNN Graph: the feature array was not found on the points; choose a point-data "
-                    "array or turn Use Feature Array off.");
-      return false;
-    }
-    if (association != vtkDataObject::FIELD_ASSOCIATION_POINTS)
-    {
-      vtkErrorMacro("kNN Graph: the feature array '" << (array->GetName() ? array->GetName() : "")
-                                                     << "' is not a point-data array.");
-      return false;
-    }
-    vtkVicinity::ExtractArrayRows(array, rows);
-    source = array->GetName() ? array->GetName() : "(unnamed array)";
-  }
-  else
-  {
-    vtkVicinity::ExtractPointRows(input, rows);
-  }
-
+  std::string source;
+  int association = -1;
+  vtkDataArray* array =
+    this->UseFeatureArray ? this->GetInputArrayToProcess(0, input, association) : nullptr;
   const double* box = nullptr;
-  if (this->Periodic)
+  if (!vtkVicinity::SelectRows(
+        this, "kNN Graph", input, this->UseFeatureArray, array, association, rows, source) ||
+    !vtkVicinity::PeriodicBox(this, "kNN Graph", this->Periodic, this->BoxLengths, rows, source, &box))
   {
-    if (rows.D != 3)
-    {
-      vtkErrorMacro("kNN Graph: the periodic box has 3 lengths but the rows ('"
-        << source << "') have " << rows.D << " components; turn Periodic off for feature arrays.");
-      return false;
-    }
-    box = this->BoxLengths;
+    return false;
   }
   const vic_metric metric = static_cast<vic_metric>(this->Metric);
   const vic_data x = rows.View(metric, box);
@@ -267,20 +203,15 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
   o.device_memory_budget = static_cast<size_t>(this->DeviceMemoryBudgetMiB) << 20;
 
   vic_knn knn;
-  const vic_status s = vic_knn_build(ctx.Get(), &x, &o, &knn);
-  ctx.FlushWarnings();
-  if (s == VIC_E_CANCELLED)
+  switch (vtkVicinity::CheckCall(this, "kNN Graph", ctx, vic_knn_build(ctx.Get(), &x, &o, &knn)))
   {
-    // The abort button: not an error.  Empty outputs, as VTK's CheckAbort
-    // convention has the executive do for aborted filters.
-    vtkWarningMacro("kNN Graph: cancelled; the output is empty.");
-    output->Initialize();
-    return true;
-  }
-  if (s != VIC_OK)
-  {
-    vtkErrorMacro("kNN Graph: " << ctx.Error());
-    return false;
+    case vtkVicinity::Outcome::Cancelled:
+      output->Initialize();
+      return true;
+    case vtkVicinity::Outcome::Failed:
+      return false;
+    case vtkVicinity::Outcome::Done:
+      break;
   }
   rows.Values = std::vector<float>(); // release the copy before the outputs grow
 
@@ -306,94 +237,15 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
 int vtkVicinityKnnGraph::RequestData(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
-  vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
-  vtkDataObject* out0 = vtkDataObject::GetData(outputVector, 0);
-  vtkDataObject* out1 = vtkDataObject::GetData(outputVector, 1);
-  auto* inDS = vtkDataSet::SafeDownCast(input);
-  auto* inTree = vtkDataObjectTree::SafeDownCast(input);
-
-  // Every rank takes part in this count before any early return, so the
-  // collective call cannot deadlock.
-  vtkIdType localPoints = 0;
-  if (inDS)
-  {
-    localPoints = inDS->GetNumberOfPoints();
-  }
-  else if (auto* cds = vtkCompositeDataSet::SafeDownCast(input))
-  {
-    localPoints = cds->GetNumberOfPoints();
-  }
-  const int ranks = vtkVicinity::RanksWithPoints(localPoints);
-  if (ranks > 1)
-  {
-    vtkErrorMacro("kNN Graph: the points are distributed over "
-      << ranks
-      << " MPI ranks. A distributed kNN graph (halo exchange between ranks) is not supported yet; "
-         "it comes in a later Vicinity release. Run this filter in a single process, or on data "
-         "that one rank holds entirely.");
-    return 0;
-  }
-
-  if (!inDS && !inTree)
-  {
-    vtkErrorMacro("kNN Graph: input of type " << input->GetClassName()
-                                              << " is not supported (data sets and multiblock/"
-                                                 "partitioned collections are).");
-    return 0;
-  }
-
-  vtkVicinity::Context ctx(this);
-  if (!ctx.Create(static_cast<vic_backend>(this->Backend), this->Device, this->Threads,
-        static_cast<uint64_t>(static_cast<uint32_t>(this->Seed))))
-  {
-    vtkErrorMacro("kNN Graph: " << ctx.Error());
-    return 0;
-  }
-
-  if (inDS)
-  {
-    return this->ProcessDataSet(
-             ctx, inDS, vtkDataSet::SafeDownCast(out0), vtkPolyData::SafeDownCast(out1))
-      ? 1
-      : 0;
-  }
-
-  // Composite: each leaf data set is its own point set (no neighbours
-  // across blocks), processed in turn on one progress bar.
-  auto* outTree = vtkDataObjectTree::SafeDownCast(out0);
-  auto* graphTree = vtkDataObjectTree::SafeDownCast(out1);
-  outTree->CopyStructure(inTree);
-  graphTree->CopyStructure(inTree);
-  vtkSmartPointer<vtkDataObjectTreeIterator> it;
-  it.TakeReference(inTree->NewTreeIterator());
-  it->SkipEmptyNodesOn();
-  int leaves = 0;
-  for (it->InitTraversal(); !it->IsDoneWithTraversal(); it->GoToNextItem())
-  {
-    ++leaves;
-  }
-  int leaf = 0;
-  for (it->InitTraversal(); !it->IsDoneWithTraversal(); it->GoToNextItem(), ++leaf)
-  {
-    auto* block = vtkDataSet::SafeDownCast(it->GetCurrentDataObject());
-    if (!block)
-    {
-      vtkWarningMacro("kNN Graph: block " << leaf << " is a "
-                                          << it->GetCurrentDataObject()->GetClassName()
-                                          << ", not a data set; it is left out.");
-      continue;
-    }
-    ctx.SetProgressRange(static_cast<double>(leaf) / leaves, static_cast<double>(leaf + 1) / leaves);
-    vtkSmartPointer<vtkDataSet> outBlock = vtk::TakeSmartPointer(block->NewInstance());
-    auto graph = vtkSmartPointer<vtkPolyData>::New();
-    if (!this->ProcessDataSet(ctx, block, outBlock, graph))
-    {
-      return 0;
-    }
-    outTree->SetDataSet(it, outBlock);
-    graphTree->SetDataSet(it, graph);
-  }
-  return 1;
+  vtkVicinity::ContextSettings settings;
+  settings.Backend = static_cast<vic_backend>(this->Backend);
+  settings.Device = this->Device;
+  settings.Threads = this->Threads;
+  settings.Seed = static_cast<uint64_t>(static_cast<uint32_t>(this->Seed));
+  return vtkVicinity::ProcessInput(this, "kNN Graph", settings, inputVector, outputVector, 2,
+    [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* graph) {
+      return this->ProcessDataSet(ctx, in, out, graph);
+    });
 }
 
 void vtkVicinityKnnGraph::PrintSelf(ostream& os, vtkIndent indent)
