@@ -68,7 +68,9 @@ __device__ int warp_insert(const gnnd_dev &g, int u, int v, float dv, int lane) 
   volatile int *vid = g.ids + base;
   volatile float *vd = g.dist + base;
   volatile unsigned char *vf = g.flags + base;
-  if (dv > vd[GNND_SEG - 1]) return 0; /* cheap reject before locking; re-checked under the lock */
+  /* cheap reject before locking (re-checked under the lock); lane 0's read
+   * is broadcast so the whole warp takes the same branch */
+  if (dv > __shfl_sync(FULL, (float)vd[GNND_SEG - 1], 0)) return 0;
   int *lock = g.locks + (int64_t)u * g.nseg + s;
   if (lane == 0) {
     while (atomicCAS(lock, 0, 1) != 0) __nanosleep(32);
