@@ -3,4 +3,7 @@
 # server-manager XML xml/VicinityFoo.xml (read by plugin/CMakeLists.txt).
 set(VICINITY_FILTERS
   KnnGraph
+  KnnDensity
+  SalientPoints
+  KnnQueryProbe
 )

@@ -289,6 +289,27 @@ Outcome CheckCall(vtkAlgorithm* self, const char* label, Context& ctx, vic_statu
   return Outcome::Failed;
 }
 
+// ----------------------------------------------------------------- n-body
+Outcome BuildNBodyLists(vtkAlgorithm* self, const char* label, Context& ctx, vtkDataSet* input,
+  const NBodyChoices& choices, NBodyLists& out)
+{
+  if (!SelectRows(self, label, input, choices.UseFeature, choices.Feature,
+        choices.FeatureAssociation, out.Points, out.Source) ||
+    !PeriodicBox(
+      self, label, choices.Periodic, choices.BoxLengths, out.Points, out.Source, &out.Box) ||
+    (choices.UseMass &&
+      !SelectMass(self, label, choices.Mass, choices.MassAssociation, out.Points.N, out.Mass)))
+  {
+    return Outcome::Failed;
+  }
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.method = choices.Method;
+  o.k = choices.K;
+  const vic_data x = out.View();
+  return CheckCall(self, label, ctx, vic_knn_build(ctx.Get(), &x, &o, &out.Knn));
+}
+
 // ---------------------------------------------------------------- pipeline
 namespace
 {

@@ -119,6 +119,45 @@ enum class Outcome
 };
 Outcome CheckCall(vtkAlgorithm* self, const char* label, Context& ctx, vic_status status);
 
+// ----------------------------------------------------------------- n-body
+// The start both n-body filters (kNN Density, Salient Points) share: the
+// rows (coordinates or a feature array), the periodic box, the optional
+// mass array, and the kNN lists of the rows (the core's default build
+// options with the filter's method and k).
+struct NBodyChoices
+{
+  int K = 32;
+  vic_method Method = VIC_METHOD_AUTO;
+  bool UseFeature = false;
+  vtkDataArray* Feature = nullptr; // with its association, from GetInputArrayToProcess
+  int FeatureAssociation = -1;
+  bool UseMass = false;
+  vtkDataArray* Mass = nullptr;
+  int MassAssociation = -1;
+  bool Periodic = false;
+  const double* BoxLengths = nullptr;
+};
+
+struct NBodyLists
+{
+  Rows Points;
+  std::string Source;
+  const double* Box = nullptr;
+  std::vector<float> Mass; // empty: no mass array
+  vic_knn Knn{};
+  vic_data View() const { return this->Points.View(VIC_L2, this->Box); }
+  const float* MassOrNull() const { return this->Mass.empty() ? nullptr : this->Mass.data(); }
+  NBodyLists() = default;
+  NBodyLists(const NBodyLists&) = delete;
+  NBodyLists& operator=(const NBodyLists&) = delete;
+  ~NBodyLists() { vic_knn_free(&this->Knn); }
+};
+
+// Fills `out` (the kNN build on ctx's current call range); input errors
+// and core failures are reported on `self` as CheckCall does.
+Outcome BuildNBodyLists(vtkAlgorithm* self, const char* label, Context& ctx, vtkDataSet* input,
+  const NBodyChoices& choices, NBodyLists& out);
+
 // ---------------------------------------------------------------- pipeline
 // RequestDataObject of the Vicinity filters: port 0 has the input's type;
 // ports 1 .. ports-1 are vtkPolyData, or the input's composite type when

@@ -1,0 +1,170 @@
+#include "vtkVicinityKnnDensity.h"
+#include "vtkVicinityFilterSupport.h"
+
+#include <vtkDataSet.h>
+#include <vtkFieldData.h>
+#include <vtkFloatArray.h>
+#include <vtkInformation.h>
+#include <vtkInformationVector.h>
+#include <vtkObjectFactory.h>
+#include <vtkPointData.h>
+#include <vtkPolyData.h>
+#include <vtkSmartPointer.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+vtkStandardNewMacro(vtkVicinityKnnDensity);
+
+namespace
+{
+const char* const Label = "kNN Density";
+}
+
+vtkVicinityKnnDensity::vtkVicinityKnnDensity()
+{
+  this->SetNumberOfInputPorts(1);
+  this->SetNumberOfOutputPorts(1);
+  // Array 0: the feature rows (default: active scalars); array 1: masses.
+  this->SetInputArrayToProcess(
+    0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+  this->SetInputArrayToProcess(
+    1, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+  vic_density_options o;
+  vic_density_options_init(&o);
+  this->SPHConvention = o.sph;
+  this->TotalMass = o.total_mass;
+}
+
+int vtkVicinityKnnDensity::FillInputPortInformation(int, vtkInformation* info)
+{
+  info->Remove(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE());
+  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkDataSet");
+  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkCompositeDataSet");
+  return 1;
+}
+
+int vtkVicinityKnnDensity::FillOutputPortInformation(int, vtkInformation* info)
+{
+  info->Set(vtkDataObject::DATA_TYPE_NAME(), "vtkDataObject"); // the input's type, see RequestDataObject
+  return 1;
+}
+
+int vtkVicinityKnnDensity::RequestDataObject(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  return vtkVicinity::MirrorOutputs(inputVector, outputVector, 1);
+}
+
+bool vtkVicinityKnnDensity::ProcessDataSet(
+  vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output)
+{
+  vtkVicinity::NBodyChoices choices;
+  choices.K = this->K;
+  choices.Method = static_cast<vic_method>(this->Method);
+  choices.UseFeature = this->UseFeatureArray;
+  if (this->UseFeatureArray)
+  {
+    choices.Feature = this->GetInputArrayToProcess(0, input, choices.FeatureAssociation);
+  }
+  choices.UseMass = this->UseMassArray;
+  if (this->UseMassArray)
+  {
+    choices.Mass = this->GetInputArrayToProcess(1, input, choices.MassAssociation);
+  }
+  choices.Periodic = this->Periodic;
+  choices.BoxLengths = this->BoxLengths;
+
+  // The bar: kNN lists 0-0.8, densities 0.8-1 (the lists dominate).
+  ctx.SetCallRange(0.0, 0.8);
+  vtkVicinity::NBodyLists lists;
+  vtkVicinity::Outcome outcome = vtkVicinity::BuildNBodyLists(this, Label, ctx, input, choices, lists);
+  if (outcome == vtkVicinity::Outcome::Done)
+  {
+    ctx.SetCallRange(0.8, 1.0);
+    const vic_data x = lists.View();
+    const vtkIdType n = lists.Points.N;
+    std::vector<float> knnDensity(n), sphDensity(n), h(n);
+    vic_density_options o;
+    vic_density_options_init(&o);
+    o.sph = static_cast<vic_sph_convention>(this->SPHConvention);
+    o.total_mass = this->TotalMass;
+    vic_dnn1_stats stats;
+    const auto t0 = std::chrono::steady_clock::now();
+    vic_status s = vic_density(ctx.Get(), &x, &lists.Knn, lists.MassOrNull(), &o,
+      knnDensity.data(), sphDensity.data(), h.data());
+    const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (s == VIC_OK)
+    {
+      s = vic_dnn1_stats_compute(ctx.Get(), &lists.Knn, x.d, &stats);
+    }
+    outcome = vtkVicinity::CheckCall(this, Label, ctx, s);
+    if (outcome == vtkVicinity::Outcome::Done)
+    {
+      vtkPointData* pd = output->GetPointData();
+      pd->AddArray(vtkVicinity::WrapFloats(knnDensity.data(), n, 1, "Density"));
+      pd->AddArray(vtkVicinity::WrapFloats(sphDensity.data(), n, 1, "SPH Density"));
+      pd->AddArray(vtkVicinity::DistanceColumn(lists.Knn, 0, "d_nn1"));
+      pd->AddArray(vtkVicinity::WrapFloats(h.data(), n, 1, "Smoothing Length"));
+      pd->SetActiveScalars("Density");
+
+      auto fd = vtkSmartPointer<vtkFieldData>::New();
+      fd->ShallowCopy(input->GetFieldData());
+      vtkVicinity::WriteReport(lists.Knn.report, VIC_L2, x.d, lists.Source.c_str(), fd);
+      vtkVicinity::AddFieldDouble(fd, "Global Density", stats.global_density);
+      vtkVicinity::AddFieldString(
+        fd, "SPH Convention", this->SPHConvention == VIC_SPH_GADGET ? "Gadget" : "pynbody");
+      std::string mass = "unit masses";
+      if (this->UseMassArray)
+      {
+        mass = std::string("array ") + (choices.Mass->GetName() ? choices.Mass->GetName() : "");
+      }
+      else if (this->TotalMass > 0)
+      {
+        mass = "total mass " + std::to_string(this->TotalMass) + " shared equally";
+      }
+      vtkVicinity::AddFieldString(fd, "Mass", mass);
+      vtkVicinity::AddFieldDouble(fd, "Seconds Density", seconds);
+      output->SetFieldData(fd);
+    }
+  }
+  if (outcome == vtkVicinity::Outcome::Cancelled)
+  {
+    output->Initialize();
+  }
+  return outcome != vtkVicinity::Outcome::Failed;
+}
+
+int vtkVicinityKnnDensity::RequestData(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  vtkVicinity::ContextSettings settings;
+  settings.Backend = static_cast<vic_backend>(this->Backend);
+  settings.Device = this->Device;
+  settings.Threads = this->Threads;
+  settings.Seed = static_cast<uint64_t>(static_cast<uint32_t>(this->Seed));
+  return vtkVicinity::ProcessInput(this, Label, settings, inputVector, outputVector, 1,
+    [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData*) {
+      return this->ProcessDataSet(ctx, in, out);
+    });
+}
+
+void vtkVicinityKnnDensity::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "K: " << this->K << "\n";
+  os << indent << "Method: " << vic_method_name(static_cast<vic_method>(this->Method)) << "\n";
+  os << indent << "Backend: " << vic_backend_name(static_cast<vic_backend>(this->Backend)) << "\n";
+  os << indent << "Device: " << this->Device << "\n";
+  os << indent << "Threads: " << this->Threads << "\n";
+  os << indent << "Seed: " << this->Seed << "\n";
+  os << indent << "UseFeatureArray: " << this->UseFeatureArray << "\n";
+  os << indent << "UseMassArray: " << this->UseMassArray << "\n";
+  os << indent << "TotalMass: " << this->TotalMass << "\n";
+  os << indent << "SPHConvention: " << (this->SPHConvention == VIC_SPH_GADGET ? "Gadget" : "pynbody")
+     << "\n";
+  os << indent << "Periodic: " << this->Periodic << " (" << this->BoxLengths[0] << ", "
+     << this->BoxLengths[1] << ", " << this->BoxLengths[2] << ")\n";
+}

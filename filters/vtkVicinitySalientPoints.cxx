@@ -1,0 +1,246 @@
+#include "vtkVicinitySalientPoints.h"
+#include "vtkVicinityFilterSupport.h"
+
+#include <vtkCellArray.h>
+#include <vtkDataSet.h>
+#include <vtkFieldData.h>
+#include <vtkFloatArray.h>
+#include <vtkIdTypeArray.h>
+#include <vtkInformation.h>
+#include <vtkInformationVector.h>
+#include <vtkObjectFactory.h>
+#include <vtkPointData.h>
+#include <vtkPoints.h>
+#include <vtkPolyData.h>
+#include <vtkSmartPointer.h>
+
+#include <chrono>
+#include <vector>
+
+vtkStandardNewMacro(vtkVicinitySalientPoints);
+
+namespace
+{
+const char* const Label = "Salient Points";
+
+double SecondsSince(std::chrono::steady_clock::time_point t0)
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Owns a vic_peaks for the early returns of ProcessDataSet.
+struct PeaksHolder
+{
+  vic_peaks P{};
+  ~PeaksHolder() { vic_peaks_free(&this->P); }
+};
+
+// Output port 1: one vertex per peak (see the class documentation for the
+// position rule), with the peak's values as point data.
+void BuildPeakPoints(vtkDataSet* input, const vic_peaks& p, const float* density, int d,
+  bool centresAreCoordinates, vtkPolyData* out)
+{
+  const vtkIdType np = p.n_peaks;
+  auto points = vtkSmartPointer<vtkPoints>::New();
+  points->SetDataTypeToFloat();
+  points->SetNumberOfPoints(np);
+  auto particle = vtkSmartPointer<vtkFloatArray>::New();
+  particle->SetName("Peak Particle Position");
+  particle->SetNumberOfComponents(3);
+  particle->SetNumberOfTuples(np);
+  std::vector<float> rho(np), delta(np), saliency(np);
+  std::vector<int64_t> rank(np);
+  for (vtkIdType q = 0; q < np; ++q)
+  {
+    const int64_t i = p.peak_point[q];
+    double xyz[3];
+    input->GetPoint(static_cast<vtkIdType>(i), xyz);
+    particle->SetTuple(q, xyz);
+    if (centresAreCoordinates)
+    {
+      const float* c = p.peak_centre + q * d;
+      points->SetPoint(q, c[0], c[1], c[2]);
+    }
+    else
+    {
+      points->SetPoint(q, xyz);
+    }
+    rho[q] = density[i];
+    delta[q] = p.delta[i];
+    saliency[q] = p.saliency[i];
+    rank[q] = q;
+  }
+  auto verts = vtkSmartPointer<vtkCellArray>::New();
+  for (vtkIdType q = 0; q < np; ++q)
+  {
+    verts->InsertNextCell(1, &q);
+  }
+  out->SetPoints(points);
+  out->SetVerts(verts);
+  vtkPointData* pd = out->GetPointData();
+  pd->AddArray(vtkVicinity::WrapIdValues(rank.data(), np, "Peak Id"));
+  pd->AddArray(vtkVicinity::WrapIdValues(p.peak_point, np, "Point Id"));
+  pd->AddArray(vtkVicinity::WrapFloats(rho.data(), np, 1, "Density"));
+  pd->AddArray(vtkVicinity::WrapFloats(delta.data(), np, 1, "Delta"));
+  pd->AddArray(vtkVicinity::WrapFloats(saliency.data(), np, 1, "Saliency"));
+  pd->AddArray(vtkVicinity::WrapIdValues(p.peak_members, np, "Member Count"));
+  pd->AddArray(particle);
+  if (!centresAreCoordinates)
+  {
+    pd->AddArray(vtkVicinity::WrapFloats(p.peak_centre, np, d, "Peak Centre"));
+  }
+  pd->SetActiveScalars("Saliency");
+}
+} // namespace
+
+vtkVicinitySalientPoints::vtkVicinitySalientPoints()
+{
+  this->SetNumberOfInputPorts(1);
+  this->SetNumberOfOutputPorts(2);
+  this->SetInputArrayToProcess(
+    0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+  this->SetInputArrayToProcess(
+    1, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+  // The thresholds' defaults are the core's, so the filter never drifts from it.
+  vic_peak_options o;
+  vic_peak_options_init(&o);
+  this->MinDensity = o.min_density;
+  this->MinDelta = o.min_delta;
+  this->DeltaFactor = o.delta_factor;
+  this->MinProminence = o.min_prominence;
+  this->MinMembers = o.min_members;
+}
+
+int vtkVicinitySalientPoints::FillInputPortInformation(int, vtkInformation* info)
+{
+  info->Remove(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE());
+  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkDataSet");
+  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkCompositeDataSet");
+  return 1;
+}
+
+int vtkVicinitySalientPoints::FillOutputPortInformation(int, vtkInformation* info)
+{
+  info->Set(vtkDataObject::DATA_TYPE_NAME(), "vtkDataObject"); // see RequestDataObject
+  return 1;
+}
+
+int vtkVicinitySalientPoints::RequestDataObject(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  return vtkVicinity::MirrorOutputs(inputVector, outputVector, 2);
+}
+
+bool vtkVicinitySalientPoints::ProcessDataSet(
+  vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* peaks)
+{
+  vtkVicinity::NBodyChoices choices;
+  choices.K = this->K;
+  choices.Method = static_cast<vic_method>(this->Method);
+  choices.UseFeature = this->UseFeatureArray;
+  if (this->UseFeatureArray)
+  {
+    choices.Feature = this->GetInputArrayToProcess(0, input, choices.FeatureAssociation);
+  }
+  choices.UseMass = this->UseMassArray;
+  if (this->UseMassArray)
+  {
+    choices.Mass = this->GetInputArrayToProcess(1, input, choices.MassAssociation);
+  }
+  choices.Periodic = this->Periodic;
+  choices.BoxLengths = this->BoxLengths;
+
+  // The bar: kNN lists 0-0.6, density 0.6-0.65, peaks 0.65-1.
+  ctx.SetCallRange(0.0, 0.6);
+  vtkVicinity::NBodyLists lists;
+  vtkVicinity::Outcome outcome = vtkVicinity::BuildNBodyLists(this, Label, ctx, input, choices, lists);
+  const vic_data x = lists.View();
+  const vtkIdType n = lists.Points.N;
+  std::vector<float> density;
+  double secondsDensity = 0, secondsPeaks = 0;
+  if (outcome == vtkVicinity::Outcome::Done)
+  {
+    ctx.SetCallRange(0.6, 0.65);
+    density.resize(n);
+    const auto t0 = std::chrono::steady_clock::now();
+    outcome = vtkVicinity::CheckCall(this, Label, ctx,
+      vic_density(ctx.Get(), &x, &lists.Knn, lists.MassOrNull(), nullptr, density.data(), nullptr,
+        nullptr));
+    secondsDensity = SecondsSince(t0);
+  }
+  PeaksHolder found;
+  if (outcome == vtkVicinity::Outcome::Done)
+  {
+    ctx.SetCallRange(0.65, 1.0);
+    vic_peak_options o;
+    vic_peak_options_init(&o);
+    o.min_density = this->MinDensity;
+    o.min_delta = this->MinDelta;
+    o.delta_factor = this->DeltaFactor;
+    o.min_prominence = this->MinProminence;
+    o.min_members = this->MinMembers;
+    const auto t0 = std::chrono::steady_clock::now();
+    outcome = vtkVicinity::CheckCall(
+      this, Label, ctx, vic_peaks_find(ctx.Get(), &x, &lists.Knn, density.data(), &o, &found.P));
+    secondsPeaks = SecondsSince(t0);
+  }
+  if (outcome == vtkVicinity::Outcome::Cancelled)
+  {
+    output->Initialize();
+    return true;
+  }
+  if (outcome == vtkVicinity::Outcome::Failed)
+  {
+    return false;
+  }
+
+  vtkPointData* pd = output->GetPointData();
+  pd->AddArray(vtkVicinity::WrapFloats(found.P.saliency, n, 1, "Saliency"));
+  pd->AddArray(vtkVicinity::WrapFloats(found.P.delta, n, 1, "Delta"));
+  pd->AddArray(vtkVicinity::WrapIdValues(found.P.peak_id, n, "Peak Id"));
+  pd->AddArray(vtkVicinity::WrapFloats(density.data(), n, 1, "Density"));
+
+  auto fd = vtkSmartPointer<vtkFieldData>::New();
+  fd->ShallowCopy(input->GetFieldData());
+  vtkVicinity::WriteReport(lists.Knn.report, VIC_L2, x.d, lists.Source.c_str(), fd);
+  vtkVicinity::AddFieldInt(fd, "Peaks", found.P.n_peaks);
+  vtkVicinity::AddFieldDouble(fd, "Seconds Density", secondsDensity);
+  vtkVicinity::AddFieldDouble(fd, "Seconds Peaks", secondsPeaks);
+  output->SetFieldData(fd);
+
+  const bool centresAreCoordinates = !this->UseFeatureArray && x.d == 3;
+  BuildPeakPoints(input, found.P, density.data(), x.d, centresAreCoordinates, peaks);
+  peaks->SetFieldData(fd);
+  return true;
+}
+
+int vtkVicinitySalientPoints::RequestData(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  vtkVicinity::ContextSettings settings;
+  settings.Backend = static_cast<vic_backend>(this->Backend);
+  settings.Device = this->Device;
+  settings.Threads = this->Threads;
+  settings.Seed = static_cast<uint64_t>(static_cast<uint32_t>(this->Seed));
+  return vtkVicinity::ProcessInput(this, Label, settings, inputVector, outputVector, 2,
+    [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* peaks) {
+      return this->ProcessDataSet(ctx, in, out, peaks);
+    });
+}
+
+void vtkVicinitySalientPoints::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "K: " << this->K << "\n";
+  os << indent << "MinDensity: " << this->MinDensity << "\n";
+  os << indent << "MinDelta: " << this->MinDelta << "\n";
+  os << indent << "DeltaFactor: " << this->DeltaFactor << "\n";
+  os << indent << "MinProminence: " << this->MinProminence << "\n";
+  os << indent << "MinMembers: " << this->MinMembers << "\n";
+  os << indent << "Method: " << vic_method_name(static_cast<vic_method>(this->Method)) << "\n";
+  os << indent << "Backend: " << vic_backend_name(static_cast<vic_backend>(this->Backend)) << "\n";
+  os << indent << "UseFeatureArray: " << this->UseFeatureArray << "\n";
+  os << indent << "UseMassArray: " << this->UseMassArray << "\n";
+  os << indent << "Periodic: " << this->Periodic << " (" << this->BoxLengths[0] << ", "
+     << this->BoxLengths[1] << ", " << this->BoxLengths[2] << ")\n";
+}
