@@ -1,0 +1,413 @@
+/* Exact all-points kNN for d <= 3 on a hierarchy of cell grids.
+ *
+ * Every point gets a 63-bit Morton code of its cell on a 2^21-per-dimension
+ * grid; CUB's radix sort orders the points by it.  A cell of level l (2^l
+ * finest cells per side) is then one contiguous range of the sorted array:
+ * the codes sharing the prefix code >> 3l.  That gives every level of an
+ * octree at the cost of one sort, and lets each query pick its own level:
+ * the finest whose cell around the query holds enough points, so that
+ * dense clusters (plummer3) and sparse backgrounds both scan a few hundred
+ * points per query.
+ *
+ * One thread per query, queries in sorted order (neighbouring threads read
+ * the same cells).  The query scans its own cell, then shells of cells at
+ * Chebyshev distance r = 1, 2, ... and stops once its k-th distance is
+ * below the distance to the nearest unscanned cell (made conservative for
+ * rounding), or when everything has been scanned.  Periodic dimensions
+ * wrap cell indices and use the minimum image; a shell that would wrap
+ * onto itself falls back to a scan of all points (tiny sets only).
+ * Distances are computed exactly as the CPU computes them and lists are
+ * ordered by (distance, id), so results equal the CPU's bit for bit. */
+#include "common.cuh"
+#include "vic_kernels_exact.h"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+
+#include <math.h>
+#include <string.h>
+
+#define GRID_BITS 21
+#define GRID_SIDE (1u << GRID_BITS)
+#define GRID_THREADS 128
+
+typedef struct {
+  int d;
+  float lo[3];        /* origin of the quantisation per dimension */
+  float scale[3];     /* finest cells per unit length */
+  float box[3];       /* periodic length, 0 = open */
+  int qmax[3];        /* largest finest-cell index in use per dimension */
+  float eps[3];       /* slack of the stopping radius (rounding of coordinates) */
+} grid_geom;
+
+/* Spread the low 21 bits of v to every third bit. */
+__device__ __forceinline__ uint64_t spread3(uint32_t v) {
+  uint64_t x = v & 0x1fffffull;
+  x = (x | x << 32) & 0x1f00000000ffffull;
+  x = (x | x << 16) & 0x1f0000ff0000ffull;
+  x = (x | x << 8) & 0x100f00f00f00f00full;
+  x = (x | x << 4) & 0x10c30c30c30c30c3ull;
+  x = (x | x << 2) & 0x1249249249249249ull;
+  return x;
+}
+__device__ __forceinline__ uint64_t morton3(uint32_t a, uint32_t b, uint32_t c) {
+  return spread3(a) | spread3(b) << 1 | spread3(c) << 2;
+}
+
+/* Finest-grid position of coordinate v in dimension j (fractional). */
+__device__ __forceinline__ float grid_pos(const grid_geom &g, int j, float v) {
+  if (g.box[j] > 0.f) {
+    float L = g.box[j];
+    v = v - floorf(v / L) * L; /* wrap into [0, L) */
+    if (v >= L || v < 0.f) v = 0.f;
+  }
+  return (v - g.lo[j]) * g.scale[j];
+}
+__device__ __forceinline__ uint32_t grid_cell(const grid_geom &g, int j, float u) {
+  if (!(u > 0.f)) return 0;
+  uint32_t q = u >= (float)GRID_SIDE ? GRID_SIDE - 1 : (uint32_t)u;
+  return q > (uint32_t)g.qmax[j] ? (uint32_t)g.qmax[j] : q;
+}
+
+__global__ void split_kernel(const float *x, int64_t n, int d, float *soa) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  for (int j = 0; j < d; ++j) soa[j * n + i] = x[i * d + j];
+}
+
+__global__ void code_kernel(const float *x, int64_t n, grid_geom g, uint64_t *codes, uint32_t *ids) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  uint32_t q[3] = {0, 0, 0};
+  for (int j = 0; j < g.d; ++j) q[j] = grid_cell(g, j, grid_pos(g, j, x[i * g.d + j]));
+  codes[i] = morton3(q[0], q[1], q[2]);
+  ids[i] = (uint32_t)i;
+}
+
+__global__ void gather_kernel(const float *x, int64_t n, int d, const uint32_t *ids, float4 *sp) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float *r = x + (int64_t)ids[i] * d;
+  sp[i] = make_float4(r[0], d > 1 ? r[1] : 0.f, d > 2 ? r[2] : 0.f, 0.f);
+}
+
+/* First index in [0, n) whose code is >= v. */
+__device__ __forceinline__ int64_t lower_bound(const uint64_t *codes, int64_t n, uint64_t v) {
+  int64_t a = 0, b = n;
+  while (a < b) {
+    int64_t m = (a + b) >> 1;
+    if (codes[m] < v) a = m + 1; else b = m;
+  }
+  return a;
+}
+
+/* Grow [lo, hi) to the whole run of codes sharing the prefix pre at shift,
+ * by galloping outwards (the run contains [lo, hi)). */
+__device__ __forceinline__ void gallop_run(const uint64_t *codes, int64_t n, uint64_t pre, int shift, int64_t *lo,
+                                           int64_t *hi) {
+  int64_t good = *lo, step = 1, bad = good - 1;
+  while (bad >= 0 && (codes[bad] >> shift) == pre) { good = bad; step <<= 1; bad = good - step; }
+  if (bad < -1) bad = -1;
+  while (good - bad > 1) {
+    int64_t m = (good + bad) >> 1;
+    if ((codes[m] >> shift) == pre) good = m; else bad = m;
+  }
+  *lo = good;
+  good = *hi - 1;
+  step = 1;
+  bad = good + 1;
+  while (bad < n && (codes[bad] >> shift) == pre) { good = bad; step <<= 1; bad = good + step; }
+  if (bad > n) bad = n;
+  while (bad - good > 1) {
+    int64_t m = (good + bad) >> 1;
+    if ((codes[m] >> shift) == pre) good = m; else bad = m;
+  }
+  *hi = good + 1;
+}
+
+__device__ __forceinline__ float grid_dist(const grid_geom &g, float4 a, float4 b) {
+  float s = 0.f;
+  const float av[3] = {a.x, a.y, a.z}, bv[3] = {b.x, b.y, b.z};
+#pragma unroll
+  for (int j = 0; j < 3; ++j) {
+    if (j >= g.d) break;
+    float t = g.box[j] > 0.f ? vick_min_image(av[j], bv[j], g.box[j]) : __fsub_rn(av[j], bv[j]);
+    s = __fadd_rn(s, __fmul_rn(t, t));
+  }
+  return s;
+}
+
+/* Sorted list of the best k keys in local memory. */
+template <int KMAX>
+struct topk_list {
+  unsigned long long key[KMAX];
+  int k, size;
+  __device__ __forceinline__ unsigned long long bound() const { return size < k ? VICK_KEY_NONE : key[k - 1]; }
+  __device__ __forceinline__ void push(unsigned long long kv) {
+    if (kv >= bound()) return;
+    int i = size < k ? size++ : k - 1;
+    while (i > 0 && key[i - 1] > kv) { key[i] = key[i - 1]; --i; }
+    key[i] = kv;
+  }
+};
+
+template <int KMAX>
+__global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t *codes, const uint32_t *sid,
+                                                                   const float4 *sp, int64_t n, grid_geom g, int k,
+                                                                   int target, int64_t *out_ids, float *out_dist) {
+  int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= n) return;
+  const float4 q = sp[p];
+  const uint32_t self = sid[p];
+  const float qv[3] = {q.x, q.y, q.z};
+  float u[3] = {0, 0, 0};
+  uint32_t qc[3] = {0, 0, 0};
+  for (int j = 0; j < g.d; ++j) { u[j] = grid_pos(g, j, qv[j]); qc[j] = grid_cell(g, j, u[j]); }
+
+  /* the finest level whose cell around q holds at least `target` points */
+  int level = 0;
+  int64_t lo = p, hi = p + 1;
+  gallop_run(codes, n, codes[p], 0, &lo, &hi);
+  while (hi - lo < target && level < GRID_BITS) {
+    ++level;
+    gallop_run(codes, n, codes[p] >> (3 * level), 3 * level, &lo, &hi);
+  }
+  const int sh = 3 * level;
+
+  topk_list<KMAX> best;
+  best.k = k;
+  best.size = 0;
+  /* cells per side at this level and whether the cube may still grow */
+  int nc[3] = {1, 1, 1}, c[3] = {0, 0, 0};
+  for (int j = 0; j < g.d; ++j) {
+    c[j] = (int)(qc[j] >> level);
+    nc[j] = g.box[j] > 0.f ? (int)(GRID_SIDE >> level) : (g.qmax[j] >> level) + 1;
+  }
+  int full_scan = 0;
+  for (int r = 0;; ++r) {
+    /* a periodic cube that wraps onto itself would visit cells twice */
+    for (int j = 0; j < g.d; ++j)
+      if (g.box[j] > 0.f && 2 * r + 1 > nc[j]) full_scan = 1;
+    if (full_scan) break;
+    const int rx = r, ry = g.d > 1 ? r : 0, rz = g.d > 2 ? r : 0;
+    for (int dz = -rz; dz <= rz; ++dz)
+      for (int dy = -ry; dy <= ry; ++dy)
+        for (int dx = -rx; dx <= rx; ++dx) {
+          int m = max(abs(dx), max(abs(dy), abs(dz)));
+          if (m != r) continue; /* inner cells were scanned before */
+          int cc[3] = {c[0] + dx, c[1] + dy, c[2] + dz};
+          int skip = 0;
+          for (int j = 0; j < g.d; ++j) {
+            if (g.box[j] > 0.f) cc[j] = ((cc[j] % nc[j]) + nc[j]) % nc[j];
+            else if (cc[j] < 0 || cc[j] >= nc[j]) skip = 1;
+          }
+          if (skip) continue;
+          uint64_t pre = morton3((uint32_t)cc[0], (uint32_t)cc[1], (uint32_t)cc[2]);
+          int64_t a, b;
+          if (r == 0) { a = lo; b = hi; }
+          else {
+            a = lower_bound(codes, n, pre << sh);
+            b = (a < n && (codes[a] >> sh) == pre) ? lower_bound(codes, n, (pre + 1) << sh) : a;
+          }
+          for (int64_t t = a; t < b; ++t) {
+            uint32_t id = sid[t];
+            if (id == self) continue;
+            best.push(vick_key(grid_dist(g, q, sp[t]), id));
+          }
+        }
+    /* everything scanned? */
+    int covered = 1;
+    for (int j = 0; j < g.d; ++j)
+      if (g.box[j] > 0.f || c[j] - r > 0 || c[j] + r < nc[j] - 1) covered = 0;
+    if (covered) break;
+    if (best.size == k) {
+      /* distance from q to the nearest cell outside the cube, less slack */
+      float G = INFINITY;
+      for (int j = 0; j < g.d; ++j) {
+        float cell = (float)(1u << level);
+        float below = (g.box[j] <= 0.f && c[j] - r <= 0) ? INFINITY : (u[j] - (float)(c[j] - r) * cell);
+        float above = (g.box[j] <= 0.f && c[j] + r >= nc[j] - 1) ? INFINITY : ((float)(c[j] + r + 1) * cell - u[j]);
+        float gj = fminf(below, above) / g.scale[j] - g.eps[j];
+        G = fminf(G, gj);
+      }
+      float kth = vick_float_unorder((uint32_t)(best.key[k - 1] >> 32));
+      if (G > 0.f && kth < G * G * (1.f - 1e-5f)) break;
+    }
+  }
+  if (full_scan) {
+    best.size = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      uint32_t id = sid[t];
+      if (id != self) best.push(vick_key(grid_dist(g, q, sp[t]), id));
+    }
+  }
+  int64_t *oi = out_ids + (int64_t)self * k;
+  float *od = out_dist + (int64_t)self * k;
+  for (int t = 0; t < k; ++t) {
+    if (t < best.size) {
+      oi[t] = (int64_t)(best.key[t] & 0xffffffffu);
+      od[t] = vick_float_unorder((uint32_t)(best.key[t] >> 32));
+    } else {
+      oi[t] = -1;
+      od[t] = INFINITY;
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ host */
+typedef struct {
+  vick_env env;
+  vick_buf x, soa, mm, codes, codes2, ids, ids2, sp, tmp, out_ids, out_dist;
+} grid_ws;
+
+static void grid_ws_free(grid_ws *w) {
+  vick_buf *all[] = {&w->x, &w->soa, &w->mm, &w->codes, &w->codes2, &w->ids, &w->ids2, &w->sp, &w->tmp,
+                     &w->out_ids, &w->out_dist};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&w->env, all[i]);
+}
+
+/* Bounds of the open dimensions (CUB min/max) and the quantisation. */
+static int grid_geometry(vick_call *call, grid_ws *w, const vick_points *p, grid_geom *g) {
+  const int64_t n = p->n;
+  const int d = p->d;
+  memset(g, 0, sizeof *g);
+  g->d = d;
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->soa, (size_t)n * d * sizeof(float), "coordinate columns"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->mm, 6 * sizeof(float), "bounds"));
+  split_kernel<<<vick_blocks(n, 256), 256, 0, w->env.stream>>>((const float *)w->x.p, n, d, (float *)w->soa.p);
+  VICK_LAUNCH(call, "split_kernel");
+  size_t need = 0;
+  const float *col = (const float *)w->soa.p;
+  float *mm = (float *)w->mm.p;
+  VICK_CUDA(call, cub::DeviceReduce::Min(NULL, need, col, mm, n, w->env.stream));
+  size_t need2 = 0;
+  VICK_CUDA(call, cub::DeviceReduce::Max(NULL, need2, col, mm, n, w->env.stream));
+  if (need2 > need) need = need2;
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->tmp, need, "reduction workspace"));
+  for (int j = 0; j < d; ++j) {
+    size_t b = need;
+    VICK_CUDA(call, cub::DeviceReduce::Min(w->tmp.p, b, col + j * n, mm + 2 * j, n, w->env.stream));
+    b = need;
+    VICK_CUDA(call, cub::DeviceReduce::Max(w->tmp.p, b, col + j * n, mm + 2 * j + 1, n, w->env.stream));
+  }
+  float h[6];
+  VICK_CUDA(call, cudaMemcpyAsync(h, mm, 2 * d * sizeof(float), cudaMemcpyDeviceToHost, w->env.stream));
+  VICK_CUDA(call, cudaStreamSynchronize(w->env.stream));
+  vick_buf_free(&w->env, &w->tmp);
+  vick_buf_free(&w->env, &w->soa);
+  vick_buf_free(&w->env, &w->mm);
+
+  /* cubic cells over the open dimensions: one scale for all of them */
+  double ext = 0;
+  for (int j = 0; j < d; ++j)
+    if (!(p->box && p->box[j] > 0) && (double)h[2 * j + 1] - h[2 * j] > ext) ext = (double)h[2 * j + 1] - h[2 * j];
+  for (int j = 0; j < d; ++j) {
+    double lo, len;
+    if (p->box && p->box[j] > 0) {
+      g->box[j] = (float)p->box[j];
+      lo = 0;
+      len = p->box[j];
+      g->qmax[j] = GRID_SIDE - 1;
+    } else {
+      lo = h[2 * j];
+      len = ext > 0 ? ext : 1.0;
+      double span = ((double)h[2 * j + 1] - lo) / len * GRID_SIDE;
+      g->qmax[j] = span >= GRID_SIDE - 1 ? (int)GRID_SIDE - 1 : (int)span + 1;
+    }
+    g->lo[j] = (float)lo;
+    g->scale[j] = (float)(GRID_SIDE / len);
+    /* positions carry float rounding of (v - lo) * scale (a few finest
+     * cells near 2^21) and of the coordinates themselves */
+    double mag = fabs(lo) + len;
+    g->eps[j] = (float)(4.0 * len / GRID_SIDE + 8.0 * mag * ldexp(1.0, -23));
+  }
+  return VICK_OK;
+}
+
+template <int KMAX>
+static int launch_query(vick_call *call, grid_ws *w, const grid_geom &g, int64_t n, int k, int target) {
+  grid_query_kernel<KMAX><<<vick_blocks(n, GRID_THREADS), GRID_THREADS, 0, w->env.stream>>>(
+      (const uint64_t *)w->codes.p, (const uint32_t *)w->ids.p, (const float4 *)w->sp.p, n, g, k, target,
+      (int64_t *)w->out_ids.p, (float *)w->out_dist.p);
+  VICK_LAUNCH(call, "grid_query_kernel");
+  return VICK_OK;
+}
+
+static int grid_run(vick_call *call, grid_ws *w, const vick_points *p, int k, int64_t *ids, float *dist) {
+  const int64_t n = p->n;
+  const int d = p->d;
+  const size_t row_bytes = (size_t)d * sizeof(float);
+  /* Everything the call holds at its peak, checked up front. */
+  size_t need = (size_t)n * (row_bytes + 2 * 8 + 2 * 4 + 16 + (size_t)k * 12);
+  if (need > vick_budget_left(&w->env))
+    return vick_fail(call, VICK_NOMEM, "the grid needs %.1f MiB of device memory for %lld points and k = %d; the budget has %.1f MiB",
+                     need / 1048576.0, (long long)n, k, vick_budget_left(&w->env) / 1048576.0);
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->x, (size_t)n * row_bytes, "the points"));
+  VICK_TRY(vick_timer_start(call, &w->env));
+  VICK_CUDA(call, cudaMemcpy2DAsync(w->x.p, row_bytes, p->rows, (size_t)p->stride * sizeof(float), row_bytes, (size_t)n,
+                                    cudaMemcpyHostToDevice, w->env.stream));
+  VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_transfer, NULL));
+
+  VICK_TRY(vick_timer_start(call, &w->env));
+  grid_geom g;
+  VICK_TRY(grid_geometry(call, w, p, &g));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->codes, (size_t)n * 8, "cell codes"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->codes2, (size_t)n * 8, "sorted cell codes"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->ids, (size_t)n * 4, "point order"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->ids2, (size_t)n * 4, "sorted point order"));
+  code_kernel<<<vick_blocks(n, 256), 256, 0, w->env.stream>>>((const float *)w->x.p, n, g, (uint64_t *)w->codes.p,
+                                                                (uint32_t *)w->ids.p);
+  VICK_LAUNCH(call, "code_kernel");
+  cub::DoubleBuffer<uint64_t> kb((uint64_t *)w->codes.p, (uint64_t *)w->codes2.p);
+  cub::DoubleBuffer<uint32_t> vb((uint32_t *)w->ids.p, (uint32_t *)w->ids2.p);
+  size_t tb = 0;
+  VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(NULL, tb, kb, vb, n, 0, 3 * GRID_BITS, w->env.stream));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->tmp, tb, "sort workspace"));
+  VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(w->tmp.p, tb, kb, vb, n, 0, 3 * GRID_BITS, w->env.stream));
+  vick_buf_free(&w->env, &w->tmp);
+  /* keep the sorted halves under the names the query kernel uses */
+  if (kb.Current() != (uint64_t *)w->codes.p) { vick_buf t = w->codes; w->codes = w->codes2; w->codes2 = t; }
+  if (vb.Current() != (uint32_t *)w->ids.p) { vick_buf t = w->ids; w->ids = w->ids2; w->ids2 = t; }
+  vick_buf_free(&w->env, &w->codes2);
+  vick_buf_free(&w->env, &w->ids2);
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->sp, (size_t)n * sizeof(float4), "sorted points"));
+  gather_kernel<<<vick_blocks(n, 256), 256, 0, w->env.stream>>>((const float *)w->x.p, n, d, (const uint32_t *)w->ids.p,
+                                                                  (float4 *)w->sp.p);
+  VICK_LAUNCH(call, "gather_kernel");
+  vick_buf_free(&w->env, &w->x);
+  VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid sort"));
+  VICK_TRY(vick_poll(call, "grid", 0.2));
+
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_ids, (size_t)n * k * 8, "result ids"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_dist, (size_t)n * k * 4, "result distances"));
+  /* about k/4 points in the query's own cell: the 27 cells around it then
+   * usually hold the k nearest (see the file comment) */
+  int target = k / 4 > 2 ? k / 4 : 2;
+  VICK_TRY(vick_timer_start(call, &w->env));
+  if (k <= 16) VICK_TRY(launch_query<16>(call, w, g, n, k, target));
+  else if (k <= 32) VICK_TRY(launch_query<32>(call, w, g, n, k, target));
+  else if (k <= 64) VICK_TRY(launch_query<64>(call, w, g, n, k, target));
+  else if (k <= 128) VICK_TRY(launch_query<128>(call, w, g, n, k, target));
+  else VICK_TRY(launch_query<VICK_EXACT_MAX_K>(call, w, g, n, k, target));
+  VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid search"));
+  VICK_TRY(vick_poll(call, "grid", 0.9));
+  VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->out_ids.p, (size_t)n * k * 8));
+  VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->out_dist.p, (size_t)n * k * 4));
+  return vick_poll(call, "grid", 1.0);
+}
+
+extern "C" int vick_grid_knn(vick_call *call, const vick_points *p, int32_t k, int64_t *ids, float *dist) {
+  if (!p || !p->rows || p->n < 1 || p->d < 1 || p->stride < p->d || !ids || !dist)
+    return vick_fail(call, VICK_ARGUMENT, "grid: empty or inconsistent point set");
+  if (p->d > 3) return vick_fail(call, VICK_ARGUMENT, "the grid needs d <= 3 (got d = %d)", (int)p->d);
+  if (p->metric != VICK_METRIC_L2) return vick_fail(call, VICK_ARGUMENT, "the grid supports the L2 metric only");
+  if (k < 1 || k > VICK_EXACT_MAX_K)
+    return vick_fail(call, VICK_ARGUMENT, "the grid supports 1 <= k <= %d (got %d)", VICK_EXACT_MAX_K, (int)k);
+  if (p->n >= ((int64_t)1 << 31)) return vick_fail(call, VICK_ARGUMENT, "the grid takes fewer than 2^31 points");
+  grid_ws w;
+  memset(&w, 0, sizeof w);
+  int rc = vick_begin(call, &w.env);
+  if (rc == VICK_OK) rc = grid_run(call, &w, p, k, ids, dist);
+  grid_ws_free(&w);
+  return vick_end(call, &w.env, rc);
+}
