@@ -308,6 +308,7 @@ __global__ void __launch_bounds__(CM_THREADS) crossmatch_kernel(gnnd_dev g) {
     for (int t = tid; t < nnn; t += CM_THREADS) {
       int a, b;
       tri_pair(t, a, b);
+      if (g.split > 0 && pair_skipped(g, in[a], in[b])) continue; /* GGM: same sub-graph, never used */
       const float *x = vn + a * W, *y = vn + b * W;
       float acc = 0.f;
 #pragma unroll 8
@@ -317,6 +318,11 @@ __global__ void __launch_bounds__(CM_THREADS) crossmatch_kernel(gnnd_dev g) {
     for (int t = tid; t < ntile; t += CM_THREADS) {
       int i = 2 * (t / to), o = 2 * (t % to);
       int i1 = min(i + 1, M - 1), o1 = min(o + 1, M - 1);
+      if (g.split > 0) { /* GGM: skip a tile whose four pairs all lie inside one sub-graph */
+        bool r0 = !pair_skipped(g, in[i], io[o]) || (o + 1 < mo && !pair_skipped(g, in[i], io[o + 1]));
+        bool r1 = i + 1 < mn && (!pair_skipped(g, in[i + 1], io[o]) || (o + 1 < mo && !pair_skipped(g, in[i + 1], io[o + 1])));
+        if (!r0 && !r1) continue;
+      }
       const float *x0 = vn + i * W, *x1 = vn + i1 * W, *y0 = vo + o * W, *y1 = vo + o1 * W;
       float s00 = 0.f, s01 = 0.f, s10 = 0.f, s11 = 0.f;
 #pragma unroll 8

@@ -23,3 +23,5 @@ timeout 180 compute-sanitizer --tool memcheck --leak-check no $C/gnnd_bench $D/d
 echo "== bench"
 timeout ${BENCH_LIMIT:-300} $C/gnnd_bench $D/data.f32 1000000 128 $D/sample.i32 $D/truth.i32 10000 2>&1 | tee $OUT/bench.log
 echo "bench rc=$?"
+echo "== peers (public API, same data)"
+[ -x $C/gnnd_peers ] && timeout ${PEERS_LIMIT:-150} $C/gnnd_peers $D/data.f32 1000000 128 $D/sample.i32 $D/truth.i32 10000 2>&1 | tee $OUT/peers.log
