@@ -166,7 +166,8 @@ vic_status vic_knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_optio
   double tm = vic__now();
   if (be == VIC_BACKEND_CUDA) {
     s = vic__cuda_knn(c, &x, o, m, k, out->ids, out->dist, &rep);
-    if (s == VIC_E_NOMEM || s == VIC_E_DEVICE) {
+    /* UNSUPPORTED: a limit of the GPU kernels (k too large, n too large) */
+    if (s == VIC_E_NOMEM || s == VIC_E_DEVICE || s == VIC_E_UNSUPPORTED) {
       if (c->opt.backend == VIC_BACKEND_CUDA) goto fail;
       vic__log(c, VIC_LOG_WARNING, "GPU failed (%s); falling back to the CPU", c->error);
       c->error[0] = '\0';

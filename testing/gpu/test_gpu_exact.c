@@ -1,0 +1,254 @@
+/* The GPU's exact methods equal the CPU's: brute force (L2, cosine, inner
+ * product, any d, k up to 256, chunked under a small memory budget) and
+ * the grid (uniform, clustered, periodic, duplicates, d = 1..3), on random
+ * and real data (MNIST, the halo).  Also the GPU's error paths: out of
+ * device memory (fallback or VIC_E_NOMEM), cancellation, k too large.
+ * Skips (exit 77) where no CUDA device is usable. */
+#include "test_util.h"
+#include "vic_io.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Rows where the GPU lists differ from the CPU's: distances must agree to
+ * rel (relative, with an absolute floor for zeros) and ids must agree
+ * unless the distance ties with a neighbour of the reference row. */
+static int64_t compare_lists(const vic_knn *gpu, const vic_knn *cpu, double rel, const char *what) {
+  int64_t bad = 0;
+  if (gpu->n != cpu->n || gpu->k != cpu->k) {
+    fprintf(stderr, "%s: shapes differ (%lld x %d vs %lld x %d)\n", what, (long long)gpu->n, gpu->k,
+            (long long)cpu->n, cpu->k);
+    return gpu->n > 0 ? gpu->n : 1;
+  }
+  for (int64_t i = 0; i < cpu->n; ++i) {
+    int row_bad = 0;
+    for (int32_t t = 0; t < cpu->k && !row_bad; ++t) {
+      int64_t a = i * cpu->k + t;
+      double dg = gpu->dist[a], dc = cpu->dist[a];
+      if (cpu->ids[a] < 0 || gpu->ids[a] < 0) { row_bad = cpu->ids[a] != gpu->ids[a]; continue; }
+      double tol = rel * fmax(fabs(dc), 1e-6);
+      if (fabs(dg - dc) > tol) { row_bad = 1; break; }
+      if (gpu->ids[a] == cpu->ids[a]) continue;
+      /* a tie: the GPU's id must sit in the CPU row at the same distance */
+      int found = 0;
+      for (int32_t u = 0; u < cpu->k && !found; ++u)
+        found = cpu->ids[i * cpu->k + u] == gpu->ids[a] && fabs(cpu->dist[i * cpu->k + u] - dg) <= tol;
+      if (!found && fabs(dc - cpu->dist[i * cpu->k + cpu->k - 1]) > tol) row_bad = 1;
+    }
+    if (row_bad && bad < 3) {
+      fprintf(stderr, "%s: row %lld differs:\n  gpu", what, (long long)i);
+      for (int32_t t = 0; t < cpu->k && t < 8; ++t) fprintf(stderr, " %lld:%.7g", (long long)gpu->ids[i * cpu->k + t], gpu->dist[i * cpu->k + t]);
+      fprintf(stderr, "\n  cpu");
+      for (int32_t t = 0; t < cpu->k && t < 8; ++t) fprintf(stderr, " %lld:%.7g", (long long)cpu->ids[i * cpu->k + t], cpu->dist[i * cpu->k + t]);
+      fprintf(stderr, "\n");
+    }
+    bad += row_bad;
+  }
+  return bad;
+}
+
+/* Build on the CPU (brute force, the reference) and on the GPU with method
+ * m; the lists must agree. */
+static void check_same(const char *what, const vic_data *x, int32_t k, vic_method m, size_t budget) {
+  vic_ctx *cpu = vt_ctx(VIC_BACKEND_CPU, 7), *gpu = vt_ctx(VIC_BACKEND_CUDA, 7);
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.k = k;
+  o.method = VIC_METHOD_BRUTE;
+  vic_knn ref, got;
+  VT_OK(cpu, vic_knn_build(cpu, x, &o, &ref));
+  o.method = m;
+  o.device_memory_budget = budget;
+  VT_OK(gpu, vic_knn_build(gpu, x, &o, &got));
+  VT_CHECK(got.report.backend == VIC_BACKEND_CUDA, "%s ran on %s", what, vic_backend_name(got.report.backend));
+  VT_CHECK(got.report.method == m, "%s ran %s", what, vic_method_name(got.report.method));
+  VT_CHECK(got.report.seconds_kernel > 0 && got.report.seconds_transfer > 0, "%s: GPU times %g / %g", what,
+           got.report.seconds_kernel, got.report.seconds_transfer);
+  int64_t bad = compare_lists(&got, &ref, 1e-5, what);
+  VT_CHECK(bad == 0, "%s: %lld of %lld rows differ from the CPU", what, (long long)bad, (long long)x->n);
+  printf("%-34s n=%-7lld d=%-4d k=%-3d %s: gpu %.3f s (kernels %.3f, transfers %.3f), cpu %.3f s, %lld rows differ\n",
+         what, (long long)x->n, x->d, k, vic_method_name(m), got.report.seconds_total, got.report.seconds_kernel,
+         got.report.seconds_transfer, ref.report.seconds_total, (long long)bad);
+  vic_knn_free(&ref);
+  vic_knn_free(&got);
+  vic_ctx_destroy(cpu);
+  vic_ctx_destroy(gpu);
+}
+
+static void test_brute_random(int s) {
+  int64_t n = s ? 700 : 6000;
+  float *u = vt_uniform(n, 24, 1.f, 11);
+  vic_data x = {u, n, 24, 0, VIC_L2, NULL};
+  check_same("brute uniform L2", &x, 10, VIC_METHOD_BRUTE, 0);
+  float *cl = vt_clusters(n, 40, 12, 12);
+  vic_data y = {cl, n, 40, 0, VIC_L2, NULL};
+  check_same("brute clusters L2 k=256", &y, 256, VIC_METHOD_BRUTE, 0);
+  y.metric = VIC_COSINE;
+  check_same("brute clusters cosine", &y, 16, VIC_METHOD_BRUTE, 0);
+  y.metric = VIC_INNER_PRODUCT;
+  check_same("brute clusters inner product", &y, 12, VIC_METHOD_BRUTE, 0);
+  /* a strided view and an odd d */
+  vic_data z = {cl, n, 37, 40, VIC_L2, NULL};
+  check_same("brute strided d=37", &z, 7, VIC_METHOD_BRUTE, 0);
+  /* a budget that forces many column chunks and small query tiles */
+  check_same("brute chunked (4 MiB budget)", &x, 10, VIC_METHOD_BRUTE, (size_t)4 << 20);
+  free(u);
+  free(cl);
+}
+
+static void test_brute_duplicates(int s) {
+  int64_t n = s ? 600 : 4000;
+  float *u = vt_uniform(n, 16, 1.f, 13);
+  /* every point three times: ties at distance 0 go to the lower id */
+  for (int64_t i = n / 3; i < n; ++i) memcpy(u + i * 16, u + (i % (n / 3)) * 16, 16 * sizeof(float));
+  vic_data x = {u, n, 16, 0, VIC_L2, NULL};
+  check_same("brute duplicates", &x, 9, VIC_METHOD_BRUTE, 0);
+  /* far from the origin: centring keeps the GEMM accurate */
+  for (int64_t i = 0; i < n * 16; ++i) u[i] += 1000.f;
+  check_same("brute offset by 1000", &x, 9, VIC_METHOD_BRUTE, 0);
+  free(u);
+}
+
+static void test_grid(int s) {
+  int64_t n = s ? 3000 : 60000;
+  float *u = vt_uniform(n, 3, 1.f, 21);
+  vic_data x = {u, n, 3, 0, VIC_L2, NULL};
+  check_same("grid uniform3", &x, 32, VIC_METHOD_GRID, 0);
+  check_same("grid uniform3 k=1", &x, 1, VIC_METHOD_GRID, 0);
+  if (!s) check_same("grid uniform3 k=200", &x, 200, VIC_METHOD_GRID, 0);
+  double box[3] = {1, 1, 1};
+  vic_data p = x;
+  p.box = box;
+  check_same("grid periodic unit box", &p, 32, VIC_METHOD_GRID, 0);
+  check_same("brute periodic unit box", &p, 8, VIC_METHOD_BRUTE, 0);
+  double box2[3] = {1, 0, 1}; /* periodic in x and z only */
+  p.box = box2;
+  check_same("grid periodic x,z", &p, 16, VIC_METHOD_GRID, 0);
+  vic_data two = {u, n, 2, 3, VIC_L2, NULL};
+  check_same("grid d=2 (strided)", &two, 10, VIC_METHOD_GRID, 0);
+  vic_data one = {u, n, 1, 3, VIC_L2, NULL};
+  check_same("grid d=1", &one, 6, VIC_METHOD_GRID, 0);
+  float *cl = vt_clusters(n, 3, 6, 22);
+  vic_data c = {cl, n, 3, 0, VIC_L2, NULL};
+  check_same("grid clustered 3-d", &c, 32, VIC_METHOD_GRID, 0);
+  /* duplicates and a tiny set (the shells wrap: full scans) */
+  for (int64_t i = n / 2; i < n; ++i) memcpy(cl + i * 3, cl + (i - n / 2) * 3, 3 * sizeof(float));
+  check_same("grid duplicates", &c, 12, VIC_METHOD_GRID, 0);
+  vic_data tiny = {u, 40, 3, 0, VIC_L2, box};
+  check_same("grid tiny periodic", &tiny, 30, VIC_METHOD_GRID, 0);
+  free(u);
+  free(cl);
+}
+
+static void test_real_data(int s) {
+  char buf[1024], err[512];
+  const char *path = vt_data_path("mnist/t10k-images-idx3-ubyte.gz", buf, sizeof buf);
+  if (path) {
+    vio_matrix m;
+    if (vio_load(path, &m, err, sizeof err) == 0) {
+      vic_data x = {m.rows, s ? 800 : m.n, m.d, 0, VIC_L2, NULL};
+      check_same("MNIST brute L2", &x, 10, VIC_METHOD_BRUTE, 0);
+      x.metric = VIC_COSINE;
+      check_same("MNIST brute cosine", &x, 10, VIC_METHOD_BRUTE, 0);
+      vio_free(&m);
+    } else {
+      VT_CHECK(0, "%s", err);
+    }
+  } else {
+    printf("MNIST not found under VICINITY_DATA_DIR: skipped\n");
+  }
+  path = vt_data_path("nbody/halo_low_res.npy", buf, sizeof buf);
+  if (path) {
+    vio_matrix m;
+    if (vio_load(path, &m, err, sizeof err) == 0) {
+      vic_data x = {m.rows, s ? 3000 : m.n, m.d, 0, VIC_L2, NULL};
+      check_same("halo grid", &x, 32, VIC_METHOD_GRID, 0);
+      check_same("halo brute", &x, 16, VIC_METHOD_BRUTE, 0);
+      vio_free(&m);
+    } else {
+      VT_CHECK(0, "%s", err);
+    }
+  } else {
+    printf("halo not found under VICINITY_DATA_DIR: skipped\n");
+  }
+}
+
+static int cancel_at_once(void *user, const char *stage, double f) {
+  (void)user; (void)stage; (void)f;
+  return 1;
+}
+
+static void test_errors(void) {
+  int64_t n = 5000;
+  float *u = vt_uniform(n, 32, 1.f, 31);
+  vic_data x = {u, n, 32, 0, VIC_L2, NULL};
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.k = 10;
+  o.method = VIC_METHOD_BRUTE;
+  o.device_memory_budget = 4096; /* far too small */
+  vic_knn r;
+  vic_ctx *gpu = vt_ctx(VIC_BACKEND_CUDA, 1);
+  vic_status st = vic_knn_build(gpu, &x, &o, &r);
+  VT_CHECK(st == VIC_E_NOMEM, "forced GPU with a 4 KiB budget: %s", vic_status_name(st));
+  VT_CHECK(strstr(vic_ctx_error(gpu), "device memory") != NULL, "message: %s", vic_ctx_error(gpu));
+  VT_CHECK(r.ids == NULL, "output zeroed");
+  o.method = VIC_METHOD_GRID;
+  vic_data x3 = {u, n, 3, 32, VIC_L2, NULL};
+  st = vic_knn_build(gpu, &x3, &o, &r);
+  VT_CHECK(st == VIC_E_NOMEM, "grid with a 4 KiB budget: %s", vic_status_name(st));
+
+  vic_ctx *aut = vt_ctx(VIC_BACKEND_AUTO, 1);
+  vt_warnings = 0;
+  o.method = VIC_METHOD_BRUTE;
+  VT_OK(aut, vic_knn_build(aut, &x, &o, &r));
+  VT_CHECK(r.report.backend == VIC_BACKEND_CPU && vt_warnings >= 1, "AUTO falls back to the CPU with a warning (%s, %d)",
+           vic_backend_name(r.report.backend), vt_warnings);
+  vic_knn_free(&r);
+
+  o.device_memory_budget = 0;
+  o.k = 300;
+  st = vic_knn_build(gpu, &x, &o, &r);
+  VT_CHECK(st == VIC_E_UNSUPPORTED && strstr(vic_ctx_error(gpu), "k <=") != NULL, "k = 300 on the GPU: %s: %s",
+           vic_status_name(st), vic_ctx_error(gpu));
+  o.k = 10;
+
+  vic_ctx_options co;
+  vic_ctx_options_init(&co);
+  co.backend = VIC_BACKEND_CUDA;
+  co.progress = cancel_at_once;
+  vic_ctx *cc;
+  VT_CHECK(vic_ctx_create(&co, &cc) == VIC_OK, "context");
+  st = vic_knn_build(cc, &x, &o, &r);
+  VT_CHECK(st == VIC_E_CANCELLED, "cancel: %s", vic_status_name(st));
+  o.method = VIC_METHOD_GRID;
+  st = vic_knn_build(cc, &x3, &o, &r);
+  VT_CHECK(st == VIC_E_CANCELLED, "cancel grid: %s", vic_status_name(st));
+  vic_ctx_destroy(cc);
+
+  co.progress = NULL;
+  co.device = 999;
+  VT_CHECK(vic_ctx_create(&co, &cc) == VIC_OK, "context");
+  VT_CHECK(!vic_cuda_available(cc), "device 999 is not available");
+  st = vic_knn_build(cc, &x, &o, &r);
+  VT_CHECK(st == VIC_E_NODEVICE && strstr(vic_ctx_error(cc), "999") != NULL, "device 999: %s: %s", vic_status_name(st),
+           vic_ctx_error(cc));
+  vic_ctx_destroy(cc);
+  vic_ctx_destroy(gpu);
+  vic_ctx_destroy(aut);
+  free(u);
+}
+
+int main(void) {
+  vic_ctx *probe = vt_ctx(VIC_BACKEND_AUTO, 1);
+  int have = vic_cuda_available(probe);
+  vic_ctx_destroy(probe);
+  if (!have) vt_skip("no CUDA device");
+  int s = vt_small();
+  test_errors();
+  test_brute_random(s);
+  test_brute_duplicates(s);
+  test_grid(s);
+  test_real_data(s);
+  return vt_finish("test_gpu_exact");
+}
