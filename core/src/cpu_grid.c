@@ -298,12 +298,13 @@ static inline void klist_push(klist *h, float d, int64_t id) {
   h->id[pos] = id;
 }
 
-/* Offer every point of one cell to the list. */
-static inline void scan_cell(const vic_grid *g, int64_t cidx, const float q[3], int64_t self_pos, klist *h,
-                             int periodic) {
+/* Offer the stored points [a, b) to the list (one cell, or a run of
+ * neighbouring cells of a row, which are contiguous in memory). */
+static inline void scan_range(const vic_grid *g, int64_t a, int64_t b, const float q[3], int64_t self_pos, klist *h,
+                              int periodic) {
   const float *p = g->pts;
   float bound = klist_bound(h);
-  for (int64_t i = g->start[cidx], e = g->start[cidx + 1]; i < e; ++i) {
+  for (int64_t i = a; i < b; ++i) {
     float dx = p[3 * i] - q[0], dy = p[3 * i + 1] - q[1], dz = p[3 * i + 2] - q[2];
     if (periodic) {
       dx = min_image(dx, p[3 * i], q[0], g->period[0]);
@@ -316,6 +317,21 @@ static inline void scan_cell(const vic_grid *g, int64_t cidx, const float q[3], 
       bound = klist_bound(h);
     }
   }
+}
+
+static inline void scan_cell(const vic_grid *g, int64_t cidx, const float q[3], int64_t self_pos, klist *h,
+                             int periodic) {
+  scan_range(g, g->start[cidx], g->start[cidx + 1], q, self_pos, h, periodic);
+}
+
+/* Cells [ua, ub] of the row whose cell 0 is `row` (ua <= ub, unwrapped
+ * indices that may cross the ends of a periodic axis). */
+static inline void scan_row(const vic_grid *g, int64_t row, int32_t ua, int32_t ub, const float q[3],
+                            int64_t self_pos, klist *h, int periodic) {
+  int32_t n = g->nc[0];
+  if (ua < 0) { scan_range(g, g->start[row + ua + n], g->start[row + n], q, self_pos, h, periodic); ua = 0; }
+  if (ub >= n) { scan_range(g, g->start[row], g->start[row + ub - n + 1], q, self_pos, h, periodic); ub = n - 1; }
+  if (ua <= ub) scan_range(g, g->start[row + ua], g->start[row + ub + 1], q, self_pos, h, periodic);
 }
 
 static inline int32_t wrap_cell(int32_t i, int32_t n) { return i < 0 ? i + n : i >= n ? i - n : i; }
@@ -360,11 +376,16 @@ static void search(const vic_grid *g, const float q[3], int64_t self_pos, klist 
         if (gyz > klist_bound(h)) continue;
         ci[1] = wrap_cell(cq[1] + dy, g->nc[1]);
         if (zedge || dy == -r || dy == r) {
-          for (int32_t dx = x0; dx <= x1; ++dx) {
-            if (gyz + G[0][dx] > klist_bound(h)) continue;
-            ci[0] = wrap_cell(cq[0] + dx, g->nc[0]);
-            scan_cell(g, cell_index(g, ci), q, self_pos, h, periodic);
-          }
+          /* the gaps along x fall then rise, so the cells within the bound
+           * are one run [xa, xb]: its points are contiguous, and the empty
+           * cells inside it cost nothing */
+          float lim = klist_bound(h) - gyz;
+          int32_t xa = x0, xb = x1;
+          while (xa <= xb && G[0][xa] > lim) ++xa;
+          while (xb >= xa && G[0][xb] > lim) --xb;
+          if (xa > xb) continue;
+          ci[0] = 0;
+          scan_row(g, cell_index(g, ci), cq[0] + xa, cq[0] + xb, q, self_pos, h, periodic);
         } else { /* interior row of the shell: only its two end cells are new */
           if (x0 == -r && gyz + G[0][-r] <= klist_bound(h)) {
             ci[0] = wrap_cell(cq[0] - r, g->nc[0]);
