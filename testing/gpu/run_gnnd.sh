@@ -2,7 +2,8 @@
 # One device call for GNND: the GPU test, compute-sanitizer memcheck on a
 # small case, then the benchmark on manifold 1M x 128 (seed 0) with exact
 # 10-NN of a 10,000-row sample from torch.  Binaries come prebuilt in
-# .gpu_carry/ (test_gnnd, gnnd_bench), with make_synthetic.py.
+# .gpu_carry/ (test_gnnd, gnnd_bench, gnnd_peers: testing/gpu/build_gnnd_carry.sh),
+# with make_synthetic.py.
 # Everything is logged under $OUT.
 set -o pipefail
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
