@@ -80,6 +80,34 @@ static void run_case(vic_metric metric, int64_t n, int32_t d, double min_recall)
   vic_ctx_destroy(cpu);
 }
 
+/* Tiny sets (fewer points than one list segment) and strided rows: every
+ * other point is reachable, so the lists must be exact. */
+static void tiny_and_strided(void) {
+  vic_ctx *gpu = vt_ctx(VIC_BACKEND_CUDA, 9), *cpu = vt_ctx(VIC_BACKEND_CPU, 9);
+  const int32_t d = 8, stride = 11;
+  const int64_t n = 40;
+  float *pts = vt_uniform(n, stride, 1.f, 21);
+  vic_data x = {pts, n, d, stride, VIC_L2, NULL};
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.k = 5;
+  o.recall_sample = 0;
+  o.method = VIC_METHOD_BRUTE;
+  vic_knn exact, got;
+  VT_OK(cpu, vic_knn_build(cpu, &x, &o, &exact));
+  o.method = VIC_METHOD_GNND;
+  VT_OK(gpu, vic_knn_build(gpu, &x, &o, &got));
+  double r = recall(&got, &exact);
+  printf("tiny strided n=40: recall@5 %.4f\n", r);
+  VT_CHECK(r >= 0.99, "tiny strided recall %.4f", r);
+  check_lists(&x, &got, "tiny strided");
+  vic_knn_free(&exact);
+  vic_knn_free(&got);
+  free(pts);
+  vic_ctx_destroy(gpu);
+  vic_ctx_destroy(cpu);
+}
+
 static void bad_parameters(void) {
   vic_ctx *gpu = vt_ctx(VIC_BACKEND_CUDA, 3);
   float *pts = vt_uniform(500, 8, 1.f, 5);
@@ -102,6 +130,7 @@ int main(void) {
   vic_ctx_destroy(probe);
   run_case(VIC_L2, 20000, 32, 0.95);
   run_case(VIC_COSINE, 10000, 48, 0.95);
+  tiny_and_strided();
   bad_parameters();
   return vt_finish("test_gnnd");
 }
