@@ -61,8 +61,8 @@ int gnnd__launch_merge_init(vick_call *call, const gnnd_dev *g, const int32_t *f
 /* One GNND iteration: sampling, reverse lists, de-duplication,
  * cross-matching with selective update.  Insertions are added to *counter. */
 int gnnd__launch_iteration(vick_call *call, const gnnd_dev *g, int iteration, cudaStream_t st);
-/* Segments (and extra) -> flat top-k lists (k <= K), ids from 0; ids >= 0
- * are mapped through id_map when it is not NULL. */
+/* Segments (and GGM's set-aside entries) -> flat top-k lists (k <= K),
+ * repeats removed, -1 / +inf padding. */
 int gnnd__launch_finalize(vick_call *call, const gnnd_dev *g, int32_t k, int32_t *out_ids, float *out_dist,
                           cudaStream_t st);
 /* Add `offset` to every valid id of a flat n*k device list. */
