@@ -12,8 +12,11 @@
  * Threads: sgemm is called from this thread and is parallelised by the BLAS
  * itself (OpenBLAS uses its own thread pool; changing its thread count would
  * be process-wide state, which the library does not touch).  The selection
- * that follows each product is parallelised over query rows with OpenMP.
- * The two pools take turns, so they do not compete for cores. */
+ * between two products runs on this thread alone: OpenMP workers started
+ * for it would spin-wait through the next product and take cores from the
+ * BLAS threads (measured on MNIST, 2 busy cores: about 1.4x slower
+ * overall).  It is a few percent of the work; only the final recomputation of the all-points
+ * case, after its last product, is spread over OpenMP threads. */
 #include "brute_gemm.h"
 #include "topk.h"
 
@@ -94,9 +97,8 @@ static void finish_row(const vic_data *x, const float *qrow, vic_topk *h, int32_
 }
 
 /* Transpose a rows x cols tile into out (cols x rows), in cache blocks. */
-static void transpose(const float *in, int64_t rows, int64_t cols, float *out, int threads) {
+static void transpose(const float *in, int64_t rows, int64_t cols, float *out) {
   enum { B = 32 };
-#pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t c0 = 0; c0 < cols; c0 += B)
     for (int64_t r0 = 0; r0 < rows; r0 += B)
       for (int64_t cc = c0; cc < c0 + B && cc < cols; ++cc)
@@ -129,9 +131,8 @@ static vic_status gemm_symmetric(vic_ctx *c, const vic_data *x, const float *xn,
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ni, (int)nj, x->d, 1.f, x->rows + i0 * xs, (int)xs,
                   x->rows + j0 * xs, (int)xs, 0.f, prod, (int)nj);
       int off = j0 != i0;
-      if (off) transpose(prod, ni, nj, tr, threads);
+      if (off) transpose(prod, ni, nj, tr);
       int64_t rows = ni + (off ? nj : 0);
-#pragma omp parallel for schedule(static) num_threads(threads)
       for (int64_t r = 0; r < rows; ++r) {
         if (r < ni) select_row(prod + r * nj, nj, j0, xn, ip, i0 + r, &heaps[i0 + r]);
         else select_row(tr + (r - ni) * ni, ni, i0, xn, ip, j0 + r - ni, &heaps[j0 + r - ni]);
@@ -190,12 +191,10 @@ vic_status vic__brute_gemm(vic_ctx *c, const vic_data *x, const vic_brute_querie
       int64_t nx = x0 + xt < n ? xt : n - x0;
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mq, (int)nx, d, 1.f, qrows, (int)q->stride,
                   x->rows + x0 * xs, (int)xs, 0.f, prod, (int)nx);
-#pragma omp parallel for schedule(static) num_threads(threads)
       for (int64_t i = 0; i < mq; ++i) select_row(prod + i * nx, nx, x0, xn, ip, self_of(q, q0 + i), &heaps[i]);
       if (vic__cancelled(c)) break;
     }
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (int64_t i = 0; i < mq; ++i)
+    for (int64_t i = 0; i < mq; ++i) /* serial: another product follows (see the top) */
       finish_row(x, qrows + i * q->stride, &heaps[i], k, ids + (q0 + i) * k, dist + (q0 + i) * k);
     if ((s = vic__progress(c, stage, (double)(q0 + mq) / (double)m)) != VIC_OK) goto done;
   }
