@@ -393,6 +393,7 @@ vic_status vic__nndescent_graph(vic_ctx *c, const vic_data *x, const vic_build_o
   vic_status st = alloc_state(c, &s);
   if (st == VIC_OK) st = initialise(&s, c->opt.seed, &st0.distances);
   st0.seconds_init = vic__now() - t0;
+  vic__log(c, VIC_LOG_DEBUG, "NN-Descent start: %lld distances in %.3f s", (long long)st0.distances, st0.seconds_init);
 
   const int64_t stop = (int64_t)((double)o->nndescent.delta * (double)s.n * (double)K);
   for (int32_t it = 0; st == VIC_OK && it < o->nndescent.max_iterations; ++it) {

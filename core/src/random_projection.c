@@ -1,7 +1,9 @@
 /* vic__random_projection: see random_projection.h.  Random signs (Achlioptas
- * 2003) preserve distances as well as Gaussians for this purpose; the inner
- * loop runs over output dimensions so it vectorises. */
+ * 2003) preserve distances as well as Gaussians for this purpose.  The
+ * matrix is stored one output dimension per row, so each output is one call
+ * of the vectorised dot kernel over a row that stays in L1. */
 #include "random_projection.h"
+#include "l2_kernel.h"
 
 vic_status vic__random_projection(vic_ctx *c, const vic_data *x, int32_t dout, uint64_t seed, float **out,
                                   vic_data *view) {
@@ -15,12 +17,7 @@ vic_status vic__random_projection(vic_ctx *c, const vic_data *x, int32_t dout, u
 #pragma omp parallel for schedule(static, 256) num_threads(vic__threads(c))
   for (int64_t i = 0; i < x->n; ++i) {
     const float *r = vic__row(x, i);
-    float *o = y + i * dout;
-    for (int32_t j = 0; j < dout; ++j) o[j] = 0.f;
-    for (int32_t t = 0; t < d; ++t) {
-      const float v = r[t], *mt = m + (size_t)t * dout;
-      for (int32_t j = 0; j < dout; ++j) o[j] += v * mt[j];
-    }
+    for (int32_t j = 0; j < dout; ++j) y[i * dout + j] = vic__dot_fast(r, m + (size_t)j * d, d);
   }
   free(m);
   *out = y;
