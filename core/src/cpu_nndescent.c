@@ -61,7 +61,7 @@ typedef struct {
   nnd_heaps h;
   nnd_bucket *buckets; /* P*P, [producer * P + owner] */
   nnd_cands newc, oldc;
-  int nomem;           /* set by a producer whose bucket could not grow */
+  atomic_int nomem;    /* set by a producer whose bucket could not grow */
 } nnd_state;
 
 static inline int32_t owner_of(const nnd_state *s, int32_t i) { return (int32_t)(((int64_t)i * s->P) / s->n); }
@@ -84,7 +84,7 @@ static void emit(nnd_state *s, int g, int32_t dst, int32_t src, float d) {
   if (b->size == b->cap) {
     size_t cap = b->cap ? 2 * b->cap : MIN_BUCKET;
     nnd_offer *o = realloc(b->o, cap * sizeof *o);
-    if (!o) { s->nomem = 1; return; } /* read after the parallel region */
+    if (!o) { atomic_store(&s->nomem, 1); return; } /* read after the parallel region */
     b->o = o;
     b->cap = cap;
   }
@@ -334,7 +334,7 @@ static int32_t forest_trees(int64_t n) {
 }
 
 static vic_status check_cancel(nnd_state *s, const char *what) {
-  if (s->nomem) return vic__fail(s->c, VIC_E_NOMEM, "out of memory for NN-Descent offers (%s)", what);
+  if (atomic_load(&s->nomem)) return vic__fail(s->c, VIC_E_NOMEM, "out of memory for NN-Descent offers (%s)", what);
   if (vic__cancelled(s->c)) return vic__fail(s->c, VIC_E_CANCELLED, "cancelled during NN-Descent (%s)", what);
   return VIC_OK;
 }

@@ -19,17 +19,32 @@
 
 enum { AUTO_ENTRY_POINTS = 4 };
 
+/* Candidates start with this capacity and grow; most searches need less. */
+enum { FIRST_CAPACITY = 1024 };
+
 typedef struct { /* thread scratch */
-  uint32_t *stamp; /* n: query stamp of the last visit */
-  uint32_t now;
+  uint16_t *stamp; /* n: stamp of the query that last visited the point */
+  uint16_t now;    /* 16 bits halve the memory per thread; a wrap clears them */
   float *cw;       /* candidate min-heap, capacity cap */
   int32_t *ci;
   int64_t cap, size;
   float *qbuf;     /* normalised query (cosine) */
+  int nomem;
 } search_scratch;
 
+static int grow(search_scratch *s) {
+  int64_t cap = 2 * s->cap;
+  float *cw = realloc(s->cw, (size_t)cap * sizeof *cw);
+  if (cw) s->cw = cw;
+  int32_t *ci = cw ? realloc(s->ci, (size_t)cap * sizeof *ci) : NULL;
+  if (ci) s->ci = ci;
+  if (!cw || !ci) { s->nomem = 1; return 0; }
+  s->cap = cap;
+  return 1;
+}
+
 static void cand_push(search_scratch *s, float w, int32_t id) {
-  if (s->size == s->cap) return; /* only when the visit budget was reached */
+  if (s->size == s->cap && !grow(s)) return; /* reported after the search */
   int64_t p = s->size++;
   while (p > 0) {
     int64_t par = (p - 1) / 2;
@@ -114,26 +129,23 @@ vic_status vic__graph_search(vic_ctx *c, const vic_index *ix, const vic_data *q,
   const int64_t budget = o->max_visits > 0 ? o->max_visits : n;
   const int32_t n_random = o->entry_points > 0 ? o->entry_points : AUTO_ENTRY_POINTS;
   const int normalise = x->metric == VIC_COSINE;
-  int failed = 0, cancelled = 0;
+  atomic_int failed = 0, cancelled = 0;
   int64_t visits = 0;
 
 #pragma omp parallel num_threads(vic__threads(c)) reduction(+ : visits)
   {
     search_scratch s;
     memset(&s, 0, sizeof s);
-    s.cap = budget + 1;
+    s.cap = FIRST_CAPACITY;
     s.stamp = calloc((size_t)n, sizeof *s.stamp);
     s.cw = malloc((size_t)s.cap * sizeof *s.cw);
     s.ci = malloc((size_t)s.cap * sizeof *s.ci);
     s.qbuf = malloc((size_t)d * sizeof *s.qbuf);
-    if (!s.stamp || !s.cw || !s.ci || !s.qbuf) {
-#pragma omp atomic write
-      failed = 1;
-    }
+    if (!s.stamp || !s.cw || !s.ci || !s.qbuf) atomic_store(&failed, 1);
 #pragma omp for schedule(dynamic, 16)
     for (int64_t i = 0; i < q->n; ++i) {
-      if (failed || cancelled) continue;
-      if ((i & 255) == 0 && vic__cancelled(c)) { cancelled = 1; continue; }
+      if (atomic_load(&failed) || atomic_load(&cancelled)) continue;
+      if ((i & 255) == 0 && vic__cancelled(c)) { atomic_store(&cancelled, 1); continue; }
       const float *qr = vic__row(q, i);
       if (normalise) { /* the index holds unit rows; so must the query */
         float inv = 1.f / sqrtf(vic__dot(qr, qr, d));
@@ -146,13 +158,14 @@ vic_status vic__graph_search(vic_ctx *c, const vic_index *ix, const vic_data *q,
       vic__topk_finish(&h);
       for (int32_t t = 0; t < h.size; ++t) h.d[t] = vic__true_dist(x->metric, h.d[t]);
     }
+    if (s.nomem) atomic_store(&failed, 1);
     free(s.stamp);
     free(s.cw);
     free(s.ci);
     free(s.qbuf);
   }
-  if (failed) return vic__fail(c, VIC_E_NOMEM, "out of memory for graph search scratch (%lld points)", (long long)n);
-  if (cancelled || vic__cancelled(c)) return vic__fail(c, VIC_E_CANCELLED, "cancelled during graph search");
+  if (atomic_load(&failed)) return vic__fail(c, VIC_E_NOMEM, "out of memory for graph search scratch (%lld points)", (long long)n);
+  if (atomic_load(&cancelled) || vic__cancelled(c)) return vic__fail(c, VIC_E_CANCELLED, "cancelled during graph search");
   if (visits_out) *visits_out = visits;
   return vic__progress(c, "search", 1.0);
 }

@@ -104,26 +104,23 @@ vic_status vic__rp_forest_build(vic_ctx *c, const vic_data *x, int32_t n_trees, 
     if (tr->leaf_start && with_nodes) tr->nodes = vic__malloc(c, (size_t)n * sizeof(vic_rp_node), "projection tree nodes");
     if (!tr->leaf_start || (with_nodes && !tr->nodes)) { vic__rp_forest_free(trees, n_trees); return VIC_E_NOMEM; }
   }
-  int failed = 0;
+  atomic_int failed = 0;
 #pragma omp parallel num_threads(vic__threads(c))
   {
     float *normal = malloc((size_t)x->d * sizeof(float));
     float *margin = malloc((size_t)n * sizeof(float));
     int32_t *stack = malloc((size_t)FRAME * MAX_FRAMES * sizeof(int32_t));
-    if (!normal || !margin || !stack) {
-#pragma omp atomic write
-      failed = 1;
-    }
+    if (!normal || !margin || !stack) atomic_store(&failed, 1);
 #pragma omp for schedule(dynamic, 1)
     for (int32_t t = 0; t < n_trees; ++t) {
-      if (failed || vic__cancelled(c)) continue;
+      if (atomic_load(&failed) || vic__cancelled(c)) continue;
       build_tree(x, leaf_size, vic__rng(seed, 0x7255ull + (uint64_t)t), &trees[t], normal, margin, stack);
     }
     free(normal);
     free(margin);
     free(stack);
   }
-  if (failed) { vic__rp_forest_free(trees, n_trees); return vic__fail(c, VIC_E_NOMEM, "out of memory for projection trees"); }
+  if (atomic_load(&failed)) { vic__rp_forest_free(trees, n_trees); return vic__fail(c, VIC_E_NOMEM, "out of memory for projection trees"); }
   if (vic__cancelled(c)) { vic__rp_forest_free(trees, n_trees); return vic__fail(c, VIC_E_CANCELLED, "cancelled while building projection trees"); }
   return VIC_OK;
 }
