@@ -1,12 +1,18 @@
-"""The Vicinity demo (pvbatch): kNN graph of an n-body system, saved and rendered.
+"""The Vicinity demo (pvbatch): density and density peaks of an n-body
+system from kNN lists, saved and rendered.
 
-    pvbatch demo.py --plugin Vicinity.so --out out/demo [--data file] [--k 16]
+    pvbatch demo.py --plugin Vicinity.so --out out/demo [--data file] [--k 32]
 
 Without --data it generates the built-in data set (nbody_model.py: Plummer
 spheres in a uniform background, about 1,000,000 particles).  --data reads
 .npy (n x 3 points, or n x d feature rows), .csv (numeric columns, an
-optional header line) or .vtp.  Writes knn.vtp and demo.png into --out and
-prints a short summary.
+optional header line) or .vtp.  The pipeline is kNN Density -> Salient
+Points; writes particles.vtp (the particles with the arrays of both
+filters), peaks.vtp (one point per peak) and demo.png into --out, and
+prints a summary -- for the built-in model with the peaks found against
+the centres it planted.  (The kNN Graph filter is left out: each filter
+builds its own kNN lists, and a third build of a million lists would
+make the demo half again as slow on two cores.)
 """
 import argparse
 import os
@@ -14,7 +20,6 @@ import sys
 import time
 
 import numpy as np
-from paraview import servermanager as sm
 from paraview.simple import *  # noqa: F401,F403  (pvbatch idiom)
 from vtkmodules.numpy_interface import dataset_adapter as dsa
 from vtkmodules.util.numpy_support import numpy_to_vtkIdTypeArray
@@ -72,7 +77,7 @@ def main():
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--data", default="")
-    ap.add_argument("--k", type=int, default=16)
+    ap.add_argument("--k", type=int, default=32)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     LoadPlugin(a.plugin, remote=False, ns=globals())
@@ -88,47 +93,59 @@ def main():
         source = producer(pd)
     t_load = time.time() - t0
 
-    knn = kNNGraph(Input=source)
-    knn.k = a.k
-    knn.GenerateGraph = 0  # n*k line cells are too many to draw for a million points
-    if feature:
-        knn.UseFeatureArray = 1
-        knn.FeatureArray = ["POINTS", "features"]
-    t1 = time.time()
-    knn.UpdatePipeline()
-    t_knn = time.time() - t1
-    out = sm.Fetch(knn)
+    # The pipeline: kNN Density (colour) -> Salient Points (peaks); their
+    # arrays accumulate on the particles.
+    dens = kNNDensity(Input=source)
+    dens.k = a.k
+    peaks = SalientPoints(Input=dens)
+    peaks.k = a.k
+    for f in (dens, peaks):
+        if feature:
+            f.UseFeatureArray = 1
+            f.FeatureArray = ["POINTS", "features"]
+    times = {}
+    for label, f in (("density", dens), ("peaks", peaks)):
+        t = time.time()
+        f.UpdatePipeline()
+        times[label] = time.time() - t
+    # The builtin session's own objects: no copy of a million points.
+    outputs = {label: f.GetClientSideObject().GetOutputDataObject(0)
+               for label, f in (("density", dens), ("peaks", peaks))}
+    out = outputs["peaks"]
     n = out.GetNumberOfPoints()
-    if n == 0:
-        sys.exit("demo: the kNN Graph filter produced no output (see the error above)")
+    if n == 0 or not out.GetPointData().GetArray("Peak Id"):
+        sys.exit("demo: the Vicinity filters produced no output (see the error above)")
+    found = dsa.WrapDataObject(peaks.GetClientSideObject().GetOutputDataObject(1))
 
-    fd = out.GetFieldData()
-    def field(name):
-        arr = fd.GetAbstractArray(name)
+    def field(label, name):
+        arr = outputs[label].GetFieldData().GetAbstractArray(name)
         return arr.GetVariantValue(0).ToString() if arr else "?"
 
     t2 = time.time()
     # DataMode Binary (inline base64): files with appended data do not read
     # back in Debian's ParaView 5.11 (its expat rejects them).
-    SaveData(os.path.join(a.out, "knn.vtp"), proxy=knn, CompressorType="LZ4", DataMode="Binary")
+    SaveData(os.path.join(a.out, "particles.vtp"), proxy=peaks, CompressorType="LZ4", DataMode="Binary")
+    SaveData(os.path.join(a.out, "peaks.vtp"), proxy=OutputPort(peaks, 1), DataMode="Binary")
     t_save = time.time() - t2
 
-    # Colour by the log10 kNN number density ~ k / r_k^3 (r_k: distance to
-    # the k-th neighbour; smoother than 1/d_nn1^3).  The picture is the
-    # projection onto the x-y plane with the points drawn in ascending
-    # density: at equal depth the later (denser) point wins, so dense cores
-    # are not hidden behind the background in front of them.
-    wrapped = dsa.WrapDataObject(out)
-    dist = np.asarray(wrapped.PointData["Neighbor Distances"]).reshape(n, -1)
-    kk = dist.shape[1]
-    logd = np.log10(kk / np.maximum(dist[:, -1], 1e-12) ** 3)
+    # Colour by log10 of the kNN Density filter's "Density".  The picture
+    # is the projection onto the x-y plane with the points drawn in
+    # ascending density: at equal depth the later (denser) point wins, so
+    # dense cores are not hidden behind the background in front of them.
+    wrapped = dsa.WrapDataObject(outputs["density"])
+    logd = np.log10(np.maximum(np.asarray(wrapped.PointData["Density"], dtype=np.float64), 1e-30))
     order = np.argsort(logd, kind="stable")
     xyz = np.array(wrapped.Points)[order]
     xyz[:, 2] = 0.0
     shown, _ = rows_to_polydata(xyz)
-    title = "log10 kNN density (k/r_k^3)"
+    title = "log10 kNN density (k = %d)" % a.k
     dsa.WrapDataObject(shown).PointData.append(logd[order].astype(np.float32), title)
-    dens = producer(shown)
+    dens_shown = producer(shown)
+    # The peaks as spheres above the plane (the camera looks down -z).
+    centres = np.array(found.Points, dtype=np.float32).reshape(-1, 3)
+    lifted = centres.copy()
+    lifted[:, 2] = 1.0
+    peak_shown = producer(rows_to_polydata(lifted)[0]) if len(lifted) >= 2 else None
 
     view = CreateView("RenderView")
     view.ViewSize = [1200, 900]
@@ -138,7 +155,7 @@ def main():
         view.UseColorPaletteForBackground = 0
     except AttributeError:
         pass
-    disp = Show(dens, view)
+    disp = Show(dens_shown, view)
     disp.SetRepresentationType("Points")
     disp.PointSize = 1
     ColorBy(disp, ("POINTS", title))
@@ -150,6 +167,18 @@ def main():
     bar = GetScalarBar(lut, view)
     bar.Title = title
     bar.ComponentTitle = ""
+    if peak_shown is not None:
+        pdisp = Show(peak_shown, view)
+        pdisp.SetRepresentationType("Points")
+        pdisp.ColorArrayName = ["POINTS", ""]  # a solid colour
+        pdisp.AmbientColor = pdisp.DiffuseColor = [0.2, 0.9, 1.0]
+        pdisp.RenderPointsAsSpheres = 1
+        pdisp.PointSize = 14
+        legend = Text(Text="cyan: %d density peaks (Salient Points, centre of each peak's core)" % len(centres))
+        ldisp = Show(legend, view)
+        ldisp.WindowLocation = "Upper Left Corner"
+        ldisp.FontSize = 20
+        ldisp.Color = [0.2, 0.9, 1.0]
     view.CameraPosition = [50.0, 50.0, 300.0]
     view.CameraFocalPoint = [50.0, 50.0, 0.0]
     view.CameraViewUp = [0.0, 1.0, 0.0]
@@ -163,14 +192,32 @@ def main():
     print("Vicinity demo")
     print(f"  data      {name}")
     print(f"  n         {n}")
-    print(f"  k         {field('k')}")
-    print(f"  method    {field('Method')} ({field('Method Reason')})")
-    print(f"  backend   {field('Backend')}")
-    print(f"  seconds   kNN {float(field('Seconds Total')):.2f} (filter {t_knn:.2f}), "
+    print(f"  kNN lists k {field('density', 'k')}, {field('density', 'Method')} "
+          f"({field('density', 'Method Reason')}), backend {field('density', 'Backend')}")
+    print(f"  density   "
+          f"d_nn1 mean {float(field('density', 'd_nn1 Mean')):.4g}, max {float(field('density', 'd_nn1 Max')):.4g}; "
+          f"global density {float(field('density', 'Global Density')):.4g}")
+    print(f"  seconds   kNN Density {times['density']:.2f} (lists {float(field('density', 'Seconds Total')):.2f}, "
+          f"density {float(field('density', 'Seconds Density')):.2f}), "
+          f"Salient Points {times['peaks']:.2f} (lists {float(field('peaks', 'Seconds Total')):.2f}, "
+          f"peaks {float(field('peaks', 'Seconds Peaks')):.2f}); "
           f"load {t_load:.2f}, save {t_save:.2f}, render {t_render:.2f}")
-    print(f"  recall    {field('Recall Estimate')} (estimated on {field('Recall Sample')} points; 1 = exact)")
-    print(f"  d_nn1     mean {float(field('d_nn1 Mean')):.4g}, max {float(field('d_nn1 Max')):.4g}")
-    print(f"  wrote     {os.path.join(a.out, 'knn.vtp')}, {os.path.join(a.out, 'demo.png')}")
+    print(f"  peaks     {len(centres)} found (Salient Points, k {field('peaks', 'k')})")
+    members = np.asarray(found.PointData["Member Count"]) if len(centres) else []
+    rho = np.asarray(found.PointData["Density"]) if len(centres) else []
+    for p in range(min(len(centres), 12)):
+        c = centres[p]
+        print(f"    peak {p:2d}  ({c[0]:7.2f}, {c[1]:7.2f}, {c[2]:7.2f})  density {rho[p]:9.4g}  "
+              f"members {int(members[p]):7d}")
+    if not a.data:
+        print("  planted   sphere  centre                      scale a  nearest peak  distance")
+        for i, s in enumerate(nbody_model.SPHERES):
+            d = np.linalg.norm(centres - np.asarray(s.centre, np.float32), axis=1) if len(centres) else [np.inf]
+            j = int(np.argmin(d))
+            print(f"            {i}       ({s.centre[0]:5.1f}, {s.centre[1]:5.1f}, {s.centre[2]:5.1f})"
+                  f"     {s.scale:4.1f}     {j:2d}            {d[j] / s.scale:.3f} a")
+    print(f"  wrote     {os.path.join(a.out, 'particles.vtp')}, {os.path.join(a.out, 'peaks.vtp')}, "
+          f"{os.path.join(a.out, 'demo.png')}")
 
 
 if __name__ == "__main__":
