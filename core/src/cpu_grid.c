@@ -451,25 +451,52 @@ static void query_self(vic_ctx *c, const vic_grid *g, int32_t k, int64_t *ids, f
   }
 }
 
+static int cmp_cell_query(const void *a, const void *b) {
+  const int64_t *x = a, *y = b; /* (cell, query) pairs */
+  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+  return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* The queries in cell order.  A counting sort costs a table of ncells + 1
+ * counts: right for large batches, but a refined grid over clustered data
+ * has millions of cells, and for a few queries (an interactive probe) that
+ * table cost 200 ms per call on 1M points; there a comparison sort of m
+ * (cell, query) pairs is cheaper. */
+static vic_status order_by_cell(vic_ctx *c, const vic_grid *g, const int64_t *key, int64_t m, int64_t *order) {
+  if (m * 16 < g->ncells) {
+    int64_t *pairs = vic__malloc(c, (size_t)m * 2 * sizeof *pairs, "query order");
+    if (!pairs) return VIC_E_NOMEM;
+    for (int64_t i = 0; i < m; ++i) { pairs[2 * i] = key[i]; pairs[2 * i + 1] = i; }
+    qsort(pairs, (size_t)m, 2 * sizeof *pairs, cmp_cell_query);
+    for (int64_t i = 0; i < m; ++i) order[i] = pairs[2 * i + 1];
+    free(pairs);
+    return VIC_OK;
+  }
+  int64_t *count = vic__calloc(c, (size_t)g->ncells + 1, sizeof *count, "query cell counts");
+  if (!count) return VIC_E_NOMEM;
+  for (int64_t i = 0; i < m; ++i) count[key[i] + 1]++;
+  for (int64_t cidx = 0; cidx < g->ncells; ++cidx) count[cidx + 1] += count[cidx];
+  for (int64_t i = 0; i < m; ++i) order[count[key[i]]++] = i;
+  free(count);
+  return VIC_OK;
+}
+
 /* External queries: sorted by cell first so that consecutive ones share cells. */
 static vic_status query_rows(vic_ctx *c, const vic_grid *g, const vic_data *q, int32_t k, int64_t *ids,
                              float *dist, float *scratch_mem, int threads) {
   int64_t m = q->n;
   int64_t *key = vic__malloc(c, (size_t)m * sizeof *key, "query cells");
   int64_t *order = key ? vic__malloc(c, (size_t)m * sizeof *order, "query order") : NULL;
-  int64_t *count = order ? vic__calloc(c, (size_t)g->ncells + 1, sizeof *count, "query cell counts") : NULL;
-  if (!count) { free(key); free(order); return VIC_E_NOMEM; }
+  if (!order) { free(key); return VIC_E_NOMEM; }
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t i = 0; i < m; ++i) {
     float p[3];
     load_point(g, vic__row(q, i), p);
     key[i] = point_cell(g, p);
   }
-  for (int64_t i = 0; i < m; ++i) count[key[i] + 1]++;
-  for (int64_t cidx = 0; cidx < g->ncells; ++cidx) count[cidx + 1] += count[cidx];
-  for (int64_t i = 0; i < m; ++i) order[count[key[i]]++] = i;
-  free(count);
+  vic_status so = order_by_cell(c, g, key, m, order);
   free(key);
+  if (so != VIC_OK) { free(order); return so; }
 
   int64_t nb = block_count(m, threads), done = 0;
   size_t per = 0;
