@@ -7,6 +7,7 @@ import json
 import os
 import resource
 import struct
+import time
 
 import numpy as np
 
@@ -109,13 +110,13 @@ def peak_rss_mb():
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
-def emit(dataset, x, k, method, threads, seconds, stages, rec, tool, peak_mb, **extra):
+def emit(dataset, x, k, method, threads, seconds, stages, rec, tool, peak_mb, cpu_seconds, **extra):
     """One JSON line; peak_mb is taken right after the timed run, before the
     recall check allocates its own buffers."""
     line = {
         "dataset": dataset, "n": int(x.shape[0]), "d": int(x.shape[1]), "k": int(k),
         "method": method, "backend": "cpu", "threads": int(threads), "machine": machine(),
-        "card": None, "seconds": round(seconds, 6),
+        "card": None, "seconds": round(seconds, 6), "cpu_seconds": round(cpu_seconds, 3),
         "seconds_stages": {s: round(v, 6) for s, v in stages.items()},
         "recall": None if rec is None else round(rec, 6),
         "recall_sample": int(x.shape[0]) if rec is not None else 0,
@@ -124,3 +125,24 @@ def emit(dataset, x, k, method, threads, seconds, stages, rec, tool, peak_mb, **
     }
     line.update(extra)
     print(json.dumps(line), flush=True)
+
+
+class Stages:
+    """Wall seconds per named stage plus the process CPU seconds (all
+    threads) spent inside them: on a shared machine the CPU time shows the
+    work done when the wall time is inflated by other jobs."""
+
+    def __init__(self):
+        self.wall, self.cpu = {}, 0.0
+
+    def start(self):
+        self._w, self._c = time.perf_counter(), time.process_time()
+
+    def stop(self, name):
+        self.wall[name] = self.wall.get(name, 0.0) + time.perf_counter() - self._w
+        self.cpu += time.process_time() - self._c
+
+    def add(self, other):
+        for name, s in other.wall.items():
+            self.wall[name] = self.wall.get(name, 0.0) + s
+        self.cpu += other.cpu

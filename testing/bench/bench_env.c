@@ -47,6 +47,13 @@ double bench_peak_rss_mb(void) {
   return (double)u.ru_maxrss / 1024.0; /* Linux reports KiB */
 }
 
+double bench_cpu_seconds(void) {
+  struct rusage u;
+  if (getrusage(RUSAGE_SELF, &u) != 0) return -1;
+  return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_sec +
+         1e-6 * (double)u.ru_stime.tv_usec;
+}
+
 void bench_date(char *buf, size_t size) {
   time_t t = time(NULL);
   struct tm tm;

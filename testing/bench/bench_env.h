@@ -12,6 +12,9 @@ void bench_machine(char *buf, size_t size);
 void bench_card(int device, char *buf, size_t size);
 /* Peak resident set size of this process so far, in MiB. */
 double bench_peak_rss_mb(void);
+/* User + system CPU seconds of this process (all threads) so far: with
+ * other jobs on the machine, wall time alone overstates the cost. */
+double bench_cpu_seconds(void);
 /* Current UTC time as ISO 8601. */
 void bench_date(char *buf, size_t size);
 /* Writes s as a JSON string literal (quotes and escapes included). */

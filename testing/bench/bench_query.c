@@ -119,7 +119,12 @@ int bench_query(vic_ctx *c, const vic_data *x, const vic_build_options *o, const
       bench_json_str(stdout, vic_backend_name(nn.report.backend));
       printf(",\"threads\":%d,\"machine\":", a->threads);
       bench_json_str(stdout, a->machine);
-      printf(",\"card\":null,\"seconds\":%.6f,\"seconds_stages\":{\"index_build\":%.6f,\"search\":%.6f},", search_s,
+      char card[256] = "";
+      if (nn.report.backend == VIC_BACKEND_CUDA) bench_card(a->device, card, sizeof card);
+      printf(",\"card\":");
+      if (card[0]) bench_json_str(stdout, card);
+      else printf("null");
+      printf(",\"seconds\":%.6f,\"seconds_stages\":{\"index_build\":%.6f,\"search\":%.6f},", search_s,
              build_s, search_s);
       printf("\"qps\":%.1f,\"tau\":%g,\"max_visits\":%d,\"recall\":", (double)q.n / search_s, a->search.tau,
              a->search.max_visits);

@@ -9,7 +9,7 @@
 typedef struct {
   const char *name, *machine;
   const char *query_path, *truth_path; /* truth_path may be NULL: no recall */
-  int threads, repeats, warmup;
+  int threads, repeats, warmup, device;
   vic_search_options search;
 } bench_query_args;
 

@@ -27,15 +27,16 @@ def main():
             groups.setdefault(key, {}).setdefault(tool, []).append(r)
     for (name, n, d, k), tools in groups.items():
         print("\n#### %s: n = %d, d = %d, k = %d\n" % (name, n, d, k))
-        print("| tool / method | threads | seconds (median) | runs | stages (s) | recall@k | peak RSS MB |")
-        print("|---|---|---|---|---|---|---|")
+        print("| tool / method | threads | seconds (median) | CPU s | runs | stages (s) | recall@k | peak RSS MB |")
+        print("|---|---|---|---|---|---|---|---|")
         for tool, runs in tools.items():
             secs = statistics.median(r["seconds"] for r in runs)
             mid = min(runs, key=lambda r: abs(r["seconds"] - secs))
             stages = ", ".join("%s %.3f" % (s, v) for s, v in mid["seconds_stages"].items())
             rec = mid["recall"]
-            print("| %s | %d | %.3f | %d | %s | %s | %.0f |" % (
-                tool, mid["threads"], secs, len(runs), stages,
+            cpu = mid.get("cpu_seconds")
+            print("| %s | %d | %.3f | %s | %d | %s | %s | %.0f |" % (
+                tool, mid["threads"], secs, "%.2f" % cpu if cpu is not None else "-", len(runs), stages,
                 "%.4f" % rec if rec is not None else "exact (not checked)", mid["peak_rss_mb"]))
 
 

@@ -16,7 +16,6 @@ import argparse
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -28,55 +27,63 @@ ALL = ["ckdtree", "sklearn", "faiss", "hnswlib", "pynndescent"]
 
 def run_ckdtree(x, k, threads):
     from scipy.spatial import cKDTree
-    t0 = time.perf_counter()
+    st = bc.Stages()
+    st.start()
     tree = cKDTree(x)
-    t1 = time.perf_counter()
+    st.stop("build")
+    st.start()
     _, ids = tree.query(x, k + 1, workers=threads)
-    t2 = time.perf_counter()
-    return bc.drop_self(ids), {"build": t1 - t0, "query": t2 - t1}, {}
+    st.stop("query")
+    return bc.drop_self(ids), st, {}
 
 
 def run_sklearn(x, k, threads):
     from sklearn.neighbors import NearestNeighbors
-    t0 = time.perf_counter()
+    st = bc.Stages()
+    st.start()
     nn = NearestNeighbors(n_neighbors=k, n_jobs=threads).fit(x)
-    t1 = time.perf_counter()
+    st.stop("build")
+    st.start()
     ids = nn.kneighbors(return_distance=False)  # X=None: every point, itself excluded
-    t2 = time.perf_counter()
-    return ids, {"build": t1 - t0, "query": t2 - t1}, {"algorithm": nn._fit_method}
+    st.stop("query")
+    return ids, st, {"algorithm": nn._fit_method}
 
 
 def run_faiss(x, k, threads):
     import faiss
     faiss.omp_set_num_threads(threads)
-    t0 = time.perf_counter()
+    st = bc.Stages()
+    st.start()
     index = faiss.IndexFlatL2(x.shape[1])
     index.add(x)
-    t1 = time.perf_counter()
+    st.stop("build")
+    st.start()
     _, ids = index.search(x, k + 1)
-    t2 = time.perf_counter()
-    return bc.drop_self(ids), {"build": t1 - t0, "query": t2 - t1}, {}
+    st.stop("query")
+    return bc.drop_self(ids), st, {}
 
 
 def run_hnswlib(x, k, threads, truth):
     import hnswlib
-    t0 = time.perf_counter()
+    st = bc.Stages()
+    st.start()
     index = hnswlib.Index(space="l2", dim=x.shape[1])
     index.init_index(max_elements=x.shape[0], ef_construction=200, M=16, random_seed=0)
     index.add_items(x, np.arange(x.shape[0]), num_threads=threads)
-    t1 = time.perf_counter()
+    st.stop("build")
     # The smallest ef of a doubling ladder that reaches recall 0.99; only
     # the query at that ef is timed (tuning is not part of the cost).
     for ef in (k + 1, 2 * k, 4 * k, 8 * k, 16 * k, 32 * k, 64 * k):
         index.set_ef(max(ef, k + 1))
-        tq = time.perf_counter()
+        q = bc.Stages()
+        q.start()
         ids, _ = index.knn_query(x, k=k + 1, num_threads=threads)
-        tq = time.perf_counter() - tq
+        q.stop("query")
         ids = bc.drop_self(ids.astype(np.int64))
-        rec = bc.recall(x, ids, truth)
-        if rec >= 0.99:
+        if bc.recall(x, ids, truth) >= 0.99:
             break
-    return ids, {"build": t1 - t0, "query": tq}, {"ef": int(max(ef, k + 1)), "M": 16, "ef_construction": 200}
+    st.add(q)
+    return ids, st, {"ef": int(max(ef, k + 1)), "M": 16, "ef_construction": 200}
 
 
 def run_pynndescent(x, k, threads):
@@ -87,11 +94,12 @@ def run_pynndescent(x, k, threads):
     rng = np.random.default_rng(0)
     NNDescent(x[rng.choice(x.shape[0], min(2000, x.shape[0]), replace=False)], n_neighbors=20,
               random_state=0, n_jobs=threads)
-    t0 = time.perf_counter()
+    st = bc.Stages()
+    st.start()
     index = NNDescent(x, n_neighbors=20, random_state=0, n_jobs=threads)
     ids = index.neighbor_graph[0]
-    t1 = time.perf_counter()
-    return bc.drop_self(ids[:, :k + 1].astype(np.int64)), {"build": t1 - t0}, {"n_neighbors": 20}
+    st.stop("build")
+    return bc.drop_self(ids[:, :k + 1].astype(np.int64)), st, {"n_neighbors": 20}
 
 
 def exact_truth(x, k, path):
@@ -117,15 +125,16 @@ def run_one(args):
         if peer == "hnswlib":
             if truth is None:
                 raise SystemExit("peers: hnswlib's ef tuning needs --truth")
-            ids, stages, extra = run_hnswlib(x, args.k, threads, truth)
+            ids, st, extra = run_hnswlib(x, args.k, threads, truth)
             peak = bc.peak_rss_mb()  # includes the recall checks of the ef ladder
         else:
             fn = {"ckdtree": run_ckdtree, "sklearn": run_sklearn, "faiss": run_faiss,
                   "pynndescent": run_pynndescent}[peer]
-            ids, stages, extra = fn(x, args.k, threads)
+            ids, st, extra = fn(x, args.k, threads)
             peak = bc.peak_rss_mb()
         rec = bc.recall(x, np.asarray(ids), truth) if truth is not None else None
-        bc.emit(args.name, x, args.k, peer, threads, sum(stages.values()), stages, rec, peer, peak, **extra)
+        bc.emit(args.name, x, args.k, peer, threads, sum(st.wall.values()), st.wall, rec, peer, peak, st.cpu,
+                **extra)
 
 
 def main():

@@ -103,7 +103,8 @@ static void default_name(const char *path, char *buf, size_t size) {
 }
 
 static void print_line(const bench_args *a, const char *name, const char *machine, const vic_data *x,
-                       const vic_knn *nn, double seconds, double recall, int64_t recall_points) {
+                       const vic_knn *nn, double seconds, double cpu_seconds, double recall,
+                       int64_t recall_points) {
   char card[256] = "", date[32];
   if (nn->report.backend == VIC_BACKEND_CUDA) bench_card(a->device, card, sizeof card);
   bench_date(date, sizeof date);
@@ -118,7 +119,7 @@ static void print_line(const bench_args *a, const char *name, const char *machin
   printf(",\"card\":");
   if (card[0]) bench_json_str(stdout, card);
   else printf("null");
-  printf(",\"seconds\":%.6f,\"seconds_stages\":{", seconds);
+  printf(",\"seconds\":%.6f,\"cpu_seconds\":%.3f,\"seconds_stages\":{", seconds, cpu_seconds);
   for (int s = 0; s < nn->report.n_stages; ++s) {
     if (s) printf(",");
     bench_json_str(stdout, nn->report.stages[s].name);
@@ -178,7 +179,7 @@ int main(int argc, char **argv) {
   o.recall_sample = 0; /* timed separately below, outside the build time */
   if (a.query) {
     bench_query_args qa = {name, machine, a.query, a.query_truth, a.threads ? a.threads : omp_get_max_threads(),
-                           a.repeats, a.warmup, {0}};
+                           a.repeats, a.warmup, a.device, {0}};
     vic_search_options_init(&qa.search);
     qa.search.k = a.k;
     qa.search.tau = a.tau;
@@ -189,9 +190,9 @@ int main(int argc, char **argv) {
   }
   for (int run = 0; run < a.warmup + a.repeats; ++run) {
     vic_knn nn;
-    double t0 = now();
+    double t0 = now(), cpu0 = bench_cpu_seconds();
     s = vic_knn_build(c, &x, &o, &nn);
-    double seconds = now() - t0;
+    double seconds = now() - t0, cpu_seconds = bench_cpu_seconds() - cpu0;
     if (s != VIC_OK) {
       fprintf(stderr, "vicinity_bench: vic_knn_build: %s: %s\n", vic_status_name(s), vic_ctx_error(c));
       rc = 1;
@@ -208,7 +209,7 @@ int main(int argc, char **argv) {
         if (s != VIC_OK) fprintf(stderr, "vicinity_bench: recall: %s\n", vic_ctx_error(c)), recall = -1;
         else points = a.recall_sample < x.n ? a.recall_sample : x.n;
       }
-      print_line(&a, name, machine, &x, &nn, seconds, recall, points);
+      print_line(&a, name, machine, &x, &nn, seconds, cpu_seconds, recall, points);
     }
     vic_knn_free(&nn);
   }

@@ -11,7 +11,6 @@ does not expose the neighbour ids, so recall is null; the search is exact.
 import argparse
 import os
 import sys
-import time
 
 # The backend must be chosen before vtkSMPTools is first used.
 os.environ.setdefault("VTK_SMP_BACKEND_IN_USE", "STDThread")
@@ -49,12 +48,13 @@ def main():
         f.SetInputData(poly)
         f.SetSampleSize(args.k)
         f.SetLocator(vtkStaticPointLocator())
-        t0 = time.perf_counter()
+        st = bc.Stages()
+        st.start()
         f.Update()
-        seconds = time.perf_counter() - t0
+        st.stop("update")
         peak = bc.peak_rss_mb()
         bc.emit(name, x, args.k, "vtkStatisticalOutlierRemoval", vtkSMPTools.GetEstimatedNumberOfThreads(),
-                seconds, {"update": seconds}, None, "vtk", peak, smp_backend=backend,
+                st.wall["update"], st.wall, None, "vtk", peak, st.cpu, smp_backend=backend,
                 note="exact; ids not exposed by the filter")
 
 
