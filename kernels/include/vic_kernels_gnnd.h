@@ -21,6 +21,7 @@ typedef struct {
   int32_t iterations; /* iteration cap */
   float converge;     /* stop when an iteration inserts fewer than converge * n * K neighbours */
   int64_t shard_rows; /* vick_gnnd_knn: > 0 forces shards of at most this many rows; 0 = from the budget */
+  int32_t merge_iterations; /* GGM's iteration cap (its lists start good); 0 = iterations */
 } vick_gnnd_params;
 
 typedef struct {

@@ -3,7 +3,7 @@
  * run: what ran, seconds (wall time of the call, rows already in host
  * memory, upload included), kernel seconds and recall@10.
  *
- *   gnnd_bench DATA.f32 N D SAMPLE.i32 TRUTH.i32 NSAMPLE
+ *   gnnd_bench DATA.f32 N D SAMPLE.i32 TRUTH.i32 NSAMPLE [ggm-iterations]
  *
  * Runs: a warm-up, the recall/time sweep over (K, p, iterations), GGM of
  * the two halves against a single build, the out-of-GPU-memory build at a
@@ -71,8 +71,51 @@ static void check(int rc, const vick_call *c, const char *what) {
 }
 
 static vick_gnnd_params params(int K, int p, int it) {
-  vick_gnnd_params q = {K, p, it, 0.001f, 0};
+  vick_gnnd_params q = {K, p, it, 0.001f, 0, 0};
   return q;
+}
+
+/* GGM with fewer merge iterations than the build: the halves merge and the
+ * 10% add at each cap, beside one rebuild of all rows (same setting). */
+static void ggm_iterations(const float *x, int64_t n, int32_t d, vick_gnnd_params q) {
+  int64_t *ids = malloc((size_t)n * 10 * 8);
+  float *dist = malloc((size_t)n * 10 * 4);
+  vick_call c = fresh_call(0);
+  double t = now();
+  check(vick_gnnd_knn(&c, x, n, d, 10, &q, ids, dist), &c, "rebuild");
+  t = now() - t;
+  printf("ggm-it rebuild K=%d p=%d it=%d %.3f recall=%.4f\n", q.k_build, q.samples, q.iterations, t, recall64(ids, 10));
+  int32_t K = q.k_build;
+  int64_t n1 = n / 2, n2 = n - n1, n_old = n - n / 10, n_new = n / 10;
+  vick_gnnd_graph g1 = {n1, K, malloc((size_t)n1 * K * 4), malloc((size_t)n1 * K * 4)};
+  vick_gnnd_graph g2 = {n2, K, malloc((size_t)n2 * K * 4), malloc((size_t)n2 * K * 4)};
+  vick_gnnd_graph go = {n_old, K, malloc((size_t)n_old * K * 4), malloc((size_t)n_old * K * 4)};
+  vick_gnnd_graph gm = {n, 10, malloc((size_t)n * 10 * 4), malloc((size_t)n * 10 * 4)};
+  c = fresh_call(0);
+  check(vick_gnnd_build(&c, x, n1, d, &q, &g1), &c, "half 1");
+  c = fresh_call(0);
+  check(vick_gnnd_build(&c, x + (size_t)n1 * d, n2, d, &q, &g2), &c, "half 2");
+  c = fresh_call(0);
+  check(vick_gnnd_build(&c, x, n_old, d, &q, &go), &c, "old 90%");
+  static const int caps[] = {1, 2, 3, 4, 6};
+  for (size_t i = 0; i < sizeof caps / sizeof caps[0]; ++i) {
+    vick_gnnd_params m = q;
+    m.merge_iterations = caps[i];
+    c = fresh_call(0);
+    t = now();
+    check(vick_gnnd_merge(&c, x, n1, n2, d, &m, &g1, &g2, &gm), &c, "merge");
+    t = now() - t;
+    double rm = recall32(gm.ids, 10);
+    c = fresh_call(0);
+    double ta = now();
+    check(vick_gnnd_add(&c, x, n_old, n_new, d, &m, &go, &gm), &c, "add");
+    ta = now() - ta;
+    printf("ggm-it merge_iterations=%d halves_merge=%.3f recall=%.4f add10=%.3f recall=%.4f\n", caps[i], t, rm, ta,
+           recall32(gm.ids, 10));
+    fflush(stdout);
+  }
+  free(ids); free(dist); free(g1.ids); free(g1.dist); free(g2.ids); free(g2.dist); free(go.ids); free(go.dist);
+  free(gm.ids); free(gm.dist);
 }
 
 /* Every entry point once on the first n rows with small parameters, for
@@ -125,6 +168,14 @@ int main(int argc, char **argv) {
   float *dist = malloc((size_t)n * 10 * 4);
   vick_call c;
   int rc;
+
+  if (argc > 7 && strcmp(argv[7], "ggm-iterations") == 0) { /* GGM caps only, chosen setting */
+    vick_gnnd_params w = params(32, 8, 2);
+    c = fresh_call(0);
+    check(vick_gnnd_knn(&c, x, 20000, d, 10, &w, ids, dist), &c, "warm-up");
+    ggm_iterations(x, n, d, params(64, 24, 6));
+    return 0;
+  }
 
   { /* warm-up: context creation and module load stay out of the numbers */
     vick_gnnd_params w = params(32, 8, 2);
