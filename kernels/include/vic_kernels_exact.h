@@ -15,7 +15,7 @@ extern "C" {
  * or registers); larger k is VICK_ARGUMENT. */
 #define VICK_EXACT_MAX_K 256
 
-/* All-points exact kNN by brute force: TF32 GEMM tiles (cuBLAS) on centred
+/* All-points exact kNN by brute force: 3xTF32 GEMM tiles (cuBLAS) on centred
  * rows give candidates, a block-wide selection keeps k + margin per row,
  * exact distances re-rank them, and rows whose margin cannot be certified
  * against the GEMM's error bound are recomputed by direct exact search.

@@ -4,7 +4,7 @@
  *    (mean by cuBLAS sgemv) keeps the norms small, which keeps the GEMM's
  *    rounding error small (distances do not change under translation).
  * 2. For a tile of query rows and a chunk of data columns, cuBLAS computes
- *    the dot products in TF32 on the tensor cores; a block per query row
+ *    the dot products on the tensor cores in 3xTF32 (split_tf32_kernel); a block per query row
  *    turns them into approximate distances and keeps the best kp = k +
  *    margin (block_select.cuh).
  * 3. Re-rank: the kp candidates get the exact distance, computed exactly as
@@ -36,6 +36,24 @@ __global__ void fill_kernel(float *p, int64_t n, float v) {
 __global__ void centre_kernel(const float *x, const float *mean, float *xc, int64_t n, int d) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n * d) xc[i] = x[i] - mean[i % d];
+}
+
+/* Split each value into TF32 parts (the low 13 mantissa bits cleared, so
+ * the tensor cores take them exactly): v = hi + lo + O(2^-20 v).  Data
+ * rows become [hi | lo | hi] and query rows [hi | hi | lo], so one TF32
+ * GEMM over 3d gives q_hi.x_hi + q_hi.x_lo + q_lo.x_hi: fp32 accuracy at
+ * tensor-core speed (the "3xTF32" scheme). */
+__global__ void split_tf32_kernel(const float *x, int64_t n, int d, float *data3, float *query3) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n * d) return;
+  int64_t r = i / d;
+  int j = (int)(i % d);
+  float v = x[i];
+  float hi = __uint_as_float(__float_as_uint(v) & 0xffffe000u);
+  float lo = __uint_as_float(__float_as_uint(v - hi) & 0xffffe000u);
+  float *dr = data3 + r * 3 * d, *qr = query3 + r * 3 * d;
+  dr[j] = hi; dr[d + j] = lo; dr[2 * d + j] = hi;
+  qr[j] = hi; qr[d + j] = hi; qr[2 * d + j] = lo;
 }
 
 /* squared norms of the rows (the GEMM operand) */
@@ -121,10 +139,11 @@ __global__ void __launch_bounds__(SELECT_THREADS) rerank_kernel(const float *x, 
     if (last != VICK_KEY_NONE) {
       float A = vick_float_unorder((uint32_t)(last >> 32));        /* worst approximate distance kept */
       float Dk = vick_float_unorder((uint32_t)(sorted[k - 1] >> 32)); /* exact k-th distance */
-      /* GEMM error: TF32 operands (relative 2^-10 each), fp32 sums of d
-       * terms, norms in fp32; then the rounding of the exact distances. */
+      /* GEMM error: 3xTF32 drops terms of 2^-20 relative (three per
+       * product), fp32 sums of 3d terms (2^-22 each, allowing truncating
+       * accumulators), norms in fp32; then the exact distances' rounding. */
       float qn = cnorm[self], qm = sqrtf(qn) * sqrtf(max_cnorm);
-      float rel = ldexpf(1.f, -9) + d * ldexpf(1.f, -21);
+      float rel = 3.f * ldexpf(1.f, -20) + 3 * d * ldexpf(1.f, -22);
       float E = metric == VICK_METRIC_IP ? rel * qm : 2.f * rel * qm + d * ldexpf(1.f, -21) * (qn + max_cnorm);
       E += d * ldexpf(1.f, -21) * (fabsf(A) + fabsf(Dk)) + 1e-30f;
       ok = (A - E) > Dk;
@@ -163,12 +182,13 @@ __global__ void __launch_bounds__(SELECT_THREADS) direct_kernel(const float *x, 
 typedef struct {
   vick_env env;
   cublasHandle_t blas;
-  vick_buf x, xc, ones, mean, cnorm, dots, lists, out_ids, out_dist, flags, sel, nsel, cub_tmp, maxn, box;
+  vick_buf x, xc, ones, mean, cnorm, dots, lists, out_ids, out_dist, flags, sel, nsel, cub_tmp, maxn, box, data3, query3;
 } brute_ws;
 
 static void brute_ws_free(brute_ws *w) {
   vick_buf *all[] = {&w->x, &w->xc, &w->ones, &w->mean, &w->cnorm, &w->dots, &w->lists, &w->out_ids,
-                     &w->out_dist, &w->flags, &w->sel, &w->nsel, &w->cub_tmp, &w->maxn, &w->box};
+                     &w->out_dist, &w->flags, &w->sel, &w->nsel, &w->cub_tmp, &w->maxn, &w->box, &w->data3,
+                     &w->query3};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&w->env, all[i]);
   if (w->blas) cublasDestroy(w->blas);
   w->blas = NULL;
@@ -230,6 +250,12 @@ static int brute_prepare(vick_call *call, brute_ws *w, const vick_points *p, con
   }
   norms_kernel<<<vick_blocks(n, 256), 256, 0, w->env.stream>>>(gemm_rows, n, d, (float *)w->cnorm.p);
   VICK_LAUNCH(call, "norms_kernel");
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->data3, (size_t)n * 3 * row_bytes, "TF32-split data rows"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->query3, (size_t)n * 3 * row_bytes, "TF32-split query rows"));
+  split_tf32_kernel<<<vick_blocks(n * d, 256), 256, 0, w->env.stream>>>(gemm_rows, n, d, (float *)w->data3.p,
+                                                                         (float *)w->query3.p);
+  VICK_LAUNCH(call, "split_tf32_kernel");
+  vick_buf_free(&w->env, &w->xc);
   size_t tmp_bytes = 0;
   VICK_CUDA(call, cub::DeviceReduce::Max(NULL, tmp_bytes, (const float *)w->cnorm.p, (float *)w->maxn.p, n,
                                          w->env.stream));
@@ -256,7 +282,9 @@ static int brute_plan_tiles(vick_call *call, brute_ws *w, brute_plan *pl) {
   pl->cub_bytes = cub_bytes;
   size_t left = vick_budget_left(&w->env);
   size_t fixed = cub_bytes + 4096; /* cuBLAS keeps its workspace outside the budget */
-  while (rows > 256 && rows * per_row + fixed > left / 2) rows /= 2;
+  /* room for at least min(n, 2048) columns of distances per tile row */
+  const size_t min_cols = pl->direct_only ? 0 : (size_t)(n < 2048 ? n : 2048);
+  while (rows > 32 && rows * (per_row + 4 * min_cols) + fixed > left) rows /= 2;
   if ((size_t)rows * per_row + fixed > left)
     return vick_fail(call, VICK_NOMEM, "brute force needs %.1f MiB of device memory for its smallest tile; %.1f MiB left",
                      (rows * per_row + fixed) / 1048576.0, left / 1048576.0);
@@ -289,7 +317,8 @@ static int brute_tiles(vick_call *call, brute_ws *w, const brute_plan *pl, float
   if (!pl->direct_only)
     VICK_TRY(vick_buf_alloc(call, &w->env, &w->dots, (size_t)R * C * sizeof(float), "distance tiles"));
   const float *x = (const float *)w->x.p;
-  const float *gemm_rows = w->xc.p ? (const float *)w->xc.p : x;
+  const float *data3 = (const float *)w->data3.p, *query3 = (const float *)w->query3.p;
+  const int d3 = 3 * d;
   const float *box = (const float *)w->box.p;
   int64_t recomputed = 0;
 
@@ -304,8 +333,8 @@ static int brute_tiles(vick_call *call, brute_ws *w, const brute_plan *pl, float
         const int64_t cols = c0 + C <= n ? C : n - c0;
         const float one = 1.f, zero = 0.f;
         /* dots (row-major rows x cols) = column-major cols x rows = X_c^T Q */
-        VICK_CUBLAS(call, cublasGemmEx(w->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)cols, (int)rows, d, &one,
-                                       gemm_rows + c0 * d, CUDA_R_32F, d, gemm_rows + q0 * d, CUDA_R_32F, d, &zero,
+        VICK_CUBLAS(call, cublasGemmEx(w->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)cols, (int)rows, d3, &one,
+                                       data3 + c0 * d3, CUDA_R_32F, d3, query3 + q0 * d3, CUDA_R_32F, d3, &zero,
                                        w->dots.p, CUDA_R_32F, (int)cols, CUBLAS_COMPUTE_32F_FAST_TF32,
                                        CUBLAS_GEMM_DEFAULT));
         gemm_select_kernel<<<(unsigned)rows, SELECT_THREADS, 0, w->env.stream>>>(

@@ -151,6 +151,82 @@ struct topk_list {
   }
 };
 
+#define GRID_LEAF 32  /* cells with more points are split into their 8 children */
+#define GRID_STACK 48 /* pending cells of one descent; when full, cells are scanned whole */
+
+/* Distance (real units, made conservative by eps) from the query at grid
+ * position u to cell c of a level; the minimum image in periodic dims. */
+__device__ __forceinline__ float cell_dist2(const grid_geom &g, const float u[3], const int c[3], int level) {
+  float s = 0.f;
+  for (int j = 0; j < g.d; ++j) {
+    float lo = (float)((int64_t)c[j] << level), hi = (float)(((int64_t)c[j] + 1) << level);
+    float gap = fmaxf(0.f, fmaxf(lo - u[j], u[j] - hi));
+    if (g.box[j] > 0.f) {
+      const float P = (float)GRID_SIDE;
+      gap = fminf(gap, fmaxf(0.f, fmaxf(lo + P - u[j], u[j] - hi - P)));
+      gap = fminf(gap, fmaxf(0.f, fmaxf(lo - P - u[j], u[j] - hi + P)));
+    }
+    float r = fmaxf(0.f, gap / g.scale[j] - g.eps[j]);
+    s += r * r;
+  }
+  return s;
+}
+
+/* Every point of the cell is surely farther than the current k-th. */
+template <int KMAX>
+__device__ __forceinline__ int cell_pruned(const grid_geom &g, const topk_list<KMAX> &best, const float u[3],
+                                           const int c[3], int level) {
+  if (best.size < best.k) return 0;
+  float kth = vick_float_unorder((uint32_t)(best.key[best.k - 1] >> 32));
+  return cell_dist2(g, u, c, level) * (1.f - 1e-5f) > kth;
+}
+
+/* First index in [a, b) whose code is >= v. */
+__device__ __forceinline__ int64_t lower_bound_in(const uint64_t *codes, int64_t a, int64_t b, uint64_t v) {
+  while (a < b) {
+    int64_t m = (a + b) >> 1;
+    if (codes[m] < v) a = m + 1; else b = m;
+  }
+  return a;
+}
+
+/* Scan the points of a non-empty cell [a, b) of a level; a large cell is
+ * split into its children (contiguous sub-ranges in Morton order), and
+ * cells farther than the current k-th distance are skipped, so a query
+ * beside a dense cluster reads only the part of it that matters. */
+template <int KMAX>
+__device__ void visit_cell(const grid_geom &g, const uint64_t *codes, const uint32_t *sid, const float4 *sp, float4 q,
+                           uint32_t self, const float u[3], const int c0[3], int level0, int64_t a0, int64_t b0,
+                           topk_list<KMAX> &best) {
+  struct item { int c[3]; int level; int64_t a, b; };
+  item st[GRID_STACK];
+  int top = 0;
+  st[top++] = item{{c0[0], c0[1], c0[2]}, level0, a0, b0};
+  while (top > 0) {
+    item it = st[--top];
+    if (cell_pruned(g, best, u, it.c, it.level)) continue;
+    if (it.b - it.a <= GRID_LEAF || it.level == 0 || top + 8 > GRID_STACK) {
+      for (int64_t t = it.a; t < it.b; ++t) {
+        uint32_t id = sid[t];
+        if (id != self) best.push(vick_key(grid_dist(g, q, sp[t]), id));
+      }
+      continue;
+    }
+    const uint64_t pre = codes[it.a] >> (3 * it.level);
+    const int sh = 3 * (it.level - 1);
+    int64_t s = it.a;
+    for (int i = 0; i < 8; ++i) {
+      int64_t e = i == 7 ? it.b : lower_bound_in(codes, s, it.b, ((pre << 3) | (uint64_t)(i + 1)) << sh);
+      if (e > s) {
+        item ch = {{2 * it.c[0] + (i & 1), 2 * it.c[1] + ((i >> 1) & 1), 2 * it.c[2] + ((i >> 2) & 1)},
+                   it.level - 1, s, e};
+        st[top++] = ch;
+      }
+      s = e;
+    }
+  }
+}
+
 template <int KMAX>
 __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t *codes, const uint32_t *sid,
                                                                    const float4 *sp, int64_t n, grid_geom g, int k,
@@ -202,6 +278,7 @@ __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t
             else if (cc[j] < 0 || cc[j] >= nc[j]) skip = 1;
           }
           if (skip) continue;
+          if (cell_pruned(g, best, u, cc, level)) continue;
           uint64_t pre = morton3((uint32_t)cc[0], (uint32_t)cc[1], (uint32_t)cc[2]);
           int64_t a, b;
           if (r == 0) { a = lo; b = hi; }
@@ -209,11 +286,7 @@ __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t
             a = lower_bound(codes, n, pre << sh);
             b = (a < n && (codes[a] >> sh) == pre) ? lower_bound(codes, n, (pre + 1) << sh) : a;
           }
-          for (int64_t t = a; t < b; ++t) {
-            uint32_t id = sid[t];
-            if (id == self) continue;
-            best.push(vick_key(grid_dist(g, q, sp[t]), id));
-          }
+          if (b > a) visit_cell(g, codes, sid, sp, q, self, u, cc, level, a, b, best);
         }
     /* everything scanned? */
     int covered = 1;

@@ -91,7 +91,7 @@ static void test_brute_random(int s) {
   vic_data z = {cl, n, 37, 40, VIC_L2, NULL};
   check_same("brute strided d=37", &z, 7, VIC_METHOD_BRUTE, 0);
   /* a budget that forces many column chunks and small query tiles */
-  check_same("brute chunked (4 MiB budget)", &x, 10, VIC_METHOD_BRUTE, (size_t)4 << 20);
+  check_same("brute chunked (8 MiB budget)", &x, 10, VIC_METHOD_BRUTE, (size_t)8 << 20);
   free(u);
   free(cl);
 }
@@ -228,6 +228,7 @@ static void test_errors(void) {
 
   co.progress = NULL;
   co.device = 999;
+  o.method = VIC_METHOD_BRUTE;
   VT_CHECK(vic_ctx_create(&co, &cc) == VIC_OK, "context");
   VT_CHECK(!vic_cuda_available(cc), "device 999 is not available");
   st = vic_knn_build(cc, &x, &o, &r);
