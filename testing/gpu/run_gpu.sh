@@ -65,7 +65,7 @@ done
 wait $GEN; say "data: rc=$? $(grep -i checksum "$LOG/data.log" | tr '\n' ' ')"
 B=$BUILD/bin/vicinity_bench
 bench() { # name, file, method, k
-  timeout 200 "$B" --data "$DATA/$2" --name "$1" --method "$3" --backend cuda --k "$4" --warmup 1 --repeats 3 \
+  timeout 200 "$B" --data "$DATA/$2" --name "$1" --method "$3" --backend cuda --k "$4" --warmup 1 --repeats 2 \
     --recall-sample 1000 >> "$JSON" 2>> "$LOG/bench.err"
   say "vicinity $1 $3 k=$4: rc=$?"
 }
