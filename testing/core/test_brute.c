@@ -171,6 +171,11 @@ static void test_queries(void) {
   vic_data q_nobox = q;
   q_nobox.box = NULL; /* the data's box applies to the queries */
   check_query("query periodic (box on the data only)", &x, &q_nobox, 6, VIC_METHOD_GRID);
+  /* a single data point: every query finds it and pads the rest */
+  vic_data one = {p, 1, 3, 0, VIC_L2, NULL}, qo = {qs, 5, 3, 0, VIC_L2, NULL};
+  check_query("query, one data point", &one, &qo, 1, VIC_METHOD_GRID);
+  vic_data one_hd = {p, 1, 20, 0, VIC_L2, NULL}, qo_hd = {qs, 5, 20, 0, VIC_L2, NULL};
+  check_query("query, one data point, d = 20", &one_hd, &qo_hd, 1, VIC_METHOD_BRUTE);
   free(p);
   free(qs);
 }
