@@ -260,6 +260,15 @@ vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const f
                        const vic_density_options *o, float *knn_density, float *sph_density,
                        float *smoothing_length);
 
+/* Exact kNN lists (k neighbours, self excluded, 2 <= k < n) and the
+ * densities of vic_density from them in one call.  On the GPU with
+ * d <= 3 the cell grid's lists stay on the device for the densities (no
+ * round trip through the host); otherwise vic_knn_build (grid for d <= 3,
+ * brute force above) then vic_density, each with the context's backend
+ * policy.  nn (optional) receives the lists with their report. */
+vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, const vic_density_options *o,
+                           vic_knn *nn, float *knn_density, float *sph_density, float *smoothing_length);
+
 /* A peak is a local maximum (none of its k neighbours is denser) that
  * passes every threshold below; the densest point always is one. */
 typedef struct {

@@ -23,7 +23,10 @@
  * distances.  Any d: V_d and the kernel normalisation come from
  * density_math.h (3-d space, 2-d maps, 6-d phase space). */
 #include "nbody_internal.h"
+#include "backend_cuda.h"
+#include "density_cuda.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void vic_density_options_init(vic_density_options *o) {
@@ -52,15 +55,55 @@ static int64_t first_bad_row(const vic_knn *nn, int64_t n, int *why) {
   return bad;
 }
 
+static vic_status check_options_mass(vic_ctx *c, int64_t n, const float *mass, const vic_density_options *o) {
+  if ((unsigned)o->sph > VIC_SPH_GADGET) return vic__fail(c, VIC_E_ARGUMENT, "unknown SPH convention %d", (int)o->sph);
+  if (!(o->total_mass >= 0) || !isfinite(o->total_mass))
+    return vic__fail(c, VIC_E_ARGUMENT, "total_mass must be >= 0 and finite (got %g; 0 = unit masses)", o->total_mass);
+  if (mass) {
+    int64_t badm = INT64_MAX;
+#pragma omp parallel for reduction(min : badm) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      if (!(mass[i] >= 0) || !isfinite(mass[i])) badm = i < badm ? i : badm;
+    if (badm != INT64_MAX)
+      return vic__fail(c, VIC_E_ARGUMENT, "mass of particle %lld is %g; masses must be finite and >= 0", (long long)badm,
+                       (double)mass[badm]);
+  }
+  return VIC_OK;
+}
+
+/* The context's backend policy for the densities: *gpu = 1 when the GPU
+ * runs (CUDA forced or AUTO with a usable device); a forced GPU without
+ * one is VIC_E_NODEVICE with the probe's reason. */
+static vic_status use_gpu(vic_ctx *c, const char *what, int *gpu) {
+  *gpu = 0;
+  if (c->opt.backend == VIC_BACKEND_CPU) return VIC_OK;
+  vic_status s = vic__cuda_probe(c);
+  if (s == VIC_OK) { *gpu = 1; return VIC_OK; }
+  if (c->opt.backend == VIC_BACKEND_CUDA) {
+    char why[sizeof c->error];
+    snprintf(why, sizeof why, "%s", c->error);
+    return vic__fail(c, VIC_E_NODEVICE, "%s on the GPU was requested (backend 'cuda') but the GPU is unusable: %s", what,
+                     why);
+  }
+  c->error[0] = '\0';
+  return VIC_OK;
+}
+
+/* After a failed GPU attempt: VIC_OK to go on with the CPU (AUTO, with a
+ * warning), or the failure itself (forced CUDA, cancellation). */
+static vic_status after_gpu_failure(vic_ctx *c, vic_status s, const char *what) {
+  if (s == VIC_E_CANCELLED || c->opt.backend == VIC_BACKEND_CUDA) return s;
+  vic__log(c, VIC_LOG_WARNING, "GPU %s failed (%s); falling back to the CPU", what, c->error);
+  c->error[0] = '\0';
+  return VIC_OK;
+}
+
 static vic_status check_inputs(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
                                const vic_density_options *o) {
   vic_status s = vic__check_lists_of(c, x, nn, "density");
   if (s != VIC_OK) return s;
   if (nn->k < 2)
     return vic__fail(c, VIC_E_ARGUMENT, "density needs k >= 2 neighbours per point (got k = %d)", (int)nn->k);
-  if ((unsigned)o->sph > VIC_SPH_GADGET) return vic__fail(c, VIC_E_ARGUMENT, "unknown SPH convention %d", (int)o->sph);
-  if (!(o->total_mass >= 0) || !isfinite(o->total_mass))
-    return vic__fail(c, VIC_E_ARGUMENT, "total_mass must be >= 0 and finite (got %g; 0 = unit masses)", o->total_mass);
   int why = 0;
   int64_t bad = first_bad_row(nn, x->n, &why);
   if (bad >= 0) {
@@ -72,16 +115,7 @@ static vic_status check_inputs(vic_ctx *c, const vic_data *x, const vic_knn *nn,
                      "infinite; remove duplicates or raise k",
                      (long long)bad, (int)nn->k);
   }
-  if (mass) {
-    int64_t badm = INT64_MAX;
-#pragma omp parallel for reduction(min : badm) schedule(static)
-    for (int64_t i = 0; i < x->n; ++i)
-      if (!(mass[i] >= 0) || !isfinite(mass[i])) badm = i < badm ? i : badm;
-    if (badm != INT64_MAX)
-      return vic__fail(c, VIC_E_ARGUMENT, "mass of particle %lld is %g; masses must be finite and >= 0", (long long)badm,
-                       (double)mass[badm]);
-  }
-  return VIC_OK;
+  return check_options_mass(c, x->n, mass, o);
 }
 
 vic_status vic__cpu_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass, double unit_mass,
@@ -125,5 +159,99 @@ vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const f
   if (!knn_density && !sph_density && !smoothing_length) return VIC_OK; /* nothing asked */
   if ((s = vic__progress(c, "density", 0.0)) != VIC_OK) return s;
   double unit_mass = o.total_mass > 0 ? o.total_mass / (double)x->n : 1.0;
+  int gpu = 0;
+  if ((s = use_gpu(c, "density", &gpu)) != VIC_OK) return s;
+  if (gpu) {
+    s = vic__cuda_density(c, x, nn, mass, unit_mass, o.sph, knn_density, sph_density, smoothing_length);
+    if (s == VIC_OK) return vic__progress(c, "density", 1.0);
+    if ((s = after_gpu_failure(c, s, "density")) != VIC_OK) return s;
+  }
   return vic__cpu_density(c, x, nn, mass, unit_mass, o.sph, knn_density, sph_density, smoothing_length);
+}
+
+vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass,
+                           const vic_density_options *o_in, vic_knn *nn, float *knn_density, float *sph_density,
+                           float *smoothing_length) {
+  if (!c) return VIC_E_ARGUMENT;
+  if (nn) memset(nn, 0, sizeof *nn);
+  c->error[0] = '\0';
+  c->warnings = 0;
+  const double t0 = vic__now();
+  vic_density_options o;
+  if (o_in) o = *o_in; else vic_density_options_init(&o);
+  vic_status s = vic_data_validate(c, x);
+  if (s != VIC_OK) return s;
+  if (x->metric != VIC_L2)
+    return vic__fail(c, VIC_E_UNSUPPORTED, "density needs the L2 metric (got %s): densities are volumes in Euclidean space",
+                     vic_metric_name(x->metric));
+  if (k < 2 || (int64_t)k >= x->n)
+    return vic__fail(c, VIC_E_ARGUMENT, "density needs 2 <= k < n neighbours per point (got k = %d, n = %lld)", (int)k,
+                     (long long)x->n);
+  if ((s = check_options_mass(c, x->n, mass, &o)) != VIC_OK) return s;
+  if ((s = vic__progress(c, "density", 0.0)) != VIC_OK) return s;
+  const double unit_mass = o.total_mass > 0 ? o.total_mass / (double)x->n : 1.0;
+  int gpu = 0;
+  if ((s = use_gpu(c, "kNN density", &gpu)) != VIC_OK) return s;
+  if (gpu && x->d <= 3) {
+    /* grid lists and densities in one device call: the lists stay there */
+    vic_knn out;
+    memset(&out, 0, sizeof out);
+    out.n = x->n;
+    out.k = k;
+    if (nn) {
+      out.ids = vic__malloc(c, (size_t)x->n * (size_t)k * sizeof *out.ids, "neighbour ids");
+      out.dist = out.ids ? vic__malloc(c, (size_t)x->n * (size_t)k * sizeof *out.dist, "neighbour distances") : NULL;
+      if (!out.dist) { vic_knn_free(&out); return VIC_E_NOMEM; }
+    }
+    vic_report *rep = &out.report;
+    rep->method = VIC_METHOD_GRID;
+    rep->backend = VIC_BACKEND_CUDA;
+    rep->k_requested = rep->k = k;
+    vic__report_reason(rep, "d = %d <= 3 with the L2 metric: exact cell grid, densities on the device", (int)x->d);
+    int64_t bad = -1;
+    s = vic__cuda_knn_density(c, x, k, mass, unit_mass, o.sph, knn_density, sph_density, smoothing_length, out.ids,
+                              out.dist, rep, &bad);
+    if (s == VIC_OK && bad >= 0) {
+      vic_knn_free(&out);
+      return vic__fail(c, VIC_E_ARGUMENT,
+                       "point %lld has its k = %d nearest neighbours at distance 0 (duplicate points): its density is "
+                       "infinite; remove duplicates or raise k",
+                       (long long)bad, (int)k);
+    }
+    if (s == VIC_OK) {
+      if (nn) {
+        vic__report_dnn1(&out, rep);
+        rep->recall_estimate = 1.0;
+        rep->seconds_total = vic__now() - t0;
+        rep->warnings = c->warnings;
+        *nn = out;
+      }
+      return vic__progress(c, "density", 1.0);
+    }
+    vic_knn_free(&out);
+    if ((s = after_gpu_failure(c, s, "grid + density")) != VIC_OK) return s;
+  }
+  /* the general path: exact lists (their own backend policy), then densities */
+  vic_build_options bo;
+  vic_build_options_init(&bo);
+  bo.k = k;
+  bo.method = x->d <= 3 ? VIC_METHOD_GRID : VIC_METHOD_BRUTE;
+  bo.recall_sample = 0;
+  vic_knn tmp;
+  const int warned = c->warnings;
+  s = vic_knn_build(c, x, &bo, &tmp);
+  int warnings = warned + c->warnings;
+  if (s == VIC_OK) {
+    s = vic_density(c, x, &tmp, mass, &o, knn_density, sph_density, smoothing_length);
+    warnings += c->warnings;
+  }
+  c->warnings = warnings;
+  if (s == VIC_OK && nn) {
+    tmp.report.seconds_total = vic__now() - t0;
+    tmp.report.warnings = warnings;
+    *nn = tmp;
+  } else {
+    vic_knn_free(&tmp);
+  }
+  return s;
 }

@@ -20,6 +20,7 @@
  * ordered by (distance, id), so results equal the CPU's bit for bit. */
 #include "common.cuh"
 #include "vic_kernels_exact.h"
+#include "grid_internal.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -215,14 +216,31 @@ __device__ void visit_cell(const grid_geom &g, const uint64_t *codes, const uint
     const uint64_t pre = codes[it.a] >> (3 * it.level);
     const int sh = 3 * (it.level - 1);
     int64_t s = it.a;
+    /* the non-empty children, pushed farthest first so that the nearest is
+     * scanned first: the k-th distance then shrinks early and prunes the
+     * rest (a depth-first kd-tree search in nearest-first order) */
+    float cd[8];
+    int order[8], nch = 0;
+    int64_t cs[8], ce[8];
     for (int i = 0; i < 8; ++i) {
       int64_t e = i == 7 ? it.b : lower_bound_in(codes, s, it.b, ((pre << 3) | (uint64_t)(i + 1)) << sh);
+      cs[i] = s;
+      ce[i] = e;
       if (e > s) {
-        item ch = {{2 * it.c[0] + (i & 1), 2 * it.c[1] + ((i >> 1) & 1), 2 * it.c[2] + ((i >> 2) & 1)},
-                   it.level - 1, s, e};
-        st[top++] = ch;
+        const int cc[3] = {2 * it.c[0] + (i & 1), 2 * it.c[1] + ((i >> 1) & 1), 2 * it.c[2] + ((i >> 2) & 1)};
+        const float dist2 = cell_dist2(g, u, cc, it.level - 1);
+        int at = nch++;
+        while (at > 0 && cd[at - 1] < dist2) { cd[at] = cd[at - 1]; order[at] = order[at - 1]; --at; }
+        cd[at] = dist2;
+        order[at] = i;
       }
       s = e;
+    }
+    for (int t = 0; t < nch; ++t) {
+      const int i = order[t];
+      item ch = {{2 * it.c[0] + (i & 1), 2 * it.c[1] + ((i >> 1) & 1), 2 * it.c[2] + ((i >> 2) & 1)},
+                 it.level - 1, cs[i], ce[i]};
+      st[top++] = ch;
     }
   }
 }
@@ -464,19 +482,45 @@ static int grid_run(vick_call *call, grid_ws *w, const vick_points *p, int k, in
   else VICK_TRY(launch_query<VICK_EXACT_MAX_K>(call, w, g, n, k, target));
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid search"));
   VICK_TRY(vick_poll(call, "grid", 0.9));
+  if (!ids) return VICK_OK; /* vick_grid_knn_dev: the lists stay on the device */
   VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->out_ids.p, (size_t)n * k * 8));
   VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->out_dist.p, (size_t)n * k * 4));
   return vick_poll(call, "grid", 1.0);
 }
 
-extern "C" int vick_grid_knn(vick_call *call, const vick_points *p, int32_t k, int64_t *ids, float *dist) {
-  if (!p || !p->rows || p->n < 1 || p->d < 1 || p->stride < p->d || !ids || !dist)
+static int grid_args(vick_call *call, const vick_points *p, int32_t k) {
+  if (!p || !p->rows || p->n < 1 || p->d < 1 || p->stride < p->d)
     return vick_fail(call, VICK_ARGUMENT, "grid: empty or inconsistent point set");
   if (p->d > 3) return vick_fail(call, VICK_ARGUMENT, "the grid needs d <= 3 (got d = %d)", (int)p->d);
   if (p->metric != VICK_METRIC_L2) return vick_fail(call, VICK_ARGUMENT, "the grid supports the L2 metric only");
   if (k < 1 || k > VICK_EXACT_MAX_K)
     return vick_fail(call, VICK_ARGUMENT, "the grid supports 1 <= k <= %d (got %d)", VICK_EXACT_MAX_K, (int)k);
   if (p->n >= ((int64_t)1 << 31)) return vick_fail(call, VICK_ARGUMENT, "the grid takes fewer than 2^31 points");
+  return VICK_OK;
+}
+
+/* grid_internal.cuh: the lists left in device buffers of the caller's
+ * environment (working distances), for fused pipelines (density.cu). */
+int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int32_t k, vick_buf *ids, vick_buf *dist) {
+  VICK_TRY(grid_args(call, p, k));
+  grid_ws w;
+  memset(&w, 0, sizeof w);
+  w.env = *env;
+  int rc = grid_run(call, &w, p, k, NULL, NULL);
+  if (rc == VICK_OK) {
+    *ids = w.out_ids;
+    *dist = w.out_dist;
+    memset(&w.out_ids, 0, sizeof w.out_ids);
+    memset(&w.out_dist, 0, sizeof w.out_dist);
+  }
+  grid_ws_free(&w);
+  *env = w.env; /* the budget's bookkeeping now counts the lists */
+  return rc;
+}
+
+extern "C" int vick_grid_knn(vick_call *call, const vick_points *p, int32_t k, int64_t *ids, float *dist) {
+  if (!ids || !dist) return vick_fail(call, VICK_ARGUMENT, "grid: no output lists");
+  VICK_TRY(grid_args(call, p, k));
   grid_ws w;
   memset(&w, 0, sizeof w);
   int rc = vick_begin(call, &w.env);

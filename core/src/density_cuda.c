@@ -1,0 +1,106 @@
+/* The GPU bridge of the densities (density_cuda.h).  Built in every
+ * configuration: with VIC_WITH_CUDA it calls vicinity_kernels and turns
+ * their codes into statuses and messages; without it, it answers as the
+ * rest of the GPU backend does (cuda_none.c): VIC_E_NODEVICE. */
+#include "density_cuda.h"
+#include "backend_cuda.h"
+#include "density_math.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifdef VIC_WITH_CUDA
+#include "vic_kernels_density.h"
+
+static int poll_ctx(void *user, const char *stage, double fraction) {
+  return vic__progress((vic_ctx *)user, stage, fraction) != VIC_OK;
+}
+
+static vick_density_params params_of(int32_t d, double unit_mass, vic_sph_convention sph) {
+  vick_density_params p;
+  p.d = d;
+  p.unit_mass = unit_mass;
+  p.vd = vic__unit_ball_volume(d);
+  p.sigma = vic__m4_norm(d);
+  p.h_of_rk = sph == VIC_SPH_PYNBODY ? 0.5 : 1.0;
+  return p;
+}
+
+static void call_init(vic_ctx *c, vick_call *call) {
+  memset(call, 0, sizeof *call);
+  call->device = c->opt.device;
+  call->seed = c->opt.seed;
+  call->progress = poll_ctx;
+  call->user = c;
+}
+
+static vic_status translate(vic_ctx *c, int rc, const vick_call *call, const char *what) {
+  switch (rc) {
+  case VICK_OK: return VIC_OK;
+  case VICK_NOMEM: return vic__fail(c, VIC_E_NOMEM, "GPU %s ran out of device memory: %s", what, call->message);
+  case VICK_CANCELLED:
+    if (vic__cancelled(c) && c->error[0]) return VIC_E_CANCELLED;
+    return vic__fail(c, VIC_E_CANCELLED, "GPU %s: %s", what, call->message);
+  case VICK_ARGUMENT: return vic__fail(c, VIC_E_UNSUPPORTED, "GPU %s: %s", what, call->message);
+  case VICK_NODEVICE: return vic__fail(c, VIC_E_NODEVICE, "GPU %s: %s", what, call->message);
+  default: return vic__fail(c, VIC_E_DEVICE, "GPU %s failed: %s", what, call->message);
+  }
+}
+
+static void log_call(vic_ctx *c, const vick_call *call, const char *what) {
+  char dev[128] = "";
+  vick_device_info(call->device, dev, sizeof dev, NULL, NULL);
+  vic__log(c, VIC_LOG_INFO, "GPU %s on %s (device %d): %.3f s total, %.3f s kernels, %.3f s transfers", what, dev,
+           call->device, call->seconds_total, call->seconds_kernel, call->seconds_transfer);
+}
+
+vic_status vic__cuda_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass, double unit_mass,
+                             vic_sph_convention sph, float *knn_density, float *sph_density, float *smoothing_length) {
+  vick_call call;
+  call_init(c, &call);
+  vick_density_params p = params_of(x->d, unit_mass, sph);
+  int rc = vick_density(&call, x->n, nn->k, nn->ids, nn->dist, mass, &p, knn_density, sph_density, smoothing_length);
+  vic_status s = translate(c, rc, &call, "density");
+  if (s == VIC_OK) log_call(c, &call, "density");
+  return s;
+}
+
+vic_status vic__cuda_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
+                                 vic_sph_convention sph, float *knn_density, float *sph_density,
+                                 float *smoothing_length, int64_t *ids, float *dist, vic_report *rep,
+                                 int64_t *bad_row) {
+  vick_call call;
+  call_init(c, &call);
+  vick_density_params p = params_of(x->d, unit_mass, sph);
+  vick_points pts = {x->rows, x->n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
+  int rc = vick_grid_knn_density(&call, &pts, k, mass, &p, knn_density, sph_density, smoothing_length, ids, dist,
+                                 bad_row);
+  vic_status s = translate(c, rc, &call, "grid + density");
+  if (s != VIC_OK) return s;
+  rep->seconds_transfer += call.seconds_transfer;
+  rep->seconds_kernel += call.seconds_kernel;
+  for (int i = 0; i < call.n_stages; ++i) vic__report_stage(rep, call.stages[i].name, call.stages[i].seconds);
+  log_call(c, &call, "grid + density");
+  return VIC_OK;
+}
+
+#else /* no CUDA in this build */
+
+vic_status vic__cuda_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass, double unit_mass,
+                             vic_sph_convention sph, float *knn_density, float *sph_density, float *smoothing_length) {
+  (void)x; (void)nn; (void)mass; (void)unit_mass; (void)sph; (void)knn_density; (void)sph_density;
+  (void)smoothing_length;
+  return vic__cuda_probe(c);
+}
+
+vic_status vic__cuda_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
+                                 vic_sph_convention sph, float *knn_density, float *sph_density,
+                                 float *smoothing_length, int64_t *ids, float *dist, vic_report *rep,
+                                 int64_t *bad_row) {
+  (void)x; (void)k; (void)mass; (void)unit_mass; (void)sph; (void)knn_density; (void)sph_density;
+  (void)smoothing_length; (void)ids; (void)dist; (void)rep;
+  *bad_row = -1;
+  return vic__cuda_probe(c);
+}
+
+#endif

@@ -1,0 +1,25 @@
+/* The GPU side of vic_density and vic_knn_density (density_cuda.c): in a
+ * CUDA build it calls the density kernels; without CUDA every call answers
+ * VIC_E_NODEVICE ("not built with CUDA"), so density.c's policy needs no
+ * #ifdefs.  Inputs are already checked by the caller. */
+#ifndef VIC_DENSITY_CUDA_H
+#define VIC_DENSITY_CUDA_H
+
+#include "internal.h"
+
+/* Densities from host lists nn of x on the context's device.  VIC_E_NOMEM,
+ * VIC_E_DEVICE: the caller may fall back to the CPU. */
+vic_status vic__cuda_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass, double unit_mass,
+                             vic_sph_convention sph, float *knn_density, float *sph_density, float *smoothing_length);
+
+/* Exact grid lists of x (d <= 3, L2, k < n) and the densities from them in
+ * one device call; out (ids/dist allocated by the caller, n*k, or NULL
+ * pointers when the lists are not wanted) gets true distances and its
+ * report's GPU times and stages.  *bad_row: the first row whose list
+ * cannot give a density (duplicates), or -1. */
+vic_status vic__cuda_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
+                                 vic_sph_convention sph, float *knn_density, float *sph_density,
+                                 float *smoothing_length, int64_t *ids, float *dist, vic_report *rep,
+                                 int64_t *bad_row);
+
+#endif

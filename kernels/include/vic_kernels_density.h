@@ -1,0 +1,56 @@
+/* Densities from kNN lists on the GPU: the kNN estimator and the SPH
+ * cubic spline, per particle, with the same formulas, double-precision
+ * accumulation and summation order as the core's CPU code (density.c), so
+ * that GPU and CPU densities agree to rounding.  The constants (unit-ball
+ * volume, kernel normalisation, the smoothing-length convention and the
+ * unit mass) come from the core, which owns the formulas' definitions;
+ * the kernels only evaluate them.
+ *
+ * Per particle i with true neighbour distances r_0 <= ... <= r_{k-1} and
+ * ids j_t (rk = r_{k-1}, rkd = rk^d, all in double):
+ *   knn_density[i] = m / (vd * rkd),  m = sum_{t < k-1} mass[j_t]
+ *                    (or (k - 1) * unit_mass without masses);
+ *   sph_density[i] = (m_i w(0) + sum_{t < k-1} m_{j_t} w(r_t / rk)) * sigma / rkd;
+ *   smoothing_length[i] = h_of_rk * rk. */
+#ifndef VIC_KERNELS_DENSITY_H
+#define VIC_KERNELS_DENSITY_H
+
+#include "vic_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  int32_t d;          /* dimension of the space (the exponent of rk) */
+  double unit_mass;   /* mass of every particle when mass == NULL */
+  double vd;          /* volume of the unit ball in d dimensions */
+  double sigma;       /* normalisation of the cubic spline of support 1 in d dimensions */
+  double h_of_rk;     /* smoothing length over rk: 0.5 (pynbody) or 1 (Gadget) */
+} vick_density_params;
+
+/* Densities from host lists (n x k, ascending, true distances, full: the
+ * caller has checked ids in [0, n) and rk > 0).  Only what the outputs
+ * need travels: the k-th distance alone for the kNN density and the
+ * smoothing length without masses, the ids only with masses, all
+ * distances only for SPH.  Rows go in chunks that fit the memory budget.
+ * mass: host, n floats, or NULL.  Outputs: host, n floats each, any NULL. */
+int vick_density(vick_call *call, int64_t n, int32_t k, const int64_t *ids, const float *dist, const float *mass,
+                 const vick_density_params *p, float *knn_density, float *sph_density, float *smoothing_length);
+
+/* Exact grid kNN lists (as vick_grid_knn) and the densities from them in
+ * one call: the lists stay on the device between the two.  The
+ * distances are turned into true (Euclidean) distances on the device.
+ * ids/dist (host, n*k) receive the lists when not NULL (true distances,
+ * -1 / +inf where missing).  *bad_row receives the first row whose list
+ * cannot give a density (a missing neighbour or rk = 0 from duplicates),
+ * or -1; the densities of such rows are not meaningful and the caller
+ * decides what to say. */
+int vick_grid_knn_density(vick_call *call, const vick_points *x, int32_t k, const float *mass,
+                          const vick_density_params *p, float *knn_density, float *sph_density,
+                          float *smoothing_length, int64_t *ids, float *dist, int64_t *bad_row);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,267 @@
+/* kNN and SPH densities from kNN lists on the device (vic_kernels_density.h).
+ *
+ * One thread per particle reads its row of the lists and evaluates the
+ * core's formulas (core/src/density.c) in the same order and precision:
+ * double accumulation over t = 0 .. k-2, the masses converted from float,
+ * the spline evaluated in double as vic__m4_shape does.  The arithmetic
+ * uses explicit round-to-nearest intrinsics so nvcc cannot contract it
+ * into fused multiply-adds the CPU (x86-64 baseline) does not use; only
+ * pow(rk, d) may differ from the host's libm in the last bit.
+ *
+ * Two entry points: vick_density takes host lists (only the columns the
+ * outputs need are copied, in row chunks under the budget), and
+ * vick_grid_knn_density builds the exact grid lists and evaluates the
+ * densities while the lists are still on the device. */
+#include "common.cuh"
+#include "grid_internal.cuh"
+#include "vic_kernels_density.h"
+#include "vic_kernels_exact.h"
+
+#include <math.h>
+#include <string.h>
+
+#define DENS_THREADS 256
+
+/* vic__m4_shape of density_math.h, bit for bit (no contraction). */
+__device__ __forceinline__ double m4_shape(double q) {
+  if (q < 0.5) {
+    double q2 = __dmul_rn(__dmul_rn(6.0, q), q);
+    double q3 = __dmul_rn(__dmul_rn(__dmul_rn(6.0, q), q), q);
+    return __dadd_rn(__dsub_rn(1.0, q2), q3);
+  }
+  if (q < 1.0) {
+    double t = __dsub_rn(1.0, q);
+    return __dmul_rn(__dmul_rn(__dmul_rn(2.0, t), t), t);
+  }
+  return 0.0;
+}
+
+typedef struct {
+  int32_t k;
+  int64_t ld;        /* floats between rows of dist */
+  int32_t kth;       /* column of rk within a row of dist (k-1, or 0 when only rk was copied) */
+  int32_t d;
+  double unit_mass, vd, sigma, h_of_rk;
+} dens_args;
+
+/* Rows [0, n) of a chunk whose first particle is row0.  ids / dist are
+ * the chunk's rows (ids may be NULL without masses; dist holds all k
+ * columns when sph is wanted); mass covers all particles. */
+__global__ void __launch_bounds__(DENS_THREADS)
+density_kernel(dens_args a, int64_t n, int64_t row0, const int64_t *ids, const float *dist, const float *mass,
+               float *knn, float *sph, float *h) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int64_t k = a.k;
+  const float *r = dist + i * a.ld;
+  const int64_t *id = ids ? ids + i * k : NULL;
+  const double rk = (double)r[a.kth], rkd = pow(rk, (double)a.d);
+  if (knn) {
+    double m = 0;
+    if (mass) for (int64_t t = 0; t < k - 1; ++t) m = __dadd_rn(m, (double)mass[id[t]]);
+    else m = __dmul_rn((double)(k - 1), a.unit_mass);
+    knn[i] = (float)__ddiv_rn(m, __dmul_rn(a.vd, rkd));
+  }
+  if (sph) {
+    double sum = __dmul_rn(mass ? (double)mass[row0 + i] : a.unit_mass, m4_shape(0.0));
+    for (int64_t t = 0; t < k - 1; ++t) {
+      double w = m4_shape(__ddiv_rn((double)r[t], rk));
+      sum = __dadd_rn(sum, __dmul_rn(mass ? (double)mass[id[t]] : a.unit_mass, w));
+    }
+    sph[i] = (float)__ddiv_rn(__dmul_rn(sum, a.sigma), rkd);
+  }
+  if (h) h[i] = (float)__dmul_rn(a.h_of_rk, rk);
+}
+
+static dens_args make_args(const vick_density_params *p, int32_t k, int64_t ld, int32_t kth) {
+  dens_args a;
+  a.k = k;
+  a.ld = ld;
+  a.kth = kth;
+  a.d = p->d;
+  a.unit_mass = p->unit_mass;
+  a.vd = p->vd;
+  a.sigma = p->sigma;
+  a.h_of_rk = p->h_of_rk;
+  return a;
+}
+
+static int params_ok(vick_call *call, int64_t n, int32_t k, const vick_density_params *p) {
+  if (!p || p->d < 1 || !(p->vd > 0) || !(p->sigma > 0) || !(p->h_of_rk > 0) || !(p->unit_mass >= 0))
+    return vick_fail(call, VICK_ARGUMENT, "density: bad parameters");
+  if (n < 1 || k < 2) return vick_fail(call, VICK_ARGUMENT, "density: needs n >= 1 and k >= 2 (got n = %lld, k = %d)",
+                                       (long long)n, (int)k);
+  return VICK_OK;
+}
+
+/* -------------------------------------------------------- from host lists */
+typedef struct {
+  vick_env env;
+  vick_buf mass, ids, dist, knn, sph, h;
+  float *rk_host; /* packed k-th column when only it travels */
+} dens_ws;
+
+static void dens_ws_free(dens_ws *w) {
+  vick_buf *all[] = {&w->mass, &w->ids, &w->dist, &w->knn, &w->sph, &w->h};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&w->env, all[i]);
+  free(w->rk_host);
+  w->rk_host = NULL;
+}
+
+static int density_run(vick_call *call, dens_ws *w, int64_t n, int32_t k, const int64_t *ids, const float *dist,
+                       const float *mass, const vick_density_params *p, float *knn, float *sph, float *h) {
+  const int need_ids = mass && (knn || sph);
+  const int need_all_dist = sph != NULL;
+  const int64_t dcols = need_all_dist ? k : 1;
+  if (mass) {
+    VICK_TRY(vick_buf_alloc(call, &w->env, &w->mass, (size_t)n * sizeof(float), "particle masses"));
+    VICK_TRY(vick_copy_to_device(call, &w->env, w->mass.p, mass, (size_t)n * sizeof(float)));
+  }
+  if (!need_all_dist) {
+    /* only rk travels: pack the column on the host (n floats instead of n*k) */
+    w->rk_host = (float *)malloc((size_t)n * sizeof(float));
+    if (!w->rk_host) return vick_fail(call, VICK_NOMEM, "no host memory to pack the k-th distances");
+    for (int64_t i = 0; i < n; ++i) w->rk_host[i] = dist[i * k + k - 1];
+  }
+  /* bytes per row on the device: lists, outputs */
+  size_t per_row = (size_t)dcols * sizeof(float) + (need_ids ? (size_t)k * sizeof(int64_t) : 0) +
+                   (size_t)((knn != NULL) + (sph != NULL) + (h != NULL)) * sizeof(float);
+  size_t left = vick_budget_left(&w->env);
+  int64_t chunk = (int64_t)(left / per_row);
+  if (chunk > n) chunk = n;
+  if (chunk < 1)
+    return vick_fail(call, VICK_NOMEM, "density needs %.1f KiB of device memory per row; the budget has %.1f KiB left",
+                     per_row / 1024.0, left / 1024.0);
+  /* whole chunks of 4096 rows when that still leaves several, to keep copies large */
+  if (chunk < n && chunk > 4096) chunk -= chunk % 4096;
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->dist, (size_t)chunk * dcols * sizeof(float), "neighbour distances"));
+  if (need_ids) VICK_TRY(vick_buf_alloc(call, &w->env, &w->ids, (size_t)chunk * k * sizeof(int64_t), "neighbour ids"));
+  if (knn) VICK_TRY(vick_buf_alloc(call, &w->env, &w->knn, (size_t)chunk * sizeof(float), "kNN densities"));
+  if (sph) VICK_TRY(vick_buf_alloc(call, &w->env, &w->sph, (size_t)chunk * sizeof(float), "SPH densities"));
+  if (h) VICK_TRY(vick_buf_alloc(call, &w->env, &w->h, (size_t)chunk * sizeof(float), "smoothing lengths"));
+  const dens_args a = make_args(p, k, dcols, need_all_dist ? k - 1 : 0);
+  for (int64_t r0 = 0; r0 < n; r0 += chunk) {
+    const int64_t m = n - r0 < chunk ? n - r0 : chunk;
+    if (need_all_dist)
+      VICK_TRY(vick_copy_to_device(call, &w->env, w->dist.p, dist + r0 * k, (size_t)m * k * sizeof(float)));
+    else
+      VICK_TRY(vick_copy_to_device(call, &w->env, w->dist.p, w->rk_host + r0, (size_t)m * sizeof(float)));
+    if (need_ids) VICK_TRY(vick_copy_to_device(call, &w->env, w->ids.p, ids + r0 * k, (size_t)m * k * sizeof(int64_t)));
+    VICK_TRY(vick_timer_start(call, &w->env));
+    density_kernel<<<vick_blocks(m, DENS_THREADS), DENS_THREADS, 0, w->env.stream>>>(
+        a, m, r0, need_ids ? (const int64_t *)w->ids.p : NULL, (const float *)w->dist.p,
+        mass ? (const float *)w->mass.p : NULL, (float *)w->knn.p, (float *)w->sph.p, (float *)w->h.p);
+    VICK_LAUNCH(call, "density_kernel");
+    VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "density"));
+    if (knn) VICK_TRY(vick_copy_to_host(call, &w->env, knn + r0, w->knn.p, (size_t)m * sizeof(float)));
+    if (sph) VICK_TRY(vick_copy_to_host(call, &w->env, sph + r0, w->sph.p, (size_t)m * sizeof(float)));
+    if (h) VICK_TRY(vick_copy_to_host(call, &w->env, h + r0, w->h.p, (size_t)m * sizeof(float)));
+    VICK_TRY(vick_poll(call, "density", (double)(r0 + m) / (double)n));
+  }
+  return VICK_OK;
+}
+
+extern "C" int vick_density(vick_call *call, int64_t n, int32_t k, const int64_t *ids, const float *dist,
+                            const float *mass, const vick_density_params *p, float *knn_density, float *sph_density,
+                            float *smoothing_length) {
+  VICK_TRY(params_ok(call, n, k, p));
+  if (!dist || (mass && !ids)) return vick_fail(call, VICK_ARGUMENT, "density: missing kNN lists");
+  dens_ws w;
+  memset(&w, 0, sizeof w);
+  int rc = vick_begin(call, &w.env);
+  if (rc == VICK_OK && (knn_density || sph_density || smoothing_length))
+    rc = density_run(call, &w, n, k, ids, dist, mass, p, knn_density, sph_density, smoothing_length);
+  dens_ws_free(&w);
+  return vick_end(call, &w.env, rc);
+}
+
+/* ---------------------------------------------------- fused with the grid */
+/* Working (squared) distances to true ones, as the core's vic__true_dist
+ * does for L2 (correctly rounded sqrt); +inf stays +inf. */
+__global__ void true_dist_kernel(float *dist, int64_t total) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < total) { float w = dist[i]; dist[i] = __fsqrt_rn(w > 0.f ? w : 0.f); }
+}
+
+/* The first row whose list cannot give a density (as the core's
+ * first_bad_row): a missing neighbour or rk not positive and finite. */
+__global__ void bad_row_kernel(const int64_t *ids, const float *dist, int64_t n, int32_t k,
+                               unsigned long long *first) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float rk = dist[i * k + k - 1];
+  int ok = rk > 0.f && isfinite(rk);
+  for (int32_t t = 0; t < k && ok; ++t) ok = ids[i * k + t] >= 0 && ids[i * k + t] < n;
+  if (!ok) atomicMin(first, (unsigned long long)i);
+}
+
+typedef struct {
+  vick_env env;
+  vick_buf ids, dist, mass, knn, sph, h, bad;
+} fused_ws;
+
+static void fused_ws_free(fused_ws *w) {
+  vick_buf *all[] = {&w->ids, &w->dist, &w->mass, &w->knn, &w->sph, &w->h, &w->bad};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&w->env, all[i]);
+}
+
+static int fused_run(vick_call *call, fused_ws *w, const vick_points *x, int32_t k, const float *mass,
+                     const vick_density_params *p, float *knn, float *sph, float *h, int64_t *ids, float *dist,
+                     int64_t *bad_row) {
+  const int64_t n = x->n;
+  VICK_TRY(vick_grid_knn_dev(call, &w->env, x, k, &w->ids, &w->dist));
+  const int64_t total = n * (int64_t)k;
+  VICK_TRY(vick_timer_start(call, &w->env));
+  true_dist_kernel<<<vick_blocks(total, 256), 256, 0, w->env.stream>>>((float *)w->dist.p, total);
+  VICK_LAUNCH(call, "true_dist_kernel");
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->bad, sizeof(unsigned long long), "row check"));
+  VICK_CUDA(call, cudaMemsetAsync(w->bad.p, 0xff, sizeof(unsigned long long), w->env.stream));
+  bad_row_kernel<<<vick_blocks(n, 256), 256, 0, w->env.stream>>>((const int64_t *)w->ids.p, (const float *)w->dist.p,
+                                                                  n, k, (unsigned long long *)w->bad.p);
+  VICK_LAUNCH(call, "bad_row_kernel");
+  VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "density"));
+  unsigned long long first = 0;
+  VICK_TRY(vick_copy_to_host(call, &w->env, &first, w->bad.p, sizeof first));
+  *bad_row = first == ~0ull ? -1 : (int64_t)first;
+  if (mass) {
+    VICK_TRY(vick_buf_alloc(call, &w->env, &w->mass, (size_t)n * sizeof(float), "particle masses"));
+    VICK_TRY(vick_copy_to_device(call, &w->env, w->mass.p, mass, (size_t)n * sizeof(float)));
+  }
+  if (knn) VICK_TRY(vick_buf_alloc(call, &w->env, &w->knn, (size_t)n * sizeof(float), "kNN densities"));
+  if (sph) VICK_TRY(vick_buf_alloc(call, &w->env, &w->sph, (size_t)n * sizeof(float), "SPH densities"));
+  if (h) VICK_TRY(vick_buf_alloc(call, &w->env, &w->h, (size_t)n * sizeof(float), "smoothing lengths"));
+  if (*bad_row < 0 && (knn || sph || h)) {
+    const dens_args a = make_args(p, k, k, k - 1);
+    VICK_TRY(vick_timer_start(call, &w->env));
+    density_kernel<<<vick_blocks(n, DENS_THREADS), DENS_THREADS, 0, w->env.stream>>>(
+        a, n, 0, (const int64_t *)w->ids.p, (const float *)w->dist.p, mass ? (const float *)w->mass.p : NULL,
+        (float *)w->knn.p, (float *)w->sph.p, (float *)w->h.p);
+    VICK_LAUNCH(call, "density_kernel");
+    VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "density"));
+    if (knn) VICK_TRY(vick_copy_to_host(call, &w->env, knn, w->knn.p, (size_t)n * sizeof(float)));
+    if (sph) VICK_TRY(vick_copy_to_host(call, &w->env, sph, w->sph.p, (size_t)n * sizeof(float)));
+    if (h) VICK_TRY(vick_copy_to_host(call, &w->env, h, w->h.p, (size_t)n * sizeof(float)));
+  }
+  VICK_TRY(vick_poll(call, "density", 0.95));
+  if (ids) VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->ids.p, (size_t)total * sizeof(int64_t)));
+  if (dist) VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->dist.p, (size_t)total * sizeof(float)));
+  return vick_poll(call, "density", 1.0);
+}
+
+extern "C" int vick_grid_knn_density(vick_call *call, const vick_points *x, int32_t k, const float *mass,
+                                     const vick_density_params *p, float *knn_density, float *sph_density,
+                                     float *smoothing_length, int64_t *ids, float *dist, int64_t *bad_row) {
+  if (!x || !bad_row) return vick_fail(call, VICK_ARGUMENT, "density: no points or no bad-row output");
+  *bad_row = -1;
+  VICK_TRY(params_ok(call, x->n, k, p));
+  if (x->n <= k)
+    return vick_fail(call, VICK_ARGUMENT, "density: k = %d needs more than k points (got %lld)", (int)k,
+                     (long long)x->n);
+  fused_ws w;
+  memset(&w, 0, sizeof w);
+  int rc = vick_begin(call, &w.env);
+  if (rc == VICK_OK)
+    rc = fused_run(call, &w, x, k, mass, p, knn_density, sph_density, smoothing_length, ids, dist, bad_row);
+  fused_ws_free(&w);
+  return vick_end(call, &w.env, rc);
+}
