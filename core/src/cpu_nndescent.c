@@ -333,7 +333,9 @@ static int32_t forest_trees(int64_t n) {
   return t < 32 ? t : 32;
 }
 
-static vic_status check_cancel(nnd_state *s, const char *what) {
+/* A phase ends the build when an offer buffer could not grow or a cancel
+ * was requested. */
+static vic_status check_stop(nnd_state *s, const char *what) {
   if (atomic_load(&s->nomem)) return vic__fail(s->c, VIC_E_NOMEM, "out of memory for NN-Descent offers (%s)", what);
   if (vic__cancelled(s->c)) return vic__fail(s->c, VIC_E_CANCELLED, "cancelled during NN-Descent (%s)", what);
   return VIC_OK;
@@ -355,14 +357,14 @@ static vic_status initialise(nnd_state *s, uint64_t seed, int64_t *ndist) {
   vic__log(s->c, VIC_LOG_DEBUG, "NN-Descent start: %d projection trees in %.3f s", (int)n_trees, vic__now() - t0);
   for (int32_t t = 0; t < n_trees && st == VIC_OK; ++t) {
     join_leaves(s, &trees[t], ndist);
-    if ((st = check_cancel(s, "projection tree leaves")) == VIC_OK)
+    if ((st = check_stop(s, "projection tree leaves")) == VIC_OK)
       st = vic__progress(s->c, "nndescent", 0.1 * (t + 1) / n_trees);
   }
   vic__rp_forest_free(trees, n_trees);
   if (st != VIC_OK) return st;
   fill_random(s, seed, ndist);
   settle_fresh(s);
-  return check_cancel(s, "random start");
+  return check_stop(s, "random start");
 }
 
 vic_status vic__nndescent_graph(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t K, int32_t *ids,
@@ -398,11 +400,11 @@ vic_status vic__nndescent_graph(vic_ctx *c, const vic_data *x, const vic_build_o
   const int64_t stop = (int64_t)((double)o->nndescent.delta * (double)s.n * (double)K);
   for (int32_t it = 0; st == VIC_OK && it < o->nndescent.max_iterations; ++it) {
     build_candidates(&s, vic__rng(c->opt.seed, 0xca9d00ull + (uint64_t)it).s);
-    if ((st = check_cancel(&s, "candidates")) != VIC_OK) break;
+    if ((st = check_stop(&s, "candidates")) != VIC_OK) break;
     for (int32_t v0 = 0; v0 < s.n && st == VIC_OK; v0 += JOIN_BLOCK) {
       int32_t v1 = v0 + JOIN_BLOCK < s.n ? v0 + JOIN_BLOCK : s.n;
       st0.distances += local_join(&s, v0, v1);
-      if ((st = check_cancel(&s, "local join")) != VIC_OK) break;
+      if ((st = check_stop(&s, "local join")) != VIC_OK) break;
       apply_offers(&s);
       double f = 0.1 + 0.9 * (it + (double)v1 / s.n) / o->nndescent.max_iterations;
       st = vic__progress(c, "nndescent", f);
