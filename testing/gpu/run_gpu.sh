@@ -32,7 +32,7 @@ say "== commit $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null) $(git -C "$SR
 t0=$(date +%s)
 if ! cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIC_CUDA=ON -DVIC_CUDA_ARCHITECTURES=native \
      -DVIC_PLUGIN=OFF -DVIC_SANITIZE_TESTS=OFF -DVICINITY_DATA_DIR="$CARRY/data" > "$LOG/configure.log" 2>&1 ||
-   ! cmake --build "$BUILD" -j 16 --target gpu_test_gpu_exact vicinity_bench > "$LOG/build.log" 2>&1; then
+   ! cmake --build "$BUILD" -j 16 --target gpu_test_gpu_exact vicinity_bench gpu_test_gpu_density density_bench > "$LOG/build.log" 2>&1; then
   say "BUILD FAILED"; tail -40 "$LOG/build.log" "$LOG/configure.log" | tee -a "$SUM"; exit 1
 fi
 say "build: $(( $(date +%s) - t0 )) s"
@@ -51,6 +51,11 @@ t0=$(date +%s)
 (cd "$BUILD" && timeout 300 ctest -L gpu -R gpu.test_gpu_exact --output-on-failure -V) > "$LOG/ctest.log" 2>&1
 say "ctest -L gpu (test_gpu_exact): rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed|tests failed' "$LOG/ctest.log")"
 grep -E "rows differ|check failed|SKIP" "$LOG/ctest.log" | sed 's/^[0-9]*: //' >> "$SUM"
+# GPU densities vs CPU (issue 8)
+t0=$(date +%s)
+(cd "$BUILD" && timeout 300 ctest -L gpu -R gpu.test_gpu_density --output-on-failure -V) > "$LOG/ctest_density.log" 2>&1
+say "ctest -L gpu (test_gpu_density): rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed|tests failed' "$LOG/ctest_density.log")"
+grep -E "check failed|SKIP" "$LOG/ctest_density.log" | sed 's/^[0-9]*: //' >> "$SUM"
 
 # ---- compute-sanitizer on the small cases -----------------------------------
 for tool in memcheck racecheck; do
@@ -75,6 +80,10 @@ timeout 200 /usr/bin/env python3 "$SRC/testing/gpu/torch_peer.py" "$DATA/manifol
 say "torch manifold-1M k=10: rc=$?"
 bench uniform3-10M uniform3.npy grid 32
 bench plummer3-10M plummer3.npy grid 32
+# density + peaks on plummer3 (issue 8): lists + densities on the GPU, peaks on the CPU
+timeout 300 "$BUILD/bin/density_bench" --data "$DATA/plummer3.npy" --name plummer3-10M --k 32 --backend cuda \
+  --repeats 2 >> "$JSON" 2>> "$LOG/bench.err"
+say "density_bench plummer3-10M k=32: rc=$?"
 say "== bench.jsonl"
 cat "$JSON" | tee -a "$SUM" > /dev/null
 /usr/bin/env python3 - "$JSON" <<'PY' | tee -a "$SUM"
