@@ -1,4 +1,5 @@
 #include "vtkVicinityFilterSupport.h"
+#include "vtkVicinityDeviceForRank.h"
 
 #include <vtkAlgorithm.h>
 #include <vtkArrayDispatch.h>
@@ -323,15 +324,24 @@ void SetOutputObject(vtkInformation* info, vtkDataObject* wanted)
 }
 } // namespace
 
-int MirrorOutputs(vtkInformationVector** inputVector, vtkInformationVector* outputVector, int ports)
+int MirrorOutputs(vtkInformationVector** inputVector, vtkInformationVector* outputVector, int ports,
+  bool pointCloudUnderMPI)
 {
   vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
   if (!input)
   {
     return 0;
   }
-  SetOutputObject(
-    outputVector->GetInformationObject(0), vtk::TakeSmartPointer(input->NewInstance()));
+  vtkMultiProcessController* c = vtkMultiProcessController::GetGlobalController();
+  if (pointCloudUnderMPI && c && c->GetNumberOfProcesses() > 1 && vtkDataSet::SafeDownCast(input))
+  {
+    SetOutputObject(outputVector->GetInformationObject(0), vtkSmartPointer<vtkPolyData>::New());
+  }
+  else
+  {
+    SetOutputObject(
+      outputVector->GetInformationObject(0), vtk::TakeSmartPointer(input->NewInstance()));
+  }
   const bool composite = vtkCompositeDataSet::SafeDownCast(input) != nullptr;
   for (int port = 1; port < ports; ++port)
   {
@@ -363,9 +373,84 @@ bool ProcessLeaf(Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyDat
 }
 } // namespace
 
+namespace
+{
+// Devices the context can open: the core says whether a given ordinal is
+// usable (0 in CPU builds), the filters never talk to CUDA themselves.
+int UsableDevices()
+{
+  int count = 0;
+  for (int d = 0; d < 64; ++d)
+  {
+    vic_ctx_options o;
+    vic_ctx_options_init(&o);
+    o.backend = VIC_BACKEND_CUDA;
+    o.device = d;
+    vic_ctx* c = nullptr;
+    if (vic_ctx_create(&o, &c) != VIC_OK)
+    {
+      break;
+    }
+    const int usable = vic_cuda_available(c);
+    vic_ctx_destroy(c);
+    if (!usable)
+    {
+      break;
+    }
+    ++count;
+  }
+  return count;
+}
+
+// The MPI path of ProcessInput: every rank gets here (collectives below
+// need them all) and agrees on refusals before anything else.
+int ProcessOnRanks(vtkAlgorithm* self, const char* label, const ContextSettings& settings,
+  vtkDataObject* input, vtkDataObject* out0, vtkDataObject* out1,
+  vtkMultiProcessController* controller, const LeafFunction& distributed)
+{
+  auto* inDS = vtkDataSet::SafeDownCast(input);
+  int composite = (input && !inDS) ? 1 : 0, anyComposite = 0;
+  controller->AllReduce(&composite, &anyComposite, 1, vtkCommunicator::MAX_OP);
+  if (!distributed || anyComposite)
+  {
+    vtkErrorWithObjectMacro(self, << label << ": "
+                                  << (distributed
+                                         ? "composite inputs (multiblock / partitioned collections) "
+                                           "are not supported under MPI with several processes; "
+                                           "apply Merge Blocks first."
+                                         : "this filter does not run under MPI with several "
+                                           "processes; run it in a single process."));
+    return 0;
+  }
+  int device = settings.Device;
+  if (settings.Backend != VIC_BACKEND_CPU)
+  {
+    device = DeviceForRank(controller->GetLocalProcessId(), settings.Device, UsableDevices());
+  }
+  Context ctx(self);
+  const bool created = ctx.Create(settings.Backend, device, settings.Threads, settings.Seed);
+  if (!created)
+  {
+    vtkErrorWithObjectMacro(self, << label << ": " << ctx.Error());
+  }
+  int bad = created ? 0 : 1, anyBad = 0;
+  controller->AllReduce(&bad, &anyBad, 1, vtkCommunicator::MAX_OP);
+  if (anyBad)
+  {
+    return 0;
+  }
+  // No early return for empty pieces: the distributed function is
+  // collective, and a rank without input points may own points after the
+  // redistribution.
+  return distributed(ctx, inDS, vtkDataSet::SafeDownCast(out0), vtkPolyData::SafeDownCast(out1))
+    ? 1
+    : 0;
+}
+} // namespace
+
 int ProcessInput(vtkAlgorithm* self, const char* label, const ContextSettings& settings,
   vtkInformationVector** inputVector, vtkInformationVector* outputVector, int ports,
-  const LeafFunction& process)
+  const LeafFunction& process, const LeafFunction& distributed)
 {
   vtkDataObject* input = vtkDataObject::GetData(inputVector[0], 0);
   vtkDataObject* out0 = vtkDataObject::GetData(outputVector, 0);
@@ -373,26 +458,10 @@ int ProcessInput(vtkAlgorithm* self, const char* label, const ContextSettings& s
   auto* inDS = vtkDataSet::SafeDownCast(input);
   auto* inTree = vtkDataObjectTree::SafeDownCast(input);
 
-  // Every rank takes part in this count before any early return, so the
-  // collective call cannot deadlock.
-  vtkIdType localPoints = 0;
-  if (inDS)
+  vtkMultiProcessController* controller = vtkMultiProcessController::GetGlobalController();
+  if (controller && controller->GetNumberOfProcesses() > 1)
   {
-    localPoints = inDS->GetNumberOfPoints();
-  }
-  else if (auto* cds = vtkCompositeDataSet::SafeDownCast(input))
-  {
-    localPoints = cds->GetNumberOfPoints();
-  }
-  const int ranks = RanksWithPoints(localPoints);
-  if (ranks > 1)
-  {
-    vtkErrorWithObjectMacro(self, << label << ": the points are distributed over " << ranks
-                                  << " MPI ranks. A distributed kNN graph (halo exchange between "
-                                     "ranks) is not supported yet; it comes in a later Vicinity "
-                                     "release. Run this filter in a single process, or on data "
-                                     "that one rank holds entirely.");
-    return 0;
+    return ProcessOnRanks(self, label, settings, input, out0, out1, controller, distributed);
   }
   if (!inDS && !inTree)
   {

@@ -161,9 +161,11 @@ Outcome BuildNBodyLists(vtkAlgorithm* self, const char* label, Context& ctx, vtk
 // ---------------------------------------------------------------- pipeline
 // RequestDataObject of the Vicinity filters: port 0 has the input's type;
 // ports 1 .. ports-1 are vtkPolyData, or the input's composite type when
-// the input is a composite (one poly data per leaf).
-int MirrorOutputs(
-  vtkInformationVector** inputVector, vtkInformationVector* outputVector, int ports);
+// the input is a composite (one poly data per leaf).  pointCloudUnderMPI:
+// in a run with several MPI processes a data-set input's port 0 is the
+// rank's owned point cloud (vtkPolyData), as the points are redistributed.
+int MirrorOutputs(vtkInformationVector** inputVector, vtkInformationVector* outputVector, int ports,
+  bool pointCloudUnderMPI = false);
 
 struct ContextSettings
 {
@@ -179,14 +181,18 @@ struct ContextSettings
 using LeafFunction =
   std::function<bool(Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* extra)>;
 
-// RequestData of the Vicinity filters: the MPI check (collective, before
-// any early return; several ranks holding points is refused), the input
-// type check, one core context, then `process` on the data set or on every
-// leaf of a composite input (each leaf its own point set) on one progress
-// bar.  Inputs without points give empty outputs and no message.
+// RequestData of the Vicinity filters: the input type check, one core
+// context, then `process` on the data set or on every leaf of a composite
+// input (each leaf its own point set) on one progress bar.  Inputs without
+// points give empty outputs and no message.
+// With several MPI processes (collective from the first line, before any
+// early return): `distributed` runs on every rank, those without points
+// included (the MPI glue of vtkVicinityDistributedPoints.h needs them all),
+// and the context takes the rank's GPU (DeviceForRank).  Composite inputs
+// across ranks, or a filter without `distributed`, are refused clearly.
 int ProcessInput(vtkAlgorithm* self, const char* label, const ContextSettings& settings,
   vtkInformationVector** inputVector, vtkInformationVector* outputVector, int ports,
-  const LeafFunction& process);
+  const LeafFunction& process, const LeafFunction& distributed = nullptr);
 
 // --------------------------------------------------------------- results
 // n values (components each) copied into a new vtkFloatArray.

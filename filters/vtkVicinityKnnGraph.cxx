@@ -1,4 +1,5 @@
 #include "vtkVicinityKnnGraph.h"
+#include "vtkVicinityDistributedPoints.h"
 #include "vtkVicinityFilterSupport.h"
 
 #include <vtkCellArray.h>
@@ -10,6 +11,7 @@
 #include <vtkInformation.h>
 #include <vtkInformationVector.h>
 #include <vtkIntArray.h>
+#include <vtkMPIController.h>
 #include <vtkObjectFactory.h>
 #include <vtkPointData.h>
 #include <vtkPointSet.h>
@@ -17,7 +19,9 @@
 #include <vtkPolyData.h>
 #include <vtkSmartPointer.h>
 
+#include <numeric>
 #include <string>
+#include <vector>
 
 
 vtkStandardNewMacro(vtkVicinityKnnGraph);
@@ -101,14 +105,27 @@ vtkSmartPointer<vtkPoints> PointsOf(vtkDataSet* input)
 }
 
 // One line cell per directed edge i -> ids[i][r], skipping missing
-// neighbours (-1), with the edge's distance and rank as cell data.
-void BuildGraph(vtkDataSet* input, vtkPointData* pointArrays, const vic_knn& knn, vtkPolyData* graph)
+// neighbours (-1), with the edge's distance and rank as cell data.  rows:
+// the rows i that get edges (nullptr: all; under MPI the owned rows of the
+// owned + halo points, so that each edge is drawn by one rank only).
+void BuildGraph(vtkDataSet* input, vtkPointData* pointArrays, const vic_knn& knn,
+  const std::vector<vtkIdType>* rows, vtkPolyData* graph)
 {
   const int k = knn.k;
-  vtkIdType edges = 0;
-  for (vtkIdType e = 0; e < knn.n * k; ++e)
+  std::vector<vtkIdType> all;
+  if (!rows)
   {
-    edges += knn.ids[e] >= 0;
+    all.resize(knn.n);
+    std::iota(all.begin(), all.end(), vtkIdType(0));
+    rows = &all;
+  }
+  vtkIdType edges = 0;
+  for (vtkIdType i : *rows)
+  {
+    for (int r = 0; r < k; ++r)
+    {
+      edges += knn.ids[i * k + r] >= 0;
+    }
   }
   auto offsets = vtkSmartPointer<vtkIdTypeArray>::New();
   offsets->SetNumberOfValues(edges + 1);
@@ -121,7 +138,7 @@ void BuildGraph(vtkDataSet* input, vtkPointData* pointArrays, const vic_knn& knn
   rank->SetName("Rank");
   rank->SetNumberOfValues(edges);
   vtkIdType c = 0;
-  for (vtkIdType i = 0; i < knn.n; ++i)
+  for (vtkIdType i : *rows)
   {
     for (int r = 0; r < k; ++r)
     {
@@ -152,7 +169,47 @@ void BuildGraph(vtkDataSet* input, vtkPointData* pointArrays, const vic_knn& knn
 int vtkVicinityKnnGraph::RequestDataObject(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
-  return vtkVicinity::MirrorOutputs(inputVector, outputVector, 2);
+  return vtkVicinity::MirrorOutputs(inputVector, outputVector, 2, !this->UseFeatureArray);
+}
+
+// The friend that reads the properties (the header cannot name
+// vic_build_options: vicinity.h is private to the module).
+struct vtkVicinityKnnGraphOptions
+{
+  static vic_build_options Of(const vtkVicinityKnnGraph* self);
+};
+
+vic_build_options vtkVicinityKnnGraphOptions::Of(const vtkVicinityKnnGraph* self)
+{
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.method = static_cast<vic_method>(self->Method);
+  o.k = self->K;
+  o.recall_sample = self->RecallSample;
+  o.brute_max_n = self->BruteMaxN;
+  o.nndescent.k_build = self->NNDescentKBuild;
+  o.nndescent.rho = static_cast<float>(self->NNDescentRho);
+  o.nndescent.delta = static_cast<float>(self->NNDescentDelta);
+  o.nndescent.max_iterations = self->NNDescentMaxIterations;
+  o.ggnn.k_build = self->GGNNKBuild;
+  o.ggnn.segment = self->GGNNSegment;
+  o.ggnn.layers = self->GGNNLayers;
+  o.ggnn.refinements = self->GGNNRefinements;
+  o.ggnn.tau_build = static_cast<float>(self->GGNNTauBuild);
+  o.gnnd.k_build = self->GNNDKBuild;
+  o.gnnd.samples = self->GNNDSamples;
+  o.gnnd.iterations = self->GNNDIterations;
+  o.gnnd.converge = static_cast<float>(self->GNNDConverge);
+  o.grnnd.s = self->GRNNDS;
+  o.grnnd.r = self->GRNNDR;
+  o.grnnd.t1 = self->GRNNDT1;
+  o.grnnd.t2 = self->GRNNDT2;
+  o.grnnd.rho = static_cast<float>(self->GRNNDRho);
+  o.tsdg.alpha = static_cast<float>(self->TSDGAlpha);
+  o.tsdg.lambda0 = self->TSDGLambda0;
+  o.shard_size = self->ShardSize;
+  o.device_memory_budget = static_cast<size_t>(self->DeviceMemoryBudgetMiB) << 20;
+  return o;
 }
 
 bool vtkVicinityKnnGraph::ProcessDataSet(
@@ -173,34 +230,7 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
   const vic_metric metric = static_cast<vic_metric>(this->Metric);
   const vic_data x = rows.View(metric, box);
 
-  vic_build_options o;
-  vic_build_options_init(&o);
-  o.method = static_cast<vic_method>(this->Method);
-  o.k = this->K;
-  o.recall_sample = this->RecallSample;
-  o.brute_max_n = this->BruteMaxN;
-  o.nndescent.k_build = this->NNDescentKBuild;
-  o.nndescent.rho = static_cast<float>(this->NNDescentRho);
-  o.nndescent.delta = static_cast<float>(this->NNDescentDelta);
-  o.nndescent.max_iterations = this->NNDescentMaxIterations;
-  o.ggnn.k_build = this->GGNNKBuild;
-  o.ggnn.segment = this->GGNNSegment;
-  o.ggnn.layers = this->GGNNLayers;
-  o.ggnn.refinements = this->GGNNRefinements;
-  o.ggnn.tau_build = static_cast<float>(this->GGNNTauBuild);
-  o.gnnd.k_build = this->GNNDKBuild;
-  o.gnnd.samples = this->GNNDSamples;
-  o.gnnd.iterations = this->GNNDIterations;
-  o.gnnd.converge = static_cast<float>(this->GNNDConverge);
-  o.grnnd.s = this->GRNNDS;
-  o.grnnd.r = this->GRNNDR;
-  o.grnnd.t1 = this->GRNNDT1;
-  o.grnnd.t2 = this->GRNNDT2;
-  o.grnnd.rho = static_cast<float>(this->GRNNDRho);
-  o.tsdg.alpha = static_cast<float>(this->TSDGAlpha);
-  o.tsdg.lambda0 = this->TSDGLambda0;
-  o.shard_size = this->ShardSize;
-  o.device_memory_budget = static_cast<size_t>(this->DeviceMemoryBudgetMiB) << 20;
+  const vic_build_options o = vtkVicinityKnnGraphOptions::Of(this);
 
   vic_knn knn;
   switch (vtkVicinity::CheckCall(this, "kNN Graph", ctx, vic_knn_build(ctx.Get(), &x, &o, &knn)))
@@ -227,9 +257,73 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
 
   if (this->GenerateGraph)
   {
-    BuildGraph(input, pd, knn, graph);
+    BuildGraph(input, pd, knn, nullptr, graph);
     graph->SetFieldData(fd);
   }
+  vic_knn_free(&knn);
+  return true;
+}
+
+bool vtkVicinityKnnGraph::ProcessDistributed(
+  vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* graph)
+{
+  const char* label = "kNN Graph";
+  vtkMPIController* c = vtkVicinity::MultiProcessController();
+  // Every rank sees the same properties, so these refusals agree.
+  if (this->UseFeatureArray || this->Periodic || this->Metric != VIC_L2)
+  {
+    vtkErrorMacro(<< label << ": under MPI with several processes the graph is built on the point "
+                             "coordinates with the L2 metric, not periodic; a feature array, a "
+                             "periodic box or another metric needs a single process.");
+    return false;
+  }
+  auto* cloud = vtkPolyData::SafeDownCast(output);
+  vtkVicinity::DistributedPoints dp(c);
+  dp.Redistribute(input, this->K);
+
+  const vic_build_options o = vtkVicinityKnnGraphOptions::Of(this);
+  vtkVicinity::Rows rows;
+  vic_knn knn{};
+  auto build = [&](vtkPolyData* local, const vic_knn** lists) {
+    vic_knn_free(&knn);
+    vtkVicinity::ExtractPointRows(local, rows);
+    *lists = &knn;
+    if (rows.N < 2)
+    {
+      knn.n = rows.N; // no neighbours here: the halo check grows the halo
+      return vtkVicinity::Outcome::Done;
+    }
+    const vic_data x = rows.View(VIC_L2, nullptr);
+    return vtkVicinity::CheckCall(this, label, ctx, vic_knn_build(ctx.Get(), &x, &o, &knn));
+  };
+  const vtkVicinity::Outcome outcome = dp.BuildWithHalo(this, label, this->K, build);
+  if (outcome != vtkVicinity::Outcome::Done)
+  {
+    vic_knn_free(&knn);
+    output->Initialize();
+    return outcome == vtkVicinity::Outcome::Cancelled;
+  }
+
+  vic_knn owned = dp.OwnedLists(knn);
+  const vic_report report = dp.GlobalReport(owned);
+  cloud->ShallowCopy(dp.OwnedCloud());
+  vtkPointData* pd = cloud->GetPointData();
+  pd->AddArray(vtkVicinity::WrapIds(owned, "Neighbor Ids"));
+  pd->AddArray(vtkVicinity::WrapDistances(owned, "Neighbor Distances"));
+  pd->AddArray(vtkVicinity::DistanceColumn(owned, 0, "d_nn1"));
+  auto fd = vtkSmartPointer<vtkFieldData>::New();
+  fd->ShallowCopy(input->GetFieldData());
+  vtkVicinity::WriteReport(report, VIC_L2, 3, "Point Coordinates", fd);
+  dp.WriteHaloReport(fd);
+  cloud->SetFieldData(fd);
+  if (this->GenerateGraph)
+  {
+    // Edges of the owned points; their far ends may be halo points, so the
+    // graph's points are owned + halo (with the input's point arrays).
+    BuildGraph(dp.Local(), dp.Local()->GetPointData(), knn, &dp.OwnedRows(), graph);
+    graph->SetFieldData(fd);
+  }
+  vic_knn_free(&owned);
   vic_knn_free(&knn);
   return true;
 }
@@ -245,6 +339,9 @@ int vtkVicinityKnnGraph::RequestData(
   return vtkVicinity::ProcessInput(this, "kNN Graph", settings, inputVector, outputVector, 2,
     [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* graph) {
       return this->ProcessDataSet(ctx, in, out, graph);
+    },
+    [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* graph) {
+      return this->ProcessDistributed(ctx, in, out, graph);
     });
 }
 

@@ -165,6 +165,12 @@ protected:
   // One data set (a whole input or one leaf of a composite input).
   bool ProcessDataSet(vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output,
     vtkPolyData* graph);
+  // The same under MPI with several processes (vtkVicinityKnnGraphMPI.cxx):
+  // the points are redistributed with a halo, every rank computes its own.
+  bool ProcessDistributed(
+    vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* graph);
+  // Reads the properties into the core's build options (the .cxx).
+  friend struct vtkVicinityKnnGraphOptions;
 
   int K = 16;
   int Metric = 0;
