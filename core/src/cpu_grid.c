@@ -196,6 +196,11 @@ vic_status vic__grid_build(vic_ctx *c, const vic_data *x, vic_grid **out) {
     if (grow > room) grow = room;
     edge /= pow(grow, 1.0 / deff);
   }
+  if (crowding(g, g->start + 1) > 8 * CROWDED_PER_CELL)
+    vic__log(c, VIC_LOG_INFO,
+             "grid: the points are strongly clustered (%d x %d x %d cells still hold about %.0f points per point's cell); "
+             "the exact grid search will be slow in the dense regions",
+             (int)g->nc[0], (int)g->nc[1], (int)g->nc[2], crowding(g, g->start + 1));
   if ((s = vic__progress(c, "grid", 0.0)) != VIC_OK) goto fail;
 
   for (int64_t cidx = 0; cidx < g->ncells; ++cidx) g->start[cidx + 1] += g->start[cidx];
