@@ -17,4 +17,16 @@ int vic__cuda_has_method(vic_method m);
 vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
                          int64_t *ids, float *dist, vic_report *rep);
 
+/* GGNN search index (vic_index kind GGNN): the hierarchical graph stays on
+ * the device behind an opaque handle.  Build takes prepared rows (unit rows
+ * for cosine) and fills the report's method, stages, times and d_nn1;
+ * search takes prepared query rows and returns true distances in the
+ * rows' metric, ascending.  A build without CUDA answers VIC_E_NODEVICE. */
+vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, void **handle,
+                                      vic_report *rep);
+vic_status vic__cuda_ggnn_index_search(vic_ctx *c, void *handle, const vic_data *q, int32_t k, float tau,
+                                       int32_t max_visits, int64_t *ids, float *dist, vic_report *rep);
+int64_t vic__cuda_ggnn_index_bytes(const void *handle);
+void vic__cuda_ggnn_index_free(void *handle);
+
 #endif

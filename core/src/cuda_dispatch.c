@@ -207,3 +207,106 @@ vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options 
            vic_method_name(m), dev, call.device, call.seconds_total, call.seconds_kernel, call.seconds_transfer);
   return VIC_OK;
 }
+
+/* ------------------------------------------------------- GGNN search index */
+/* Rows as the kernels take them: packed row-major (a copy when strided). */
+static const float *packed_rows(const vic_data *x, float **owned, vick_call *call) {
+  *owned = NULL;
+  int64_t stride = x->stride ? x->stride : x->d;
+  if (stride == x->d) return x->rows;
+  float *p = malloc((size_t)x->n * (size_t)x->d * sizeof(float));
+  if (!p) {
+    snprintf(call->message, sizeof call->message, "no host memory to pack strided rows");
+    return NULL;
+  }
+  for (int64_t i = 0; i < x->n; ++i) memcpy(p + i * x->d, x->rows + i * stride, (size_t)x->d * sizeof(float));
+  *owned = p;
+  return p;
+}
+
+static void copy_stages(vic_report *rep, const vick_call *call) {
+  rep->seconds_transfer += call->seconds_transfer;
+  rep->seconds_kernel += call->seconds_kernel;
+  for (int i = 0; i < call->n_stages; ++i) vic__report_stage(rep, call->stages[i].name, call->stages[i].seconds);
+}
+
+vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, void **handle,
+                                      vic_report *rep) {
+  *handle = NULL;
+  vic_status s = vic__cuda_probe(c);
+  if (s != VIC_OK) return s;
+  if (x->box) return vic__fail(c, VIC_E_UNSUPPORTED, "the GGNN index does not support periodic boxes (use grid or brute)");
+  if (x->n >= ((int64_t)1 << 31))
+    return vic__fail(c, VIC_E_UNSUPPORTED, "the GGNN index takes at most 2^31 - 1 points (got %lld)", (long long)x->n);
+  vick_call call;
+  memset(&call, 0, sizeof call);
+  call.device = c->opt.device;
+  call.memory_budget = o->device_memory_budget;
+  call.seed = c->opt.seed;
+  call.progress = poll_ctx;
+  call.user = c;
+  vick_ggnn_params q;
+  vick_ggnn_params_init(&q);
+  if (o->ggnn.k_build > 0) q.k = o->ggnn.k_build;
+  if (o->ggnn.segment > 0) q.segment = o->ggnn.segment;
+  if (o->ggnn.layers > 0) q.layers = o->ggnn.layers;
+  q.refinements = o->ggnn.refinements;
+  q.tau_build = o->ggnn.tau_build;
+  float *owned = NULL;
+  const float *rows = packed_rows(x, &owned, &call);
+  int rc = rows ? VICK_OK : VICK_NOMEM;
+  vick_ggnn *g = NULL;
+  if (rc == VICK_OK) rc = vick_ggnn_build(&call, rows, x->n, x->d, &q, &g);
+  free(owned);
+  if ((s = translate(c, rc, &call, VIC_METHOD_GGNN)) != VIC_OK) return s;
+  vick_ggnn_info info;
+  memset(&info, 0, sizeof info);
+  vick_ggnn_info_get(g, &info);
+  copy_stages(rep, &call);
+  rep->method = VIC_METHOD_GGNN;
+  rep->backend = VIC_BACKEND_CUDA;
+  rep->k = info.k;
+  /* d_nn1 is Euclidean in the prepared rows: the true distance for L2, the
+   * chord for cosine (1 - cos = chord^2 / 2) */
+  rep->dnn1_mean = x->metric == VIC_COSINE ? 0.5 * info.dnn1_mean * info.dnn1_mean : info.dnn1_mean;
+  rep->dnn1_max = x->metric == VIC_COSINE ? 0.5 * info.dnn1_max * info.dnn1_max : info.dnn1_max;
+  char dev[128] = "";
+  vick_device_info(call.device, dev, sizeof dev, NULL, NULL);
+  vic__log(c, VIC_LOG_INFO,
+           "GPU GGNN index on %s (device %d): %.3f s, L = %d, g = %d, %lld upper points, %d entry points, %.1f MiB",
+           dev, call.device, call.seconds_total, (int)info.layers, (int)info.growth, (long long)info.upper_points,
+           (int)info.entry_points, info.device_bytes / 1048576.0);
+  *handle = g;
+  return VIC_OK;
+}
+
+vic_status vic__cuda_ggnn_index_search(vic_ctx *c, void *handle, const vic_data *q, int32_t k, float tau,
+                                       int32_t max_visits, int64_t *ids, float *dist, vic_report *rep) {
+  vick_ggnn *g = (vick_ggnn *)handle;
+  if (!g) return vic__fail(c, VIC_E_ARGUMENT, "GGNN index without its device graph");
+  if (k > 256) return vic__fail(c, VIC_E_UNSUPPORTED, "GGNN index search supports k <= 256 (got k = %d)", (int)k);
+  vick_call call;
+  memset(&call, 0, sizeof call);
+  call.device = c->opt.device;
+  float *owned = NULL;
+  const float *rows = packed_rows(q, &owned, &call);
+  int rc = rows ? vick_ggnn_query(&call, g, rows, q->n, k, tau, max_visits, ids, dist) : VICK_NOMEM;
+  free(owned);
+  vic_status s = translate(c, rc, &call, VIC_METHOD_GGNN);
+  if (s != VIC_OK) return s;
+  /* Euclidean in the prepared rows: square to the working distance, then
+   * the metric's true distance as everywhere else */
+  for (int64_t i = 0; i < q->n * (int64_t)k; ++i)
+    dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(q->metric, dist[i] * dist[i]);
+  copy_stages(rep, &call);
+  rep->backend = VIC_BACKEND_CUDA;
+  return VIC_OK;
+}
+
+int64_t vic__cuda_ggnn_index_bytes(const void *handle) {
+  vick_ggnn_info info;
+  if (!handle || vick_ggnn_info_get((const vick_ggnn *)handle, &info) != VICK_OK) return 0;
+  return (int64_t)info.device_bytes;
+}
+
+void vic__cuda_ggnn_index_free(void *handle) { vick_ggnn_free((vick_ggnn *)handle); }

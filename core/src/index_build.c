@@ -1,5 +1,6 @@
 /* vic_index_build and the index's lifetime: the choice of kind (the core's
  * policy, reported with its reason), construction, size, report, free. */
+#include "backend_cuda.h"
 #include "hash64.h"
 #include "index_internal.h"
 
@@ -27,8 +28,10 @@ vic_status vic__index_new(vic_ctx *c, const vic_data *x, vic_index_kind kind, vi
 
 /* AUTO picks the exact grid for d <= 3 with L2, exact brute force for small
  * n and for the inner product (no graph method applies to it), and the
- * NN-Descent graph otherwise.  GPU methods map to the CPU graph until the
- * GPU backend serves indexes. */
+ * NN-Descent graph otherwise.  GGNN builds its graph on the GPU when the
+ * context's backend allows one and a device is usable; without one (and for
+ * the other GPU methods, which have no index of their own) the CPU graph is
+ * built instead, with a warning. */
 static vic_status choose_kind(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_report *r,
                               vic_index_kind *kind) {
   switch (o->method) {
@@ -64,6 +67,17 @@ static vic_status choose_kind(vic_ctx *c, const vic_data *x, const vic_build_opt
     *kind = VIC_INDEX_GRAPH;
     break;
   case VIC_METHOD_GGNN:
+    if (c->opt.backend != VIC_BACKEND_CPU && vic__cuda_has_method(VIC_METHOD_GGNN) && vic__cuda_probe(c) == VIC_OK) {
+      vic__report_reason(r, "requested by the caller: GGNN search graph on the GPU");
+      *kind = VIC_INDEX_GGNN;
+      break;
+    }
+    if (c->opt.backend == VIC_BACKEND_CUDA) {
+      vic_status ps = vic__cuda_probe(c); /* says why the GPU cannot be used */
+      return ps != VIC_OK ? ps : vic__fail(c, VIC_E_UNSUPPORTED, "this build has no GPU GGNN index");
+    }
+    c->error[0] = '\0'; /* no usable GPU: the CPU graph instead */
+    /* fall through */
   case VIC_METHOD_GNND:
   case VIC_METHOD_GRNND:
   case VIC_METHOD_TSDG:
@@ -82,7 +96,10 @@ static vic_status choose_kind(vic_ctx *c, const vic_data *x, const vic_build_opt
 }
 
 static vic_method kind_method(vic_index_kind k) {
-  return k == VIC_INDEX_GRID ? VIC_METHOD_GRID : k == VIC_INDEX_BRUTE ? VIC_METHOD_BRUTE : VIC_METHOD_NNDESCENT;
+  return k == VIC_INDEX_GRID   ? VIC_METHOD_GRID
+         : k == VIC_INDEX_BRUTE ? VIC_METHOD_BRUTE
+         : k == VIC_INDEX_GGNN  ? VIC_METHOD_GGNN
+                                : VIC_METHOD_NNDESCENT;
 }
 
 vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_index **out) {
@@ -100,7 +117,7 @@ vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_option
 
   vic_report rep;
   memset(&rep, 0, sizeof rep);
-  vic_index_kind kind;
+  vic_index_kind kind = VIC_INDEX_GRAPH;
   if ((s = choose_kind(c, x, o, &rep, &kind)) != VIC_OK) return s;
   if (kind == VIC_INDEX_GRAPH && x->n >= INT32_MAX)
     return vic__fail(c, VIC_E_UNSUPPORTED, "the graph index handles up to 2^31 - 2 points (got %lld)", (long long)x->n);
@@ -118,9 +135,12 @@ vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_option
   } else if (kind == VIC_INDEX_GRAPH) {
     s = vic__search_graph_build(c, ix, o);
     ix->report.k = ix->graph.k_build;
+  } else if (kind == VIC_INDEX_GGNN) {
+    s = vic__cuda_ggnn_index_build(c, &ix->x, o, &ix->gpu, &ix->report);
+    if (s == VIC_OK) vic__report_stage(&ix->report, "ggnn", vic__now() - tb);
   }
   if (s != VIC_OK) { vic_index_free(ix); return s; }
-  ix->report.recall_estimate = kind == VIC_INDEX_GRAPH ? -1.0 : 1.0;
+  ix->report.recall_estimate = (kind == VIC_INDEX_GRAPH || kind == VIC_INDEX_GGNN) ? -1.0 : 1.0;
   ix->report.seconds_total = vic__now() - t0;
   ix->report.warnings = c->warnings;
   *out = ix;
@@ -135,6 +155,7 @@ int64_t vic_index_size(const vic_index *ix) {
   if (ix->owned_rows) bytes += ix->x.n * (int64_t)ix->x.d * (int64_t)sizeof(float);
   if (ix->grid) bytes += (int64_t)vic__grid_bytes(ix->grid);
   bytes += vic__search_graph_bytes(&ix->graph, ix->x.n);
+  if (ix->gpu) bytes += vic__cuda_ggnn_index_bytes(ix->gpu); /* device memory */
   return bytes;
 }
 
@@ -142,6 +163,7 @@ void vic_index_free(vic_index *ix) {
   if (!ix) return;
   if (ix->grid) vic__grid_free(ix->grid);
   vic__search_graph_free(&ix->graph);
+  if (ix->gpu) vic__cuda_ggnn_index_free(ix->gpu);
   free(ix->owned_rows);
   free(ix);
 }

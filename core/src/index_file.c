@@ -123,6 +123,10 @@ vic_status vic_index_save(vic_ctx *c, const vic_index *ix, const char *path) {
   c->error[0] = '\0';
   if (!ix || !path || !*path) return vic__fail(c, VIC_E_ARGUMENT, "saving needs an index and a file name");
   if (!little_endian()) return vic__fail(c, VIC_E_UNSUPPORTED, "index files are little endian; this host is not");
+  if (ix->kind == VIC_INDEX_GGNN)
+    return vic__fail(c, VIC_E_UNSUPPORTED,
+                     "a GGNN (GPU) index cannot be saved yet: its graph lives on the device; rebuild it after "
+                     "loading the data, or save a CPU graph index (method nndescent)");
   /* written beside the target and renamed, so a failed save never leaves a
    * half-written file under the real name */
   size_t len = strlen(path);

@@ -1,4 +1,4 @@
-/* The search index behind vic_index_*: one of three kinds, chosen by
+/* The search index behind vic_index_*: one of four kinds, chosen by
  * vic_index_build, all answering vic_index_search with exact or
  * approximate k nearest neighbours of query rows. */
 #ifndef VIC_INDEX_INTERNAL_H
@@ -11,7 +11,8 @@
 typedef enum {
   VIC_INDEX_BRUTE = 1, /* exact scan of the rows; nothing stored */
   VIC_INDEX_GRID = 2,  /* exact cell grid (d <= 3, L2) */
-  VIC_INDEX_GRAPH = 3  /* NN-Descent graph + best-first search */
+  VIC_INDEX_GRAPH = 3, /* NN-Descent graph + best-first search */
+  VIC_INDEX_GGNN = 4   /* GGNN hierarchical graph on the GPU (not saved to files) */
 } vic_index_kind;
 
 /* The graph of a graph index: every point's out-edges in CSR form (its
@@ -32,6 +33,7 @@ struct vic_index {
   vic_report report;   /* of the build (or of the build recorded in a loaded file) */
   vic_grid *grid;      /* VIC_INDEX_GRID */
   vic_search_graph graph; /* VIC_INDEX_GRAPH */
+  void *gpu;           /* VIC_INDEX_GGNN: the device graph (backend_cuda.h) */
 };
 
 /* Allocate the struct, validate x, prepare the rows and fingerprint them. */
