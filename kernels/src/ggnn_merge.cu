@@ -88,11 +88,12 @@ cudaError_t ggnn_merge(const vick_ggnn *g, int ltop, int lm, float tau, float dn
   a.tau = tau;
   a.dnn1 = dnn1;
   // Construction cache: the best list is the graph degree; the visited ring
-  // holds a full exploration of one layer without cycles.
+  // holds every point one layer's search may visit (max_iter pops), so the
+  // search never cycles, up to 256 entries.
   a.bcap = g->k;
   a.pcap = 64;
-  a.vcap = 256;
-  a.max_iter = 256;
+  a.max_iter = g->merge_iter;
+  a.vcap = g->merge_iter < 32 ? 32 : (g->merge_iter > 256 ? 256 : g->merge_iter);
   a.slab = ggnn_slab_bytes(g->d, false, a.bcap, a.pcap, a.vcap);
   for (int l = 0; l < GGNN_MAX_LAYERS; ++l) {
     a.base[l] = l < g->L ? g->layer[l].base : nullptr;

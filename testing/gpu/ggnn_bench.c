@@ -6,6 +6,10 @@
  *
  *   ggnn_bench DIR N M D K [NSAMPLE] [TAU ...]
  *
+ * GGNN_BUILD_CONFIGS="TB:IT:R,..." (environment) repeats build, for-all and
+ * the sweep for each construction setting: tau_build TB, merge iteration cap
+ * IT (0 = default) and R refinements; unset = the defaults once.
+ *
  * DIR holds base.f32, query.f32, qtruth.i32, sample.i32, truth.i32. */
 #include "vic_kernels_ggnn.h"
 
@@ -70,6 +74,25 @@ int main(int argc, char **argv) {
   }
   vick_ggnn_free(g);
 
+  const char *configs = getenv("GGNN_BUILD_CONFIGS");
+  for (;;) {
+  vick_ggnn_params_init(&p);
+  p.k = k;
+  if (configs && *configs) {
+    float tb;
+    int it, rf, used = 0;
+    if (sscanf(configs, "%f:%d:%d%n", &tb, &it, &rf, &used) != 3) {
+      fprintf(stderr, "bad GGNN_BUILD_CONFIGS at '%s' (want TB:IT:R,...)\n", configs);
+      return 2;
+    }
+    p.tau_build = tb;
+    p.merge_iterations = it;
+    p.refinements = rf;
+    configs += used;
+    if (*configs == ',') configs++;
+  }
+  printf("== config tau_build %.2f merge_iterations %d refinements %d\n", p.tau_build, p.merge_iterations,
+         p.refinements);
   memset(&call, 0, sizeof call);
   if ((rc = vick_ggnn_build(&call, x, n, d, &p, &g)) != VICK_OK) {
     fprintf(stderr, "build failed (%d): %s\n", rc, call.message);
@@ -119,6 +142,9 @@ int main(int argc, char **argv) {
            consensus(ids, 10, qt, m, NULL, 10), sec[2] * 1e6 / m, call.seconds_transfer);
   }
   vick_ggnn_free(g);
-  free(x); free(q); free(qt); free(rows); free(st); free(fa); free(fd); free(dn); free(ids); free(dist);
+  free(fa); free(fd); free(dn); free(ids); free(dist);
+  if (!configs || !*configs) break;
+  }
+  free(x); free(q); free(qt); free(rows); free(st);
   return 0;
 }
