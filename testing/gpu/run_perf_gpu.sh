@@ -34,7 +34,7 @@ GEN=$!
 t0=$(date +%s)
 if ! cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIC_CUDA=ON -DVIC_CUDA_ARCHITECTURES=native \
      -DVIC_PLUGIN=OFF -DVIC_SANITIZE_TESTS=OFF -DVICINITY_DATA_DIR="$CARRY/data" > "$LOG/configure.log" 2>&1 ||
-   ! cmake --build "$BUILD" -j 16 --target gpu_test_gpu_exact vicinity_bench vicinity_kernels > "$LOG/build.log" 2>&1 ||
+   ! cmake --build "$BUILD" -j 16 --target gpu_test_gpu_exact gpu_test_gpu_policy vicinity_bench vicinity_kernels > "$LOG/build.log" 2>&1 ||
    ! nvcc -O2 -I"$SRC/kernels/include" "$SRC/testing/gpu/ggnn_bench.c" "$BUILD/lib/libvicinity_kernels.a" -lcublas \
        -o /tmp/ggnn_bench >> "$LOG/build.log" 2>&1; then
   say "BUILD FAILED"; tail -40 "$LOG/build.log" "$LOG/configure.log" | tee -a "$SUM"; exit 1
@@ -42,8 +42,8 @@ fi
 say "build: $(( $(date +%s) - t0 )) s"
 
 t0=$(date +%s)
-(cd "$BUILD" && timeout 200 ctest -L gpu -R gpu.test_gpu_exact --output-on-failure -V) > "$LOG/ctest.log" 2>&1
-say "ctest test_gpu_exact: rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed|tests failed' "$LOG/ctest.log")"
+(cd "$BUILD" && timeout 200 ctest -L gpu -R "gpu.test_gpu_(exact|policy)" --output-on-failure -V) > "$LOG/ctest.log" 2>&1
+say "ctest test_gpu_exact+policy: rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed|tests failed' "$LOG/ctest.log")"
 grep -E "rows differ|check failed|SKIP" "$LOG/ctest.log" | sed 's/^[0-9]*: //' >> "$SUM"
 sanit() {
   t0=$(date +%s)
