@@ -356,7 +356,7 @@ Outcome DistributedPoints::BuildWithHalo(vtkAlgorithm* self, const char* label, 
         : static_cast<double>(dk);
       if (reach && std::isfinite(r))
       {
-        r = reach(r);
+        r = reach(i, r);
       }
       needed = std::max(needed, r);
       this->LocalPoints->GetPoint(i, p);

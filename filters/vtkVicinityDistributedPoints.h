@@ -77,9 +77,11 @@ public:
   // halo width.
   void Redistribute(vtkDataSet* input, int k);
 
-  // The reach an owned point needs inside the halo, from its k-th
-  // neighbour distance (default: that distance itself).
-  using ReachFunction = std::function<double(double kthDistance)>;
+  // The reach the owned point at a local row needs inside the halo, given
+  // its k-th neighbour distance (default: that distance itself); +inf
+  // when it cannot tell yet (the halo doubles).  A reach measured on the
+  // local rows bounds the true one from above, so the next round fits.
+  using ReachFunction = std::function<double(vtkIdType localRow, double kthDistance)>;
   // The filter's kNN lists over the local rows (owned + halo, sorted by
   // global id); Done with *lists set, or the outcome of the core call.
   using BuildFunction = std::function<Outcome(vtkPolyData* local, const vic_knn** lists)>;

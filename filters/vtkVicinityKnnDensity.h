@@ -113,6 +113,9 @@ protected:
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
 
   bool ProcessDataSet(vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output);
+  // The same under MPI with several processes: owned points with a halo
+  // (vtkVicinityDistributedPoints), the output is the rank's owned cloud.
+  bool ProcessDistributed(vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output);
 
   int K = 32;
   int Method = 0;

@@ -128,7 +128,7 @@ int vtkVicinitySalientPoints::FillOutputPortInformation(int, vtkInformation* inf
 int vtkVicinitySalientPoints::RequestDataObject(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
-  return vtkVicinity::MirrorOutputs(inputVector, outputVector, 2);
+  return vtkVicinity::MirrorOutputs(inputVector, outputVector, 2, !this->UseFeatureArray);
 }
 
 bool vtkVicinitySalientPoints::ProcessDataSet(
@@ -225,6 +225,9 @@ int vtkVicinitySalientPoints::RequestData(
   return vtkVicinity::ProcessInput(this, Label, settings, inputVector, outputVector, 2,
     [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* peaks) {
       return this->ProcessDataSet(ctx, in, out, peaks);
+    },
+    [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* peaks) {
+      return this->ProcessDistributed(ctx, in, out, peaks);
     });
 }
 

@@ -113,6 +113,11 @@ protected:
 
   bool ProcessDataSet(
     vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* peaks);
+  // The same under MPI with several processes (vtkVicinitySalientPointsMPI.cxx):
+  // densities on owned + halo points, peak decisions for owned points, the
+  // peak list merged over the ranks (rank 0 outputs it).
+  bool ProcessDistributed(
+    vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* peaks);
 
   int K = 32;
   double MinDensity;

@@ -1,40 +1,39 @@
-"""The kNN Graph filter under MPI (run by run_mpi_test.sh).
-
-Decision (documented in the README): a distributed kNN graph needs a halo
-exchange between ranks and comes in a later issue.  Until then the filter
-computes when exactly one rank holds points (the result equals a single
-process's), and refuses with a clear error, on every rank, when several
-ranks hold points.
+"""The Vicinity filters under MPI (run by run_mpi_test.sh): the same
+answers on 1, 2 and 3 ranks as in one process.
 
     pvpython test_mpi_pvbatch.py PLUGIN DATA_DIR WORKDIR serial
-        writes WORKDIR/cloud.vtp (one piece) and the serial ids
-    mpiexec -np 2 pvbatch test_mpi_pvbatch.py PLUGIN DATA_DIR WORKDIR mpi
-        (a) the single-piece file: rank 0 holds every point -> same ids
-        (b) a two-piece .pvtp: each rank holds points -> refusal
+        writes the points (a uniform box with a dense blob at x = 1, the
+        median along the longest axis, where the first spatial cut between
+        ranks falls) as cloud_N.pvtp with N pieces for N = 1, 2, 3 (the
+        same global order, so global ids agree), and the single-process
+        results as reference.npz
+    mpiexec -np N pvbatch test_mpi_pvbatch.py PLUGIN DATA_DIR WORKDIR mpi
+        each rank reads one piece; kNN Graph, kNN Density and Salient Points
+        must equal the reference row by row (sorted by global id), and the
+        blob's peak, whose members lie on two ranks, is found exactly once
 """
 import os
 
 import numpy as np
 from paraview import servermanager as sm
 from paraview.simple import *  # noqa: F401,F403
+from vtkmodules.numpy_interface import dataset_adapter as dsa
 
 import vic_pvtest as t
 
 _, extra = t.setup(globals())
 workdir, mode = extra[0], extra[1]
-vtp = os.path.join(workdir, "cloud.vtp")
-ref_path = os.path.join(workdir, "serial_ids.npy")
-pvtp = os.path.join(workdir, "cloud.pvtp")
 K = 12
+REF = os.path.join(workdir, "reference.npz")
+PIECE = '    <Piece Source="piece_%d_%d.vtp"/>\n'
 PVTP = """<?xml version="1.0"?>
 <VTKFile type="PPolyData" version="0.1" byte_order="LittleEndian" header_type="UInt32">
   <PPolyData GhostLevel="0">
     <PPoints><PDataArray type="Float32" NumberOfComponents="3"/></PPoints>
-    <Piece Source="half0.vtp"/>
-    <Piece Source="half1.vtp"/>
-  </PPolyData>
+%s  </PPolyData>
 </VTKFile>
 """
+BLOB = np.array([1.0, 0.5, 0.5])
 
 
 def write_vtp(path, xyz):
@@ -47,52 +46,118 @@ def write_vtp(path, xyz):
         t.fail("could not write " + path)
 
 
-def knn_on(src):
-    f = kNNGraph(Input=src)
-    f.k = K
-    f.GenerateGraph = 0
-    f.UpdatePipeline()
-    return f
+def arrays(proxy, port=0):
+    out = sm.Fetch(proxy, idx=port)
+    w = dsa.WrapDataObject(out)
+    n = out.GetNumberOfPoints()
+    got = {name: np.asarray(w.PointData[name]).reshape(n, -1) for name in w.PointData.keys()}
+    fd = out.GetFieldData()
+    field = {}
+    for i in range(fd.GetNumberOfArrays()):
+        a = fd.GetAbstractArray(i)
+        field[a.GetName()] = [a.GetVariantValue(j).ToString() for j in range(a.GetNumberOfValues())]
+    return got, field
+
+
+def run_filters(src):
+    graph = kNNGraph(Input=src)
+    graph.k = K
+    graph.GenerateGraph = 0
+    density = kNNDensity(Input=src)
+    density.k = K
+    peaks = SalientPoints(Input=src)
+    peaks.k = K
+    return graph, density, peaks
+
+
+def by_gid(got, n):
+    """Rows in global-id order (one process: point order is global order)."""
+    gid = got["Global Ids"][:, 0] if "Global Ids" in got else np.arange(n)
+    if len(np.unique(gid)) != n or gid.min() != 0 or gid.max() != n - 1:
+        t.fail("global ids are not a permutation of 0..%d (some point owned twice or never)" % (n - 1))
+    order = np.argsort(gid)
+    return {name: v[order] for name, v in got.items()}
 
 
 if mode == "serial":
     os.makedirs(workdir, exist_ok=True)
-    rng = np.random.default_rng(5)
-    xyz = rng.uniform(0, 1, size=(20000, 3)).astype(np.float32)
-    write_vtp(vtp, xyz)
-    # The same points as two pieces: a .pvtp whose pieces go to different ranks.
-    half = len(xyz) // 2
-    write_vtp(os.path.join(workdir, "half0.vtp"), xyz[:half])
-    write_vtp(os.path.join(workdir, "half1.vtp"), xyz[half:])
-    with open(pvtp, "w") as f:
-        f.write(PVTP)
-    ids, _, field = t.knn_arrays(knn_on(XMLPolyDataReader(FileName=[vtp])))
-    np.save(ref_path, ids)
-    print("serial: n = %d, method %s" % (len(ids), field["Method"]))
+    rng = np.random.default_rng(11)
+    box = rng.uniform(0, 1, size=(9000, 3)) * [2, 1, 1]
+    blob = BLOB + 0.03 * rng.standard_normal(size=(1500, 3))
+    xyz = np.vstack([box, blob]).astype(np.float32)
+    xyz = xyz[rng.permutation(len(xyz))]  # pieces are not spatial: the filters must move points
+    for ranks in (1, 2, 3):
+        pieces = np.array_split(xyz, ranks)
+        for i, part in enumerate(pieces):
+            write_vtp(os.path.join(workdir, "piece_%d_%d.vtp" % (ranks, i)), part)
+        with open(os.path.join(workdir, "cloud_%d.pvtp" % ranks), "w") as f:
+            f.write(PVTP % "".join(PIECE % (ranks, i) for i in range(ranks)))
+    graph, density, peaks = run_filters(XMLPolyDataReader(FileName=[os.path.join(workdir, "piece_1_0.vtp")]))
+    g, _ = arrays(graph)
+    d, dfield = arrays(density)
+    s, _ = arrays(peaks)
+    p, _ = arrays(peaks, 1)
+    np.savez(REF, xyz=xyz, ids=g["Neighbor Ids"], dist=g["Neighbor Distances"], density=d["Density"],
+             sph=d["SPH Density"], h=d["Smoothing Length"], gdens=float(dfield["Global Density"][0]),
+             saliency=s["Saliency"], peak_points=p["Point Id"][:, 0], peak_id=s["Peak Id"])
+    print("serial: %d points, %d peaks" % (len(xyz), len(p["Point Id"])))
     print("SERIAL-OK")
 else:
+    ref = np.load(REF)
+    n = len(ref["xyz"])
     ranks = sm.vtkProcessModule.GetProcessModule().GetNumberOfLocalPartitions()
     print("pvbatch ranks: %d" % ranks)
-    if ranks < 2:
-        t.fail("expected an MPI run with at least 2 ranks")
-    ref = np.load(ref_path)
-    reader = XMLPolyDataReader(FileName=[vtp])
-    # (a) one piece in the file: rank 0 holds all points, the others none.
-    ids, _, field = t.knn_arrays(knn_on(reader))
-    if ids is None or not np.array_equal(ids, ref):
-        t.fail("one rank holding the points: ids differ from the single-process run")
-    print("one rank holds the points: ids equal the single-process run (method %s)" % field["Method"])
-    print("MPI-ONE-RANK-OK")
-    # (b) a two-piece file: each rank reads one piece, so both hold points.
-    # (Redistribute DataSet would do it too, but its exchange between ranks
-    # goes through XML with appended data, which Debian's expat rejects.)
-    spread = XMLPartitionedPolydataReader(FileName=[pvtp])
-    spread.UpdatePipeline()
-    per_rank = spread.GetDataInformation().GetNumberOfPoints()
-    if per_rank != len(ref):
-        t.fail("the two-piece file holds %d points, expected %d" % (per_rank, len(ref)))
-    ids, _, _ = t.knn_arrays(knn_on(spread))
-    if ids is not None:
-        t.fail("points on several ranks: expected a refusal, got %d rows" % len(ids))
-    print("points on several ranks (%d in all): refused, empty output" % per_rank)
-    print("MPI-REFUSAL-OK")
+    src = XMLPartitionedPolydataReader(FileName=[os.path.join(workdir, "cloud_%d.pvtp" % ranks)])
+    graph, density, peaks = run_filters(src)
+
+    g, gfield = arrays(graph)
+    if len(g.get("Neighbor Ids", [])) != n:
+        t.fail("kNN Graph: %d rows, expected %d" % (len(g.get("Neighbor Ids", [])), n))
+    g = by_gid(g, n)
+    if not np.array_equal(g["Neighbor Ids"], ref["ids"]):
+        bad = np.nonzero((g["Neighbor Ids"] != ref["ids"]).any(axis=1))[0]
+        t.fail("kNN Graph: %d rows differ from one process (first: %d)" % (len(bad), bad[0]))
+    if not np.array_equal(g["Neighbor Distances"], ref["dist"]):
+        t.fail("kNN Graph: distances differ from one process")
+    if ranks > 1:
+        print("kNN Graph: halo points per rank %s, width %s, rounds %s" % (
+            gfield["Halo Points Per Rank"], gfield["Halo Width"], gfield["Halo Rounds"]))
+    print("kNN Graph: %d rows equal one process's on %d ranks" % (n, ranks))
+    print("MPI-GRAPH-OK")
+
+    d, dfield = arrays(density)
+    d = by_gid(d, n)
+    for name, key in (("Density", "density"), ("SPH Density", "sph"), ("Smoothing Length", "h")):
+        if not np.allclose(d[name], ref[key], rtol=1e-6, atol=0):
+            t.fail("kNN Density: %s differs from one process" % name)
+    gd = float(dfield["Global Density"][0])
+    if abs(gd - float(ref["gdens"])) > 1e-6 * abs(float(ref["gdens"])):
+        t.fail("kNN Density: global density %g, one process %g" % (gd, float(ref["gdens"])))
+    print("MPI-DENSITY-OK")
+
+    s, _ = arrays(peaks)
+    s = by_gid(s, n)
+    p, _ = arrays(peaks, 1)
+    found = p["Point Id"][:, 0] if "Point Id" in p else np.zeros(0, dtype=np.int64)
+    if len(np.unique(found)) != len(found):
+        t.fail("Salient Points: a peak is reported more than once: %s" % found)
+    if sorted(found) != sorted(ref["peak_points"]):
+        t.fail("Salient Points: peaks %s, one process %s" % (sorted(found), sorted(ref["peak_points"])))
+    blob_peak = [i for i in found if np.linalg.norm(ref["xyz"][i] - BLOB) < 0.05]
+    if len(blob_peak) != 1:
+        t.fail("Salient Points: the blob's peak found %d times" % len(blob_peak))
+    if not np.allclose(s["Density"][:, 0], ref["density"][:, 0], rtol=1e-6):
+        t.fail("Salient Points: densities differ from one process")
+    # On 2 ranks the first cut (the median of x) runs through the blob, so
+    # its members are owned by both ranks; on 3 the cuts lie near x = 0.8
+    # and 1.2 and the blob is the middle rank's (reported, not required).
+    ids = ProcessIdScalars(Input=peaks)
+    o = dsa.WrapDataObject(sm.Fetch(ids))
+    pid = np.asarray(o.PointData["ProcessId"])
+    near = np.linalg.norm(np.asarray(o.Points) - BLOB, axis=1) < 0.06
+    owners = np.unique(pid[near])
+    if ranks == 2 and len(owners) < 2:
+        t.fail("Salient Points: the blob lies on one rank only (%s); the test must cross a border" % owners)
+    print("Salient Points: %d peaks equal one process's; the blob (on ranks %s) found once" % (
+        len(found), list(owners)))
+    print("MPI-PEAKS-OK")
