@@ -18,4 +18,6 @@ if [ -n "$data" ] && [ ! -f "$data" ]; then
 fi
 args=(--plugin "$(cd "$(dirname "$plugin")" && pwd)/Vicinity.so" --out "$root/out/demo")
 [ -n "$data" ] && args+=(--data "$(cd "$(dirname "$data")" && pwd)/$(basename "$data")")
-exec xvfb-run -a -s '-screen 0 1280x1024x24' pvbatch "$here/demo.py" "${args[@]}"
+# A random first display number: several xvfb-run at once on one machine
+# otherwise race for :99 and one loses its X server.
+exec xvfb-run -a -n $((100 + RANDOM % 800)) -s '-screen 0 1280x1024x24' pvbatch "$here/demo.py" "${args[@]}"
