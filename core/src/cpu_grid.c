@@ -12,8 +12,7 @@
  * exceeds the current k-th distance are skipped, and the search stops when
  * the nearest slab of the next shell is beyond it.  Queries run in cell
  * order so that consecutive queries (one thread) touch the same cells. */
-#include "grid.h"
-#include "topk.h" /* vic__worse, vic__sort_pairs: the shared tie rules */
+#include "grid_internal.h"
 
 #include <string.h>
 #ifdef _OPENMP
@@ -31,24 +30,15 @@
 #ifndef CROWDED_PER_CELL
 #define CROWDED_PER_CELL 12.0
 #endif
+/* Past this crowding at the finest affordable grid, a kd-tree over the same
+ * points is searched instead (cpu_grid_tree.c). */
+#ifndef TREE_CROWDING
+#define TREE_CROWDING (8 * CROWDED_PER_CELL)
+#endif
 #ifndef CELLS_PER_POINT_MAX
 #define CELLS_PER_POINT_MAX 8.0
 #endif
 
-struct vic_grid {
-  int64_t n;
-  int32_t d;
-  int32_t nc[3];           /* cells per axis (1 on unused axes) */
-  int64_t ncells;
-  float lo[3];             /* lower corner of cell (0,0,0) */
-  float h[3], inv_h[3];    /* cell edge per axis and its inverse */
-  float period[3];         /* periodic length, +inf on open axes */
-  float slack[3];          /* rounding margin taken off every gap so bounds stay conservative */
-  int any_periodic;
-  float *pts;              /* n x 3 coordinates in cell order (periodic axes wrapped into [0, L)) */
-  int64_t *ids;            /* original row of each stored point */
-  int64_t *start;          /* ncells + 1 offsets into pts */
-};
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -196,11 +186,11 @@ vic_status vic__grid_build(vic_ctx *c, const vic_data *x, vic_grid **out) {
     if (grow > room) grow = room;
     edge /= pow(grow, 1.0 / deff);
   }
-  if (crowding(g, g->start + 1) > 8 * CROWDED_PER_CELL)
+  int use_tree = crowding(g, g->start + 1) > TREE_CROWDING;
+  if (use_tree)
     vic__log(c, VIC_LOG_INFO,
-             "grid: the points are strongly clustered (%d x %d x %d cells still hold about %.0f points per point's cell); "
-             "the exact grid search will be slow in the dense regions",
-             (int)g->nc[0], (int)g->nc[1], (int)g->nc[2], crowding(g, g->start + 1));
+             "grid: the points are strongly clustered (about %.0f points in a point's cell at the finest affordable grid); "
+             "searching a kd-tree instead", crowding(g, g->start + 1));
   if ((s = vic__progress(c, "grid", 0.0)) != VIC_OK) goto fail;
 
   for (int64_t cidx = 0; cidx < g->ncells; ++cidx) g->start[cidx + 1] += g->start[cidx];
@@ -218,6 +208,11 @@ vic_status vic__grid_build(vic_ctx *c, const vic_data *x, vic_grid **out) {
   }
   free(fill);
   free(cell);
+  if (use_tree) { /* the cell order is a good start for the tree's partitions */
+    free(g->start);
+    g->start = NULL;
+    if ((s = vic__grid_tree_build(c, g)) != VIC_OK) { cell = NULL; goto fail; }
+  }
   *out = g;
   return VIC_OK;
 
@@ -232,12 +227,14 @@ void vic__grid_free(vic_grid *g) {
   free(g->pts);
   free(g->ids);
   free(g->start);
+  free(g->box);
   free(g);
 }
 
 size_t vic__grid_bytes(const vic_grid *g) {
   if (!g) return 0;
-  return sizeof *g + (size_t)g->n * (3 * sizeof(float) + sizeof(int64_t)) + ((size_t)g->ncells + 1) * sizeof(int64_t);
+  return sizeof *g + (size_t)g->n * (3 * sizeof(float) + sizeof(int64_t)) +
+         (g->start ? ((size_t)g->ncells + 1) * sizeof(int64_t) : 0) + (size_t)g->nodes * 6 * sizeof(float);
 }
 
 /* ------------------------------------------------------------------ query */
@@ -263,65 +260,6 @@ static inline float axis_gap2(const vic_grid *g, int j, float q, int32_t cq, int
   }
   gap -= g->slack[j];
   return gap > 0.f ? gap * gap : 0.f;
-}
-
-/* The minimum-image difference of two wrapped coordinates (t = a - b).
- * The period is taken off the coordinate that is at least L/2 before the
- * subtraction, which is then exact (Sterbenz), so near neighbours across
- * the boundary keep full relative precision instead of rounding at L. */
-static inline float min_image(float t, float a, float b, float L) {
-  float half = 0.5f * L; /* +inf on open axes: no change */
-  if (t > half) return (a - L) - b;
-  if (t < -half) return a - (b - L);
-  return t;
-}
-
-/* The k best candidates of one query, kept sorted by (distance, id) with
- * the rules of topk.h.  A sorted array rather than the heap of topk.h:
- * for the small k of low-dimensional graphs an insertion is a short
- * memmove, and the list needs no sorting at the end (measured 15% faster
- * than the heap on 1M uniform points, k = 16). */
-typedef struct {
-  float *d;
-  int64_t *id;
-  int32_t k, size;
-} klist;
-
-static inline float klist_bound(const klist *h) { return h->size < h->k ? INFINITY : h->d[h->k - 1]; }
-
-static inline void klist_push(klist *h, float d, int64_t id) {
-  int32_t pos;
-  if (h->size < h->k) pos = h->size++;
-  else if (vic__worse(d, id, h->d[h->k - 1], h->id[h->k - 1])) return;
-  else pos = h->k - 1;
-  while (pos > 0 && vic__worse(h->d[pos - 1], h->id[pos - 1], d, id)) {
-    h->d[pos] = h->d[pos - 1];
-    h->id[pos] = h->id[pos - 1];
-    --pos;
-  }
-  h->d[pos] = d;
-  h->id[pos] = id;
-}
-
-/* Offer the stored points [a, b) to the list (one cell, or a run of
- * neighbouring cells of a row, which are contiguous in memory). */
-static inline void scan_range(const vic_grid *g, int64_t a, int64_t b, const float q[3], int64_t self_pos, klist *h,
-                              int periodic) {
-  const float *p = g->pts;
-  float bound = klist_bound(h);
-  for (int64_t i = a; i < b; ++i) {
-    float dx = p[3 * i] - q[0], dy = p[3 * i + 1] - q[1], dz = p[3 * i + 2] - q[2];
-    if (periodic) {
-      dx = min_image(dx, p[3 * i], q[0], g->period[0]);
-      dy = min_image(dy, p[3 * i + 1], q[1], g->period[1]);
-      dz = min_image(dz, p[3 * i + 2], q[2], g->period[2]);
-    }
-    float d2 = dx * dx + dy * dy + dz * dz;
-    if (d2 <= bound && i != self_pos) {
-      klist_push(h, d2, g->ids[i]);
-      bound = klist_bound(h);
-    }
-  }
 }
 
 static inline void scan_cell(const vic_grid *g, int64_t cidx, const float q[3], int64_t self_pos, klist *h,
@@ -406,6 +344,13 @@ static void search(const vic_grid *g, const float q[3], int64_t self_pos, klist 
   }
 }
 
+/* The grid's or the tree's search, specialised for open or periodic boxes. */
+static inline void search_any(const vic_grid *g, const float q[3], int64_t self_pos, klist *h, scratch *sc) {
+  if (g->tree) vic__grid_tree_search(g, q, self_pos, h, g->any_periodic);
+  else if (g->any_periodic) search(g, q, self_pos, h, sc, 1);
+  else search(g, q, self_pos, h, sc, 0);
+}
+
 /* True distances, (distance, id) order kept where sqrt merges values, and
  * the (-1, +inf) padding of a short list. */
 static void finish_row(klist *h) {
@@ -425,7 +370,7 @@ static int64_t block_count(int64_t items, int threads) {
 /* Queries against the grid's own points: cells in order. */
 static void query_self(vic_ctx *c, const vic_grid *g, int32_t k, int64_t *ids, float *dist, float *scratch_mem,
                        int threads) {
-  int64_t nb = block_count(g->ncells, threads), done = 0;
+  int64_t nb = block_count(g->n, threads), done = 0;
   size_t per = 0;
   for (int j = 0; j < 3; ++j) per += 2 * (size_t)g->nc[j] + 1;
 #pragma omp parallel num_threads(threads)
@@ -440,12 +385,11 @@ static void query_self(vic_ctx *c, const vic_grid *g, int32_t k, int64_t *ids, f
 #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < nb; ++b) {
       if (vic__cancelled(c)) continue;
-      int64_t c0 = g->ncells * b / nb, c1 = g->ncells * (b + 1) / nb;
-      for (int64_t i = g->start[c0]; i < g->start[c1]; ++i) {
+      /* stored order: consecutive queries are neighbours in space */
+      for (int64_t i = g->n * b / nb, e = g->n * (b + 1) / nb; i < e; ++i) {
         int64_t id = g->ids[i];
         klist h = {dist + id * k, ids + id * k, k, 0};
-        if (g->any_periodic) search(g, g->pts + 3 * i, i, &h, &sc, 1);
-        else search(g, g->pts + 3 * i, i, &h, &sc, 0);
+        search_any(g, g->pts + 3 * i, i, &h, &sc);
         finish_row(&h);
       }
       int64_t now;
@@ -523,8 +467,7 @@ static vic_status query_rows(vic_ctx *c, const vic_grid *g, const vic_data *q, i
         float p[3];
         load_point(g, vic__row(q, qi), p);
         klist h = {dist + qi * k, ids + qi * k, k, 0};
-        if (g->any_periodic) search(g, p, -1, &h, &sc, 1);
-        else search(g, p, -1, &h, &sc, 0);
+        search_any(g, p, -1, &h, &sc);
         finish_row(&h);
       }
       int64_t now;

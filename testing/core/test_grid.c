@@ -142,6 +142,25 @@ static void test_clustered(void) {
   }
   vic_data x = {p, n, 3, 0, VIC_L2, NULL};
   check_grid("clustered", &x, 16);
+  VT_CHECK(strstr(vt_last_log, "kd-tree") != NULL, "clustered data are searched with the kd-tree: %s", vt_last_log);
+  /* the same in a periodic box, the dense ball straddling a corner (a fixed
+   * size, large enough for the tree also under the sanitizers) */
+  int64_t np = 3000;
+  float *pp = vt_uniform(np, 3, 1.f, 10);
+  double box[3] = {1, 1, 1};
+  for (int64_t i = 0; i < np; ++i)
+    for (int j = 0; j < 3; ++j) {
+      float v = i % 10 == 0 ? pp[3 * i + j] : 1e-3f * pp[3 * i + j] - 0.0005f;
+      pp[3 * i + j] = v < 0.f ? v + 1.f : v;
+    }
+  vic_data xp = {pp, np, 3, 0, VIC_L2, box};
+  check_grid("clustered across a periodic corner", &xp, 16);
+  VT_CHECK(strstr(vt_last_log, "kd-tree") != NULL, "periodic clustered data use the kd-tree: %s", vt_last_log);
+  for (int64_t i = 0; i < 3 * np; ++i) pp[i] = pp[i] * 2.f - 0.5f; /* and without the box, a 1-d/2-d view */
+  vic_data x1 = {pp, np, 1, 3, VIC_L2, NULL}, x2 = {pp, np, 2, 3, VIC_L2, NULL};
+  check_grid("clustered 1-d", &x1, 7);
+  check_grid("clustered 2-d", &x2, 7);
+  free(pp);
   /* all points on a line through 3-d space, and all points equal */
   for (int64_t i = 0; i < n; ++i) p[3 * i] = p[3 * i + 1] = p[3 * i + 2] = (float)(i % 97) * 0.5f;
   check_grid("collinear with duplicates", &x, 8);
