@@ -10,8 +10,13 @@
  * each offset is computed once per axis and offset, so a cell's lower bound
  * is a sum of three table entries; planes, rows and cells whose bound
  * exceeds the current k-th distance are skipped, and the search stops when
- * the nearest slab of the next shell is beyond it.  Queries run in cell
- * order so that consecutive queries (one thread) touch the same cells. */
+ * the nearest slab of the next shell is beyond it; in a row of a shell, the
+ * run of cells within the bound is one contiguous range of points.  Queries
+ * run in stored order so that consecutive queries (one thread) touch the
+ * same cells.
+ *
+ * When the data stay crowded at the finest grid that memory allows, the
+ * stored points are handed to the kd-tree of cpu_grid_tree.c instead. */
 #include "grid_internal.h"
 
 #include <string.h>

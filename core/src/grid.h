@@ -5,7 +5,9 @@
  * visits cells in expanding Chebyshev shells around its own cell and stops
  * when the nearest possible point of the next shell is farther than its
  * current k-th neighbour.  Periodic axes (box length > 0) use the minimum
- * image; open axes span the data's bounding box.
+ * image; open axes span the data's bounding box.  Data too clustered for
+ * any affordable uniform grid (n-body cores in a sparse background) are
+ * searched through a kd-tree over the same stored points instead.
  *
  * The grid owns a copy of the points and keeps no reference to the view it
  * was built from.  It is read-only after the build, so one grid may serve
@@ -35,7 +37,7 @@ void vic__grid_free(vic_grid *g);
  * VIC_METHOD_GRID case of vic_knn_build. */
 vic_status vic__cpu_grid_knn(vic_ctx *c, const vic_data *x, int32_t k, int64_t *ids, float *dist);
 
-/* Bytes held by the grid (points, ids and cell offsets). */
+/* Bytes held by the grid (points, ids, cell offsets or tree boxes). */
 size_t vic__grid_bytes(const vic_grid *g);
 
 #endif
