@@ -109,11 +109,11 @@ static void transpose(const float *in, int64_t rows, int64_t cols, float *out) {
  * J >= I are multiplied and each product tile serves the rows of I (by
  * rows) and the rows of J (by columns, through a transposed copy): half the
  * arithmetic of the general path.  Every row keeps its heap until the end. */
-static vic_status gemm_symmetric(vic_ctx *c, const vic_data *x, const float *xn, int32_t k, int32_t kk,
-                                 int64_t *ids, float *dist, const char *stage) {
+static vic_status gemm_symmetric(vic_ctx *c, const vic_data *xg, const vic_data *x, const float *xn, int32_t k,
+                                 int32_t kk, int64_t *ids, float *dist, const char *stage) {
   int threads = vic__threads(c);
   int64_t n = x->n, bt = n < SYMMETRIC_TILE ? n : SYMMETRIC_TILE;
-  int64_t xs = x->stride ? x->stride : x->d;
+  int64_t xs = xg->stride ? xg->stride : xg->d;
   int ip = x->metric == VIC_INNER_PRODUCT;
   vic_status s = VIC_E_NOMEM;
   float *prod = vic__malloc(c, (size_t)bt * (size_t)bt * sizeof *prod, "distance tile");
@@ -128,8 +128,8 @@ static vic_status gemm_symmetric(vic_ctx *c, const vic_data *x, const float *xn,
     int64_t ni = i0 + bt < n ? bt : n - i0;
     for (int64_t j0 = i0; j0 < n; j0 += bt) {
       int64_t nj = j0 + bt < n ? bt : n - j0;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ni, (int)nj, x->d, 1.f, x->rows + i0 * xs, (int)xs,
-                  x->rows + j0 * xs, (int)xs, 0.f, prod, (int)nj);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)ni, (int)nj, x->d, 1.f, xg->rows + i0 * xs, (int)xs,
+                  xg->rows + j0 * xs, (int)xs, 0.f, prod, (int)nj);
       int off = j0 != i0;
       if (off) transpose(prod, ni, nj, tr);
       int64_t rows = ni + (off ? nj : 0);
@@ -153,13 +153,67 @@ done:
   return s;
 }
 
+static vic_status gemm_views(vic_ctx *c, const vic_data *xg, const vic_brute_queries *qg, const vic_data *x,
+                             const vic_brute_queries *q, int32_t k, int64_t *ids, float *dist, const char *stage);
+
+/* L2 products are taken on rows moved by the data's mean: distances do not
+ * change, but the norms shrink to the data's spread, so ||x||^2 - 2 q.x no
+ * longer cancels away the differences of data far from the origin (a
+ * cloud of unit size at 1000 loses every digit otherwise).  The final
+ * distances are still recomputed on the caller's rows. */
+static float *centred_copy(vic_ctx *c, const float *rows, int64_t stride, int64_t m, int32_t d, const double *mean) {
+  float *out = vic__malloc(c, (size_t)m * (size_t)d * sizeof *out, "centred rows");
+  if (!out) return NULL;
+  for (int64_t i = 0; i < m; ++i)
+    for (int32_t j = 0; j < d; ++j) out[i * d + j] = (float)((double)rows[i * stride + j] - mean[j]);
+  return out;
+}
+
+static vic_status centre_views(vic_ctx *c, const vic_data *x, const vic_brute_queries *q, vic_data *xg,
+                               vic_brute_queries *qg, float **xc, float **qc) {
+  *xg = *x;
+  *qg = *q;
+  *xc = *qc = NULL;
+  if (x->metric != VIC_L2) return VIC_OK; /* unit rows (cosine) and inner products are not translation invariant */
+  int32_t d = x->d;
+  int64_t xs = x->stride ? x->stride : d;
+  double *mean = vic__calloc(c, (size_t)d, sizeof *mean, "data mean");
+  if (!mean) return VIC_E_NOMEM;
+  for (int64_t i = 0; i < x->n; ++i)
+    for (int32_t j = 0; j < d; ++j) mean[j] += x->rows[i * xs + j];
+  for (int32_t j = 0; j < d; ++j) mean[j] /= (double)x->n;
+  *xc = centred_copy(c, x->rows, xs, x->n, d, mean);
+  int same = q->rows == x->rows && q->stride == xs && q->m == x->n;
+  if (*xc && !same) *qc = centred_copy(c, q->rows, q->stride, q->m, d, mean);
+  free(mean);
+  if (!*xc || (!same && !*qc)) return VIC_E_NOMEM;
+  xg->rows = *xc;
+  xg->stride = d;
+  qg->rows = same ? *xc : *qc;
+  qg->stride = d;
+  return VIC_OK;
+}
+
 vic_status vic__brute_gemm(vic_ctx *c, const vic_data *x, const vic_brute_queries *q, int32_t k, int64_t *ids,
                            float *dist, const char *stage) {
   if (x->box) return vic__fail(c, VIC_E_UNSUPPORTED, "tiled brute force has no periodic boxes");
+  vic_data xg;
+  vic_brute_queries qg;
+  float *xc, *qc;
+  vic_status s = centre_views(c, x, q, &xg, &qg, &xc, &qc);
+  if (s == VIC_OK) s = gemm_views(c, &xg, &qg, x, q, k, ids, dist, stage);
+  free(xc);
+  free(qc);
+  return s;
+}
+
+/* Products and norms on (xg, qg); candidates finished on (x, q). */
+static vic_status gemm_views(vic_ctx *c, const vic_data *xg, const vic_brute_queries *qg, const vic_data *x,
+                             const vic_brute_queries *q, int32_t k, int64_t *ids, float *dist, const char *stage) {
   int threads = vic__threads(c);
   int64_t n = x->n, m = q->m;
   int32_t d = x->d, kk = candidates(k, n);
-  int64_t xs = x->stride ? x->stride : d;
+  int64_t xgs = xg->stride ? xg->stride : d;
   int ip = x->metric == VIC_INNER_PRODUCT;
   int64_t qt = m < QUERY_TILE ? m : QUERY_TILE, xt = n < DATA_TILE ? n : DATA_TILE;
 
@@ -169,12 +223,12 @@ vic_status vic__brute_gemm(vic_ctx *c, const vic_data *x, const vic_brute_querie
   int64_t *ci = NULL;
   vic_topk *heaps = NULL;
   if (!xn) goto done;
-  if (!row_norms(x, xn, threads)) {
+  if (!row_norms(xg, xn, threads)) {
     s = VIC_E_UNSUPPORTED; /* no failure: the caller computes distances directly */
     goto done;
   }
   if (q->self_identity && !q->self_ids && q->rows == x->rows && q->m == n) {
-    s = gemm_symmetric(c, x, xn, k, kk, ids, dist, stage);
+    s = gemm_symmetric(c, xg, x, xn, k, kk, ids, dist, stage);
     goto done;
   }
   prod = vic__malloc(c, (size_t)qt * (size_t)xt * sizeof *prod, "distance tile");
@@ -185,12 +239,12 @@ vic_status vic__brute_gemm(vic_ctx *c, const vic_data *x, const vic_brute_querie
 
   for (int64_t q0 = 0; q0 < m; q0 += qt) {
     int64_t mq = q0 + qt < m ? qt : m - q0;
-    const float *qrows = q->rows + q0 * q->stride;
+    const float *qrows = q->rows + q0 * q->stride, *qgrows = qg->rows + q0 * qg->stride;
     for (int64_t i = 0; i < mq; ++i) vic__topk_init(&heaps[i], cd + i * kk, ci + i * kk, kk);
     for (int64_t x0 = 0; x0 < n; x0 += xt) {
       int64_t nx = x0 + xt < n ? xt : n - x0;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mq, (int)nx, d, 1.f, qrows, (int)q->stride,
-                  x->rows + x0 * xs, (int)xs, 0.f, prod, (int)nx);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mq, (int)nx, d, 1.f, qgrows, (int)qg->stride,
+                  xg->rows + x0 * xgs, (int)xgs, 0.f, prod, (int)nx);
       for (int64_t i = 0; i < mq; ++i) select_row(prod + i * nx, nx, x0, xn, ip, self_of(q, q0 + i), &heaps[i]);
       if (vic__cancelled(c)) break;
     }

@@ -136,7 +136,36 @@ static void test_brute_metrics(void) {
   free(pts);
 }
 
+/* Data far from the origin: the product form of brute force must not lose
+ * the small differences to cancellation (a unit cloud offset by 1000). */
+static void test_brute_offset(void) {
+  int64_t n = 2000;
+  int32_t d = 32, k = 8;
+  float *pts = vt_clusters(n, d, 4, 11);
+  for (int64_t i = 0; i < n * d; ++i) pts[i] = pts[i] * 0.01f + 1000.f;
+  memcpy(pts + 7 * d, pts + 5 * d, d * sizeof(float));
+  vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
+  vic_data x = {pts, n, d, 0, VIC_L2, NULL};
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.method = VIC_METHOD_BRUTE;
+  o.k = k;
+  vic_knn r;
+  VT_OK(c, vic_knn_build(c, &x, &o, &r));
+  int64_t *ref = malloc((size_t)n * k * sizeof *ref);
+  double *refd = malloc((size_t)n * k * sizeof *refd);
+  vt_naive_knn(&x, NULL, k, ref, refd);
+  int64_t bad = vt_compare_knn(&r, ref, refd, 1e-3);
+  VT_CHECK(bad == 0, "offset data: %lld rows differ", (long long)bad);
+  VT_CHECK(r.ids[5 * k] == 7 && r.dist[5 * k] == 0.f, "duplicate found first at distance 0");
+  free(ref); free(refd);
+  vic_knn_free(&r);
+  vic_ctx_destroy(c);
+  free(pts);
+}
+
 int main(void) {
+  test_brute_offset();
   test_bad_input();
   test_no_gpu();
   test_cancel();
