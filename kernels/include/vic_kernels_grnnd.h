@@ -1,0 +1,114 @@
+/* C interface of the sparse search graphs of issue 7, part of
+ * vicinity_kernels:
+ *  - GRNND (Li et al., GPU relative NN-Descent, Alg. 3-6): random initial
+ *    pools, disordered neighbour propagation under the RNG rule, one warp
+ *    per vertex, fixed-capacity double-buffered pools, reverse-edge sampling;
+ *  - TSDG (Wang, Wang, Zhao, Sec. 3): two-stage diversification of a kNN
+ *    graph with an occlusion factor per stored edge;
+ *  - graph search on any flat graph (GRNND's, TSDG's, a kNN graph): the
+ *    small-batch procedure (Alg. 1, t0 cheap greedy searches per query on
+ *    separate blocks, merged) and the large-batch one (Alg. 2, one block
+ *    per query with a sorted expansion list, a visited table and the probe
+ *    threshold Delta).
+ * Kernels own no policy: the caller picks the procedure and parameters.
+ *
+ * Distances are squared Euclidean on the rows as given (the core hands
+ * cosine data over as unit rows).  A flat graph is n rows of `degree`
+ * int32 ids, -1 where a row has fewer edges. */
+#ifndef VIC_KERNELS_GRNND_H
+#define VIC_KERNELS_GRNND_H
+
+#include "vic_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ GRNND */
+typedef struct {
+  int32_t s;   /* S: random neighbours of the initial pools, 1..R */
+  int32_t r;   /* R: pool capacity (maximum out-degree), 8..128 */
+  int32_t t1;  /* outer iterations (reverse-edge sampling between them) */
+  int32_t t2;  /* inner rounds of disordered propagation per outer iteration */
+  float rho;   /* reverse-edge sampling ratio in (0, 1] */
+} vick_grnnd_params;
+
+/* RNN-Descent's defaults (Ono and Matsui): S = 20, R = 96, T1 = 4, T2 = 15;
+ * rho = 0.6 (GRNND Sec. 4.4). */
+void vick_grnnd_params_init(vick_grnnd_params *p);
+
+/* GRNND graph of n rows (host, n x d) into ids/dist (host, n * p->r;
+ * dist may be NULL): each row's edges ascending by (distance, id), no
+ * self, no repeats, -1 / +inf after its last edge.  *mean_degree (may be
+ * NULL) gets the mean out-degree. */
+int vick_grnnd_build(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_grnnd_params *p,
+                     int32_t *ids, float *dist, double *mean_degree);
+
+/* ------------------------------------------------------------------- TSDG */
+typedef struct {
+  float alpha;      /* stage-1 relaxation (Eq. 2), > 1; default 1.2 */
+  int32_t lambda0;  /* edges with an occlusion factor above it are cut; default 10 */
+  int32_t degree;   /* stored edges per row at most (the output width), 8..256; default 64 */
+} vick_tsdg_params;
+
+void vick_tsdg_params_init(vick_tsdg_params *p);
+
+/* Diversify the kNN graph knn (host, n x k int32 ids ascending by distance,
+ * -1 padded, k <= 128): stage 1 keeps an edge unless a kept nearer edge
+ * occludes it by Eq. 2 with alpha; reverse edges of the kept ones are
+ * appended; stage 2 counts for each edge the edges that occlude it by
+ * Eq. 1 (its occlusion factor), sorts by (factor, distance) and keeps the
+ * first p->degree with factor <= lambda0.  ids: n * p->degree, occl: the
+ * factor of each stored edge (255 after the last).  *mean_degree may be
+ * NULL. */
+int vick_tsdg_build(vick_call *call, const float *rows, int64_t n, int32_t d, const int32_t *knn, int32_t k,
+                    const vick_tsdg_params *p, int32_t *ids, uint8_t *occl, double *mean_degree);
+
+/* ------------------------------------------------------------ graph search */
+typedef struct vick_gsearch vick_gsearch;
+
+/* Upload rows and a flat graph (occl may be NULL: every edge has factor 0)
+ * and find the weakly connected components of the graph; one
+ * representative of each (the largest max_entries components, 0 = 4096)
+ * becomes an entry point that every search also starts from, so searches
+ * reach every island of a disconnected graph. */
+int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d, const int32_t *graph,
+                        int32_t degree, const uint8_t *occl, int32_t max_entries, vick_gsearch **out);
+
+enum { VICK_GSEARCH_SMALL = 1, VICK_GSEARCH_LARGE = 2 };
+
+typedef struct {
+  int procedure;           /* VICK_GSEARCH_SMALL or VICK_GSEARCH_LARGE */
+  int32_t occlusion_limit; /* visit edges with factor < limit; 0 = all */
+  int32_t searches;        /* small: t0 greedy searches per query (1..64) */
+  int32_t hops;            /* T: hop limit (small) / expansions limit (large); 0 = default */
+  int32_t list;            /* large: sorted list length (>= k, <= 256); small: per-search ranking
+                              (32 or 128, >= k); 0 = default */
+  float delta;             /* large: stop when the next expansion is farther than (1 + delta) times
+                              the k-th distance found */
+  int32_t entries;         /* component representatives each search starts from (best of them); 0 = 4 */
+} vick_gsearch_params;
+
+void vick_gsearch_params_init(vick_gsearch_params *p);
+
+/* k nearest rows of m queries (host, m x d) into ids/dist (m * k, int64
+ * ids, squared L2, ascending, -1 / +inf where fewer were found). */
+int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int32_t k,
+                       const vick_gsearch_params *p, int64_t *ids, float *dist);
+
+typedef struct {
+  int64_t n;
+  int32_t d, degree;
+  int64_t components;    /* weakly connected components of the graph */
+  int32_t entry_points;  /* representatives kept */
+  int32_t sms;           /* multiprocessors of the device */
+  size_t device_bytes;
+} vick_gsearch_info;
+
+int vick_gsearch_info_get(const vick_gsearch *g, vick_gsearch_info *info);
+void vick_gsearch_free(vick_gsearch *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,92 @@
+/* Device helpers of the GRNND / TSDG / graph-search kernels: a counter-based
+ * random number, the warp-cooperative squared distance (GRNND Alg. 5) and
+ * a warp sort that drops repeated keys (CUB's WarpMergeSort). */
+#ifndef VICK_GRNND_COMMON_CUH
+#define VICK_GRNND_COMMON_CUH
+
+#include "common.cuh"
+
+#include <cub/warp/warp_merge_sort.cuh>
+
+#define GR_FULL 0xffffffffu
+
+__device__ __forceinline__ uint64_t gr_mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+__device__ __forceinline__ uint64_t gr_rand(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) {
+  return gr_mix(seed ^ gr_mix(a ^ gr_mix(b ^ gr_mix(c))));
+}
+
+/* Squared distance of two rows by one warp: lanes stride the dimensions,
+ * a butterfly reduction gives every lane the sum. */
+__device__ __forceinline__ float gr_warp_l2(const float *a, const float *b, int d, int lane) {
+  float s = 0.f;
+  for (int j = lane; j < d; j += 32) {
+    float t = a[j] - b[j];
+    s = fmaf(t, t, s);
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(GR_FULL, s, o);
+  return s;
+}
+
+struct gr_less {
+  __device__ __forceinline__ bool operator()(const unsigned long long &a, const unsigned long long &b) const {
+    return a < b;
+  }
+};
+
+/* Keys carry a flag in bit 31 of the id half (ids < 2^31): two keys are the
+ * same entry when they agree apart from it. */
+#define GR_FLAG 0x80000000ull
+__device__ __forceinline__ unsigned long long gr_plain(unsigned long long k) { return k & ~GR_FLAG; }
+
+/* Sort the IPT*32 keys s[0..) of one warp ascending (VICK_KEY_NONE last),
+ * drop repeated entries (a repeat's flag is ORed into the copy kept) and
+ * compact: s[0..return) are the distinct keys, the rest VICK_KEY_NONE. */
+template <int IPT>
+__device__ __forceinline__ int gr_warp_sort_unique(unsigned long long *s,
+                                                   typename cub::WarpMergeSort<unsigned long long, IPT, 32>::TempStorage &tmp,
+                                                   int lane) {
+  unsigned long long it[IPT];
+#pragma unroll
+  for (int i = 0; i < IPT; ++i) it[i] = s[lane * IPT + i];
+  cub::WarpMergeSort<unsigned long long, IPT, 32>(tmp).Sort(it, gr_less());
+  __syncwarp();
+  /* blocked arrangement: lane holds positions lane*IPT .. lane*IPT+IPT-1 */
+  unsigned long long prev = __shfl_up_sync(GR_FULL, it[IPT - 1], 1);
+  unsigned long long next = __shfl_down_sync(GR_FULL, it[0], 1);
+  if (lane == 0) prev = VICK_KEY_NONE;
+  if (lane == 31) next = VICK_KEY_NONE;
+  bool keep[IPT];
+  int mine = 0;
+#pragma unroll
+  for (int i = 0; i < IPT; ++i) {
+    unsigned long long p = i == 0 ? prev : it[i - 1];
+    unsigned long long nx = i == IPT - 1 ? next : it[i + 1];
+    keep[i] = it[i] != VICK_KEY_NONE && (p == VICK_KEY_NONE || gr_plain(p) != gr_plain(it[i]));
+    if (keep[i] && nx != VICK_KEY_NONE && gr_plain(nx) == gr_plain(it[i])) it[i] |= (nx & GR_FLAG);
+    mine += keep[i];
+  }
+  int incl = mine;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    int t = __shfl_up_sync(GR_FULL, incl, o);
+    if (lane >= o) incl += t;
+  }
+  int total = __shfl_sync(GR_FULL, incl, 31);
+  int pos = incl - mine;
+  __syncwarp();
+#pragma unroll
+  for (int i = 0; i < IPT; ++i)
+    if (keep[i]) s[pos++] = it[i];
+  __syncwarp();
+  for (int i = total + lane; i < IPT * 32; i += 32) s[i] = VICK_KEY_NONE;
+  __syncwarp();
+  return total;
+}
+
+#endif

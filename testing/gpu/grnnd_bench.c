@@ -1,0 +1,318 @@
+/* GRNND / TSDG / graph-search benchmark (issue 7) on one data set and its
+ * queries (from grnnd_truth.py: base.f32, query.f32, qtruth.i32 with 100
+ * exact neighbours per query), kernels only:
+ *  - GRNND build time and degree; GNND kNN graph (K = 32) + TSDG
+ *    diversification time and degree; optionally GGNN's build;
+ *  - the recall@10 / QPS curve of both graphs under the same large-batch
+ *    search (list length swept), batch 10,000;
+ *  - batch 1 and batch 10: the small-batch procedure (t0 swept) against the
+ *    large-batch one (list swept) on the same graph: recall@10 and queries
+ *    per second of kernel time (entry kernel + search + merge, CUDA events);
+ *  - batch 10,000 recall@100 (k = 100);
+ *  - with GGNN: its own query at batch 10,000, k = 10 and k = 100.
+ * Every line of the curves is printed as it comes; a compact table last.
+ *
+ *   grnnd_bench DIR N M D [ggnn] [quick]
+ *
+ * "quick": fewer points of each sweep (islands runs use it). */
+#include "vic_kernels_ggnn.h"
+#include "vic_kernels_gnnd.h"
+#include "vic_kernels_grnnd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *load(const char *dir, const char *name, size_t bytes) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "rb");
+  void *b = malloc(bytes);
+  if (!f || !b || fread(b, 1, bytes, f) != bytes) {
+    fprintf(stderr, "cannot read %zu bytes from %s\n", bytes, path);
+    exit(2);
+  }
+  fclose(f);
+  return b;
+}
+
+static int64_t M;
+static int D;
+static float *Q;
+static int32_t *QT; /* M x 100 */
+
+static double recall(const int64_t *ids, int k, int64_t first, int64_t m, int c) {
+  int64_t hit = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    const int32_t *t = QT + (first + i) * 100;
+    for (int a = 0; a < c; ++a)
+      for (int b = 0; b < c && b < k; ++b)
+        if (ids[i * k + b] == t[a]) { hit++; break; }
+  }
+  return (double)hit / (double)(m * c);
+}
+
+typedef struct {
+  double recall, qps, us;
+} point;
+
+/* m queries per call from query `first` on, `calls` calls: recall over all,
+ * QPS from the summed kernel time */
+static point run(const vick_gsearch *g, const vick_gsearch_params *p, int k, int64_t batch, int64_t calls) {
+  int64_t *ids = malloc((size_t)batch * k * 8);
+  float *dist = malloc((size_t)batch * k * 4);
+  vick_call call;
+  double sec = 0, rec = 0;
+  for (int64_t c = -1; c < calls; ++c) { /* call -1: warm-up */
+    int64_t first = c < 0 ? 0 : (c * batch) % M;
+    if (first + batch > M) first = 0;
+    memset(&call, 0, sizeof call);
+    call.seed = (uint64_t)(c + 2);
+    if (vick_gsearch_query(&call, g, Q + first * D, batch, k, p, ids, dist) != VICK_OK) {
+      fprintf(stderr, "search failed: %s\n", call.message);
+      exit(1);
+    }
+    if (c < 0) continue;
+    sec += call.seconds_kernel;
+    rec += recall(ids, k, first, batch, k < 10 ? k : (k >= 100 ? 100 : 10));
+  }
+  free(ids);
+  free(dist);
+  point r = {rec / (double)calls, (double)(batch * calls) / sec, sec * 1e6 / (double)calls};
+  return r;
+}
+
+/* compact table rows */
+static char table[200][160];
+static int rows;
+#define ROW(...) snprintf(table[rows < 199 ? rows++ : rows], 160, __VA_ARGS__)
+
+/* the best QPS at recall >= goal of a sweep (0 when none reaches it) */
+static void best_at(point *pts, int np, double goal, double *qps, double *rec) {
+  *qps = 0;
+  *rec = 0;
+  for (int i = 0; i < np; ++i)
+    if (pts[i].recall >= goal && pts[i].qps > *qps) { *qps = pts[i].qps; *rec = pts[i].recall; }
+}
+
+static void sweep_graph(const char *name, const vick_gsearch *g, int occ_small, int occ_large, int quick) {
+  vick_gsearch_params p;
+  static const int lists[] = {16, 24, 32, 48, 64, 96, 128, 192, 256};
+  static const int t0s[] = {4, 8, 16, 32, 64};
+  const int nl = quick ? 4 : 9, nt = quick ? 3 : 5;
+  point pts[16];
+  /* batch 10,000 curve, k = 10, large-batch procedure */
+  printf("-- %s: batch %lld, large-batch procedure, k=10\n%8s %10s %12s\n", name, (long long)M, "list", "recall@10",
+         "QPS");
+  for (int i = 0; i < nl; ++i) {
+    vick_gsearch_params_init(&p);
+    p.procedure = VICK_GSEARCH_LARGE;
+    p.occlusion_limit = occ_large;
+    p.list = quick ? lists[2 * i + 1] : lists[i];
+    pts[i] = run(g, &p, 10, M, 3);
+    printf("%8d %10.4f %12.0f\n", p.list, pts[i].recall, pts[i].qps);
+    ROW("%-8s large  b=%-5lld k=10  list=%-4d recall@10 %.4f  QPS %10.0f", name, (long long)M, p.list, pts[i].recall,
+        pts[i].qps);
+  }
+  /* batch 10,000 recall@100 */
+  for (int i = 0; i < (quick ? 1 : 2); ++i) {
+    vick_gsearch_params_init(&p);
+    p.procedure = VICK_GSEARCH_LARGE;
+    p.occlusion_limit = occ_large;
+    p.list = i == 0 ? 128 : 256;
+    point r = run(g, &p, 100, M, 1);
+    printf("%s batch %lld k=100 list %d: recall@100 %.4f QPS %.0f\n", name, (long long)M, p.list, r.recall, r.qps);
+    ROW("%-8s large  b=%-5lld k=100 list=%-4d recall@100 %.4f QPS %10.0f", name, (long long)M, p.list, r.recall,
+        r.qps);
+  }
+  /* batch 10,000 through the small-batch procedure too (for islands) */
+  if (quick) {
+    vick_gsearch_params_init(&p);
+    p.procedure = VICK_GSEARCH_SMALL;
+    p.occlusion_limit = occ_small;
+    p.searches = 16;
+    point r = run(g, &p, 10, M, 1);
+    printf("%s batch %lld small t0=16: recall@10 %.4f QPS %.0f\n", name, (long long)M, r.recall, r.qps);
+    ROW("%-8s small  b=%-5lld k=10  t0=16     recall@10 %.4f  QPS %10.0f", name, (long long)M, r.recall, r.qps);
+  }
+  /* batch 1 and 10: small-batch (t0) vs large-batch (list) */
+  for (int bi = 0; bi < 2; ++bi) {
+    const int64_t batch = bi == 0 ? 1 : 10, calls = quick ? 50 : (bi == 0 ? 300 : 100);
+    point sp[8], lp[16];
+    printf("-- %s: batch %lld (%lld calls)\n%8s %8s %10s %12s %10s\n", name, (long long)batch, (long long)calls,
+           "proc", "param", "recall@10", "QPS", "us/call");
+    for (int i = 0; i < nt; ++i) {
+      vick_gsearch_params_init(&p);
+      p.procedure = VICK_GSEARCH_SMALL;
+      p.occlusion_limit = occ_small;
+      p.searches = t0s[quick ? i + 2 : i];
+      sp[i] = run(g, &p, 10, batch, calls);
+      printf("%8s %8d %10.4f %12.0f %10.1f\n", "small", p.searches, sp[i].recall, sp[i].qps, sp[i].us);
+    }
+    for (int i = 0; i < nl; ++i) {
+      vick_gsearch_params_init(&p);
+      p.procedure = VICK_GSEARCH_LARGE;
+      p.occlusion_limit = occ_large;
+      p.list = quick ? lists[2 * i + 1] : lists[i];
+      lp[i] = run(g, &p, 10, batch, calls);
+      printf("%8s %8d %10.4f %12.0f %10.1f\n", "large", p.list, lp[i].recall, lp[i].qps, lp[i].us);
+    }
+    double qs, rs, ql, rl;
+    best_at(sp, nt, 0.95, &qs, &rs);
+    best_at(lp, nl, 0.95, &ql, &rl);
+    ROW("%-8s b=%-3lld @R10>=0.95: small QPS %8.0f (R %.3f, %6.1f us)  large QPS %8.0f (R %.3f)  ratio %.2f", name,
+        (long long)batch, qs, rs, qs > 0 ? 1e6 * batch / qs : 0.0, ql, rl, ql > 0 ? qs / ql : 0.0);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc < 5) {
+    fprintf(stderr, "usage: grnnd_bench DIR N M D [ggnn] [quick]\n");
+    return 2;
+  }
+  const char *dir = argv[1];
+  int64_t n = atoll(argv[2]);
+  M = atoll(argv[3]);
+  D = atoi(argv[4]);
+  int with_ggnn = 0, quick = 0;
+  for (int i = 5; i < argc; ++i) {
+    with_ggnn |= strcmp(argv[i], "ggnn") == 0;
+    quick |= strcmp(argv[i], "quick") == 0;
+  }
+  float *x = load(dir, "base.f32", (size_t)n * D * 4);
+  Q = load(dir, "query.f32", (size_t)M * D * 4);
+  QT = load(dir, "qtruth.i32", (size_t)M * 400);
+  vick_call call;
+  int rc;
+
+  /* warm-up: context and modules */
+  {
+    vick_grnnd_params gp;
+    vick_grnnd_params_init(&gp);
+    gp.t1 = 1;
+    gp.t2 = 1;
+    int64_t nw = n < 20000 ? n : 20000;
+    int32_t *w = malloc((size_t)nw * gp.r * 4);
+    memset(&call, 0, sizeof call);
+    if ((rc = vick_grnnd_build(&call, x, nw, D, &gp, w, NULL, NULL)) != VICK_OK) {
+      fprintf(stderr, "warm-up failed: %s\n", call.message);
+      return 1;
+    }
+    free(w);
+  }
+
+  /* GRNND */
+  vick_grnnd_params gp;
+  vick_grnnd_params_init(&gp);
+  int32_t *gg = malloc((size_t)n * gp.r * 4);
+  double gdeg = 0;
+  memset(&call, 0, sizeof call);
+  call.seed = 1;
+  if ((rc = vick_grnnd_build(&call, x, n, D, &gp, gg, NULL, &gdeg)) != VICK_OK) {
+    fprintf(stderr, "GRNND failed: %s\n", call.message);
+    return 1;
+  }
+  printf("GRNND n=%lld d=%d S=%d R=%d T1=%d T2=%d rho=%.2f: %.3f s (kernels %.3f s), mean degree %.2f\n",
+         (long long)n, D, gp.s, gp.r, gp.t1, gp.t2, (double)gp.rho, call.seconds_total, call.seconds_kernel, gdeg);
+  for (int i = 0; i < call.n_stages; ++i) printf("  stage %-10s %.3f s\n", call.stages[i].name, call.stages[i].seconds);
+  ROW("GRNND build %.3f s (S=%d R=%d T1=%d T2=%d rho=%.2f), mean degree %.1f", call.seconds_total, gp.s, gp.r, gp.t1,
+      gp.t2, (double)gp.rho, gdeg);
+
+  /* GNND kNN graph, then TSDG */
+  vick_gnnd_params np = {32, 16, 10, 0.001f, 0, 0};
+  vick_gnnd_graph kg = {n, 32, malloc((size_t)n * 32 * 4), malloc((size_t)n * 32 * 4)};
+  memset(&call, 0, sizeof call);
+  if ((rc = vick_gnnd_build(&call, x, n, D, &np, &kg)) != VICK_OK) {
+    fprintf(stderr, "GNND failed: %s\n", call.message);
+    return 1;
+  }
+  double t_gnnd = call.seconds_total;
+  vick_tsdg_params tp;
+  vick_tsdg_params_init(&tp);
+  int32_t *tg = malloc((size_t)n * tp.degree * 4);
+  uint8_t *to = malloc((size_t)n * tp.degree);
+  double tdeg = 0;
+  memset(&call, 0, sizeof call);
+  if ((rc = vick_tsdg_build(&call, x, n, D, kg.ids, kg.k, &tp, tg, to, &tdeg)) != VICK_OK) {
+    fprintf(stderr, "TSDG failed: %s\n", call.message);
+    return 1;
+  }
+  printf("GNND K=32: %.3f s; TSDG alpha=%.2f lambda0=%d: %.3f s, mean degree %.2f\n", t_gnnd, (double)tp.alpha,
+         tp.lambda0, call.seconds_total, tdeg);
+  for (int i = 0; i < call.n_stages; ++i) printf("  stage %-10s %.3f s\n", call.stages[i].name, call.stages[i].seconds);
+  ROW("GNND(K=32) %.3f s + TSDG %.3f s (alpha %.1f, lambda0 %d), mean degree %.1f", t_gnnd, call.seconds_total,
+      (double)tp.alpha, tp.lambda0, tdeg);
+  int64_t hist[12] = {0};
+  for (int64_t i = 0; i < n * tp.degree; ++i)
+    if (tg[i] >= 0) hist[to[i] < 11 ? to[i] : 11]++;
+  printf("TSDG edges per row by occlusion factor:");
+  for (int i = 0; i < 12; ++i) printf(" %d:%.2f", i, (double)hist[i] / (double)n);
+  printf("\n");
+  free(kg.dist);
+
+  vick_gsearch *gs_g = NULL, *gs_t = NULL, *gs_k = NULL;
+  memset(&call, 0, sizeof call);
+  if (vick_gsearch_create(&call, x, n, D, gg, gp.r, NULL, 0, &gs_g) != VICK_OK ||
+      vick_gsearch_create(&call, x, n, D, tg, tp.degree, to, 0, &gs_t) != VICK_OK ||
+      vick_gsearch_create(&call, x, n, D, kg.ids, 32, NULL, 0, &gs_k) != VICK_OK) {
+    fprintf(stderr, "upload failed: %s\n", call.message);
+    return 1;
+  }
+  vick_gsearch_info ig, it, ik;
+  vick_gsearch_info_get(gs_g, &ig);
+  vick_gsearch_info_get(gs_t, &it);
+  vick_gsearch_info_get(gs_k, &ik);
+  printf("components: GRNND %lld, TSDG %lld, GNND kNN %lld; SMs %d\n", (long long)ig.components,
+         (long long)it.components, (long long)ik.components, ig.sms);
+  ROW("components GRNND %lld TSDG %lld kNN %lld; SMs %d", (long long)ig.components, (long long)it.components,
+      (long long)ik.components, ig.sms);
+
+  sweep_graph("GRNND", gs_g, 0, 0, quick);
+  sweep_graph("TSDG", gs_t, 10, 5, quick);
+  if (!quick) sweep_graph("kNN32", gs_k, 0, 0, 1);
+
+  if (with_ggnn) {
+    vick_ggnn_params q;
+    vick_ggnn_params_init(&q);
+    q.k = 24;
+    q.cover_components = 1;
+    vick_ggnn *g = NULL;
+    memset(&call, 0, sizeof call);
+    if (vick_ggnn_build(&call, x, n, D, &q, &g) != VICK_OK) {
+      fprintf(stderr, "GGNN build failed: %s\n", call.message);
+    } else {
+      printf("GGNN k=24 build %.3f s\n", call.seconds_total);
+      ROW("GGNN build %.3f s (k=24)", call.seconds_total);
+      int64_t *ids = malloc((size_t)M * 100 * 8);
+      float *dist = malloc((size_t)M * 100 * 4);
+      static const float taus[] = {0.2f, 0.5f, 1.0f};
+      for (int kk = 10; kk <= 100; kk += 90)
+        for (int t = 0; t < 3; ++t) {
+          double best = 1e30;
+          for (int r = 0; r < 3; ++r) {
+            memset(&call, 0, sizeof call);
+            if (vick_ggnn_query(&call, g, Q, M, kk, taus[t], 0, ids, dist) != VICK_OK) {
+              fprintf(stderr, "GGNN query failed: %s\n", call.message);
+              break;
+            }
+            if (call.seconds_kernel < best) best = call.seconds_kernel;
+          }
+          double rr = recall(ids, kk, 0, M, kk);
+          printf("GGNN query k=%d tau=%.1f: recall@%d %.4f QPS %.0f\n", kk, (double)taus[t], kk, rr, (double)M / best);
+          ROW("GGNN     query  b=%-5lld k=%-3d tau=%.1f   recall@%d %.4f QPS %10.0f", (long long)M, kk,
+              (double)taus[t], kk, rr, (double)M / best);
+        }
+      free(ids);
+      free(dist);
+      vick_ggnn_free(g);
+    }
+  }
+  vick_gsearch_free(gs_g);
+  vick_gsearch_free(gs_t);
+  vick_gsearch_free(gs_k);
+  printf("\n==== summary (%s, n=%lld, %lld queries, d=%d; QPS from CUDA-event kernel time) ====\n", dir, (long long)n,
+         (long long)M, D);
+  for (int i = 0; i < rows; ++i) printf("%s\n", table[i]);
+  free(x); free(Q); free(QT); free(gg); free(kg.ids); free(tg); free(to);
+  return 0;
+}

@@ -1,0 +1,71 @@
+#!/bin/bash
+# One device call for issue 7 (GRNND, TSDG, small/large-batch graph search):
+# the GPU test, compute-sanitizer memcheck on its small case, then the
+# benchmark on manifold 1,000,000 x 128 (seed 0) with 10,000 queries (seed 1)
+# and on islands (same sizes), exact 100-NN of the queries from torch
+# (grnnd_truth.py).  A compact table comes last.
+#
+#   testing/gpu/run_grnnd_tsdg.sh OUTDIR [N]
+#
+# Binaries: .gpu_carry/grnnd/{test_grnnd,grnnd_bench} when carried (linked
+# on the CPU machine by testing/gpu/build_grnnd_carry.sh), else compiled
+# here with nvcc from the kernel sources they need.  make_synthetic.py from
+# .gpu_carry/ (or ../shared/tools).  GRNND_GGNN=0 leaves GGNN out.
+set -u
+OUT=${1:?usage: run_grnnd_tsdg.sh OUTDIR [N]}
+N=${2:-1000000}
+M=10000
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+SYN=.gpu_carry/make_synthetic.py
+[ -f $SYN ] || SYN=../shared/tools/make_synthetic.py
+D=/tmp/grnnd-data
+B=.gpu_carry/grnnd
+mkdir -p $D/m $D/i
+T0=$(date +%s)
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee $OUT/card.txt
+
+gen() { python3 $SYN "$@"; }
+( [ -f $D/i/qtruth.i32 ] && exit 0
+  gen manifold $N $D/m.fvecs --seed 0 && gen manifold $M $D/mq.fvecs --seed 1 &&
+  python3 testing/gpu/grnnd_truth.py $D/m.fvecs $D/mq.fvecs $D/m && rm -f $D/m.fvecs &&
+  gen islands $N $D/i.fvecs --seed 0 && gen islands $M $D/iq.fvecs --seed 1 &&
+  python3 testing/gpu/grnnd_truth.py $D/i.fvecs $D/iq.fvecs $D/i && rm -f $D/i.fvecs ) > $OUT/data.log 2>&1 &
+DATA=$!
+
+if [ ! -x $B/grnnd_bench ] || [ ! -x $B/test_grnnd ]; then
+  echo "== compiling (no carried binaries)"
+  B=/tmp/grnnd-bin
+  mkdir -p $B/o
+  NV="nvcc -O3 -std=c++17 -arch=native --expt-relaxed-constexpr -Ikernels/include -Ikernels/src"
+  for f in common gnnd_build gnnd_kernels gnnd_merge gnnd_shards grnnd_build grnnd_tsdg grnnd_search \
+           ggnn_build ggnn_components ggnn_layers ggnn_merge ggnn_query ggnn_sym; do
+    [ -f kernels/src/$f.cu ] && $NV -c kernels/src/$f.cu -o $B/o/$f.o &
+  done
+  wait
+  nvcc -O2 -arch=native -Ikernels/include testing/gpu/grnnd_bench.c $B/o/*.o -lcublas -o $B/grnnd_bench \
+    > $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; }
+fi
+
+if [ -x $B/test_grnnd ]; then
+  echo "== test_grnnd"
+  timeout 150 $B/test_grnnd 2>&1 | tee $OUT/test.log; echo "test rc=${PIPESTATUS[0]}"
+  echo "== memcheck (small case)"
+  timeout 120 compute-sanitizer --tool memcheck --leak-check no $B/test_grnnd small > $OUT/memcheck.log 2>&1
+  echo "memcheck rc=$?"; grep -m3 -A6 "Invalid\|Misaligned\|Uninitialized\|Race" $OUT/memcheck.log; tail -3 $OUT/memcheck.log
+fi
+
+wait $DATA; echo "data rc=$? ($(( $(date +%s) - T0 )) s)"; tail -4 $OUT/data.log
+G=ggnn; [ "${GRNND_GGNN:-1}" = 0 ] && G=""
+echo "== manifold"
+timeout ${BENCH_LIMIT:-200} $B/grnnd_bench $D/m $N $M 128 $G 2>&1 | tee $OUT/bench_manifold.log
+echo "== islands"
+timeout ${ISLANDS_LIMIT:-120} $B/grnnd_bench $D/i $N $M 128 quick 2>&1 | tee $OUT/bench_islands.log
+echo
+echo "==== GRNND / TSDG summary ($(head -1 $OUT/card.txt); $(( $(date +%s) - T0 )) s) ===="
+grep -h "^test_grnnd\|check failed" $OUT/test.log 2>/dev/null | head -5
+grep -h "ERROR SUMMARY" $OUT/memcheck.log 2>/dev/null
+for f in manifold islands; do
+  echo "-- $f"
+  sed -n '/==== summary/,$p' $OUT/bench_$f.log | tail -n +2
+done

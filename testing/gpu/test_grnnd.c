@@ -1,0 +1,261 @@
+/* GRNND, TSDG and the two graph searches (issue 7) on the GPU against exact
+ * search on the CPU:
+ *  - GRNND lists: real other points, no repeats, ascending, distances equal
+ *    to the rows' (1e-3 relative), a sparse graph (mean degree well under R);
+ *  - TSDG: edges of each row ordered by occlusion factor, none above
+ *    lambda0, no self, no repeats;
+ *  - recall@10 of both procedures on both graphs >= 0.95 for clustered
+ *    data, recall@100 of the large-batch search >= 0.9, and recall@10 >=
+ *    0.95 on 40 far-apart islands (a disconnected kNN graph, entry points
+ *    from the component representatives);
+ *  - out-of-range parameters refused.
+ * Exits 77 (skip) where no CUDA device is usable.  "small" (argv[1]) runs
+ * a reduced case for compute-sanitizer. */
+#include "test_util.h"
+#include "vic_kernels_gnnd.h"
+#include "vic_kernels_grnnd.h"
+
+#include <math.h>
+#include <string.h>
+
+static int small_run = 0;
+
+static double recall_at(const int64_t *got, int gk, const int64_t *ref, int rk, int64_t m, int k) {
+  int64_t hit = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int t = 0; t < k; ++t)
+      for (int u = 0; u < k && u < gk; ++u)
+        if (got[i * gk + u] == ref[i * rk + t]) { hit++; break; }
+  return (double)hit / (double)(m * k);
+}
+
+static double l2sq(const float *a, const float *b, int d) {
+  double s = 0;
+  for (int j = 0; j < d; ++j) s += ((double)a[j] - b[j]) * ((double)a[j] - b[j]);
+  return s;
+}
+
+static void check_grnnd(const float *x, int64_t n, int d, const int32_t *ids, const float *dist, int R) {
+  int64_t bad = 0, edges = 0;
+  for (int64_t i = 0; i < n && bad < 5; ++i)
+    for (int t = 0; t < R; ++t) {
+      int32_t v = ids[i * R + t];
+      if (v < 0) {
+        if (t + 1 < R && ids[i * R + t + 1] >= 0) { bad++; fprintf(stderr, "row %lld: gap at %d\n", (long long)i, t); }
+        continue;
+      }
+      edges++;
+      if (v >= n || v == i) { bad++; fprintf(stderr, "row %lld: bad id %d\n", (long long)i, (int)v); continue; }
+      double want = l2sq(x + i * d, x + (int64_t)v * d, d);
+      if (fabs(want - dist[i * R + t]) > 1e-3 * (1 + want)) { bad++; fprintf(stderr, "row %lld: dist %g want %g\n", (long long)i, dist[i * R + t], want); }
+      if (t > 0 && dist[i * R + t] < dist[i * R + t - 1]) { bad++; fprintf(stderr, "row %lld: not ascending\n", (long long)i); }
+      for (int u = 0; u < t; ++u)
+        if (ids[i * R + u] == v) { bad++; fprintf(stderr, "row %lld repeats %d\n", (long long)i, (int)v); }
+    }
+  double mean = (double)edges / (double)n;
+  printf("GRNND: mean degree %.2f (R = %d)\n", mean, R);
+  VT_CHECK(bad == 0, "GRNND: %lld bad entries", (long long)bad);
+  VT_CHECK(mean >= 2.0 && mean < 0.9 * R, "GRNND mean degree %.2f", mean);
+}
+
+static void check_tsdg(int64_t n, const int32_t *ids, const uint8_t *occ, int D, int lambda0) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n && bad < 5; ++i)
+    for (int t = 0; t < D; ++t) {
+      int32_t v = ids[i * D + t];
+      if (v < 0) continue;
+      if (v >= n || v == i) { bad++; fprintf(stderr, "tsdg row %lld: bad id %d\n", (long long)i, (int)v); }
+      if (occ[i * D + t] > lambda0) { bad++; fprintf(stderr, "tsdg row %lld: factor %d > %d\n", (long long)i, occ[i * D + t], lambda0); }
+      if (t > 0 && (ids[i * D + t - 1] < 0 || occ[i * D + t] < occ[i * D + t - 1])) { bad++; fprintf(stderr, "tsdg row %lld: order\n", (long long)i); }
+      for (int u = 0; u < t; ++u)
+        if (ids[i * D + u] == v) { bad++; fprintf(stderr, "tsdg row %lld repeats %d\n", (long long)i, (int)v); }
+    }
+  VT_CHECK(bad == 0, "TSDG: %lld bad entries", (long long)bad);
+}
+
+/* exact kNN graph (self excluded, int32) of x through the CPU core */
+static int32_t *exact_graph(const float *x, int64_t n, int d, int k) {
+  vic_ctx *cpu = vt_ctx(VIC_BACKEND_CPU, 1);
+  vic_data v = {x, n, d, 0, VIC_L2, NULL};
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.k = k;
+  o.method = VIC_METHOD_BRUTE;
+  o.recall_sample = 0;
+  vic_knn r;
+  VT_OK(cpu, vic_knn_build(cpu, &v, &o, &r));
+  int32_t *g = malloc((size_t)n * k * 4);
+  for (int64_t i = 0; i < n * k; ++i) g[i] = (int32_t)r.ids[i];
+  vic_knn_free(&r);
+  vic_ctx_destroy(cpu);
+  return g;
+}
+
+static int64_t *exact_queries(const float *x, int64_t n, const float *q, int64_t m, int d, int k) {
+  vic_ctx *cpu = vt_ctx(VIC_BACKEND_CPU, 1);
+  vic_data xv = {x, n, d, 0, VIC_L2, NULL}, qv = {q, m, d, 0, VIC_L2, NULL};
+  vic_knn r;
+  VT_OK(cpu, vic_knn_query_exact(cpu, &xv, &qv, k, &r));
+  int64_t *ids = malloc((size_t)m * k * 8);
+  memcpy(ids, r.ids, (size_t)m * k * 8);
+  vic_knn_free(&r);
+  vic_ctx_destroy(cpu);
+  return ids;
+}
+
+static void search_both(const char *what, const vick_gsearch *gs, const float *q, int64_t m, int d,
+                        const int64_t *truth, int tk, int occlusion_small, int occlusion_large, double want) {
+  (void)d;
+  vick_call call;
+  vick_gsearch_params p;
+  int64_t *ids = malloc((size_t)m * 100 * 8);
+  float *dist = malloc((size_t)m * 100 * 4);
+  for (int proc = VICK_GSEARCH_SMALL; proc <= VICK_GSEARCH_LARGE; ++proc) {
+    memset(&call, 0, sizeof call);
+    call.seed = 5;
+    vick_gsearch_params_init(&p);
+    p.procedure = proc;
+    p.occlusion_limit = proc == VICK_GSEARCH_SMALL ? occlusion_small : occlusion_large;
+    p.searches = 32;
+    p.list = 64;
+    int rc = vick_gsearch_query(&call, gs, q, m, 10, &p, ids, dist);
+    VT_CHECK(rc == VICK_OK, "%s search failed: %s", what, call.message);
+    if (rc != VICK_OK) continue;
+    double r = recall_at(ids, 10, truth, tk, m, 10);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int t = 1; t < 10; ++t)
+        if (ids[i * 10 + t] >= 0 && (dist[i * 10 + t] < dist[i * 10 + t - 1] || ids[i * 10 + t] == ids[i * 10 + t - 1])) bad++;
+    printf("%s %s: recall@10 %.4f (%.1f us/query)\n", what, proc == VICK_GSEARCH_SMALL ? "small" : "large", r,
+           call.seconds_kernel * 1e6 / (double)m);
+    VT_CHECK(r >= want, "%s %s recall@10 %.4f < %.2f", what, proc == VICK_GSEARCH_SMALL ? "small" : "large", r, want);
+    VT_CHECK(bad == 0, "%s: %lld unordered or repeated results", what, (long long)bad);
+  }
+  if (tk >= 100) {
+    memset(&call, 0, sizeof call);
+    vick_gsearch_params_init(&p);
+    p.procedure = VICK_GSEARCH_LARGE;
+    p.occlusion_limit = occlusion_large;
+    p.list = 192;
+    int rc = vick_gsearch_query(&call, gs, q, m, 100, &p, ids, dist);
+    VT_CHECK(rc == VICK_OK, "%s k=100 failed: %s", what, call.message);
+    double r = recall_at(ids, 100, truth, tk, m, 100);
+    printf("%s large k=100: recall@100 %.4f\n", what, r);
+    VT_CHECK(r >= 0.9, "%s recall@100 %.4f", what, r);
+  }
+  free(ids);
+  free(dist);
+}
+
+static void clustered(void) {
+  const int64_t n = small_run ? 3000 : 20000, m = small_run ? 50 : 500;
+  const int d = 32, k = 32;
+  /* queries: data rows moved by a little uniform noise (vt_clusters draws
+   * its centres from the seed too, so another seed is another model) */
+  float *x = vt_clusters(n, d, 20, 3), *q = vt_uniform(m, d, 1.f, 4);
+  for (int64_t i = 0; i < m; ++i)
+    for (int j = 0; j < d; ++j) q[i * d + j] = x[(i * 37 % n) * d + j] + 0.1f * (q[i * d + j] - 0.5f);
+  int64_t *truth = exact_queries(x, n, q, m, d, 100);
+
+  vick_call call;
+  memset(&call, 0, sizeof call);
+  call.seed = 11;
+  vick_grnnd_params gp;
+  vick_grnnd_params_init(&gp);
+  if (small_run) gp.t1 = 2, gp.t2 = 3;
+  int32_t *gids = malloc((size_t)n * gp.r * 4);
+  float *gd = malloc((size_t)n * gp.r * 4);
+  double deg = 0;
+  int rc = vick_grnnd_build(&call, x, n, d, &gp, gids, gd, &deg);
+  VT_CHECK(rc == VICK_OK, "GRNND build: %s", call.message);
+  if (rc != VICK_OK) exit(1);
+  printf("GRNND n=%lld d=%d: %.3f s, mean degree %.2f\n", (long long)n, d, call.seconds_total, deg);
+  check_grnnd(x, n, d, gids, gd, gp.r);
+
+  int32_t *knn = exact_graph(x, n, d, k);
+  vick_tsdg_params tp;
+  vick_tsdg_params_init(&tp);
+  int32_t *tids = malloc((size_t)n * tp.degree * 4);
+  uint8_t *occ = malloc((size_t)n * tp.degree);
+  memset(&call, 0, sizeof call);
+  rc = vick_tsdg_build(&call, x, n, d, knn, k, &tp, tids, occ, &deg);
+  VT_CHECK(rc == VICK_OK, "TSDG build: %s", call.message);
+  if (rc != VICK_OK) exit(1);
+  printf("TSDG: %.3f s, mean degree %.2f\n", call.seconds_total, deg);
+  check_tsdg(n, tids, occ, tp.degree, tp.lambda0);
+
+  vick_gsearch *gs = NULL;
+  memset(&call, 0, sizeof call);
+  rc = vick_gsearch_create(&call, x, n, d, gids, gp.r, NULL, 0, &gs);
+  VT_CHECK(rc == VICK_OK, "create: %s", call.message);
+  if (rc == VICK_OK) {
+    search_both("GRNND", gs, q, m, d, truth, 100, 0, 0, small_run ? 0.8 : 0.95);
+    vick_gsearch_free(gs);
+  }
+  memset(&call, 0, sizeof call);
+  rc = vick_gsearch_create(&call, x, n, d, tids, tp.degree, occ, 0, &gs);
+  VT_CHECK(rc == VICK_OK, "create: %s", call.message);
+  if (rc == VICK_OK) {
+    search_both("TSDG", gs, q, m, d, truth, 100, 10, 5, small_run ? 0.8 : 0.95);
+    vick_gsearch_free(gs);
+  }
+
+  /* parameters out of range */
+  memset(&call, 0, sizeof call);
+  gp.r = 200;
+  VT_CHECK(vick_grnnd_build(&call, x, n, d, &gp, gids, gd, NULL) == VICK_ARGUMENT, "R = 200 accepted");
+  tp.alpha = 0.5f;
+  VT_CHECK(vick_tsdg_build(&call, x, n, d, knn, k, &tp, tids, occ, NULL) == VICK_ARGUMENT, "alpha 0.5 accepted");
+  free(x); free(q); free(truth); free(gids); free(gd); free(knn); free(tids); free(occ);
+}
+
+/* 40 far-apart Gaussian blobs: the kNN graph has at least 40 components */
+static void islands(void) {
+  const int nc = 40, d = 16;
+  const int64_t n = small_run ? 2000 : 12000, m = small_run ? 40 : 400;
+  float *x = malloc((size_t)n * d * 4), *q = malloc((size_t)m * d * 4);
+  float *cen = vt_uniform(nc, d, 1000.f, 8), *z = vt_clusters(n + m, d, 1, 9);
+  for (int64_t i = 0; i < n + m; ++i) {
+    float *dst = i < n ? x + i * d : q + (i - n) * d;
+    for (int j = 0; j < d; ++j) dst[j] = cen[(i % nc) * d + j] + z[i * d + j];
+  }
+  int64_t *truth = exact_queries(x, n, q, m, d, 10);
+  int32_t *knn = exact_graph(x, n, d, 10);
+  vick_call call;
+  memset(&call, 0, sizeof call);
+  vick_tsdg_params tp;
+  vick_tsdg_params_init(&tp);
+  int32_t *tids = malloc((size_t)n * tp.degree * 4);
+  uint8_t *occ = malloc((size_t)n * tp.degree);
+  int rc = vick_tsdg_build(&call, x, n, d, knn, 10, &tp, tids, occ, NULL);
+  VT_CHECK(rc == VICK_OK, "TSDG islands: %s", call.message);
+  vick_gsearch *gs = NULL;
+  if (rc == VICK_OK) rc = vick_gsearch_create(&call, x, n, d, tids, tp.degree, occ, 0, &gs);
+  VT_CHECK(rc == VICK_OK, "create islands: %s", call.message);
+  if (rc == VICK_OK) {
+    vick_gsearch_info info;
+    vick_gsearch_info_get(gs, &info);
+    printf("islands: %lld components, %d entry points\n", (long long)info.components, info.entry_points);
+    VT_CHECK(info.components >= nc, "islands: %lld components < %d", (long long)info.components, nc);
+    search_both("islands TSDG", gs, q, m, d, truth, 10, 10, 5, 0.95);
+    vick_gsearch_free(gs);
+  }
+  /* the plain kNN graph searched the same way */
+  memset(&call, 0, sizeof call);
+  rc = vick_gsearch_create(&call, x, n, d, knn, 10, NULL, 0, &gs);
+  VT_CHECK(rc == VICK_OK, "create islands knn: %s", call.message);
+  if (rc == VICK_OK) {
+    search_both("islands kNN", gs, q, m, d, truth, 10, 0, 0, 0.95);
+    vick_gsearch_free(gs);
+  }
+  free(x); free(q); free(cen); free(z); free(truth); free(knn); free(tids); free(occ);
+}
+
+int main(int argc, char **argv) {
+  char msg[256];
+  if (vick_device_count(msg, sizeof msg) <= 0) vt_skip("no usable CUDA device");
+  small_run = argc > 1 && strcmp(argv[1], "small") == 0;
+  clustered();
+  islands();
+  return vt_finish("test_grnnd");
+}
