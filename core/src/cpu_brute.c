@@ -17,8 +17,9 @@
 #endif
 
 enum { QUERY_BLOCK = 64, DATA_BLOCK = 1024 };
-/* Below this dimension a product tile does too little work per byte to
- * beat the direct loop (measured on MNIST-like and uniform data). */
+/* Below this dimension a product tile does little work per byte and the
+ * direct loop is expected to be as fast; the value is a conservative
+ * choice, not yet tuned by measurement. */
 enum { GEMM_MIN_D = 16 };
 
 typedef struct {
