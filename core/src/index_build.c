@@ -78,14 +78,27 @@ static vic_status choose_kind(vic_ctx *c, const vic_data *x, const vic_build_opt
     }
     c->error[0] = '\0'; /* no usable GPU: the CPU graph instead */
     /* fall through */
-  case VIC_METHOD_GNND:
   case VIC_METHOD_GRNND:
-  case VIC_METHOD_TSDG:
+    if (o->method == VIC_METHOD_GRNND) { /* GPU only; without a device the CPU graph below */
+      if (c->opt.backend != VIC_BACKEND_CPU && vic__cuda_probe(c) == VIC_OK) {
+        vic__report_reason(r, "requested by the caller: GRNND graph on the GPU");
+        *kind = VIC_INDEX_GRNND;
+        break;
+      }
+      if (c->opt.backend == VIC_BACKEND_CUDA) return vic__cuda_probe(c);
+      c->error[0] = '\0';
+    }
+    /* fall through */
+  case VIC_METHOD_GNND:
     vic__log(c, VIC_LOG_WARNING, "index method '%s' is not available on the CPU; building the NN-Descent graph index",
              vic_method_name(o->method));
     vic__report_reason(r, "'%s' has no CPU index: NN-Descent graph with best-first search instead",
                        vic_method_name(o->method));
     *kind = VIC_INDEX_GRAPH;
+    break;
+  case VIC_METHOD_TSDG: /* on the GPU when one is usable, else on the CPU (flat_index.c) */
+    vic__report_reason(r, "requested by the caller: TSDG graph");
+    *kind = VIC_INDEX_TSDG;
     break;
   default:
     return vic__fail(c, VIC_E_ARGUMENT, "unknown method %d", (int)o->method);
@@ -99,6 +112,8 @@ static vic_method kind_method(vic_index_kind k) {
   return k == VIC_INDEX_GRID   ? VIC_METHOD_GRID
          : k == VIC_INDEX_BRUTE ? VIC_METHOD_BRUTE
          : k == VIC_INDEX_GGNN  ? VIC_METHOD_GGNN
+         : k == VIC_INDEX_GRNND ? VIC_METHOD_GRNND
+         : k == VIC_INDEX_TSDG  ? VIC_METHOD_TSDG
                                 : VIC_METHOD_NNDESCENT;
 }
 
@@ -138,9 +153,11 @@ vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_option
   } else if (kind == VIC_INDEX_GGNN) {
     s = vic__cuda_ggnn_index_build(c, &ix->x, o, &ix->gpu, &ix->report);
     if (s == VIC_OK) vic__report_stage(&ix->report, "ggnn", vic__now() - tb);
+  } else if (kind == VIC_INDEX_GRNND || kind == VIC_INDEX_TSDG) {
+    s = vic__flat_build(c, ix, o);
   }
   if (s != VIC_OK) { vic_index_free(ix); return s; }
-  ix->report.recall_estimate = (kind == VIC_INDEX_GRAPH || kind == VIC_INDEX_GGNN) ? -1.0 : 1.0;
+  ix->report.recall_estimate = (kind == VIC_INDEX_BRUTE || kind == VIC_INDEX_GRID) ? 1.0 : -1.0;
   ix->report.seconds_total = vic__now() - t0;
   ix->report.warnings = c->warnings;
   *out = ix;
@@ -155,6 +172,7 @@ int64_t vic_index_size(const vic_index *ix) {
   if (ix->owned_rows) bytes += ix->x.n * (int64_t)ix->x.d * (int64_t)sizeof(float);
   if (ix->grid) bytes += (int64_t)vic__grid_bytes(ix->grid);
   bytes += vic__search_graph_bytes(&ix->graph, ix->x.n);
+  bytes += vic__flat_bytes(&ix->flat, ix->x.n);
   if (ix->gpu) bytes += vic__cuda_ggnn_index_bytes(ix->gpu); /* device memory */
   return bytes;
 }
@@ -164,6 +182,7 @@ void vic_index_free(vic_index *ix) {
   if (ix->grid) vic__grid_free(ix->grid);
   vic__search_graph_free(&ix->graph);
   if (ix->gpu) vic__cuda_ggnn_index_free(ix->gpu);
+  vic__flat_free(&ix->flat);
   free(ix->owned_rows);
   free(ix);
 }

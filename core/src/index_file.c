@@ -28,7 +28,8 @@
 #include <string.h>
 
 enum { FORMAT_VERSION = 1, HEADER_BYTES = 96, REPORT_BYTES = 4 * 4 + 160 + 3 * 8 + 4 + VIC_MAX_STAGES * 40 + 8 + 8 + 16 + 4 };
-enum { SEC_REPORT = 1, SEC_OFFSETS = 2, SEC_EDGES = 3, SEC_ORDER = 4, SEC_LEAVES = 5, SEC_NODES = 6 };
+enum { SEC_REPORT = 1, SEC_OFFSETS = 2, SEC_EDGES = 3, SEC_ORDER = 4, SEC_LEAVES = 5, SEC_NODES = 6,
+       SEC_FLAT_EDGES = 7, SEC_FLAT_OCCLUSION = 8 };
 static const char MAGIC[8] = {'V', 'I', 'C', 'I', 'N', 'D', 'E', 'X'};
 
 static int little_endian(void) {
@@ -153,6 +154,12 @@ vic_status vic_index_save(vic_ctx *c, const vic_index *ix, const char *path) {
     write_section(&w, SEC_ORDER, g->tree.order, (uint64_t)n * sizeof(int32_t));
     write_section(&w, SEC_LEAVES, g->tree.leaf_start, ((uint64_t)g->tree.n_leaves + 1) * sizeof(int32_t));
     write_section(&w, SEC_NODES, g->tree.nodes, (uint64_t)g->tree.n_nodes * sizeof(vic_rp_node));
+  } else if (ix->kind == VIC_INDEX_GRNND || ix->kind == VIC_INDEX_TSDG) {
+    /* the fixed-width edge table (degree in the header's K field), and
+     * TSDG's occlusion factor of every edge */
+    const uint64_t cells = (uint64_t)ix->x.n * (uint64_t)ix->flat.degree;
+    write_section(&w, SEC_FLAT_EDGES, ix->flat.ids, cells * sizeof(int32_t));
+    if (ix->kind == VIC_INDEX_TSDG) write_section(&w, SEC_FLAT_OCCLUSION, ix->flat.occl, cells);
   }
   encode_header(ix, w.sections, w.bytes, w.checksum, header);
   if (fseek(w.f, 0, SEEK_SET) != 0 || fwrite(header, 1, HEADER_BYTES, w.f) != HEADER_BYTES) w.failed = 1;
@@ -256,6 +263,25 @@ static vic_status load_graph(vic_ctx *c, reader *r, vic_index *ix, int32_t k_bui
   return VIC_OK;
 }
 
+/* GRNND / TSDG: the edge table of n x degree ids (and TSDG's factors). */
+static vic_status load_flat(vic_ctx *c, reader *r, vic_index *ix, int32_t degree) {
+  const int64_t n = ix->x.n;
+  void *p;
+  vic_status s;
+  if (degree < 1 || degree > 4096 || (uint64_t)n * (uint64_t)degree > r->left / sizeof(int32_t))
+    return vic__fail(c, VIC_E_FORMAT, "'%s' is corrupt: graph degree %d does not fit the file", r->path, (int)degree);
+  ix->flat.degree = degree;
+  ix->graph.k_build = degree;
+  const uint64_t cells = (uint64_t)n * (uint64_t)degree;
+  if ((s = read_section(c, r, SEC_FLAT_EDGES, cells * sizeof(int32_t), &p, NULL)) != VIC_OK) return s;
+  ix->flat.ids = p;
+  if (ix->kind == VIC_INDEX_TSDG) {
+    if ((s = read_section(c, r, SEC_FLAT_OCCLUSION, cells, &p, NULL)) != VIC_OK) return s;
+    ix->flat.occl = p;
+  }
+  return VIC_OK;
+}
+
 static vic_status check_header(vic_ctx *c, const char *path, const unsigned char *h, const vic_data *x) {
   if (memcmp(h, MAGIC, 8) != 0)
     return vic__fail(c, VIC_E_FORMAT, "'%s' is not a Vicinity index file (no VICINDEX magic)", path);
@@ -300,7 +326,8 @@ vic_status vic_index_load(vic_ctx *c, const char *path, const vic_data *x, vic_i
   }
   if ((s = check_header(c, path, h, x)) != VIC_OK) goto done;
   vic_index_kind kind = (vic_index_kind)get_u32(h + 12);
-  if (kind != VIC_INDEX_BRUTE && kind != VIC_INDEX_GRID && kind != VIC_INDEX_GRAPH) {
+  if (kind != VIC_INDEX_BRUTE && kind != VIC_INDEX_GRID && kind != VIC_INDEX_GRAPH && kind != VIC_INDEX_GRNND &&
+      kind != VIC_INDEX_TSDG) {
     s = vic__fail(c, VIC_E_FORMAT, "'%s' holds an index kind %d this library does not know", path, (int)kind);
     goto done;
   }
@@ -324,11 +351,14 @@ vic_status vic_index_load(vic_ctx *c, const char *path, const vic_data *x, vic_i
   }
   if ((s = read_section(c, &r, SEC_REPORT, REPORT_BYTES, &rep, NULL)) != VIC_OK) goto done;
   if (kind == VIC_INDEX_GRAPH && (s = load_graph(c, &r, ix, (int32_t)get_u32(h + 32))) != VIC_OK) goto done;
+  if ((kind == VIC_INDEX_GRNND || kind == VIC_INDEX_TSDG) && (s = load_flat(c, &r, ix, (int32_t)get_u32(h + 32))) != VIC_OK)
+    goto done;
   if (r.left != 0 || r.checksum != get_u64(h + 56)) {
     s = vic__fail(c, VIC_E_FORMAT, "'%s' is corrupt: payload checksum mismatch", path);
     goto done;
   }
-  if (!decode_report(rep, &ix->report) || (kind == VIC_INDEX_GRAPH && !graph_valid(&ix->graph, ix->x.n))) {
+  if (!decode_report(rep, &ix->report) || (kind == VIC_INDEX_GRAPH && !graph_valid(&ix->graph, ix->x.n)) ||
+      ((kind == VIC_INDEX_GRNND || kind == VIC_INDEX_TSDG) && !vic__flat_valid(&ix->flat, ix->x.n))) {
     s = vic__fail(c, VIC_E_FORMAT, "'%s' is corrupt: its structure is inconsistent", path);
     goto done;
   }
@@ -337,6 +367,7 @@ vic_status vic_index_load(vic_ctx *c, const char *path, const vic_data *x, vic_i
     if ((s = vic__grid_build(c, &ix->x, &ix->grid)) != VIC_OK) goto done;
     vic__report_stage(&ix->report, "grid rebuilt on load", vic__now() - tg);
   }
+  if (kind == VIC_INDEX_GRNND || kind == VIC_INDEX_TSDG) vic__flat_attach_gpu(c, ix); /* else CPU search */
   vic__log(c, VIC_LOG_INFO, "loaded %s index from '%s' in %.3f s", vic_method_name(ix->report.method), path,
            vic__now() - t0);
 done:

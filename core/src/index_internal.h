@@ -7,12 +7,15 @@
 #include "internal.h"
 #include "grid.h"
 #include "rp_forest.h"
+#include "flat_index.h"
 
 typedef enum {
   VIC_INDEX_BRUTE = 1, /* exact scan of the rows; nothing stored */
   VIC_INDEX_GRID = 2,  /* exact cell grid (d <= 3, L2) */
   VIC_INDEX_GRAPH = 3, /* NN-Descent graph + best-first search */
-  VIC_INDEX_GGNN = 4   /* GGNN hierarchical graph on the GPU (not saved to files) */
+  VIC_INDEX_GGNN = 4,  /* GGNN hierarchical graph on the GPU (not saved to files) */
+  VIC_INDEX_GRNND = 5, /* GRNND graph (flat_index.h), searched on the GPU or the CPU */
+  VIC_INDEX_TSDG = 6   /* TSDG-diversified kNN graph with occlusion factors (flat_index.h) */
 } vic_index_kind;
 
 /* The graph of a graph index: every point's out-edges in CSR form (its
@@ -34,6 +37,7 @@ struct vic_index {
   vic_grid *grid;      /* VIC_INDEX_GRID */
   vic_search_graph graph; /* VIC_INDEX_GRAPH */
   void *gpu;           /* VIC_INDEX_GGNN: the device graph (backend_cuda.h) */
+  vic_flat_graph flat; /* VIC_INDEX_GRNND, VIC_INDEX_TSDG */
 };
 
 /* Allocate the struct, validate x, prepare the rows and fingerprint them. */

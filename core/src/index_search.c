@@ -70,6 +70,10 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
     s = vic__cuda_ggnn_index_search(c, ix->gpu, &qp, k, o->tau, o->max_visits, out->ids, out->dist, &rep);
     vic__report_reason(&rep, "GGNN search on the GPU, tau = %g", (double)o->tau);
     break;
+  case VIC_INDEX_GRNND:
+  case VIC_INDEX_TSDG:
+    s = vic__flat_search(c, ix, &qp, o, k, out->ids, out->dist, &rep);
+    break;
   case VIC_INDEX_GRAPH:
     s = vic__graph_search(c, ix, &qp, o, k, out->ids, out->dist, &visits);
     vic__report_reason(&rep, "graph search, tau = %g: %.1f distances per query", (double)o->tau,
@@ -80,7 +84,7 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
   }
   if (s != VIC_OK) goto fail;
   vic__report_stage(&rep, "search", vic__now() - ts);
-  rep.recall_estimate = (ix->kind == VIC_INDEX_GRAPH || ix->kind == VIC_INDEX_GGNN) ? -1.0 : 1.0;
+  rep.recall_estimate = (ix->kind == VIC_INDEX_BRUTE || ix->kind == VIC_INDEX_GRID) ? 1.0 : -1.0;
   rep.seconds_total = vic__now() - t0;
   rep.warnings = c->warnings;
   out->report = rep;

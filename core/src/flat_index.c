@@ -1,0 +1,470 @@
+/* GRNND and TSDG index kinds (issue 7): build, search and the CPU side
+ * (TSDG diversification and best-first search on the CPU).  See
+ * flat_index.h.  The GPU parts call vic_kernels_grnnd.h; the policy lives
+ * here: parameters, the small/large-batch choice, the occlusion limits. */
+#include "backend_cuda.h"
+#include "index_internal.h"
+
+#include <math.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#ifdef VIC_WITH_CUDA
+#include "vic_kernels_grnnd.h"
+#endif
+
+/* TSDG's per-search occlusion limits (Wang et al. Sec. 5: edges with a
+ * factor below 10 for small batches, below 5 for large ones). */
+#define TSDG_LIMIT_SMALL 10
+#define TSDG_LIMIT_LARGE 5
+#define TSDG_K_DEFAULT 32
+
+void vic__flat_free(vic_flat_graph *g) {
+#ifdef VIC_WITH_CUDA
+  if (g->gpu) vick_gsearch_free((vick_gsearch *)g->gpu);
+#endif
+  free(g->ids);
+  free(g->occl);
+  memset(g, 0, sizeof *g);
+}
+
+int64_t vic__flat_bytes(const vic_flat_graph *g, int64_t n) {
+  if (!g->ids) return 0;
+  return n * (int64_t)g->degree * (int64_t)(4 + (g->occl ? 1 : 0));
+}
+
+int vic__flat_valid(const vic_flat_graph *g, int64_t n) {
+  if (g->degree < 1 || !g->ids) return 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t *r = g->ids + i * g->degree;
+    for (int32_t e = 0; e < g->degree; ++e) {
+      if (r[e] < -1 || r[e] >= n) return 0;
+      if (e > 0 && r[e - 1] < 0 && r[e] >= 0) return 0;
+      if (g->occl && e > 0 && r[e] >= 0 && g->occl[i * g->degree + e] < g->occl[i * g->degree + e - 1]) return 0;
+    }
+  }
+  return 1;
+}
+
+static const float *row(const vic_data *x, int64_t i) { return x->rows + i * (x->stride ? x->stride : x->d); }
+static float edist(const vic_data *x, int64_t a, int64_t b) { return sqrtf(vic__l2sq(row(x, a), row(x, b), x->d, NULL)); }
+
+/* ------------------------------------------------------- CPU TSDG */
+vic_status vic__tsdg_cpu(vic_ctx *c, const vic_data *x, const int32_t *knn, int32_t k, float alpha, int32_t lambda0,
+                         int32_t degree, int32_t *ids, uint8_t *occl) {
+  const int64_t n = x->n;
+  int32_t *kept = vic__malloc(c, (size_t)n * k * sizeof(int32_t), "TSDG stage-1 edges");
+  int32_t *rev = kept ? vic__malloc(c, (size_t)n * k * sizeof(int32_t), "TSDG reverse edges") : NULL;
+  int32_t *nrev = rev ? vic__calloc(c, (size_t)n, sizeof(int32_t), "TSDG reverse counts") : NULL;
+  if (!nrev) { free(kept); free(rev); return VIC_E_NOMEM; }
+  /* stage 1: relaxed diversification (Eq. 2) */
+#pragma omp parallel for schedule(dynamic, 256)
+  for (int64_t v = 0; v < n; ++v) {
+    float d0[256];
+    int32_t *kv = kept + v * k;
+    int nk = 0;
+    for (int32_t j = 0; j < k; ++j) {
+      int32_t u = knn[v * k + j];
+      if (u < 0 || u >= n || u == v) continue;
+      int dup = 0;
+      for (int t = 0; t < nk && !dup; ++t) dup = kv[t] == u;
+      if (dup) continue;
+      float dj = edist(x, v, u);
+      int occluded = 0;
+      for (int t = 0; t < nk && !occluded; ++t)
+        occluded = alpha * d0[t] < dj && alpha * edist(x, kv[t], u) < dj;
+      if (!occluded) { d0[nk] = dj; kv[nk++] = u; }
+    }
+    for (int t = nk; t < k; ++t) kv[t] = -1;
+  }
+  /* reverse edges, at most k per node (in node order) */
+  for (int64_t v = 0; v < n; ++v)
+    for (int32_t t = 0; t < k; ++t) {
+      int32_t u = kept[v * k + t];
+      if (u < 0) break;
+      if (nrev[u] < k) rev[(int64_t)u * k + nrev[u]++] = (int32_t)v;
+    }
+  /* stage 2: occlusion factors (Eq. 1), order by (factor, distance), cut */
+#pragma omp parallel for schedule(dynamic, 256)
+  for (int64_t v = 0; v < n; ++v) {
+    int32_t cid[512];
+    float cd[512];
+    int occ[512], ord[512];
+    int m = 0;
+    for (int32_t t = 0; t < 2 * k; ++t) {
+      int32_t u = t < k ? kept[v * k + t] : (t - k < nrev[v] ? rev[v * k + t - k] : -1);
+      if (u < 0) continue;
+      int dup = 0;
+      for (int i = 0; i < m && !dup; ++i) dup = cid[i] == u;
+      if (dup) continue;
+      cid[m] = u;
+      cd[m] = edist(x, v, u);
+      ++m;
+    }
+    /* sort by (distance, id): insertion sort, m <= 2k */
+    for (int i = 1; i < m; ++i) {
+      int32_t a = cid[i];
+      float b = cd[i];
+      int j = i;
+      while (j > 0 && (cd[j - 1] > b || (cd[j - 1] == b && cid[j - 1] > a))) { cid[j] = cid[j - 1]; cd[j] = cd[j - 1]; --j; }
+      cid[j] = a;
+      cd[j] = b;
+    }
+    for (int j = 0; j < m; ++j) {
+      occ[j] = 0;
+      for (int i = 0; i < j; ++i)
+        if (cd[i] < cd[j] && edist(x, cid[i], cid[j]) < cd[j]) occ[j]++;
+    }
+    /* stable order by factor: distance order within a factor */
+    int no = 0;
+    for (int f = 0; f <= lambda0 && no < degree; ++f)
+      for (int j = 0; j < m && no < degree; ++j)
+        if (occ[j] == f) ord[no++] = j;
+    for (int t = 0; t < degree; ++t) {
+      ids[v * degree + t] = t < no ? cid[ord[t]] : -1;
+      occl[v * degree + t] = t < no ? (uint8_t)occ[ord[t]] : 255;
+    }
+  }
+  free(kept);
+  free(rev);
+  free(nrev);
+  return VIC_OK;
+}
+
+/* ------------------------------------------------- CPU best-first search */
+typedef struct {
+  float d;
+  int32_t id;
+  int expanded;
+} cand;
+
+static vic_status cpu_search(vic_ctx *c, const vic_index *ix, const vic_data *q, int32_t k, int32_t L,
+                             int32_t limit, int64_t *ids, float *dist) {
+  const vic_flat_graph *g = &ix->flat;
+  const vic_data *x = &ix->x;
+  const int64_t n = x->n;
+  int nt = 1;
+#ifdef _OPENMP
+  nt = omp_get_max_threads();
+#endif
+  uint32_t *stamp = vic__calloc(c, (size_t)n * (size_t)nt, sizeof(uint32_t), "search visited marks");
+  cand *lists = stamp ? vic__malloc(c, (size_t)(L + 1) * (size_t)nt * sizeof(cand), "search lists") : NULL;
+  if (!lists) { free(stamp); return VIC_E_NOMEM; }
+  const int qcos = q->metric == VIC_COSINE;
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t qi = 0; qi < q->n; ++qi) {
+    int t = 0;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+#endif
+    uint32_t *seen = stamp + (size_t)t * (size_t)n;
+    const uint32_t mark = (uint32_t)(qi + 1);
+    cand *lst = lists + (size_t)t * (size_t)(L + 1);
+    float qn[4096];
+    const float *qr = q->rows + qi * (q->stride ? q->stride : q->d);
+    if (qcos && q->d <= 4096) { /* unit query row, as the index's rows */
+      double s = 0;
+      for (int j = 0; j < q->d; ++j) s += (double)qr[j] * qr[j];
+      float inv = s > 0 ? (float)(1.0 / sqrt(s)) : 0.f;
+      for (int j = 0; j < q->d; ++j) qn[j] = qr[j] * inv;
+      qr = qn;
+    }
+    int size = 0;
+    vic_rng r = vic__rng(c->opt.seed, (uint64_t)qi + 0x5eed);
+#define OFFER(vid)                                                                                   \
+  do {                                                                                               \
+    int32_t v_ = (vid);                                                                              \
+    if (seen[v_] == mark) break;                                                                     \
+    seen[v_] = mark;                                                                                 \
+    float dv_ = vic__l2sq(qr, row(x, v_), x->d, NULL);                                               \
+    if (size == L && !(dv_ < lst[L - 1].d || (dv_ == lst[L - 1].d && v_ < lst[L - 1].id))) break;   \
+    int p_ = size < L ? size++ : L - 1;                                                              \
+    while (p_ > 0 && (lst[p_ - 1].d > dv_ || (lst[p_ - 1].d == dv_ && lst[p_ - 1].id > v_))) {       \
+      lst[p_] = lst[p_ - 1];                                                                         \
+      --p_;                                                                                          \
+    }                                                                                                \
+    lst[p_].d = dv_;                                                                                 \
+    lst[p_].id = v_;                                                                                 \
+    lst[p_].expanded = 0;                                                                            \
+  } while (0)
+    for (int s = 0; s < 32; ++s) OFFER((int32_t)vic__rng_below(&r, (uint64_t)n));
+    for (;;) {
+      int p = 0;
+      while (p < size && lst[p].expanded) ++p;
+      if (p == size) break;
+      lst[p].expanded = 1;
+      const int32_t u = lst[p].id;
+      const int32_t *e = g->ids + (int64_t)u * g->degree;
+      for (int32_t j = 0; j < g->degree && e[j] >= 0; ++j) {
+        if (g->occl && limit > 0 && g->occl[(int64_t)u * g->degree + j] >= limit) break;
+        OFFER(e[j]);
+      }
+    }
+#undef OFFER
+    for (int32_t j = 0; j < k; ++j) {
+      ids[qi * k + j] = j < size ? lst[j].id : -1;
+      dist[qi * k + j] = j < size ? vic__true_dist(x->metric, lst[j].d) : INFINITY;
+    }
+  }
+  free(stamp);
+  free(lists);
+  return VIC_OK;
+}
+
+/* ------------------------------------------------------------ GPU parts */
+#ifdef VIC_WITH_CUDA
+static int poll_flat(void *user, const char *stage, double fraction) {
+  return vic__progress((vic_ctx *)user, stage, fraction) != VIC_OK;
+}
+
+static vic_status kfail(vic_ctx *c, int rc, const vick_call *call, const char *what) {
+  switch (rc) {
+  case VICK_OK: return VIC_OK;
+  case VICK_NOMEM: return vic__fail(c, VIC_E_NOMEM, "GPU %s ran out of device memory: %s", what, call->message);
+  case VICK_CANCELLED:
+    if (vic__cancelled(c) && c->error[0]) return VIC_E_CANCELLED;
+    return vic__fail(c, VIC_E_CANCELLED, "GPU %s: %s", what, call->message);
+  case VICK_ARGUMENT: return vic__fail(c, VIC_E_UNSUPPORTED, "GPU %s: %s", what, call->message);
+  case VICK_NODEVICE: return vic__fail(c, VIC_E_NODEVICE, "GPU %s: %s", what, call->message);
+  default: return vic__fail(c, VIC_E_DEVICE, "GPU %s failed: %s", what, call->message);
+  }
+}
+
+static void call_init(vic_ctx *c, vick_call *call, size_t budget) {
+  memset(call, 0, sizeof *call);
+  call->device = c->opt.device;
+  call->memory_budget = budget;
+  call->seed = c->opt.seed;
+  call->progress = poll_flat;
+  call->user = c;
+}
+
+static void add_stages(vic_report *rep, const vick_call *call) {
+  rep->seconds_transfer += call->seconds_transfer;
+  rep->seconds_kernel += call->seconds_kernel;
+  for (int i = 0; i < call->n_stages; ++i) vic__report_stage(rep, call->stages[i].name, call->stages[i].seconds);
+}
+
+/* packed rows (a copy when strided) */
+static const float *packed(vic_ctx *c, const vic_data *x, float **owned) {
+  *owned = NULL;
+  int64_t stride = x->stride ? x->stride : x->d;
+  if (stride == x->d) return x->rows;
+  float *p = vic__malloc(c, (size_t)x->n * (size_t)x->d * sizeof(float), "packed rows");
+  if (!p) return NULL;
+  for (int64_t i = 0; i < x->n; ++i) memcpy(p + i * x->d, x->rows + i * stride, (size_t)x->d * sizeof(float));
+  *owned = p;
+  return p;
+}
+
+static int gpu_usable(vic_ctx *c) {
+  if (c->opt.backend == VIC_BACKEND_CPU) return 0;
+  if (vic__cuda_probe(c) == VIC_OK) return 1;
+  if (c->opt.backend != VIC_BACKEND_CUDA) c->error[0] = '\0';
+  return 0;
+}
+
+static vic_status attach(vic_ctx *c, vic_index *ix, const float *rows) {
+  vick_call call;
+  call_init(c, &call, 0);
+  vick_gsearch *gs = NULL;
+  int rc = vick_gsearch_create(&call, rows, ix->x.n, ix->x.d, ix->flat.ids, ix->flat.degree, ix->flat.occl, 0, &gs);
+  vic_status s = kfail(c, rc, &call, "graph upload");
+  if (s != VIC_OK) return s;
+  ix->flat.gpu = gs;
+  vick_gsearch_info info;
+  vick_gsearch_info_get(gs, &info);
+  vic__log(c, VIC_LOG_INFO, "%s graph on the device: degree %d, %lld weakly connected components (%d entry points)",
+           vic_method_name(ix->report.method), (int)ix->flat.degree, (long long)info.components,
+           (int)info.entry_points);
+  return VIC_OK;
+}
+#endif
+
+void vic__flat_attach_gpu(vic_ctx *c, vic_index *ix) {
+#ifdef VIC_WITH_CUDA
+  if (ix->flat.gpu || !gpu_usable(c)) return;
+  float *owned = NULL;
+  const float *rows = packed(c, &ix->x, &owned);
+  if (rows && attach(c, ix, rows) != VIC_OK) {
+    vic__log(c, VIC_LOG_WARNING, "the graph could not be put on the GPU (%s); searching on the CPU", c->error);
+    c->error[0] = '\0';
+  }
+  free(owned);
+#else
+  (void)c;
+  (void)ix;
+#endif
+}
+
+/* kNN lists (int32, n x k) for TSDG: GNND on the GPU, else the CPU's choice */
+static vic_status knn_lists(vic_ctx *c, const vic_index *ix, const vic_build_options *o, int gpu, int32_t k,
+                            int32_t **out, vic_report *rep) {
+  vic_build_options so = *o;
+  so.method = gpu ? VIC_METHOD_GNND : (ix->x.n <= o->brute_max_n ? VIC_METHOD_BRUTE : VIC_METHOD_NNDESCENT);
+  so.k = k;
+  so.recall_sample = 0;
+  vic_knn r;
+  int warnings = c->warnings;
+  vic_status s = vic_knn_build(c, &ix->x, &so, &r);
+  c->warnings += warnings;
+  if (s != VIC_OK) return s;
+  int32_t *g = vic__malloc(c, (size_t)r.n * (size_t)k * sizeof(int32_t), "kNN graph");
+  if (!g) { vic_knn_free(&r); return VIC_E_NOMEM; }
+  for (int64_t i = 0; i < r.n * (int64_t)k; ++i) g[i] = (int32_t)r.ids[i];
+  vic__report_stage(rep, so.method == VIC_METHOD_GNND ? "gnnd" : vic_method_name(so.method), r.report.seconds_total);
+  vic_knn_free(&r);
+  *out = g;
+  return VIC_OK;
+}
+
+vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o) {
+  const vic_data *x = &ix->x;
+  vic_flat_graph *g = &ix->flat;
+  if (x->box) return vic__fail(c, VIC_E_UNSUPPORTED, "GRNND and TSDG indexes do not support periodic boxes");
+  if (x->n >= INT32_MAX) return vic__fail(c, VIC_E_UNSUPPORTED, "GRNND and TSDG index up to 2^31 - 2 points");
+  int gpu = 0;
+#ifdef VIC_WITH_CUDA
+  gpu = gpu_usable(c);
+#endif
+  if (!gpu && c->opt.backend == VIC_BACKEND_CUDA) {
+    vic_status ps = vic__cuda_probe(c);
+    return ps != VIC_OK ? ps : vic__fail(c, VIC_E_NODEVICE, "this build has no GPU");
+  }
+  double t0 = vic__now();
+  vic_status s = VIC_OK;
+  float *owned = NULL;
+  if (ix->kind == VIC_INDEX_GRNND) {
+    if (!gpu)
+      return vic__fail(c, VIC_E_NODEVICE, "GRNND builds on the GPU only and no usable device is present (method "
+                                          "tsdg or nndescent build on the CPU)");
+#ifdef VIC_WITH_CUDA
+    vick_grnnd_params p;
+    vick_grnnd_params_init(&p);
+    if (o->grnnd.s > 0) p.s = o->grnnd.s;
+    if (o->grnnd.r > 0) p.r = o->grnnd.r;
+    if (o->grnnd.t1 > 0) p.t1 = o->grnnd.t1;
+    if (o->grnnd.t2 > 0) p.t2 = o->grnnd.t2;
+    if (o->grnnd.rho > 0.f) p.rho = o->grnnd.rho;
+    if (p.s > p.r) p.s = p.r;
+    const float *rows = packed(c, x, &owned);
+    if (!rows) return VIC_E_NOMEM;
+    g->degree = p.r;
+    g->ids = vic__malloc(c, (size_t)x->n * (size_t)p.r * sizeof(int32_t), "GRNND graph");
+    if (!g->ids) { free(owned); return VIC_E_NOMEM; }
+    vick_call call;
+    call_init(c, &call, o->device_memory_budget);
+    double deg = 0;
+    s = kfail(c, vick_grnnd_build(&call, rows, x->n, x->d, &p, g->ids, NULL, &deg), &call, "GRNND");
+    if (s == VIC_OK) {
+      add_stages(&ix->report, &call);
+      vic__report_reason(&ix->report, "requested by the caller: GRNND graph on the GPU (S %d, R %d, T1 %d, T2 %d, "
+                                      "rho %.2f; mean degree %.1f)", p.s, p.r, p.t1, p.t2, (double)p.rho, deg);
+    }
+#endif
+  } else {
+    const float alpha = o->tsdg.alpha > 0.f ? o->tsdg.alpha : 1.2f;
+    const int32_t lambda0 = o->tsdg.lambda0 > 0 ? o->tsdg.lambda0 : 10;
+    if (alpha < 1.f || lambda0 > 254)
+      return vic__fail(c, VIC_E_ARGUMENT, "TSDG: alpha = %g must be >= 1 and lambda0 = %d at most 254", (double)alpha,
+                       (int)lambda0);
+    int32_t k = o->gnnd.k_build > 0 ? o->gnnd.k_build : TSDG_K_DEFAULT;
+    if (k > 128) k = 128;
+    if ((int64_t)k > x->n - 1) k = (int32_t)(x->n - 1);
+    const int32_t degree = 2 * k < 64 ? 2 * k : 64;
+    int32_t *knn = NULL;
+    if ((s = knn_lists(c, ix, o, gpu, k, &knn, &ix->report)) != VIC_OK) return s;
+    g->degree = degree;
+    g->ids = vic__malloc(c, (size_t)x->n * (size_t)degree * sizeof(int32_t), "TSDG graph");
+    g->occl = g->ids ? vic__malloc(c, (size_t)x->n * (size_t)degree, "TSDG occlusion factors") : NULL;
+    if (!g->occl) { free(knn); return VIC_E_NOMEM; }
+    double td = vic__now();
+    if (gpu) {
+#ifdef VIC_WITH_CUDA
+      const float *rows = packed(c, x, &owned);
+      if (!rows) { free(knn); return VIC_E_NOMEM; }
+      vick_tsdg_params p = {alpha, lambda0, degree};
+      vick_call call;
+      call_init(c, &call, o->device_memory_budget);
+      s = kfail(c, vick_tsdg_build(&call, rows, x->n, x->d, knn, k, &p, g->ids, g->occl, NULL), &call, "TSDG");
+      if (s == VIC_OK) add_stages(&ix->report, &call);
+#endif
+    } else {
+      s = vic__tsdg_cpu(c, x, knn, k, alpha, lambda0, degree, g->ids, g->occl);
+      if (s == VIC_OK) vic__report_stage(&ix->report, "tsdg", vic__now() - td);
+    }
+    free(knn);
+    if (s == VIC_OK)
+      vic__report_reason(&ix->report, "requested by the caller: TSDG diversification (alpha %.2f, lambda0 %d) of %s "
+                                      "%d-NN lists on the %s", (double)alpha, (int)lambda0, gpu ? "GNND" : "CPU",
+                         (int)k, gpu ? "GPU" : "CPU");
+  }
+#ifdef VIC_WITH_CUDA
+  if (s == VIC_OK && gpu) {
+    if (!owned && (ix->x.stride && ix->x.stride != ix->x.d)) {
+      const float *rows = packed(c, x, &owned);
+      if (!rows) s = VIC_E_NOMEM;
+    }
+    if (s == VIC_OK) s = attach(c, ix, owned ? owned : x->rows);
+  }
+#endif
+  free(owned);
+  if (s != VIC_OK) return s;
+  ix->report.backend = gpu ? VIC_BACKEND_CUDA : VIC_BACKEND_CPU;
+  ix->report.k = g->degree;
+  ix->graph.k_build = g->degree; /* the header's degree field */
+  vic__report_stage(&ix->report, ix->kind == VIC_INDEX_GRNND ? "grnnd index" : "tsdg index", vic__now() - t0);
+  return VIC_OK;
+}
+
+vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o,
+                            int32_t k, int64_t *ids, float *dist, vic_report *rep) {
+  const vic_flat_graph *g = &ix->flat;
+  const int tsdg = g->occl != NULL;
+#ifdef VIC_WITH_CUDA
+  if (g->gpu && c->opt.backend != VIC_BACKEND_CPU && k <= 128) {
+    vick_gsearch_info info;
+    vick_gsearch_info_get((const vick_gsearch *)g->gpu, &info);
+    /* TSDG's division between small and large batches, a SMs + b / d: a and
+     * b fitted to the paper's two reported thresholds (300 at d = 128 and
+     * 150 at d = 960 on 82 SMs) */
+    const double threshold = 1.55 * info.sms + 22150.0 / (double)ix->x.d;
+    vick_gsearch_params p;
+    vick_gsearch_params_init(&p);
+    const int small = (double)q->n <= threshold;
+    p.procedure = small ? VICK_GSEARCH_SMALL : VICK_GSEARCH_LARGE;
+    p.occlusion_limit = o->occlusion_limit > 0 ? o->occlusion_limit : tsdg ? (small ? TSDG_LIMIT_SMALL : TSDG_LIMIT_LARGE) : 0;
+    p.searches = k <= 32 ? 32 : 16;
+    p.list = small ? 0 : (2 * k < 64 ? 64 : (2 * k > 256 ? 256 : 2 * k));
+    if (p.list && p.list < k) p.list = k;
+    p.hops = o->max_visits;
+    p.delta = o->tau;
+    if (o->entry_points > 0) p.entries = o->entry_points;
+    vick_call call;
+    call_init(c, &call, 0);
+    float *owned = NULL;
+    const float *rows = packed(c, q, &owned);
+    if (!rows) return VIC_E_NOMEM;
+    vic_status s = kfail(c, vick_gsearch_query(&call, (const vick_gsearch *)g->gpu, rows, q->n, k, &p, ids, dist),
+                         &call, "graph search");
+    free(owned);
+    if (s != VIC_OK) return s;
+    for (int64_t i = 0; i < q->n * (int64_t)k; ++i) dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(ix->x.metric, dist[i]);
+    add_stages(rep, &call);
+    rep->backend = VIC_BACKEND_CUDA;
+    vic__report_reason(rep, "%s graph, %s-batch search on the GPU (%lld queries, threshold %.0f), occlusion limit %d",
+                       tsdg ? "TSDG" : "GRNND", small ? "small" : "large", (long long)q->n, threshold,
+                       (int)p.occlusion_limit);
+    return VIC_OK;
+  }
+#endif
+  int32_t L = o->max_visits > 0 ? o->max_visits : 64;
+  if (L < k) L = k;
+  const int32_t limit = o->occlusion_limit > 0 ? o->occlusion_limit : tsdg ? TSDG_LIMIT_SMALL : 0;
+  vic_status s = cpu_search(c, ix, q, k, L, limit, ids, dist);
+  if (s == VIC_OK)
+    vic__report_reason(rep, "%s graph, best-first search on the CPU (list %d, occlusion limit %d)",
+                       tsdg ? "TSDG" : "GRNND", (int)L, (int)limit);
+  return s;
+}

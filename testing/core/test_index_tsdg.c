@@ -1,0 +1,139 @@
+/* TSDG and GRNND index kinds on the CPU (issue 7): the TSDG index (CPU kNN
+ * lists, CPU diversification, best-first search) reaches recall@10 >= 0.9
+ * on clustered data and its edges respect the occlusion order; a GRNND
+ * index without a GPU falls back to the NN-Descent graph with a warning;
+ * the TSDG index saved and loaded answers exactly as before; a flipped
+ * byte, a truncated file and other data each fail with VIC_E_FORMAT. */
+#include "test_util.h"
+
+#include <string.h>
+#include <unistd.h>
+
+static const char *tmp_path(const char *name, char *buf, size_t size) {
+  const char *dir = getenv("TMPDIR");
+  snprintf(buf, size, "%s/vic_test_tsdg_%d_%s", dir && *dir ? dir : "/tmp", (int)getpid(), name);
+  return buf;
+}
+
+static unsigned char *read_all(const char *path, long *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  *len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc((size_t)*len);
+  if (fread(b, 1, (size_t)*len, f) != (size_t)*len) { free(b); b = NULL; }
+  fclose(f);
+  return b;
+}
+
+static void write_all(const char *path, const unsigned char *b, long len) {
+  FILE *f = fopen(path, "wb");
+  if (!f) { perror(path); exit(1); }
+  fwrite(b, 1, (size_t)len, f);
+  fclose(f);
+}
+
+static double recall(const vic_knn *r, const vic_knn *e) {
+  int64_t hit = 0;
+  for (int64_t i = 0; i < e->n; ++i)
+    for (int32_t t = 0; t < e->k; ++t)
+      for (int32_t u = 0; u < r->k; ++u)
+        if (r->ids[i * r->k + u] == e->ids[i * e->k + t]) { hit++; break; }
+  return (double)hit / (double)(e->n * e->k);
+}
+
+int main(void) {
+  vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 5);
+  const int64_t n = vt_small() ? 1500 : 5000, m = 200;
+  const int32_t d = 16;
+  float *p = vt_clusters(n + m, d, 12, 17);
+  vic_data x = {p, n, d, 0, VIC_L2, NULL}, q = {p + n * d, m, d, 0, VIC_L2, NULL};
+  vic_knn exact;
+  VT_OK(c, vic_knn_query_exact(c, &x, &q, 10, &exact));
+
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.method = VIC_METHOD_TSDG;
+  vic_index *ix;
+  VT_OK(c, vic_index_build(c, &x, &o, &ix));
+  const vic_report *rep = vic_index_report(ix);
+  VT_CHECK(rep->method == VIC_METHOD_TSDG && rep->backend == VIC_BACKEND_CPU, "built %s on %s",
+           vic_method_name(rep->method), vic_backend_name(rep->backend));
+  VT_CHECK(strstr(rep->reason, "TSDG") != NULL, "reason '%s'", rep->reason);
+  VT_CHECK(vic_index_size(ix) > n * 4, "size %lld", (long long)vic_index_size(ix));
+
+  vic_search_options so;
+  vic_search_options_init(&so);
+  so.k = 10;
+  vic_knn got;
+  VT_OK(c, vic_index_search(c, ix, &q, &so, &got));
+  double r = recall(&got, &exact);
+  printf("TSDG (CPU) n=%lld: recall@10 %.4f (%s)\n", (long long)n, r, got.report.reason);
+  VT_CHECK(r >= 0.9, "TSDG recall@10 %.4f", r);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int t = 1; t < 10; ++t)
+      if (got.dist[i * 10 + t] < got.dist[i * 10 + t - 1] || got.ids[i * 10 + t] == got.ids[i * 10 + t - 1]) bad++;
+  VT_CHECK(bad == 0, "%lld unordered or repeated results", (long long)bad);
+  /* the occlusion limit narrows the edges visited: recall may drop, never crash */
+  so.occlusion_limit = 1;
+  vic_knn narrow;
+  VT_OK(c, vic_index_search(c, ix, &q, &so, &narrow));
+  printf("TSDG occlusion limit 1: recall@10 %.4f\n", recall(&narrow, &exact));
+  vic_knn_free(&narrow);
+  so.occlusion_limit = 0;
+
+  /* save, load, same answers */
+  char path[600], bad_path[600];
+  tmp_path("tsdg", path, sizeof path);
+  VT_OK(c, vic_index_save(c, ix, path));
+  vic_index *back;
+  VT_OK(c, vic_index_load(c, path, &x, &back));
+  VT_CHECK(vic_index_report(back)->method == VIC_METHOD_TSDG, "loaded %s", vic_method_name(vic_index_report(back)->method));
+  vic_knn again;
+  VT_OK(c, vic_index_search(c, back, &q, &so, &again));
+  size_t cells = (size_t)m * 10;
+  VT_CHECK(memcmp(again.ids, got.ids, cells * sizeof *got.ids) == 0 &&
+               memcmp(again.dist, got.dist, cells * sizeof *got.dist) == 0,
+           "loaded index answers differently");
+  vic_knn_free(&again);
+  vic_index_free(back);
+
+  /* corruption: a flipped byte in the edge table, a truncated file, other data */
+  long len = 0;
+  unsigned char *b = read_all(path, &len);
+  VT_CHECK(b != NULL && len > 200, "saved file of %ld bytes", len);
+  tmp_path("bad", bad_path, sizeof bad_path);
+  if (b) {
+    b[len - 7] ^= 0x40;
+    write_all(bad_path, b, len);
+    VT_CHECK(vic_index_load(c, bad_path, &x, &back) == VIC_E_FORMAT, "flipped byte accepted");
+    VT_CHECK(strstr(vic_ctx_error(c), "corrupt") != NULL, "message: %s", vic_ctx_error(c));
+    b[len - 7] ^= 0x40;
+    write_all(bad_path, b, len - 100);
+    VT_CHECK(vic_index_load(c, bad_path, &x, &back) == VIC_E_FORMAT, "truncated file accepted");
+    VT_CHECK(strstr(vic_ctx_error(c), "truncated") != NULL, "message: %s", vic_ctx_error(c));
+    free(b);
+  }
+  vic_data other = x;
+  other.n = n - 1;
+  VT_CHECK(vic_index_load(c, path, &other, &back) == VIC_E_FORMAT, "other data accepted");
+  remove(path);
+  remove(bad_path);
+
+  /* GRNND needs the GPU: on the CPU the NN-Descent graph, with a warning */
+  vic_index_free(ix);
+  o.method = VIC_METHOD_GRNND;
+  vt_warnings = 0;
+  VT_OK(c, vic_index_build(c, &x, &o, &ix));
+  VT_CHECK(vic_index_report(ix)->method == VIC_METHOD_NNDESCENT && vt_warnings > 0, "GRNND on the CPU built %s",
+           vic_method_name(vic_index_report(ix)->method));
+  vic_index_free(ix);
+
+  vic_knn_free(&got);
+  vic_knn_free(&exact);
+  free(p);
+  vic_ctx_destroy(c);
+  return vt_finish("test_index_tsdg");
+}
