@@ -468,3 +468,52 @@ vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, 
                        tsdg ? "TSDG" : "GRNND", (int)L, (int)limit);
   return s;
 }
+
+/* For-all kNN lists through a GRNND or TSDG index: every point searched
+ * for k + 1 neighbours, itself dropped (or the last when the search missed
+ * it).  x: prepared rows; ids/dist: n x k, true distances. */
+vic_status vic__flat_knn(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
+                         int64_t *ids, float *dist, vic_report *rep) {
+  vic_index *ix = NULL;
+  vic_status s = vic__index_new(c, x, m == VIC_METHOD_GRNND ? VIC_INDEX_GRNND : VIC_INDEX_TSDG, &ix);
+  if (s != VIC_OK) return s;
+  ix->report.method = m;
+  double t0 = vic__now();
+  int64_t *ti = NULL;
+  float *td = NULL;
+  if ((s = vic__flat_build(c, ix, o)) != VIC_OK) goto done;
+  vic__report_stage(rep, m == VIC_METHOD_GRNND ? "grnnd graph" : "tsdg graph", vic__now() - t0);
+  const int32_t kk = k + 1;
+  ti = vic__malloc(c, (size_t)x->n * (size_t)kk * sizeof(int64_t), "search ids");
+  td = ti ? vic__malloc(c, (size_t)x->n * (size_t)kk * sizeof(float), "search distances") : NULL;
+  if (!td) { s = VIC_E_NOMEM; goto done; }
+  vic_search_options so;
+  vic_search_options_init(&so);
+  so.k = kk;
+  vic_report sr;
+  memset(&sr, 0, sizeof sr);
+  double ts = vic__now();
+  if ((s = vic__flat_search(c, ix, &ix->x, &so, kk, ti, td, &sr)) != VIC_OK) goto done;
+  vic__report_stage(rep, "search all points", vic__now() - ts);
+  rep->seconds_transfer += ix->report.seconds_transfer + sr.seconds_transfer;
+  rep->seconds_kernel += ix->report.seconds_kernel + sr.seconds_kernel;
+  for (int64_t i = 0; i < x->n; ++i) {
+    int32_t o2 = 0;
+    for (int32_t j = 0; j < kk && o2 < k; ++j) {
+      if (ti[i * kk + j] == i) continue;
+      ids[i * k + o2] = ti[i * kk + j];
+      dist[i * k + o2] = td[i * kk + j];
+      ++o2;
+    }
+    for (; o2 < k; ++o2) {
+      ids[i * k + o2] = -1;
+      dist[i * k + o2] = INFINITY;
+    }
+  }
+  vic__report_reason(rep, "%s; every point searched (%s)", ix->report.reason, sr.reason);
+done:
+  free(ti);
+  free(td);
+  vic_index_free(ix);
+  return s;
+}

@@ -34,6 +34,11 @@ int vic__flat_valid(const vic_flat_graph *g, int64_t n);
 int64_t vic__flat_bytes(const vic_flat_graph *g, int64_t n);
 void vic__flat_free(vic_flat_graph *g);
 
+/* For-all kNN lists (self excluded) through a GRNND / TSDG index built
+ * over x and a search of every point; true distances. */
+vic_status vic__flat_knn(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
+                         int64_t *ids, float *dist, vic_report *rep);
+
 /* CPU TSDG diversification (the GPU kernels' rules, vic_kernels_grnnd.h) of
  * the kNN lists knn (n x k, int32, ascending) of the rows of x (L2 or unit
  * rows): ids / occl of n x degree. */

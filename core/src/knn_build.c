@@ -3,6 +3,7 @@
  * clamped k, and fills preallocated ids/dist. */
 #include "internal.h"
 #include "backend_cuda.h"
+#include "flat_index.h"
 #include "grid.h"
 #include "nndescent.h"
 
@@ -45,7 +46,7 @@ void vic_knn_free(vic_knn *r) {
 
 static int is_exact(vic_method m) { return m == VIC_METHOD_BRUTE || m == VIC_METHOD_GRID; }
 static int is_gpu_only(vic_method m) {
-  return m == VIC_METHOD_GGNN || m == VIC_METHOD_GNND || m == VIC_METHOD_GRNND || m == VIC_METHOD_TSDG;
+  return m == VIC_METHOD_GGNN || m == VIC_METHOD_GNND || m == VIC_METHOD_GRNND;
 }
 
 /* The backend that will run: an explicit request is honoured or refused,
@@ -146,7 +147,9 @@ vic_status vic_knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_optio
   vic_backend be;
   if ((s = choose_backend(c, &be)) != VIC_OK) return s;
   vic_method m = choose_method(x_in, o, be, &rep);
-  if (be == VIC_BACKEND_CUDA && !vic__cuda_has_method(m)) {
+  /* GRNND (GPU) and TSDG (GPU or CPU): a search graph, every point searched (flat_index.c) */
+  const int flat = m == VIC_METHOD_TSDG || (m == VIC_METHOD_GRNND && be == VIC_BACKEND_CUDA);
+  if (!flat && be == VIC_BACKEND_CUDA && !vic__cuda_has_method(m)) {
     if (c->opt.backend == VIC_BACKEND_CUDA)
       return vic__fail(c, VIC_E_UNSUPPORTED, "method '%s' has no GPU implementation", vic_method_name(m));
     be = VIC_BACKEND_CPU;
@@ -172,7 +175,9 @@ vic_status vic_knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_optio
   if (!out->ids || !out->dist) { s = VIC_E_NOMEM; goto fail; }
 
   double tm = vic__now();
-  if (be == VIC_BACKEND_CUDA) {
+  if (flat) {
+    s = vic__flat_knn(c, &x, o, m, k, out->ids, out->dist, &rep);
+  } else if (be == VIC_BACKEND_CUDA) {
     s = vic__cuda_knn(c, &x, o, m, k, out->ids, out->dist, &rep);
     /* UNSUPPORTED: a limit of the GPU kernels (k too large, n too large) */
     if (s == VIC_E_NOMEM || s == VIC_E_DEVICE || s == VIC_E_UNSUPPORTED) {

@@ -30,7 +30,9 @@ __device__ __forceinline__ float gr_warp_l2(const float *a, const float *b, int 
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(GR_FULL, s, o);
-  return s;
+  /* the butterfly sums in a different order on each lane: lane 0's value
+   * for all, so that branches on the distance stay warp-uniform */
+  return __shfl_sync(GR_FULL, s, 0);
 }
 
 struct gr_less {
