@@ -269,12 +269,17 @@ bool vtkVicinityKnnGraph::ProcessDistributed(
 {
   const char* label = "kNN Graph";
   vtkMPIController* c = vtkVicinity::MultiProcessController();
-  // Every rank sees the same properties, so these refusals agree.
-  if (this->UseFeatureArray || this->Periodic || this->Metric != VIC_L2)
+  // Every rank sees the same properties, so these choices agree.
+  if (this->UseFeatureArray)
   {
-    vtkErrorMacro(<< label << ": under MPI with several processes the graph is built on the point "
-                             "coordinates with the L2 metric, not periodic; a feature array, a "
-                             "periodic box or another metric needs a single process.");
+    return this->ProcessShardedFeatures(ctx, input, output, graph);
+  }
+  if (this->Periodic || this->Metric != VIC_L2)
+  {
+    vtkErrorMacro(<< label << ": under MPI with several processes the graph on the point "
+                             "coordinates uses the L2 metric, not periodic; a periodic box or "
+                             "another metric on coordinates needs a single process (feature "
+                             "arrays take any metric).");
     return false;
   }
   auto* cloud = vtkPolyData::SafeDownCast(output);

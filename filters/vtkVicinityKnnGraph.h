@@ -14,9 +14,11 @@
  * estimated recall).  Output port 1: the graph as vtkPolyData with one line
  * cell per directed edge and cell data "Distance" and "Rank".
  *
- * Composite inputs are processed leaf by leaf.  Under MPI, one rank may
- * hold all points; when several ranks hold points the filter refuses
- * (a distributed kNN graph with a halo exchange is a later feature).
+ * Composite inputs are processed leaf by leaf.  Under MPI with several
+ * processes the point coordinates are redistributed by spatial cuts with a
+ * halo (exact, vtkVicinityDistributedPoints.h), and a feature array is
+ * sharded over the ranks with a ring of queries (approximate,
+ * vtkVicinityShards.h); neighbour ids are then global ids.
  */
 #ifndef vtkVicinityKnnGraph_h
 #define vtkVicinityKnnGraph_h
@@ -168,6 +170,10 @@ protected:
   // The same under MPI with several processes (vtkVicinityKnnGraphMPI.cxx):
   // the points are redistributed with a halo, every rank computes its own.
   bool ProcessDistributed(
+    vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* graph);
+  // A feature array under MPI (vtkVicinityKnnGraphShards.cxx): each rank
+  // indexes a shard of the rows, every rank's rows visit every shard.
+  bool ProcessShardedFeatures(
     vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* graph);
   // Reads the properties into the core's build options (the .cxx).
   friend struct vtkVicinityKnnGraphOptions;

@@ -1,4 +1,5 @@
 #include "vtkVicinityKnnQueryProbe.h"
+#include "vtkVicinityDistributedPoints.h"
 #include "vtkVicinityFilterSupport.h"
 #include "vtkVicinityIndexCache.h"
 
@@ -367,14 +368,11 @@ int vtkVicinityKnnQueryProbe::RequestData(
     vtkErrorMacro(<< Label << ": the input must be a data set.");
     return 0;
   }
-  // Collective before any early return, so that no rank waits forever.
-  const int ranks = vtkVicinity::RanksWithPoints(input->GetNumberOfPoints());
-  if (ranks > 1)
+  // Several MPI processes: every rank answers from its own piece
+  // (vtkVicinityKnnQueryProbeMPI.cxx), before any early return here.
+  if (vtkMPIController* c = vtkVicinity::MultiProcessController())
   {
-    vtkErrorMacro(<< Label << ": the points are distributed over " << ranks
-                  << " MPI ranks; the probe's index needs them in one process. Run it in a single "
-                     "process, or on data that one rank holds entirely.");
-    return 0;
+    return this->RequestDistributed(c, input, queries, output);
   }
   if (input->GetNumberOfPoints() == 0)
   {

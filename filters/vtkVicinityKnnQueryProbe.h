@@ -52,6 +52,7 @@ enum class Outcome;
 }
 class vtkDataArray;
 class vtkDataSet;
+class vtkMPIController;
 
 class VICINITYFILTERS_EXPORT vtkVicinityKnnQueryProbe : public vtkPolyDataAlgorithm
 {
@@ -174,6 +175,16 @@ protected:
   // False after an error.
   bool GatherQueries(vtkDataSet* input, vtkDataSet* queries, std::vector<float>& rows,
     std::vector<double>& positions);
+
+  // Under MPI with several processes (vtkVicinityKnnQueryProbeMPI.cxx):
+  // every rank answers from its own piece, rank 0 merges and emits.
+  int RequestDistributed(
+    vtkMPIController* c, vtkDataSet* input, vtkDataSet* queries, vtkPolyData* output);
+  // The query, the same on every rank; selfRow: the query point's local
+  // row on the rank that holds it (Point Id mode), else -1.
+  bool DistributedQueries(vtkMPIController* c, vtkDataSet* input, vtkDataSet* queries,
+    const vtkIdType* gids, const float* dataRows, int d, std::vector<float>& rows,
+    std::vector<double>& positions, vtkIdType* selfRow);
 
   // search parameters
   int QueryMode = HANDLE;
