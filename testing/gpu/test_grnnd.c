@@ -147,12 +147,28 @@ static void search_both(const char *what, const vick_gsearch *gs, const float *q
   free(dist);
 }
 
+/* n rows of d dimensions on a random `intrinsic`-dimensional subspace:
+ * Gaussian clusters there (vt_clusters), mapped by a fixed random matrix,
+ * plus a little isotropic noise: a searchable manifold like real data. */
+static float *lowdim(int64_t n, int d, int intrinsic, int clusters, float noise, uint64_t seed) {
+  float *z = vt_clusters(n, intrinsic, clusters, seed), *w = vt_uniform(intrinsic, d, 2.f, seed + 100);
+  float *e = vt_uniform(n, d, 1.f, seed + 200), *x = malloc((size_t)n * d * 4);
+  for (int64_t i = 0; i < n; ++i)
+    for (int j = 0; j < d; ++j) {
+      float s = 0;
+      for (int t = 0; t < intrinsic; ++t) s += z[i * intrinsic + t] * (w[t * d + j] - 1.f);
+      x[i * d + j] = s + noise * (e[i * d + j] - 0.5f);
+    }
+  free(z); free(w); free(e);
+  return x;
+}
+
 static void clustered(void) {
   const int64_t n = small_run ? 3000 : 20000, m = small_run ? 50 : 500;
   const int d = 32, k = 32;
   /* queries: data rows moved by a little uniform noise (vt_clusters draws
    * its centres from the seed too, so another seed is another model) */
-  float *x = vt_clusters(n, d, 20, 3), *q = vt_uniform(m, d, 1.f, 4);
+  float *x = lowdim(n, d, 8, 20, 0.05f, 3), *q = vt_uniform(m, d, 1.f, 4);
   for (int64_t i = 0; i < m; ++i)
     for (int j = 0; j < d; ++j) q[i * d + j] = x[(i * 37 % n) * d + j] + 0.1f * (q[i * d + j] - 0.5f);
   int64_t *truth = exact_queries(x, n, q, m, d, 100);
@@ -214,7 +230,7 @@ static void islands(void) {
   const int nc = 40, d = 16;
   const int64_t n = small_run ? 2000 : 12000, m = small_run ? 40 : 400;
   float *x = malloc((size_t)n * d * 4), *q = malloc((size_t)m * d * 4);
-  float *cen = vt_uniform(nc, d, 1000.f, 8), *z = vt_clusters(n + m, d, 1, 9);
+  float *cen = vt_uniform(nc, d, 1000.f, 8), *z = lowdim(n + m, d, 4, 1, 0.05f, 9);
   for (int64_t i = 0; i < n + m; ++i) {
     float *dst = i < n ? x + i * d : q + (i - n) * d;
     for (int j = 0; j < d; ++j) dst[j] = cen[(i % nc) * d + j] + z[i * d + j];
