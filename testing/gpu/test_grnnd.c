@@ -267,11 +267,97 @@ static void islands(void) {
   free(x); free(q); free(cen); free(z); free(truth); free(knn); free(tids); free(occ);
 }
 
+/* The public API on a CUDA context: GRNND and TSDG indexes built on the
+ * GPU, searched with a small batch (small-batch procedure) and a large one
+ * (large-batch procedure), saved and loaded back (the loaded index goes to
+ * the device again); for-all lists of vic_knn_build through both graphs. */
+static void public_api(void) {
+  /* m above the small/large division (a SMs + b / d: about 1,130 at d = 24 on 132 SMs) */
+  const int64_t n = small_run ? 3000 : 20000, m = 2000;
+  const int d = 24;
+  float *x = lowdim(n, d, 6, 10, 0.05f, 31), *q = vt_uniform(m, d, 1.f, 32);
+  for (int64_t i = 0; i < m; ++i)
+    for (int j = 0; j < d; ++j) q[i * d + j] = x[(i * 53 % n) * d + j] + 0.1f * (q[i * d + j] - 0.5f);
+  vic_ctx *c = vt_ctx(VIC_BACKEND_CUDA, 7);
+  vic_data xv = {x, n, d, 0, VIC_L2, NULL};
+  vic_knn exact;
+  {
+    vic_ctx *cpu = vt_ctx(VIC_BACKEND_CPU, 1);
+    vic_data qv = {q, m, d, 0, VIC_L2, NULL};
+    VT_OK(cpu, vic_knn_query_exact(cpu, &xv, &qv, 10, &exact));
+    vic_ctx_destroy(cpu);
+  }
+  for (int which = 0; which < 2; ++which) {
+    vic_build_options o;
+    vic_build_options_init(&o);
+    o.method = which == 0 ? VIC_METHOD_GRNND : VIC_METHOD_TSDG;
+    const char *name = vic_method_name(o.method);
+    vic_index *ix;
+    VT_OK(c, vic_index_build(c, &xv, &o, &ix));
+    const vic_report *br = vic_index_report(ix);
+    VT_CHECK(br->method == o.method && br->backend == VIC_BACKEND_CUDA, "%s built %s on %s", name,
+             vic_method_name(br->method), vic_backend_name(br->backend));
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/vic_test_grnnd_%d.vix", which);
+    VT_OK(c, vic_index_save(c, ix, path));
+    vic_index *back;
+    VT_OK(c, vic_index_load(c, path, &xv, &back));
+    remove(path);
+    for (int batch = 0; batch < 2; ++batch) {
+      const int64_t mb = batch == 0 ? 5 : m;
+      vic_data qv = {q, mb, d, 0, VIC_L2, NULL};
+      vic_search_options so;
+      vic_search_options_init(&so);
+      so.k = 10;
+      vic_knn r1, r2;
+      VT_OK(c, vic_index_search(c, ix, &qv, &so, &r1));
+      VT_OK(c, vic_index_search(c, back, &qv, &so, &r2));
+      double a = recall_at(r1.ids, 10, exact.ids, 10, mb, 10), b = recall_at(r2.ids, 10, exact.ids, 10, mb, 10);
+      printf("API %s batch %lld: recall@10 %.4f, loaded %.4f (%s)\n", name, (long long)mb, a, b, r1.report.reason);
+      VT_CHECK(r1.report.backend == VIC_BACKEND_CUDA && r2.report.backend == VIC_BACKEND_CUDA, "%s searched on the CPU",
+               name);
+      VT_CHECK(strstr(r1.report.reason, batch == 0 ? "small-batch" : "large-batch") != NULL, "%s batch %lld: %s", name,
+               (long long)mb, r1.report.reason);
+      VT_CHECK(a >= 0.9 && b >= 0.9, "%s batch %lld recall %.4f / loaded %.4f", name, (long long)mb, a, b);
+      int64_t bad = 0;
+      for (int64_t i = 0; i < mb * 10; ++i) {
+        int64_t v = r1.ids[i];
+        if (v < 0) continue;
+        double want = sqrt(l2sq(q + (i / 10) * d, x + v * d, d));
+        if (fabs(want - r1.dist[i]) > 1e-3 * (1 + want)) bad++;
+      }
+      VT_CHECK(bad == 0, "%s: %lld distances are not the true ones", name, (long long)bad);
+      vic_knn_free(&r1);
+      vic_knn_free(&r2);
+    }
+    vic_index_free(ix);
+    vic_index_free(back);
+    /* for-all lists through the graph */
+    vic_build_options ko;
+    vic_build_options_init(&ko);
+    ko.method = o.method;
+    ko.k = 10;
+    ko.recall_sample = 500;
+    vic_knn lists;
+    VT_OK(c, vic_knn_build(c, &xv, &ko, &lists));
+    printf("API %s for-all lists: recall estimate %.4f (%s)\n", name, lists.report.recall_estimate,
+           lists.report.reason);
+    VT_CHECK(lists.report.method == o.method && lists.report.recall_estimate >= 0.9, "%s lists: %s, recall %.4f",
+             name, vic_method_name(lists.report.method), lists.report.recall_estimate);
+    vic_knn_free(&lists);
+  }
+  vic_knn_free(&exact);
+  vic_ctx_destroy(c);
+  free(x);
+  free(q);
+}
+
 int main(int argc, char **argv) {
   char msg[256];
   if (vick_device_count(msg, sizeof msg) <= 0) vt_skip("no usable CUDA device");
   small_run = argc > 1 && strcmp(argv[1], "small") == 0;
   clustered();
   islands();
+  public_api();
   return vt_finish("test_grnnd");
 }
