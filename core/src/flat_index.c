@@ -372,7 +372,7 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
     int32_t k = o->gnnd.k_build > 0 ? o->gnnd.k_build : TSDG_K_DEFAULT;
     if (k > 128) k = 128;
     if ((int64_t)k > x->n - 1) k = (int32_t)(x->n - 1);
-    const int32_t degree = 2 * k < 64 ? 2 * k : 64;
+    const int32_t degree = 2 * k < 8 ? 8 : (2 * k < 64 ? 2 * k : 64); /* kernels: 8..256 */
     int32_t *knn = NULL;
     if ((s = knn_lists(c, ix, o, gpu, k, &knn, &ix->report)) != VIC_OK) return s;
     g->degree = degree;
