@@ -216,7 +216,23 @@ else:
             if got.get(key) is None or got[key].shape != want.shape or not np.array_equal(got[key], want):
                 t.fail("kNN Query Probe (%s): '%s' differs from one process:\n%s\n%s" % (
                     mode_name, key, got.get(key), want))
-        print("kNN Query Probe (%s): %d neighbours equal one process's" % (mode_name, KP))
+        pieces = np.unique(np.searchsorted(np.cumsum(
+            [len(a) for a in np.array_split(np.arange(N), ranks)]), got["Neighbor Id"][:KP, 0], side="right"))
+        print("kNN Query Probe (%s): %d neighbours equal one process's (from pieces %s)" % (
+            mode_name, KP, list(pieces)))
+        if ranks > 1 and len(pieces) < 2:
+            t.fail("kNN Query Probe (%s): all neighbours on one rank; the test must merge ranks" % mode_name)
+    # The per-rank index is kept: moving the handle only searches.
+    p = kNNQueryProbe(Input=src)
+    p.k = KP
+    p.ProbePosition = HANDLE
+    fetch(p)
+    p.ProbePosition = [0.7, 0.2, 0.5]
+    _, field = fetch(p)
+    if field["Index Builds"][0] != str(ranks) or field["Index Rebuilt"][0] != "0":
+        t.fail("kNN Query Probe: moving the handle rebuilt an index (builds %s, rebuilt %s)" % (
+            field["Index Builds"][0], field["Index Rebuilt"][0]))
+    Delete(p)
     print("MPI-PROBE-3D-OK")
 
     qsrc = XMLPartitionedPolydataReader(FileName=[os.path.join(workdir, "fq_%d.pvtp" % ranks)])
