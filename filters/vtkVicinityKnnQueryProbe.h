@@ -33,6 +33,11 @@
  * Rebuilt" (1 when this execution made the index), "Seconds Index Build"
  * (of the last build or load, row copy included), "Seconds Query" (this
  * execution's search), the index's method and reason, k.
+ *
+ * Under MPI with several processes (vtkVicinityKnnQueryProbeMPI.cxx) each
+ * rank indexes its own piece, answers the same query from it, and rank 0
+ * merges the candidates by (distance, global id) and emits the output;
+ * ids are then global ids (vtkVicinityDistributedPoints.h).
  */
 #ifndef vtkVicinityKnnQueryProbe_h
 #define vtkVicinityKnnQueryProbe_h
