@@ -163,9 +163,16 @@ void MergeAndAssemble(const std::vector<vtkSmartPointer<vtkPolyData>>& parts, vt
       hits.emplace_back(q, c[r]);
     }
   }
-  // The point data layout: the first part's arrays less the bookkeeping.
+  // The point data layout: the arrays of the first part with points (rank
+  // 0 may hold none) less the bookkeeping.  The parts come from the same
+  // pipeline on every rank, so their arrays are alike.
+  size_t first = 0;
+  while (first + 1 < parts.size() && parts[first]->GetNumberOfPoints() == 0)
+  {
+    ++first;
+  }
   vtkSmartPointer<vtkPointData> layout = vtkSmartPointer<vtkPointData>::New();
-  layout->ShallowCopy(parts[0]->GetPointData());
+  layout->ShallowCopy(parts[first]->GetPointData());
   for (const char* name : { CandQuery, CandDist, CandGid })
   {
     layout->RemoveArray(name);

@@ -5,7 +5,7 @@ run_mpi_test.sh after test_mpi_pvbatch.py): the answers of one process.
         writes 3,000 points with a 32-d clustered feature array (random
         3-d positions, a "serial" array = the point's global order) as
         feat_N.pvtp in N equal pieces and feat_uneven_N.pvtp in uneven ones
-        (one piece empty on 3 ranks), 40 feature queries as fq_N.pvtp, and
+        (rank 0's piece empty on 3 ranks), 40 feature queries as fq_N.pvtp, and
         the single-process results as shards_reference.npz
     mpiexec -np N pvbatch test_mpi_shards.py PLUGIN DATA_DIR WORKDIR mpi
         kNN Graph on the feature array (NN-Descent): recall@k (against
@@ -171,7 +171,7 @@ if mode == "serial":
         write_set("feat_%d" % ranks, xyz, feats, [len(a) for a in np.array_split(np.arange(N), ranks)])
         write_set("fq_%d" % ranks, qxyz, qfeats, [len(a) for a in np.array_split(np.arange(Q), ranks)])
     write_set("feat_uneven_2", xyz, feats, [2900, 100])
-    write_set("feat_uneven_3", xyz, feats, [2950, 50, 0])
+    write_set("feat_uneven_3", xyz, feats, [0, 2950, 50])  # rank 0, which emits the probe, holds none
     src = XMLPolyDataReader(FileName=[os.path.join(workdir, "feat_1_0.vtp")])
     truth = exact_lists(feats, feats, K, True)
     ids, field = graph_recall(src, feats)
@@ -209,18 +209,23 @@ else:
     print("MPI-FEATURE-GRAPH-OK")
 
     src = XMLPartitionedPolydataReader(FileName=[os.path.join(workdir, "feat_%d.pvtp" % ranks)])
-    for tag, mode_name in (("h_", "Handle"), ("p_", "Point Id")):
-        got, field = probe(src, mode_name)
+    cases = [(src, "h_", "Handle"), (src, "p_", "Point Id")]
+    if ranks > 1:  # uneven pieces, on 3 ranks none on rank 0
+        uneven = XMLPartitionedPolydataReader(FileName=[os.path.join(workdir, "feat_uneven_%d.pvtp" % ranks)])
+        cases += [(uneven, "h_", "Handle"), (uneven, "p_", "Point Id")]
+    for case, (data, tag, mode_name) in enumerate(cases):
+        got, field = probe(data, mode_name)
         for key in ("Neighbor Id", "Distance", "Rank", "Query Id", "serial", "_points"):
             want = ref[tag + key]
             if got.get(key) is None or got[key].shape != want.shape or not np.array_equal(got[key], want):
                 t.fail("kNN Query Probe (%s): '%s' differs from one process:\n%s\n%s" % (
                     mode_name, key, got.get(key), want))
-        pieces = np.unique(np.searchsorted(np.cumsum(
-            [len(a) for a in np.array_split(np.arange(N), ranks)]), got["Neighbor Id"][:KP, 0], side="right"))
-        print("kNN Query Probe (%s): %d neighbours equal one process's (from pieces %s)" % (
-            mode_name, KP, list(pieces)))
-        if ranks > 1 and len(pieces) < 2:
+        sizes = [len(a) for a in np.array_split(np.arange(N), ranks)] if case < 2 else \
+            {2: [2900, 100], 3: [0, 2950, 50]}[ranks]
+        pieces = np.unique(np.searchsorted(np.cumsum(sizes), got["Neighbor Id"][:KP, 0], side="right"))
+        print("kNN Query Probe (%s, pieces of %s points): %d neighbours equal one process's (from pieces %s)" % (
+            mode_name, sizes, KP, list(pieces)))
+        if ranks > 1 and len(pieces) < 2 and case < 2:
             t.fail("kNN Query Probe (%s): all neighbours on one rank; the test must merge ranks" % mode_name)
     # The per-rank index is kept: moving the handle only searches.
     p = kNNQueryProbe(Input=src)
