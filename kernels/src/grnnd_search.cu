@@ -32,7 +32,7 @@
 
 #define GS_EMAX 8          /* nearest representatives handed to each search */
 #define GS_SEEDS 32        /* random seeds per search (Alg. 1 line 2, Alg. 2 line 1) */
-#define GS_SMALL_WARPS 8
+#define GS_SMALL_WARPS 16 /* warps per greedy search: 4 neighbour distances each per 64-edge chunk */
 #define GS_CHUNK 64        /* neighbours compared per merge in the small procedure */
 #define GS_HASH 2048       /* visited table slots of the large procedure */
 #define GS_MERGE_THREADS 256
