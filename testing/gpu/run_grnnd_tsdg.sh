@@ -49,7 +49,7 @@ fi
 
 if [ -x $B/test_grnnd ]; then
   echo "== test_grnnd"
-  timeout 120 $B/test_grnnd 2>  timeout 150 $B/test_grnnd 2>&11 | tee $OUT/test.log; echo "test rc=${PIPESTATUS[0]}"
+  timeout 120 $B/test_grnnd 2>&1 | tee $OUT/test.log; echo "test rc=${PIPESTATUS[0]}"
   echo "== memcheck (small case)"
   timeout 90 compute-sanitizer --tool memcheck --leak-check no $B/test_grnnd small > $OUT/memcheck.log 2>&1
   echo "memcheck rc=$?"; grep -m3 -A6 "Invalid\|Misaligned\|Uninitialized\|Race" $OUT/memcheck.log; tail -3 $OUT/memcheck.log
