@@ -17,6 +17,7 @@ N=${2:-1000000}
 M=10000
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PATH=$PATH:/usr/local/cuda/bin
 SYN=.gpu_carry/make_synthetic.py
 [ -f $SYN ] || SYN=../shared/tools/make_synthetic.py
 D=/tmp/grnnd-data
