@@ -209,21 +209,23 @@ __global__ void __launch_bounds__(GS_SMALL_WARPS * 32)
   }
 }
 
-/* t0 rankings of each query into its k best distinct keys. */
+/* t0 rankings of each query into its k best distinct keys (IPT keys per
+ * thread: the smallest sort that holds t0 * ranking). */
+template <int IPT>
 __global__ void gs_merge_kernel(const unsigned long long *in, int per_query, int k, int64_t *ids, float *dist) {
-  typedef cub::BlockRadixSort<unsigned long long, GS_MERGE_THREADS, GS_MERGE_IPT> sort_t;
+  typedef cub::BlockRadixSort<unsigned long long, GS_MERGE_THREADS, IPT> sort_t;
   __shared__ typename sort_t::TempStorage tmp;
-  __shared__ unsigned long long s[GS_MERGE_THREADS * GS_MERGE_IPT];
+  __shared__ unsigned long long s[GS_MERGE_THREADS * IPT];
   const int64_t qi = blockIdx.x;
-  unsigned long long it[GS_MERGE_IPT];
+  unsigned long long it[IPT];
 #pragma unroll
-  for (int i = 0; i < GS_MERGE_IPT; ++i) {
-    int slot = threadIdx.x * GS_MERGE_IPT + i;
+  for (int i = 0; i < IPT; ++i) {
+    int slot = threadIdx.x * IPT + i;
     it[i] = slot < per_query ? in[qi * per_query + slot] : VICK_KEY_NONE;
   }
   sort_t(tmp).Sort(it);
 #pragma unroll
-  for (int i = 0; i < GS_MERGE_IPT; ++i) s[threadIdx.x * GS_MERGE_IPT + i] = it[i];
+  for (int i = 0; i < IPT; ++i) s[threadIdx.x * IPT + i] = it[i];
   __syncthreads();
   if (threadIdx.x == 0) {
     int c = 0;
@@ -568,9 +570,16 @@ static int gs_run(vick_call *call, gs_ws *w, const vick_gsearch *g, const float 
     VICK_TRY(vick_buf_alloc(call, &w->env, &w->rank, (size_t)m * t0 * RS * 8, "search rankings"));
     if (RS == 32) VICK_TRY(gs_small_launch<32>(call, w, G, m, t0, hops, qbytes));
     else VICK_TRY(gs_small_launch<128>(call, w, G, m, t0, hops, qbytes));
-    gs_merge_kernel<<<(unsigned)m, GS_MERGE_THREADS, 0, w->env.stream>>>((const unsigned long long *)w->rank.p,
-                                                                         t0 * RS, k, (int64_t *)w->ids.p,
-                                                                         (float *)w->dist.p);
+    const unsigned long long *rank = (const unsigned long long *)w->rank.p;
+    if (t0 * RS <= GS_MERGE_THREADS * 2)
+      gs_merge_kernel<2><<<(unsigned)m, GS_MERGE_THREADS, 0, w->env.stream>>>(rank, t0 * RS, k, (int64_t *)w->ids.p,
+                                                                              (float *)w->dist.p);
+    else if (t0 * RS <= GS_MERGE_THREADS * 4)
+      gs_merge_kernel<4><<<(unsigned)m, GS_MERGE_THREADS, 0, w->env.stream>>>(rank, t0 * RS, k, (int64_t *)w->ids.p,
+                                                                              (float *)w->dist.p);
+    else
+      gs_merge_kernel<GS_MERGE_IPT><<<(unsigned)m, GS_MERGE_THREADS, 0, w->env.stream>>>(
+          rank, t0 * RS, k, (int64_t *)w->ids.p, (float *)w->dist.p);
     VICK_LAUNCH(call, "gs_merge_kernel");
   } else {
     int L = p->list > 0 ? p->list : (k <= 32 ? 64 : 128);
