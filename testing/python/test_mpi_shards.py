@@ -11,8 +11,9 @@ run_mpi_test.sh after test_mpi_pvbatch.py): the answers of one process.
         kNN Graph on the feature array (NN-Descent): recall@k (against
         exact lists computed here) within 0.01 of one process, for equal
         and uneven pieces, and the filter's reduced recall estimate near
-        the measured one; kNN Query Probe on 3-d points (Handle and Point
-        Id): identical to one process, neighbours' point data included;
+        the measured one; kNN Query Probe on 3-d points (Handle, Point Id
+        and Query Points in pieces over the ranks; equal and uneven data
+        pieces): identical to one process, neighbours' point data included;
         in feature space (Query Points, NN-Descent index): recall within
         0.01 of one process
 """
@@ -178,10 +179,12 @@ if mode == "serial":
     r_graph = recall(ids, truth)
     h, _ = probe(src, "Handle")
     pid, _ = probe(src, "Point Id")
-    fq, _ = probe(src, "Query Points", True, XMLPolyDataReader(FileName=[os.path.join(workdir, "fq_1_0.vtp")]))
+    queries = XMLPolyDataReader(FileName=[os.path.join(workdir, "fq_1_0.vtp")])
+    fq, _ = probe(src, "Query Points", True, queries)
+    q3, _ = probe(src, "Query Points", False, queries)
     np.savez(REF, xyz=xyz, feats=feats, qfeats=qfeats, r_graph=r_graph,
              **{"h_" + k: v for k, v in h.items()}, **{"p_" + k: v for k, v in pid.items()},
-             **{"f_" + k: v for k, v in fq.items()})
+             **{"f_" + k: v for k, v in fq.items()}, **{"q_" + k: v for k, v in q3.items()})
     print("serial: feature graph recall@%d %.4f (estimate %s)" % (K, r_graph, field["Recall Estimate"][0]))
     print("SERIAL-OK")
 else:
@@ -209,17 +212,22 @@ else:
     print("MPI-FEATURE-GRAPH-OK")
 
     src = XMLPartitionedPolydataReader(FileName=[os.path.join(workdir, "feat_%d.pvtp" % ranks)])
+    qsrc = XMLPartitionedPolydataReader(FileName=[os.path.join(workdir, "fq_%d.pvtp" % ranks)])
     cases = [(src, "h_", "Handle"), (src, "p_", "Point Id")]
     if ranks > 1:  # uneven pieces, on 3 ranks none on rank 0
         uneven = XMLPartitionedPolydataReader(FileName=[os.path.join(workdir, "feat_uneven_%d.pvtp" % ranks)])
         cases += [(uneven, "h_", "Handle"), (uneven, "p_", "Point Id")]
+    cases.append((src, "q_", "Query Points"))  # 40 query positions, in pieces over the ranks
     for case, (data, tag, mode_name) in enumerate(cases):
-        got, field = probe(data, mode_name)
+        got, field = probe(data, mode_name, queries=qsrc if tag == "q_" else None)
         for key in ("Neighbor Id", "Distance", "Rank", "Query Id", "serial", "_points"):
             want = ref[tag + key]
             if got.get(key) is None or got[key].shape != want.shape or not np.array_equal(got[key], want):
                 t.fail("kNN Query Probe (%s): '%s' differs from one process:\n%s\n%s" % (
                     mode_name, key, got.get(key), want))
+        if tag == "q_":
+            print("kNN Query Probe (Query Points, 3-d): %d queries x %d neighbours equal one process's" % (Q, KP))
+            continue
         sizes = [len(a) for a in np.array_split(np.arange(N), ranks)] if case < 2 else \
             {2: [2900, 100], 3: [0, 2950, 50]}[ranks]
         pieces = np.unique(np.searchsorted(np.cumsum(sizes), got["Neighbor Id"][:KP, 0], side="right"))
@@ -240,7 +248,6 @@ else:
     Delete(p)
     print("MPI-PROBE-3D-OK")
 
-    qsrc = XMLPartitionedPolydataReader(FileName=[os.path.join(workdir, "fq_%d.pvtp" % ranks)])
     got, field = probe(src, "Query Points", True, qsrc)
     nb = got["Rank"][:, 0] >= 0
     if nb.sum() != Q * KP:
