@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -298,6 +299,14 @@ bool vtkVicinityKnnGraph::ProcessShardedFeatures(
   if (ix)
   {
     report = *vic_index_report(ix);
+  }
+  else
+  {
+    report.method = VIC_METHOD_BRUTE;
+    report.backend = VIC_BACKEND_CPU;
+    std::snprintf(report.reason, sizeof report.reason,
+      "this rank's shard has %lld row(s), too few for an index: exact search",
+      static_cast<long long>(shard.Data.N));
   }
   int approx = ix && report.method != VIC_METHOD_BRUTE && report.method != VIC_METHOD_GRID ? 1 : 0;
   int anyApprox = 0;
