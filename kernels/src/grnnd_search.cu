@@ -16,7 +16,8 @@
  *    flag), a visited hash table in shared memory and the probe threshold
  *    Delta: the nearest unexpanded entry u is expanded unless
  *    d(u) > (1 + Delta) d(k-th found); its unvisited neighbours' distances
- *    come from the whole warp, 32 at a time merged into the list.
+ *    come one per lane (32 at a time, float4 loads in flight together),
+ *    merged into the list by a warp merge sort.
  *
  * Entry points: the graph's weakly connected components are labelled at
  * upload (union-find on the host) and one representative of each is kept;
@@ -288,16 +289,8 @@ __global__ void __launch_bounds__(32)
       v = e >= 0 ? G.entry[e] : -1;
     }
     bool fresh = v >= 0 && gs_hash_insert(sm.hash, (uint32_t)v);
-    unsigned mask = __ballot_sync(GR_FULL, fresh);
-    unsigned long long mine = VICK_KEY_NONE;
-    while (mask) {
-      int b = __ffs(mask) - 1;
-      mask &= mask - 1;
-      int64_t vb = __shfl_sync(GR_FULL, v, b);
-      float s = gr_warp_l2(sq, G.x + vb * d, d, lane);
-      if (lane == b) mine = vick_key(s, (uint32_t)vb);
-    }
-    sm.keys[LS + lane] = mine;
+    /* one distance per lane, all lanes at once */
+    sm.keys[LS + lane] = fresh ? vick_key(gr_lane_l2(sq, G.x + v * d, d), (uint32_t)v) : VICK_KEY_NONE;
     __syncwarp();
     gr_warp_sort_unique<gs_large_smem<LS>::IPT>(sm.keys, sm.tmp, lane);
   }
@@ -324,16 +317,7 @@ __global__ void __launch_bounds__(32)
       bool ok = gs_edge_ok(G, u, base + lane, &v);
       if (!__any_sync(GR_FULL, ok)) break; /* padding / occlusion limit reached */
       bool fresh = ok && gs_hash_insert(sm.hash, (uint32_t)v);
-      unsigned mask = __ballot_sync(GR_FULL, fresh);
-      unsigned long long mine = VICK_KEY_NONE;
-      while (mask) {
-        int b = __ffs(mask) - 1;
-        mask &= mask - 1;
-        int32_t vb = __shfl_sync(GR_FULL, v, b);
-        float s = gr_warp_l2(sq, G.x + (int64_t)vb * d, d, lane);
-        if (lane == b) mine = vick_key(s, (uint32_t)vb);
-      }
-      sm.keys[LS + lane] = mine;
+      sm.keys[LS + lane] = fresh ? vick_key(gr_lane_l2(sq, G.x + (int64_t)v * d, d), (uint32_t)v) : VICK_KEY_NONE;
       __syncwarp();
       gr_warp_sort_unique<gs_large_smem<LS>::IPT>(sm.keys, sm.tmp, lane);
     }
