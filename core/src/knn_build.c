@@ -28,10 +28,12 @@ void vic_build_options_init(vic_build_options *o) {
   o->gnnd.samples = 16;
   o->gnnd.iterations = 10;
   o->gnnd.converge = 0.001f;
-  o->grnnd.s = 64;
-  o->grnnd.r = 32;
+  /* RNN-Descent's defaults (S initial neighbours fit the pools of capacity R),
+   * GRNND's reverse-edge ratio; vick_grnnd_params_init has the same */
+  o->grnnd.s = 20;
+  o->grnnd.r = 96;
   o->grnnd.t1 = 4;
-  o->grnnd.t2 = 8;
+  o->grnnd.t2 = 15;
   o->grnnd.rho = 0.6f;
   o->tsdg.alpha = 1.2f;
   o->tsdg.lambda0 = 10;
