@@ -50,7 +50,7 @@ fi
 t0=$(date +%s)
 (cd "$BUILD" && timeout 300 ctest -L gpu -R gpu.test_gpu_exact --output-on-failure -V) > "$LOG/ctest.log" 2>&1
 say "ctest -L gpu (test_gpu_exact): rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed|tests failed' "$LOG/ctest.log")"
-grep -E "rows differ|check failed|SKIP" "$LOG/ctest.log" | sed 's/^[0-9]*: //' >> "$SUM"
+grep -E "rows differ|check failed|SKIP|^([0-9]+: )?timing " "$LOG/ctest.log" | sed 's/^[0-9]*: //' >> "$SUM"
 # GPU densities vs CPU (issue 8)
 t0=$(date +%s)
 (cd "$BUILD" && timeout 300 ctest -L gpu -R gpu.test_gpu_density --output-on-failure -V) > "$LOG/ctest_density.log" 2>&1

@@ -44,7 +44,7 @@ say "build: $(( $(date +%s) - t0 )) s"
 t0=$(date +%s)
 (cd "$BUILD" && timeout 200 ctest -L gpu -R "gpu.test_gpu_(exact|policy)" --output-on-failure -V) > "$LOG/ctest.log" 2>&1
 say "ctest test_gpu_exact+policy: rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'tests passed|tests failed' "$LOG/ctest.log")"
-grep -E "rows differ|check failed|SKIP" "$LOG/ctest.log" | sed 's/^[0-9]*: //' >> "$SUM"
+grep -E "rows differ|check failed|SKIP|^([0-9]+: )?timing " "$LOG/ctest.log" | sed 's/^[0-9]*: //' >> "$SUM"
 sanit() {
   t0=$(date +%s)
   VIC_TEST_SMALL=1 VICINITY_DATA_DIR="$CARRY/data" timeout "$2" compute-sanitizer --tool "$1" --error-exitcode 9 \
