@@ -96,17 +96,24 @@ static void check_set(const char *name, const vic_data *x, int32_t k, const floa
     float *ref = malloc((size_t)n * sizeof(float) * 3), *got = malloc((size_t)n * sizeof(float) * 3);
     vic_density_options o;
     vic_density_options_init(&o);
-    VT_OK(cpu, vic_density(cpu, x, &nn, mass, &o, ref, ref + n, ref + 2 * n));
     vic_knn fused;
     VT_OK(gpu, vic_knn_density(gpu, x, k, mass, &o, &fused, got, got + n, got + 2 * n));
+    /* The GPU grid's lists equal the CPU grid's up to float rounding of
+     * (periodic) distances and the order of near-ties, which can swap the
+     * (k-1)-th and k-th neighbour and so a neighbour mass; the density
+     * kernel itself is checked on the lists the GPU produced. */
+    VT_OK(cpu, vic_density(cpu, x, &fused, mass, &o, ref, ref + n, ref + 2 * n));
     VT_CHECK(fused.report.backend == VIC_BACKEND_CUDA && fused.report.method == VIC_METHOD_GRID,
              "%s: fused call ran %s on %s", name, vic_method_name(fused.report.method),
              vic_backend_name(fused.report.backend));
     VT_CHECK(fused.report.seconds_kernel > 0, "%s: fused call reports no kernel time", name);
     int64_t diff = 0;
-    for (int64_t i = 0; i < n * k; ++i)
-      diff += fused.dist[i] != nn.dist[i] || (fused.ids[i] != nn.ids[i] && fused.dist[i] != nn.dist[i]);
-    VT_CHECK(diff == 0, "%s: fused lists differ from the CPU grid's in %lld entries", name, (long long)diff);
+    for (int64_t i = 0; i < n * k; ++i) {
+      double a = fused.dist[i], b = nn.dist[i], tol = 1e-5 * (b > 1e-6 ? b : 1e-6);
+      diff += fabs(a - b) > tol; /* a different id at an equal distance is a tie */
+    }
+    VT_CHECK(diff == 0, "%s: fused lists differ from the CPU grid's in %lld entries (beyond 1e-5 relative)", name,
+             (long long)diff);
     char what[160];
     snprintf(what, sizeof what, "%s fused%s", name, mass ? " masses" : "");
     compare(what, "kNN", got, ref, n);

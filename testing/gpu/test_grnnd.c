@@ -116,7 +116,7 @@ static void search_both(const char *what, const vick_gsearch *gs, const float *q
     vick_gsearch_params_init(&p);
     p.procedure = proc;
     p.occlusion_limit = proc == VICK_GSEARCH_SMALL ? occlusion_small : occlusion_large;
-    p.searches = 32;
+    p.searches = 16; /* the most a 64-entry list allows in the small-batch merge (t0 x 128 <= 2048) */
     p.list = 64;
     int rc = vick_gsearch_query(&call, gs, q, m, 10, &p, ids, dist);
     VT_CHECK(rc == VICK_OK, "%s search failed: %s", what, call.message);
