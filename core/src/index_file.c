@@ -142,7 +142,7 @@ vic_status vic_index_save(vic_ctx *c, const vic_index *ix, const char *path) {
     return s;
   }
   unsigned char header[HEADER_BYTES] = {0};
-  if (fwrite(header, 1, HEADER_BYTES, w.f) != HEADER_BYTES) w.failed = 1; /* placeholder, rewritten below */
+  if (fwrite(header, 1, HEADER_BYTES, w.f) != HEADER_BYTES) w.failed = 1; /* provisional header: rewritten with the final sizes and checksums below */
   unsigned char rep[REPORT_BYTES];
   encode_report(&ix->report, rep);
   write_section(&w, SEC_REPORT, rep, REPORT_BYTES);
