@@ -8,30 +8,8 @@
 #include <unistd.h>
 
 
-static const char *tmp_path(const char *name, char *buf, size_t size) {
-  const char *dir = getenv("TMPDIR");
-  snprintf(buf, size, "%s/vic_test_index_%d_%s", dir && *dir ? dir : "/tmp", (int)getpid(), name);
-  return buf;
-}
-
-static unsigned char *read_all(const char *path, long *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  *len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc((size_t)*len);
-  if (fread(b, 1, (size_t)*len, f) != (size_t)*len) { free(b); b = NULL; }
-  fclose(f);
-  return b;
-}
-
-static void write_all(const char *path, const unsigned char *b, long len) {
-  FILE *f = fopen(path, "wb");
-  if (!f) { perror(path); exit(1); }
-  fwrite(b, 1, (size_t)len, f);
-  fclose(f);
-}
+/* Scratch files of this test (test_util's helpers under a short name). */
+static const char *tmp_path(const char *name, char *buf, size_t size) { return vt_tmp_path("index", name, buf, size); }
 
 static int same_results(const vic_knn *a, const vic_knn *b) {
   size_t m = (size_t)a->n * a->k;
@@ -119,7 +97,7 @@ static void test_corruption(void) {
   tmp_path("bad", bad, sizeof bad);
   VT_OK(c, vic_index_save(c, ix, good));
   long len = 0;
-  unsigned char *orig = read_all(good, &len);
+  unsigned char *orig = vt_read_file(good, &len);
   VT_CHECK(orig && len > 200, "saved file has %ld bytes", len);
   if (!orig) return;
   unsigned char *b = malloc((size_t)len);
@@ -127,7 +105,7 @@ static void test_corruption(void) {
   /* truncations: inside the header, right after it, mid-payload, one byte short */
   long cuts[4] = {10, 96, len / 2, len - 1};
   for (int i = 0; i < 4; ++i) {
-    write_all(bad, orig, cuts[i]);
+    vt_write_file(bad, orig, cuts[i]);
     expect_fail(c, bad, &x, VIC_E_FORMAT, cuts[i] < 96 ? "too short" : "truncated", "truncated file");
   }
   /* one flipped byte anywhere: header fields, header checksum, every section */
@@ -135,7 +113,7 @@ static void test_corruption(void) {
   for (int i = 0; i < 8; ++i) {
     memcpy(b, orig, (size_t)len);
     b[flips[i]] ^= 0x10;
-    write_all(bad, b, len);
+    vt_write_file(bad, b, len);
     vic_index *got = NULL;
     vic_status s = vic_index_load(c, bad, &x, &got);
     VT_CHECK(s == VIC_E_FORMAT && got == NULL, "flip at byte %ld: %s (%s)", flips[i], vic_status_name(s), vic_ctx_error(c));
@@ -144,16 +122,16 @@ static void test_corruption(void) {
   /* a wrong magic, a newer format version, trailing garbage */
   memcpy(b, orig, (size_t)len);
   memcpy(b, "NOTANIDX", 8);
-  write_all(bad, b, len);
+  vt_write_file(bad, b, len);
   expect_fail(c, bad, &x, VIC_E_FORMAT, "not a Vicinity index", "wrong magic");
   memcpy(b, orig, (size_t)len);
   b[8] = 2; /* format version 2 */
-  write_all(bad, b, len);
+  vt_write_file(bad, b, len);
   expect_fail(c, bad, &x, VIC_E_FORMAT, "newer", "newer version");
   unsigned char *longer = malloc((size_t)len + 4);
   memcpy(longer, orig, (size_t)len);
   memset(longer + len, 0, 4);
-  write_all(bad, longer, len + 4);
+  vt_write_file(bad, longer, len + 4);
   expect_fail(c, bad, &x, VIC_E_FORMAT, "trailing", "trailing bytes");
   free(longer);
 

@@ -9,30 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *tmp_path(const char *name, char *buf, size_t size) {
-  const char *dir = getenv("TMPDIR");
-  snprintf(buf, size, "%s/vic_test_tsdg_%d_%s", dir && *dir ? dir : "/tmp", (int)getpid(), name);
-  return buf;
-}
-
-static unsigned char *read_all(const char *path, long *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  *len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc((size_t)*len);
-  if (fread(b, 1, (size_t)*len, f) != (size_t)*len) { free(b); b = NULL; }
-  fclose(f);
-  return b;
-}
-
-static void write_all(const char *path, const unsigned char *b, long len) {
-  FILE *f = fopen(path, "wb");
-  if (!f) { perror(path); exit(1); }
-  fwrite(b, 1, (size_t)len, f);
-  fclose(f);
-}
+/* Scratch files of this test (test_util's helpers under a short name). */
+static const char *tmp_path(const char *name, char *buf, size_t size) { return vt_tmp_path("tsdg", name, buf, size); }
 
 static double recall(const vic_knn *r, const vic_knn *e) {
   int64_t hit = 0;
@@ -102,16 +80,16 @@ int main(void) {
 
   /* corruption: a flipped byte in the edge table, a truncated file, other data */
   long len = 0;
-  unsigned char *b = read_all(path, &len);
+  unsigned char *b = vt_read_file(path, &len);
   VT_CHECK(b != NULL && len > 200, "saved file of %ld bytes", len);
   tmp_path("bad", bad_path, sizeof bad_path);
   if (b) {
     b[len - 7] ^= 0x40;
-    write_all(bad_path, b, len);
+    vt_write_file(bad_path, b, len);
     VT_CHECK(vic_index_load(c, bad_path, &x, &back) == VIC_E_FORMAT, "flipped byte accepted");
     VT_CHECK(strstr(vic_ctx_error(c), "corrupt") != NULL, "message: %s", vic_ctx_error(c));
     b[len - 7] ^= 0x40;
-    write_all(bad_path, b, len - 100);
+    vt_write_file(bad_path, b, len - 100);
     VT_CHECK(vic_index_load(c, bad_path, &x, &back) == VIC_E_FORMAT, "truncated file accepted");
     VT_CHECK(strstr(vic_ctx_error(c), "truncated") != NULL, "message: %s", vic_ctx_error(c));
     free(b);

@@ -151,3 +151,28 @@ int vt_small(void) {
   const char *s = getenv("VIC_TEST_SMALL");
   return s && *s && *s != '0';
 }
+
+const char *vt_tmp_path(const char *test, const char *name, char *buf, size_t size) {
+  const char *dir = getenv("TMPDIR");
+  snprintf(buf, size, "%s/vic_test_%s_%d_%s", dir && *dir ? dir : "/tmp", test, (int)getpid(), name);
+  return buf;
+}
+
+unsigned char *vt_read_file(const char *path, long *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  *len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc(*len > 0 ? (size_t)*len : 1);
+  if (fread(b, 1, (size_t)*len, f) != (size_t)*len) { free(b); b = NULL; }
+  fclose(f);
+  return b;
+}
+
+void vt_write_file(const char *path, const unsigned char *bytes, long len) {
+  FILE *f = fopen(path, "wb");
+  if (!f) { perror(path); exit(1); }
+  fwrite(bytes, 1, (size_t)len, f);
+  fclose(f);
+}

@@ -56,6 +56,12 @@ int64_t vt_compare_knn(const vic_knn *got, const int64_t *ref_ids, const double 
 
 /* Path of a file under VICINITY_DATA_DIR (or ../shared/data), NULL when absent. */
 const char *vt_data_path(const char *relative, char *buf, size_t size);
+/* A per-process scratch path "$TMPDIR/vic_test_<test>_<pid>_<name>". */
+const char *vt_tmp_path(const char *test, const char *name, char *buf, size_t size);
+/* Whole-file read (malloc'd, NULL when unreadable) and write (exit on failure). */
+unsigned char *vt_read_file(const char *path, long *len);
+void vt_write_file(const char *path, const unsigned char *bytes, long len);
+
 /* Scale for test sizes: 1 normally, smaller under sanitizers (VIC_TEST_SMALL). */
 int vt_small(void);
 
