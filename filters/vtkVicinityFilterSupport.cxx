@@ -291,6 +291,27 @@ Outcome CheckCall(vtkAlgorithm* self, const char* label, Context& ctx, vic_statu
 }
 
 // ----------------------------------------------------------------- n-body
+NBodyChoices MakeNBodyChoices(int k, int method, bool useFeature, bool useMass, bool periodic,
+  const double* boxLengths, const std::function<vtkDataArray*(int, int&)>& inputArray)
+{
+  NBodyChoices choices;
+  choices.K = k;
+  choices.Method = static_cast<vic_method>(method);
+  choices.UseFeature = useFeature;
+  if (useFeature)
+  {
+    choices.Feature = inputArray(0, choices.FeatureAssociation);
+  }
+  choices.UseMass = useMass;
+  if (useMass)
+  {
+    choices.Mass = inputArray(1, choices.MassAssociation);
+  }
+  choices.Periodic = periodic;
+  choices.BoxLengths = boxLengths;
+  return choices;
+}
+
 Outcome BuildNBodyLists(vtkAlgorithm* self, const char* label, Context& ctx, vtkDataSet* input,
   const NBodyChoices& choices, NBodyLists& out)
 {

@@ -138,6 +138,13 @@ struct NBodyChoices
   const double* BoxLengths = nullptr;
 };
 
+// The n-body filters' shared properties as choices.  inputArray(idx,
+// association) is the filter's GetInputArrayToProcess (protected in
+// vtkAlgorithm): index 0 is the feature array, index 1 the mass array; it is
+// asked only for the arrays in use.
+NBodyChoices MakeNBodyChoices(int k, int method, bool useFeature, bool useMass, bool periodic,
+  const double* boxLengths, const std::function<vtkDataArray*(int, int&)>& inputArray);
+
 struct NBodyLists
 {
   Rows Points;

@@ -134,21 +134,9 @@ int vtkVicinitySalientPoints::RequestDataObject(
 bool vtkVicinitySalientPoints::ProcessDataSet(
   vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* peaks)
 {
-  vtkVicinity::NBodyChoices choices;
-  choices.K = this->K;
-  choices.Method = static_cast<vic_method>(this->Method);
-  choices.UseFeature = this->UseFeatureArray;
-  if (this->UseFeatureArray)
-  {
-    choices.Feature = this->GetInputArrayToProcess(0, input, choices.FeatureAssociation);
-  }
-  choices.UseMass = this->UseMassArray;
-  if (this->UseMassArray)
-  {
-    choices.Mass = this->GetInputArrayToProcess(1, input, choices.MassAssociation);
-  }
-  choices.Periodic = this->Periodic;
-  choices.BoxLengths = this->BoxLengths;
+  const vtkVicinity::NBodyChoices choices = vtkVicinity::MakeNBodyChoices(this->K, this->Method,
+    this->UseFeatureArray, this->UseMassArray, this->Periodic, this->BoxLengths,
+    [&](int idx, int& association) { return this->GetInputArrayToProcess(idx, input, association); });
 
   // The bar: kNN lists 0-0.6, density 0.6-0.65, peaks 0.65-1.
   ctx.SetCallRange(0.0, 0.6);
