@@ -25,12 +25,10 @@ const char* const Label = "kNN Density";
 }
 
 vtkVicinityKnnDensity::vtkVicinityKnnDensity()
+  : vtkVicinityKnnAlgorithm(1, 2)
 {
-  this->SetNumberOfInputPorts(1);
-  this->SetNumberOfOutputPorts(1);
-  // Array 0: the feature rows (default: active scalars); array 1: masses.
-  this->SetInputArrayToProcess(
-    0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+  this->K = 32;
+  // Array 0: the feature rows (the superclass's); array 1: masses.
   this->SetInputArrayToProcess(
     1, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
   vic_density_options o;
@@ -39,28 +37,13 @@ vtkVicinityKnnDensity::vtkVicinityKnnDensity()
   this->TotalMass = o.total_mass;
 }
 
-int vtkVicinityKnnDensity::FillInputPortInformation(int, vtkInformation* info)
+const char* vtkVicinityKnnDensity::GetLabel() const
 {
-  info->Remove(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE());
-  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkDataSet");
-  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkCompositeDataSet");
-  return 1;
-}
-
-int vtkVicinityKnnDensity::FillOutputPortInformation(int, vtkInformation* info)
-{
-  info->Set(vtkDataObject::DATA_TYPE_NAME(), "vtkDataObject"); // the input's type, see RequestDataObject
-  return 1;
-}
-
-int vtkVicinityKnnDensity::RequestDataObject(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
-{
-  return vtkVicinity::MirrorOutputs(inputVector, outputVector, 1, !this->UseFeatureArray);
+  return Label;
 }
 
 bool vtkVicinityKnnDensity::ProcessDataSet(
-  vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output)
+  vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData*)
 {
   const vtkVicinity::NBodyChoices choices = vtkVicinity::MakeNBodyChoices(this->K, this->Method,
     this->UseFeatureArray, this->UseMassArray, this->Periodic, this->BoxLengths,
@@ -128,7 +111,7 @@ bool vtkVicinityKnnDensity::ProcessDataSet(
 }
 
 bool vtkVicinityKnnDensity::ProcessDistributed(
-  vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output)
+  vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData*)
 {
   using vtkVicinity::Outcome;
   if (this->UseFeatureArray || this->Periodic)
@@ -239,37 +222,11 @@ bool vtkVicinityKnnDensity::ProcessDistributed(
   return true;
 }
 
-int vtkVicinityKnnDensity::RequestData(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
-{
-  vtkVicinity::ContextSettings settings;
-  settings.Backend = static_cast<vic_backend>(this->Backend);
-  settings.Device = this->Device;
-  settings.Threads = this->Threads;
-  settings.Seed = static_cast<uint64_t>(static_cast<uint32_t>(this->Seed));
-  return vtkVicinity::ProcessInput(this, Label, settings, inputVector, outputVector, 1,
-    [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData*) {
-      return this->ProcessDataSet(ctx, in, out);
-    },
-    [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData*) {
-      return this->ProcessDistributed(ctx, in, out);
-    });
-}
-
 void vtkVicinityKnnDensity::PrintSelf(ostream& os, vtkIndent indent)
 {
   this->Superclass::PrintSelf(os, indent);
-  os << indent << "K: " << this->K << "\n";
-  os << indent << "Method: " << vic_method_name(static_cast<vic_method>(this->Method)) << "\n";
-  os << indent << "Backend: " << vic_backend_name(static_cast<vic_backend>(this->Backend)) << "\n";
-  os << indent << "Device: " << this->Device << "\n";
-  os << indent << "Threads: " << this->Threads << "\n";
-  os << indent << "Seed: " << this->Seed << "\n";
-  os << indent << "UseFeatureArray: " << this->UseFeatureArray << "\n";
   os << indent << "UseMassArray: " << this->UseMassArray << "\n";
   os << indent << "TotalMass: " << this->TotalMass << "\n";
   os << indent << "SPHConvention: " << (this->SPHConvention == VIC_SPH_GADGET ? "Gadget" : "pynbody")
      << "\n";
-  os << indent << "Periodic: " << this->Periodic << " (" << this->BoxLengths[0] << ", "
-     << this->BoxLengths[1] << ", " << this->BoxLengths[2] << ")\n";
 }

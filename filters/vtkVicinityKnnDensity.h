@@ -27,53 +27,14 @@
 #define vtkVicinityKnnDensity_h
 
 #include "VicinityFiltersModule.h" // for the export macro
-#include "vtkDataObjectAlgorithm.h"
+#include "vtkVicinityKnnAlgorithm.h"
 
-class vtkDataSet;
-class vtkPolyData;
-
-namespace vtkVicinity
-{
-class Context;
-}
-
-class VICINITYFILTERS_EXPORT vtkVicinityKnnDensity : public vtkDataObjectAlgorithm
+class VICINITYFILTERS_EXPORT vtkVicinityKnnDensity : public vtkVicinityKnnAlgorithm
 {
 public:
   static vtkVicinityKnnDensity* New();
-  vtkTypeMacro(vtkVicinityKnnDensity, vtkDataObjectAlgorithm);
+  vtkTypeMacro(vtkVicinityKnnDensity, vtkVicinityKnnAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
-
-  ///@{
-  /** Neighbours per point, the particle itself not counted (default 32).
-   *  pynbody's nsmooth counts the particle: nsmooth = 32 is k = 31. */
-  vtkSetClampMacro(K, int, 2, 4096);
-  vtkGetMacro(K, int);
-  ///@}
-
-  ///@{
-  /** kNN method (vic_method, as the kNN Graph filter) and backend
-   *  (vic_backend: 0 auto, 1 CPU, 2 GPU), CUDA device, CPU threads (0 =
-   *  all) and the seed of approximate methods. */
-  vtkSetClampMacro(Method, int, 0, 7);
-  vtkGetMacro(Method, int);
-  vtkSetClampMacro(Backend, int, 0, 2);
-  vtkGetMacro(Backend, int);
-  vtkSetClampMacro(Device, int, 0, 64);
-  vtkGetMacro(Device, int);
-  vtkSetClampMacro(Threads, int, 0, 4096);
-  vtkGetMacro(Threads, int);
-  vtkSetMacro(Seed, int);
-  vtkGetMacro(Seed, int);
-  ///@}
-
-  ///@{
-  /** Rows from a point-data array (input array 0) instead of the point
-   *  coordinates: 2-d positions or 6-d phase space. */
-  vtkSetMacro(UseFeatureArray, bool);
-  vtkGetMacro(UseFeatureArray, bool);
-  vtkBooleanMacro(UseFeatureArray, bool);
-  ///@}
 
   ///@{
   /** Per-particle masses from a one-component point-data array (input
@@ -93,42 +54,21 @@ public:
   vtkGetMacro(SPHConvention, int);
   ///@}
 
-  ///@{
-  /** Periodic box (3-d rows): minimum-image distances in a box of
-   *  BoxLengths; a length of 0 leaves that axis open. */
-  vtkSetMacro(Periodic, bool);
-  vtkGetMacro(Periodic, bool);
-  vtkBooleanMacro(Periodic, bool);
-  vtkSetVector3Macro(BoxLengths, double);
-  vtkGetVector3Macro(BoxLengths, double);
-  ///@}
-
 protected:
   vtkVicinityKnnDensity();
   ~vtkVicinityKnnDensity() override = default;
 
-  int FillInputPortInformation(int port, vtkInformation* info) override;
-  int FillOutputPortInformation(int port, vtkInformation* info) override;
-  int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-
-  bool ProcessDataSet(vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output);
-  // The same under MPI with several processes: owned points with a halo
+  const char* GetLabel() const override;
+  bool ProcessDataSet(
+    vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData*) override;
+  // Under MPI with several processes: owned points with a halo
   // (vtkVicinityDistributedPoints), the output is the rank's owned cloud.
-  bool ProcessDistributed(vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output);
+  bool ProcessDistributed(
+    vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData*) override;
 
-  int K = 32;
-  int Method = 0;
-  int Backend = 0;
-  int Device = 0;
-  int Threads = 0;
-  int Seed = 0;
-  bool UseFeatureArray = false;
   bool UseMassArray = false;
   double TotalMass = 0.0;
   int SPHConvention = 0;
-  bool Periodic = false;
-  double BoxLengths[3] = { 1.0, 1.0, 1.0 };
 
 private:
   vtkVicinityKnnDensity(const vtkVicinityKnnDensity&) = delete;

@@ -23,17 +23,16 @@
 #include <string>
 #include <vector>
 
-
 vtkStandardNewMacro(vtkVicinityKnnGraph);
 
-vtkVicinityKnnGraph::vtkVicinityKnnGraph()
+namespace
 {
-  this->SetNumberOfInputPorts(1);
-  this->SetNumberOfOutputPorts(2);
-  // Default feature array: the active point scalars.
-  this->SetInputArrayToProcess(
-    0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+const char* const Label = "kNN Graph";
+}
 
+vtkVicinityKnnGraph::vtkVicinityKnnGraph()
+  : vtkVicinityKnnAlgorithm(2, 1)
+{
   // The advanced defaults are the core's, so the filter never drifts from it.
   vic_build_options o;
   vic_build_options_init(&o);
@@ -63,21 +62,9 @@ vtkVicinityKnnGraph::vtkVicinityKnnGraph()
   this->ShardSize = o.shard_size;
 }
 
-int vtkVicinityKnnGraph::FillInputPortInformation(int, vtkInformation* info)
+const char* vtkVicinityKnnGraph::GetLabel() const
 {
-  info->Remove(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE());
-  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkDataSet");
-  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkCompositeDataSet");
-  return 1;
-}
-
-int vtkVicinityKnnGraph::FillOutputPortInformation(int port, vtkInformation* info)
-{
-  // Port 0 mirrors the input's type; port 1 is vtkPolyData (or a composite
-  // of them).  RequestDataObject creates the concrete objects.
-  (void)port;
-  info->Set(vtkDataObject::DATA_TYPE_NAME(), "vtkDataObject");
-  return 1;
+  return Label;
 }
 
 namespace
@@ -166,12 +153,6 @@ void BuildGraph(vtkDataSet* input, vtkPointData* pointArrays, const vic_knn& knn
 }
 } // namespace
 
-int vtkVicinityKnnGraph::RequestDataObject(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
-{
-  return vtkVicinity::MirrorOutputs(inputVector, outputVector, 2, !this->UseFeatureArray);
-}
-
 // The friend that reads the properties (the header cannot name
 // vic_build_options: vicinity.h is private to the module).
 struct vtkVicinityKnnGraphOptions
@@ -222,8 +203,8 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
     this->UseFeatureArray ? this->GetInputArrayToProcess(0, input, association) : nullptr;
   const double* box = nullptr;
   if (!vtkVicinity::SelectRows(
-        this, "kNN Graph", input, this->UseFeatureArray, array, association, rows, source) ||
-    !vtkVicinity::PeriodicBox(this, "kNN Graph", this->Periodic, this->BoxLengths, rows, source, &box))
+        this, Label, input, this->UseFeatureArray, array, association, rows, source) ||
+    !vtkVicinity::PeriodicBox(this, Label, this->Periodic, this->BoxLengths, rows, source, &box))
   {
     return false;
   }
@@ -233,7 +214,7 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
   const vic_build_options o = vtkVicinityKnnGraphOptions::Of(this);
 
   vic_knn knn;
-  switch (vtkVicinity::CheckCall(this, "kNN Graph", ctx, vic_knn_build(ctx.Get(), &x, &o, &knn)))
+  switch (vtkVicinity::CheckCall(this, Label, ctx, vic_knn_build(ctx.Get(), &x, &o, &knn)))
   {
     case vtkVicinity::Outcome::Cancelled:
       output->Initialize();
@@ -267,7 +248,6 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
 bool vtkVicinityKnnGraph::ProcessDistributed(
   vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* graph)
 {
-  const char* label = "kNN Graph";
   vtkMPIController* c = vtkVicinity::MultiProcessController();
   // Every rank sees the same properties, so these choices agree.
   if (this->UseFeatureArray)
@@ -276,7 +256,7 @@ bool vtkVicinityKnnGraph::ProcessDistributed(
   }
   if (this->Periodic || this->Metric != VIC_L2)
   {
-    vtkErrorMacro(<< label << ": under MPI with several processes the graph on the point "
+    vtkErrorMacro(<< Label << ": under MPI with several processes the graph on the point "
                              "coordinates uses the L2 metric, not periodic; a periodic box or "
                              "another metric on coordinates needs a single process (feature "
                              "arrays take any metric).");
@@ -299,9 +279,9 @@ bool vtkVicinityKnnGraph::ProcessDistributed(
       return vtkVicinity::Outcome::Done;
     }
     const vic_data x = rows.View(VIC_L2, nullptr);
-    return vtkVicinity::CheckCall(this, label, ctx, vic_knn_build(ctx.Get(), &x, &o, &knn));
+    return vtkVicinity::CheckCall(this, Label, ctx, vic_knn_build(ctx.Get(), &x, &o, &knn));
   };
-  const vtkVicinity::Outcome outcome = dp.BuildWithHalo(this, label, this->K, build);
+  const vtkVicinity::Outcome outcome = dp.BuildWithHalo(this, Label, this->K, build);
   if (outcome != vtkVicinity::Outcome::Done)
   {
     vic_knn_free(&knn);
@@ -333,36 +313,10 @@ bool vtkVicinityKnnGraph::ProcessDistributed(
   return true;
 }
 
-int vtkVicinityKnnGraph::RequestData(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
-{
-  vtkVicinity::ContextSettings settings;
-  settings.Backend = static_cast<vic_backend>(this->Backend);
-  settings.Device = this->Device;
-  settings.Threads = this->Threads;
-  settings.Seed = static_cast<uint64_t>(static_cast<uint32_t>(this->Seed));
-  return vtkVicinity::ProcessInput(this, "kNN Graph", settings, inputVector, outputVector, 2,
-    [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* graph) {
-      return this->ProcessDataSet(ctx, in, out, graph);
-    },
-    [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* graph) {
-      return this->ProcessDistributed(ctx, in, out, graph);
-    });
-}
-
 void vtkVicinityKnnGraph::PrintSelf(ostream& os, vtkIndent indent)
 {
   this->Superclass::PrintSelf(os, indent);
-  os << indent << "K: " << this->K << "\n";
   os << indent << "Metric: " << vic_metric_name(static_cast<vic_metric>(this->Metric)) << "\n";
-  os << indent << "Method: " << vic_method_name(static_cast<vic_method>(this->Method)) << "\n";
-  os << indent << "Backend: " << vic_backend_name(static_cast<vic_backend>(this->Backend)) << "\n";
-  os << indent << "Device: " << this->Device << "\n";
-  os << indent << "UseFeatureArray: " << this->UseFeatureArray << "\n";
-  os << indent << "Periodic: " << this->Periodic << " (" << this->BoxLengths[0] << ", "
-     << this->BoxLengths[1] << ", " << this->BoxLengths[2] << ")\n";
-  os << indent << "Seed: " << this->Seed << "\n";
-  os << indent << "Threads: " << this->Threads << "\n";
   os << indent << "RecallSample: " << this->RecallSample << "\n";
   os << indent << "GenerateGraph: " << this->GenerateGraph << "\n";
   os << indent << "BruteMaxN: " << this->BruteMaxN << "\n";

@@ -24,28 +24,14 @@
 #define vtkVicinityKnnGraph_h
 
 #include "VicinityFiltersModule.h" // for the export macro
-#include "vtkDataObjectAlgorithm.h"
+#include "vtkVicinityKnnAlgorithm.h"
 
-class vtkDataSet;
-class vtkPolyData;
-
-namespace vtkVicinity
-{
-class Context;
-}
-
-class VICINITYFILTERS_EXPORT vtkVicinityKnnGraph : public vtkDataObjectAlgorithm
+class VICINITYFILTERS_EXPORT vtkVicinityKnnGraph : public vtkVicinityKnnAlgorithm
 {
 public:
   static vtkVicinityKnnGraph* New();
-  vtkTypeMacro(vtkVicinityKnnGraph, vtkDataObjectAlgorithm);
+  vtkTypeMacro(vtkVicinityKnnGraph, vtkVicinityKnnAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
-
-  ///@{
-  /** Neighbours per point (default 16; clamped by the core to n-1). */
-  vtkSetClampMacro(K, int, 1, 4096);
-  vtkGetMacro(K, int);
-  ///@}
 
   ///@{
   /** Metric: 0 L2, 1 cosine, 2 inner product (vic_metric). */
@@ -54,45 +40,7 @@ public:
   ///@}
 
   ///@{
-  /** Method (vic_method): 0 auto, 1 brute, 2 grid, 3 nndescent, 4 ggnn,
-   *  5 gnnd, 6 grnnd, 7 tsdg. */
-  vtkSetClampMacro(Method, int, 0, 7);
-  vtkGetMacro(Method, int);
-  ///@}
-
-  ///@{
-  /** Backend (vic_backend): 0 auto, 1 CPU, 2 GPU; and the CUDA device. */
-  vtkSetClampMacro(Backend, int, 0, 2);
-  vtkGetMacro(Backend, int);
-  vtkSetClampMacro(Device, int, 0, 64);
-  vtkGetMacro(Device, int);
-  ///@}
-
-  ///@{
-  /** Use a point-data array (selected with SetInputArrayToProcess(0, ...))
-   *  instead of the point coordinates as the rows. */
-  vtkSetMacro(UseFeatureArray, bool);
-  vtkGetMacro(UseFeatureArray, bool);
-  vtkBooleanMacro(UseFeatureArray, bool);
-  ///@}
-
-  ///@{
-  /** Periodic box (L2, 3-d rows): minimum-image distances in a box of
-   *  BoxLengths; a length of 0 leaves that axis open. */
-  vtkSetMacro(Periodic, bool);
-  vtkGetMacro(Periodic, bool);
-  vtkBooleanMacro(Periodic, bool);
-  vtkSetVector3Macro(BoxLengths, double);
-  vtkGetVector3Macro(BoxLengths, double);
-  ///@}
-
-  ///@{
-  /** Seed of every random choice, CPU threads (0 = all), points sampled to
-   *  estimate recall of approximate methods (0 = skip). */
-  vtkSetMacro(Seed, int);
-  vtkGetMacro(Seed, int);
-  vtkSetClampMacro(Threads, int, 0, 4096);
-  vtkGetMacro(Threads, int);
+  /** Points sampled to estimate recall of approximate methods (0 = skip). */
   vtkSetClampMacro(RecallSample, int, 0, VTK_INT_MAX);
   vtkGetMacro(RecallSample, int);
   ///@}
@@ -159,18 +107,15 @@ protected:
   vtkVicinityKnnGraph();
   ~vtkVicinityKnnGraph() override = default;
 
-  int FillInputPortInformation(int port, vtkInformation* info) override;
-  int FillOutputPortInformation(int port, vtkInformation* info) override;
-  int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-
-  // One data set (a whole input or one leaf of a composite input).
+  const char* GetLabel() const override;
+  // One data set; graph is output port 1.
   bool ProcessDataSet(vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output,
-    vtkPolyData* graph);
-  // The same under MPI with several processes (vtkVicinityKnnGraphMPI.cxx):
-  // the points are redistributed with a halo, every rank computes its own.
-  bool ProcessDistributed(
-    vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* graph);
+    vtkPolyData* graph) override;
+  // Under MPI with several processes the points are redistributed with a
+  // halo and every rank computes its own (or, for a feature array, the
+  // shards below).
+  bool ProcessDistributed(vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output,
+    vtkPolyData* graph) override;
   // A feature array under MPI (vtkVicinityKnnGraphShards.cxx): each rank
   // indexes a shard of the rows, every rank's rows visit every shard.
   bool ProcessShardedFeatures(
@@ -178,16 +123,7 @@ protected:
   // Reads the properties into the core's build options (the .cxx).
   friend struct vtkVicinityKnnGraphOptions;
 
-  int K = 16;
   int Metric = 0;
-  int Method = 0;
-  int Backend = 0;
-  int Device = 0;
-  bool UseFeatureArray = false;
-  bool Periodic = false;
-  double BoxLengths[3] = { 1.0, 1.0, 1.0 };
-  int Seed = 0;
-  int Threads = 0;
   int RecallSample = 1000;
   bool GenerateGraph = true;
 

@@ -190,7 +190,7 @@ std::vector<vtkIdType> SampleRows(vtkIdType n, vtkIdType total, int sample, int 
 bool vtkVicinityKnnGraph::ProcessShardedFeatures(
   vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* graph)
 {
-  const char* label = "kNN Graph";
+  const char* label = this->GetLabel();
   const double t0 = Now();
   vtkMPIController* c = vtkVicinity::MultiProcessController();
   const vic_metric metric = static_cast<vic_metric>(this->Metric);

@@ -94,11 +94,10 @@ void BuildPeakPoints(vtkDataSet* input, const vic_peaks& p, const float* density
 } // namespace
 
 vtkVicinitySalientPoints::vtkVicinitySalientPoints()
+  : vtkVicinityKnnAlgorithm(2, 2)
 {
-  this->SetNumberOfInputPorts(1);
-  this->SetNumberOfOutputPorts(2);
-  this->SetInputArrayToProcess(
-    0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+  this->K = 32;
+  // Array 0: the feature rows (the superclass's); array 1: masses.
   this->SetInputArrayToProcess(
     1, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
   // The thresholds' defaults are the core's, so the filter never drifts from it.
@@ -111,24 +110,9 @@ vtkVicinitySalientPoints::vtkVicinitySalientPoints()
   this->MinMembers = o.min_members;
 }
 
-int vtkVicinitySalientPoints::FillInputPortInformation(int, vtkInformation* info)
+const char* vtkVicinitySalientPoints::GetLabel() const
 {
-  info->Remove(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE());
-  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkDataSet");
-  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkCompositeDataSet");
-  return 1;
-}
-
-int vtkVicinitySalientPoints::FillOutputPortInformation(int, vtkInformation* info)
-{
-  info->Set(vtkDataObject::DATA_TYPE_NAME(), "vtkDataObject"); // see RequestDataObject
-  return 1;
-}
-
-int vtkVicinitySalientPoints::RequestDataObject(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
-{
-  return vtkVicinity::MirrorOutputs(inputVector, outputVector, 2, !this->UseFeatureArray);
+  return Label;
 }
 
 bool vtkVicinitySalientPoints::ProcessDataSet(
@@ -202,36 +186,13 @@ bool vtkVicinitySalientPoints::ProcessDataSet(
   return true;
 }
 
-int vtkVicinitySalientPoints::RequestData(
-  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
-{
-  vtkVicinity::ContextSettings settings;
-  settings.Backend = static_cast<vic_backend>(this->Backend);
-  settings.Device = this->Device;
-  settings.Threads = this->Threads;
-  settings.Seed = static_cast<uint64_t>(static_cast<uint32_t>(this->Seed));
-  return vtkVicinity::ProcessInput(this, Label, settings, inputVector, outputVector, 2,
-    [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* peaks) {
-      return this->ProcessDataSet(ctx, in, out, peaks);
-    },
-    [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* peaks) {
-      return this->ProcessDistributed(ctx, in, out, peaks);
-    });
-}
-
 void vtkVicinitySalientPoints::PrintSelf(ostream& os, vtkIndent indent)
 {
   this->Superclass::PrintSelf(os, indent);
-  os << indent << "K: " << this->K << "\n";
   os << indent << "MinDensity: " << this->MinDensity << "\n";
   os << indent << "MinDelta: " << this->MinDelta << "\n";
   os << indent << "DeltaFactor: " << this->DeltaFactor << "\n";
   os << indent << "MinProminence: " << this->MinProminence << "\n";
   os << indent << "MinMembers: " << this->MinMembers << "\n";
-  os << indent << "Method: " << vic_method_name(static_cast<vic_method>(this->Method)) << "\n";
-  os << indent << "Backend: " << vic_backend_name(static_cast<vic_backend>(this->Backend)) << "\n";
-  os << indent << "UseFeatureArray: " << this->UseFeatureArray << "\n";
   os << indent << "UseMassArray: " << this->UseMassArray << "\n";
-  os << indent << "Periodic: " << this->Periodic << " (" << this->BoxLengths[0] << ", "
-     << this->BoxLengths[1] << ", " << this->BoxLengths[2] << ")\n";
 }

@@ -29,29 +29,14 @@
 #define vtkVicinitySalientPoints_h
 
 #include "VicinityFiltersModule.h" // for the export macro
-#include "vtkDataObjectAlgorithm.h"
+#include "vtkVicinityKnnAlgorithm.h"
 
-class vtkDataSet;
-class vtkPolyData;
-
-namespace vtkVicinity
-{
-class Context;
-}
-
-class VICINITYFILTERS_EXPORT vtkVicinitySalientPoints : public vtkDataObjectAlgorithm
+class VICINITYFILTERS_EXPORT vtkVicinitySalientPoints : public vtkVicinityKnnAlgorithm
 {
 public:
   static vtkVicinitySalientPoints* New();
-  vtkTypeMacro(vtkVicinitySalientPoints, vtkDataObjectAlgorithm);
+  vtkTypeMacro(vtkVicinitySalientPoints, vtkVicinityKnnAlgorithm);
   void PrintSelf(ostream& os, vtkIndent indent) override;
-
-  ///@{
-  /** Neighbours per point for the density and the local-maximum test
-   *  (default 32). */
-  vtkSetClampMacro(K, int, 2, 4096);
-  vtkGetMacro(K, int);
-  ///@}
 
   ///@{
   /** Peak thresholds (vic_peak_options; defaults from the core). */
@@ -68,72 +53,32 @@ public:
   ///@}
 
   ///@{
-  /** kNN method and backend, CUDA device, CPU threads, seed (as the kNN
-   *  Density filter). */
-  vtkSetClampMacro(Method, int, 0, 7);
-  vtkGetMacro(Method, int);
-  vtkSetClampMacro(Backend, int, 0, 2);
-  vtkGetMacro(Backend, int);
-  vtkSetClampMacro(Device, int, 0, 64);
-  vtkGetMacro(Device, int);
-  vtkSetClampMacro(Threads, int, 0, 4096);
-  vtkGetMacro(Threads, int);
-  vtkSetMacro(Seed, int);
-  vtkGetMacro(Seed, int);
-  ///@}
-
-  ///@{
-  /** Rows from a point-data array (input array 0) instead of the
-   *  coordinates; masses from a point-data array (input array 1). */
-  vtkSetMacro(UseFeatureArray, bool);
-  vtkGetMacro(UseFeatureArray, bool);
-  vtkBooleanMacro(UseFeatureArray, bool);
+  /** Masses from a one-component point-data array (input array 1). */
   vtkSetMacro(UseMassArray, bool);
   vtkGetMacro(UseMassArray, bool);
   vtkBooleanMacro(UseMassArray, bool);
-  ///@}
-
-  ///@{
-  /** Periodic box (3-d rows). */
-  vtkSetMacro(Periodic, bool);
-  vtkGetMacro(Periodic, bool);
-  vtkBooleanMacro(Periodic, bool);
-  vtkSetVector3Macro(BoxLengths, double);
-  vtkGetVector3Macro(BoxLengths, double);
   ///@}
 
 protected:
   vtkVicinitySalientPoints();
   ~vtkVicinitySalientPoints() override = default;
 
-  int FillInputPortInformation(int port, vtkInformation* info) override;
-  int FillOutputPortInformation(int port, vtkInformation* info) override;
-  int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
-
-  bool ProcessDataSet(
-    vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* peaks);
-  // The same under MPI with several processes (vtkVicinitySalientPointsMPI.cxx):
+  const char* GetLabel() const override;
+  // One data set; peaks is output port 1.
+  bool ProcessDataSet(vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output,
+    vtkPolyData* peaks) override;
+  // Under MPI with several processes (vtkVicinitySalientPointsMPI.cxx):
   // densities on owned + halo points, peak decisions for owned points, the
   // peak list merged over the ranks (rank 0 outputs it).
-  bool ProcessDistributed(
-    vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* peaks);
+  bool ProcessDistributed(vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output,
+    vtkPolyData* peaks) override;
 
-  int K = 32;
   double MinDensity;
   double MinDelta;
   double DeltaFactor;
   double MinProminence;
   vtkIdType MinMembers;
-  int Method = 0;
-  int Backend = 0;
-  int Device = 0;
-  int Threads = 0;
-  int Seed = 0;
-  bool UseFeatureArray = false;
   bool UseMassArray = false;
-  bool Periodic = false;
-  double BoxLengths[3] = { 1.0, 1.0, 1.0 };
 
 private:
   vtkVicinitySalientPoints(const vtkVicinitySalientPoints&) = delete;

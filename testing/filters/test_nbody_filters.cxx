@@ -241,8 +241,27 @@ static void TestAbort()
     "abort: empty output");
 }
 
+// The shared superclass's defaults and clamps: the density filters need a
+// k-th neighbour beyond the nearest, so k = 1 is raised to 2 (the kNN
+// Graph filter accepts 1).
+static void TestSharedProperties()
+{
+  vtkNew<vtkVicinityKnnDensity> d;
+  vtkNew<vtkVicinitySalientPoints> s;
+  CHECK(d->GetK() == 32 && s->GetK() == 32, "density filters: default k is not 32");
+  CHECK(d->GetNumberOfOutputPorts() == 1 && s->GetNumberOfOutputPorts() == 2, "output ports");
+  d->SetK(1);
+  s->SetK(0);
+  CHECK(d->GetK() == 2 && s->GetK() == 2, "density filters: k below 2 not raised to 2");
+  d->SetK(100000);
+  CHECK(d->GetK() == 4096, "density filter: k above 4096 not clamped");
+  CHECK(d->IsA("vtkVicinityKnnAlgorithm") && s->IsA("vtkVicinityKnnAlgorithm"),
+    "density filters do not derive from vtkVicinityKnnAlgorithm");
+}
+
 int main()
 {
+  TestSharedProperties();
   TestDensityAndPeaks();
   TestCompositeEmptyAndBad();
   TestAbort();

@@ -1,0 +1,83 @@
+#include "vtkVicinityKnnAlgorithm.h"
+#include "vtkVicinityFilterSupport.h"
+
+#include <vtkDataSet.h>
+#include <vtkDataSetAttributes.h>
+#include <vtkInformation.h>
+#include <vtkInformationVector.h>
+#include <vtkPolyData.h>
+
+vtkVicinityKnnAlgorithm::vtkVicinityKnnAlgorithm(int ports, int minimumK)
+  : MinimumK(minimumK)
+{
+  this->SetNumberOfInputPorts(1);
+  this->SetNumberOfOutputPorts(ports);
+  // Default feature array: the active point scalars.
+  this->SetInputArrayToProcess(
+    0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+}
+
+void vtkVicinityKnnAlgorithm::SetK(int k)
+{
+  const int clamped = k < this->MinimumK ? this->MinimumK : (k > 4096 ? 4096 : k);
+  if (clamped != this->K)
+  {
+    this->K = clamped;
+    this->Modified();
+  }
+}
+
+int vtkVicinityKnnAlgorithm::FillInputPortInformation(int, vtkInformation* info)
+{
+  info->Remove(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE());
+  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkDataSet");
+  info->Append(vtkAlgorithm::INPUT_REQUIRED_DATA_TYPE(), "vtkCompositeDataSet");
+  return 1;
+}
+
+int vtkVicinityKnnAlgorithm::FillOutputPortInformation(int, vtkInformation* info)
+{
+  // Port 0 mirrors the input's type, port 1 is poly data (or a composite of
+  // them): RequestDataObject creates the concrete objects.
+  info->Set(vtkDataObject::DATA_TYPE_NAME(), "vtkDataObject");
+  return 1;
+}
+
+int vtkVicinityKnnAlgorithm::RequestDataObject(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  return vtkVicinity::MirrorOutputs(
+    inputVector, outputVector, this->GetNumberOfOutputPorts(), !this->UseFeatureArray);
+}
+
+int vtkVicinityKnnAlgorithm::RequestData(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  vtkVicinity::ContextSettings settings;
+  settings.Backend = static_cast<vic_backend>(this->Backend);
+  settings.Device = this->Device;
+  settings.Threads = this->Threads;
+  settings.Seed = static_cast<uint64_t>(static_cast<uint32_t>(this->Seed));
+  return vtkVicinity::ProcessInput(this, this->GetLabel(), settings, inputVector, outputVector,
+    this->GetNumberOfOutputPorts(),
+    [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* extra) {
+      return this->ProcessDataSet(ctx, in, out, extra);
+    },
+    [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* extra) {
+      return this->ProcessDistributed(ctx, in, out, extra);
+    });
+}
+
+void vtkVicinityKnnAlgorithm::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "K: " << this->K << "\n";
+  os << indent << "Method: " << vic_method_name(static_cast<vic_method>(this->Method)) << "\n";
+  os << indent << "Backend: " << vic_backend_name(static_cast<vic_backend>(this->Backend)) << "\n";
+  os << indent << "Device: " << this->Device << "\n";
+  os << indent << "Threads: " << this->Threads << "\n";
+  os << indent << "Seed: " << this->Seed << "\n";
+  os << indent << "UseFeatureArray: " << this->UseFeatureArray << "\n";
+  os << indent << "Periodic: " << this->Periodic << " (" << this->BoxLengths[0] << ", "
+     << this->BoxLengths[1] << ", " << this->BoxLengths[2] << ")\n";
+}

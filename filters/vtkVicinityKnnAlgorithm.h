@@ -1,0 +1,119 @@
+/**
+ * @class vtkVicinityKnnAlgorithm
+ * @brief Superclass of the filters that compute the kNN lists of every point.
+ *
+ * kNN Graph, kNN Density and Salient Points share how they are driven: the
+ * same properties choose the rows (point coordinates or a point-data
+ * array, an optional periodic box), the number of neighbours and how the
+ * core computes them (method, backend, CUDA device, CPU threads, seed);
+ * composite inputs are processed leaf by leaf, and under MPI with several
+ * processes each filter's distributed path runs instead.  This class holds
+ * those properties and that pipeline plumbing; a subclass only says what it
+ * computes for one data set (ProcessDataSet) and for a distributed one
+ * (ProcessDistributed).  Output port 0 mirrors the input's type; a second
+ * port, when a subclass has one, carries poly data.
+ */
+#ifndef vtkVicinityKnnAlgorithm_h
+#define vtkVicinityKnnAlgorithm_h
+
+#include "VicinityFiltersModule.h" // for the export macro
+#include "vtkDataObjectAlgorithm.h"
+
+class vtkDataSet;
+class vtkPolyData;
+
+namespace vtkVicinity
+{
+class Context;
+}
+
+class VICINITYFILTERS_EXPORT vtkVicinityKnnAlgorithm : public vtkDataObjectAlgorithm
+{
+public:
+  vtkTypeMacro(vtkVicinityKnnAlgorithm, vtkDataObjectAlgorithm);
+  void PrintSelf(ostream& os, vtkIndent indent) override;
+
+  ///@{
+  /** Neighbours per point, the point itself not counted (clamped by the
+   *  core to n-1; clamped here to [1, 4096], [2, 4096] for the density
+   *  filters, which need a k-th neighbour beyond the nearest). */
+  virtual void SetK(int k);
+  vtkGetMacro(K, int);
+  ///@}
+
+  ///@{
+  /** Method (vic_method): 0 auto, 1 brute, 2 grid, 3 nndescent, 4 ggnn,
+   *  5 gnnd, 6 grnnd, 7 tsdg. */
+  vtkSetClampMacro(Method, int, 0, 7);
+  vtkGetMacro(Method, int);
+  ///@}
+
+  ///@{
+  /** Backend (vic_backend): 0 auto, 1 CPU, 2 GPU; the CUDA device; CPU
+   *  threads (0 = all); the seed of every random choice. */
+  vtkSetClampMacro(Backend, int, 0, 2);
+  vtkGetMacro(Backend, int);
+  vtkSetClampMacro(Device, int, 0, 64);
+  vtkGetMacro(Device, int);
+  vtkSetClampMacro(Threads, int, 0, 4096);
+  vtkGetMacro(Threads, int);
+  vtkSetMacro(Seed, int);
+  vtkGetMacro(Seed, int);
+  ///@}
+
+  ///@{
+  /** Rows from a point-data array (input array 0, selected with
+   *  SetInputArrayToProcess) instead of the point coordinates. */
+  vtkSetMacro(UseFeatureArray, bool);
+  vtkGetMacro(UseFeatureArray, bool);
+  vtkBooleanMacro(UseFeatureArray, bool);
+  ///@}
+
+  ///@{
+  /** Periodic box (L2, 3-d rows): minimum-image distances in a box of
+   *  BoxLengths; a length of 0 leaves that axis open. */
+  vtkSetMacro(Periodic, bool);
+  vtkGetMacro(Periodic, bool);
+  vtkBooleanMacro(Periodic, bool);
+  vtkSetVector3Macro(BoxLengths, double);
+  vtkGetVector3Macro(BoxLengths, double);
+  ///@}
+
+protected:
+  // ports: 1, or 2 when the subclass adds a poly-data output.
+  vtkVicinityKnnAlgorithm(int ports, int minimumK);
+  ~vtkVicinityKnnAlgorithm() override = default;
+
+  int FillInputPortInformation(int port, vtkInformation* info) override;
+  int FillOutputPortInformation(int port, vtkInformation* info) override;
+  int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+
+  // The name in messages and progress ("kNN Graph").
+  virtual const char* GetLabel() const = 0;
+  // One data set (a whole input or one leaf of a composite input); output
+  // arrives as a shallow copy of input, extra is port 1 (nullptr without
+  // one).  False after reporting an error.
+  virtual bool ProcessDataSet(
+    vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* extra) = 0;
+  // The same under MPI with several processes: the rank's piece of input.
+  virtual bool ProcessDistributed(
+    vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* extra) = 0;
+
+  const int MinimumK;
+  int K = 16;
+  int Method = 0;
+  int Backend = 0;
+  int Device = 0;
+  int Threads = 0;
+  int Seed = 0;
+  bool UseFeatureArray = false;
+  bool Periodic = false;
+  double BoxLengths[3] = { 1.0, 1.0, 1.0 };
+
+private:
+  vtkVicinityKnnAlgorithm(const vtkVicinityKnnAlgorithm&) = delete;
+  void operator=(const vtkVicinityKnnAlgorithm&) = delete;
+};
+
+#endif
