@@ -2,6 +2,7 @@
 // modes, the line-graph output, field data, empty input, composite input,
 // clear errors for bad input, no recompute when nothing changed, abort.
 #include "vtkVicinityKnnGraph.h"
+#include "filter_test_util.h"
 #include "vicinity.h"
 
 #include <vtkCellArray.h>
@@ -24,54 +25,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-static int failures = 0;
-#define CHECK(cond, what)                                                                          \
-  do                                                                                               \
-  {                                                                                                \
-    if (!(cond))                                                                                   \
-    {                                                                                              \
-      std::fprintf(stderr, "%s:%d: check failed: %s: %s\n", __FILE__, __LINE__, #cond,             \
-        std::string(what).c_str());                                                                \
-      ++failures;                                                                                  \
-    }                                                                                              \
-  } while (0)
-
-// Collects error and warning messages of a filter.
-class MessageLog : public vtkCommand
-{
-public:
-  static MessageLog* New() { return new MessageLog; }
-  void Execute(vtkObject*, unsigned long event, void* data) override
-  {
-    std::string m = data ? static_cast<const char*>(data) : "";
-    (event == vtkCommand::ErrorEvent ? this->Errors : this->Warnings).push_back(m);
-  }
-  std::vector<std::string> Errors, Warnings;
-  void Clear()
-  {
-    this->Errors.clear();
-    this->Warnings.clear();
-  }
-  bool ErrorContains(const std::string& s) const
-  {
-    for (const auto& e : this->Errors)
-      if (e.find(s) != std::string::npos)
-        return true;
-    return false;
-  }
-};
-
-// Aborts the filter at its first progress report.
-class AbortOnProgress : public vtkCommand
-{
-public:
-  static AbortOnProgress* New() { return new AbortOnProgress; }
-  void Execute(vtkObject* caller, unsigned long, void*) override
-  {
-    static_cast<vtkAlgorithm*>(caller)->SetAbortExecute(1);
-  }
-};
 
 static vtkSmartPointer<vtkPolyData> RandomCloud(vtkIdType n, unsigned seed, std::vector<float>& rows)
 {

@@ -6,6 +6,7 @@
 // 'cancelled' warning and empty outputs).
 #include "vtkVicinityKnnDensity.h"
 #include "vtkVicinitySalientPoints.h"
+#include "filter_test_util.h"
 #include "vicinity.h"
 
 #include <vtkCommand.h>
@@ -23,47 +24,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-static int failures = 0;
-#define CHECK(cond, what)                                                                          \
-  do                                                                                               \
-  {                                                                                                \
-    if (!(cond))                                                                                   \
-    {                                                                                              \
-      std::fprintf(stderr, "%s:%d: check failed: %s: %s\n", __FILE__, __LINE__, #cond,             \
-        std::string(what).c_str());                                                                \
-      ++failures;                                                                                  \
-    }                                                                                              \
-  } while (0)
-
-class MessageLog : public vtkCommand
-{
-public:
-  static MessageLog* New() { return new MessageLog; }
-  void Execute(vtkObject*, unsigned long event, void* data) override
-  {
-    std::string m = data ? static_cast<const char*>(data) : "";
-    (event == vtkCommand::ErrorEvent ? this->Errors : this->Warnings).push_back(m);
-  }
-  bool ErrorContains(const std::string& s) const
-  {
-    for (const auto& e : this->Errors)
-      if (e.find(s) != std::string::npos)
-        return true;
-    return false;
-  }
-  std::vector<std::string> Errors, Warnings;
-};
-
-class AbortOnProgress : public vtkCommand
-{
-public:
-  static AbortOnProgress* New() { return new AbortOnProgress; }
-  void Execute(vtkObject* caller, unsigned long, void*) override
-  {
-    static_cast<vtkAlgorithm*>(caller)->SetAbortExecute(1);
-  }
-};
 
 // Two Gaussian clumps (unit and 0.3 width, 6 apart), float32 rows kept.
 static vtkSmartPointer<vtkPolyData> Clumps(vtkIdType n, unsigned seed, std::vector<float>& rows)
