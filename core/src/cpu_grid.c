@@ -372,12 +372,21 @@ static int64_t block_count(int64_t items, int threads) {
   return items < b ? (items > 0 ? items : 1) : b;
 }
 
-/* Queries against the grid's own points: cells in order. */
-static void query_self(vic_ctx *c, const vic_grid *g, int32_t k, int64_t *ids, float *dist, float *scratch_mem,
-                       int threads) {
-  int64_t nb = block_count(g->n, threads), done = 0;
+/* Float entries of one thread's search tables (gap2 per axis). */
+static size_t scratch_floats(const vic_grid *g) {
   size_t per = 0;
   for (int j = 0; j < 3; ++j) per += 2 * (size_t)g->nc[j] + 1;
+  return per;
+}
+
+/* The m queries, in blocks shared out dynamically over the threads.  With
+ * q == NULL they are the grid's own points in stored order (consecutive
+ * queries are neighbours in space, and each skips itself); otherwise the
+ * rows of q in `order`, which sorts them by cell for the same locality. */
+static void run_queries(vic_ctx *c, const vic_grid *g, const vic_data *q, const int64_t *order, int64_t m,
+                        int32_t k, int64_t *ids, float *dist, float *scratch_mem, int threads) {
+  int64_t nb = block_count(m, threads), done = 0;
+  size_t per = scratch_floats(g);
 #pragma omp parallel num_threads(threads)
   {
     int tid = 0;
@@ -390,11 +399,20 @@ static void query_self(vic_ctx *c, const vic_grid *g, int32_t k, int64_t *ids, f
 #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < nb; ++b) {
       if (vic__cancelled(c)) continue;
-      /* stored order: consecutive queries are neighbours in space */
-      for (int64_t i = g->n * b / nb, e = g->n * (b + 1) / nb; i < e; ++i) {
-        int64_t id = g->ids[i];
-        klist h = {dist + id * k, ids + id * k, k, 0};
-        search_any(g, g->pts + 3 * i, i, &h, &sc);
+      for (int64_t t = m * b / nb, e = m * (b + 1) / nb; t < e; ++t) {
+        float p[3];
+        const float *at = p;
+        int64_t row, self = -1;
+        if (q) {
+          row = order[t];
+          load_point(g, vic__row(q, row), p);
+        } else {
+          row = g->ids[t];
+          self = t;
+          at = g->pts + 3 * t;
+        }
+        klist h = {dist + row * k, ids + row * k, k, 0};
+        search_any(g, at, self, &h, &sc);
         finish_row(&h);
       }
       int64_t now;
@@ -452,35 +470,7 @@ static vic_status query_rows(vic_ctx *c, const vic_grid *g, const vic_data *q, i
   free(key);
   if (so != VIC_OK) { free(order); return so; }
 
-  int64_t nb = block_count(m, threads), done = 0;
-  size_t per = 0;
-  for (int j = 0; j < 3; ++j) per += 2 * (size_t)g->nc[j] + 1;
-#pragma omp parallel num_threads(threads)
-  {
-    int tid = 0;
-#ifdef _OPENMP
-    tid = omp_get_thread_num();
-#endif
-    scratch sc;
-    float *mem = scratch_mem + (size_t)tid * per;
-    for (int j = 0; j < 3; ++j) { sc.gap2[j] = mem; mem += 2 * (size_t)g->nc[j] + 1; }
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t b = 0; b < nb; ++b) {
-      if (vic__cancelled(c)) continue;
-      for (int64_t t = m * b / nb, e = m * (b + 1) / nb; t < e; ++t) {
-        int64_t qi = order[t];
-        float p[3];
-        load_point(g, vic__row(q, qi), p);
-        klist h = {dist + qi * k, ids + qi * k, k, 0};
-        search_any(g, p, -1, &h, &sc);
-        finish_row(&h);
-      }
-      int64_t now;
-#pragma omp atomic capture
-      now = ++done;
-      if (tid == 0) vic__progress(c, "grid", (double)now / (double)nb);
-    }
-  }
+  run_queries(c, g, q, order, m, k, ids, dist, scratch_mem, threads);
   free(order);
   return VIC_OK;
 }
@@ -492,13 +482,11 @@ vic_status vic__grid_query(vic_ctx *c, const vic_grid *g, const vic_data *q, int
   if (q && q->d != g->d)
     return vic__fail(c, VIC_E_ARGUMENT, "queries have d = %d but the grid's points have d = %d", (int)q->d, (int)g->d);
   int threads = vic__threads(c);
-  size_t per = 0;
-  for (int j = 0; j < 3; ++j) per += 2 * (size_t)g->nc[j] + 1;
-  float *scratch_mem = vic__malloc(c, per * (size_t)threads * sizeof(float), "grid search tables");
+  float *scratch_mem = vic__malloc(c, scratch_floats(g) * (size_t)threads * sizeof(float), "grid search tables");
   if (!scratch_mem) return VIC_E_NOMEM;
   vic_status s = VIC_OK;
   if (q) s = query_rows(c, g, q, k, ids, dist, scratch_mem, threads);
-  else query_self(c, g, k, ids, dist, scratch_mem, threads);
+  else run_queries(c, g, NULL, NULL, g->n, k, ids, dist, scratch_mem, threads);
   free(scratch_mem);
   if (s != VIC_OK) return s;
   if (vic__cancelled(c)) return vic__fail(c, VIC_E_CANCELLED, "cancelled during stage 'grid'");
