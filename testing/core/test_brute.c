@@ -302,11 +302,8 @@ static void test_cancel(void) {
 /* MNIST: brute force on a subset against the naive reference, then queries
  * from the rest of the set. */
 static void test_mnist(void) {
-  char buf[1024], err[256];
-  const char *path = vt_data_path("mnist/t10k-images-idx3-ubyte.gz", buf, sizeof buf);
-  if (!path) { printf("MNIST absent: skipping that part\n"); return; }
   vio_matrix m;
-  if (vio_load(path, &m, err, sizeof err) != 0) { VT_CHECK(0, "load MNIST: %s", err); return; }
+  if (!vt_load_data("mnist/t10k-images-idx3-ubyte.gz", &m)) return;
   VT_CHECK(m.n == 10000 && m.d == 784, "MNIST shape %lld x %d", (long long)m.n, (int)m.d);
   int64_t n = vt_small() ? 300 : 1500, nq = vt_small() ? 50 : 200;
   vic_data x = {m.rows, n, m.d, 0, VIC_L2, NULL};

@@ -107,11 +107,8 @@ static void test_uniform(void) {
 }
 
 static void test_halo(void) {
-  char buf[1024], err[512];
-  const char *path = vt_data_path("nbody/halo_low_res.npy", buf, sizeof buf);
-  if (!path) { printf("halo_low_res.npy not found: halo part skipped\n"); return; }
   vio_matrix m;
-  if (vio_load(path, &m, err, sizeof err) != 0) { VT_CHECK(0, "%s", err); return; }
+  if (!vt_load_data("nbody/halo_low_res.npy", &m)) return;
   vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
   vic_data x = {m.rows, m.n, m.d, 0, VIC_L2, NULL};
   vic_knn nn;

@@ -260,11 +260,8 @@ static void test_unsupported(void) {
 /* The real halo: grid lists of a sample of particles against the naive
  * search of those particles (as queries, with their own entry removed). */
 static void test_halo(void) {
-  char buf[1024], err[256];
-  const char *path = vt_data_path("nbody/halo_low_res.npy", buf, sizeof buf);
-  if (!path) { printf("halo data absent: skipping that part\n"); return; }
   vio_matrix m;
-  if (vio_load(path, &m, err, sizeof err) != 0) { VT_CHECK(0, "load halo: %s", err); return; }
+  if (!vt_load_data("nbody/halo_low_res.npy", &m)) return;
   VT_CHECK(m.n == 32314 && m.d == 3, "halo shape %lld x %d", (long long)m.n, (int)m.d);
   int32_t k = 16;
   vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);

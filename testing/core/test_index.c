@@ -187,11 +187,8 @@ static void test_graph_recall(void) {
 }
 
 static void test_mnist(void) {
-  char buf[1024], err[512];
-  const char *path = vt_data_path("mnist/t10k-images-idx3-ubyte.gz", buf, sizeof buf);
-  if (!path) { printf("mnist: data absent, part skipped\n"); return; }
   vio_matrix mx;
-  if (vio_load(path, &mx, err, sizeof err) != 0) { VT_CHECK(0, "load %s: %s", path, err); return; }
+  if (!vt_load_data("mnist/t10k-images-idx3-ubyte.gz", &mx)) return;
   int64_t n = vt_small() ? 1800 : 9000, m = vt_small() ? 100 : 1000;
   vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
   vic_data x = {mx.rows, n, mx.d, 0, VIC_L2, NULL};

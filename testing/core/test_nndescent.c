@@ -218,11 +218,8 @@ static void test_small_and_degenerate(void) {
 
 /* MNIST t10k, k = 10 with the default options: recall@10 >= 0.99. */
 static void test_mnist(void) {
-  char buf[1024], err[512];
-  const char *path = vt_data_path("mnist/t10k-images-idx3-ubyte.gz", buf, sizeof buf);
-  if (!path) { printf("mnist: data absent, part skipped\n"); return; }
   vio_matrix m;
-  if (vio_load(path, &m, err, sizeof err) != 0) { VT_CHECK(0, "load %s: %s", path, err); return; }
+  if (!vt_load_data("mnist/t10k-images-idx3-ubyte.gz", &m)) return;
   /* under sanitizers the distances are not vectorised: a subset suffices */
   int64_t n = vt_small() ? 2000 : m.n;
   vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);

@@ -147,6 +147,20 @@ const char *vt_data_path(const char *relative, char *buf, size_t size) {
   return access(buf, R_OK) == 0 ? buf : NULL;
 }
 
+int vt_load_data(const char *relative, vio_matrix *m) {
+  char buf[1024], err[256];
+  const char *path = vt_data_path(relative, buf, sizeof buf);
+  if (!path) {
+    printf("%s absent (set VICINITY_DATA_DIR): that part skipped\n", relative);
+    return 0;
+  }
+  if (vio_load(path, m, err, sizeof err) != 0) {
+    VT_CHECK(0, "load %s: %s", path, err);
+    return 0;
+  }
+  return 1;
+}
+
 int vt_small(void) {
   const char *s = getenv("VIC_TEST_SMALL");
   return s && *s && *s != '0';

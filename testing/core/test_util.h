@@ -3,6 +3,7 @@
 #ifndef VIC_TEST_UTIL_H
 #define VIC_TEST_UTIL_H
 
+#include "vic_io.h"
 #include "vicinity.h"
 
 #include <stdio.h>
@@ -56,6 +57,10 @@ int64_t vt_compare_knn(const vic_knn *got, const int64_t *ref_ids, const double 
 
 /* Path of a file under VICINITY_DATA_DIR (or ../shared/data), NULL when absent. */
 const char *vt_data_path(const char *relative, char *buf, size_t size);
+/* Loads the data file at `relative` (see vt_data_path) into m: 1 when
+ * loaded; 0 when absent (a note is printed, the caller skips that part)
+ * or unreadable (a failed check). */
+int vt_load_data(const char *relative, vio_matrix *m);
 /* A per-process scratch path "$TMPDIR/vic_test_<test>_<pid>_<name>". */
 const char *vt_tmp_path(const char *test, const char *name, char *buf, size_t size);
 /* Whole-file read (malloc'd, NULL when unreadable) and write (exit on failure). */
