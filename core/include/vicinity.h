@@ -72,9 +72,15 @@ vic_status vic_backend_parse(const char *name, vic_backend *out);
 /* --------------------------------------------------------------- context */
 typedef enum { VIC_LOG_DEBUG = 0, VIC_LOG_INFO, VIC_LOG_WARNING, VIC_LOG_ERROR } vic_log_level;
 
+#define VIC_DEVICES_ALL (-1) /* vic_ctx_options.devices: every device present */
+
 typedef struct {
   vic_backend backend; /* default AUTO: GPU when built with CUDA and a device is present */
   int device;          /* CUDA device ordinal, default 0 */
+  int devices;         /* GPUs used from `device` on: 1 (default; 0 reads as 1) = that device only, N = devices
+                          device..device+N-1, VIC_DEVICES_ALL = every device from `device` on.  The exact
+                          grid kNN splits its queries over them; a sharded GGNN build puts shard s on the
+                          s-th mod N.  Results do not depend on the count. */
   int threads;         /* CPU threads; 0 = all available */
   uint64_t seed;       /* seed of every random choice; results are reproducible per seed */
   void (*log)(void *user, vic_log_level level, const char *message);
@@ -179,7 +185,11 @@ typedef struct {
     float alpha;           /* relaxed diversification; default 1.2 */
     int32_t lambda0;       /* occlusion cut; default 10 */
   } tsdg;
-  int64_t shard_size;             /* 0 = no sharding */
+  int64_t shard_size;             /* 0 = no sharding.  GGNN: more points than this are built as
+                                     ceil(n / shard_size) independent graphs of consecutive rows
+                                     (Sec. 5.5), on the context's devices; queries ask every shard
+                                     and merge; for-all lists merge each point's own-shard list with
+                                     its queries into the other shards.  GNND: its own shards. */
   size_t device_memory_budget;    /* bytes; 0 = what the device has free */
 } vic_build_options;
 

@@ -12,6 +12,7 @@ void vic_ctx_options_init(vic_ctx_options *o) {
   memset(o, 0, sizeof *o);
   o->backend = VIC_BACKEND_AUTO;
   o->seed = 42;
+  o->devices = 1;
 }
 
 vic_status vic_ctx_create(const vic_ctx_options *o, vic_ctx **out) {
@@ -20,7 +21,7 @@ vic_status vic_ctx_create(const vic_ctx_options *o, vic_ctx **out) {
   vic_ctx *c = calloc(1, sizeof *c);
   if (!c) return VIC_E_NOMEM;
   if (o) c->opt = *o; else vic_ctx_options_init(&c->opt);
-  if (c->opt.threads < 0 || c->opt.device < 0 || c->opt.backend > VIC_BACKEND_CUDA) {
+  if (c->opt.threads < 0 || c->opt.device < 0 || c->opt.devices < VIC_DEVICES_ALL || c->opt.backend > VIC_BACKEND_CUDA) {
     free(c);
     return VIC_E_ARGUMENT;
   }

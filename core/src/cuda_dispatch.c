@@ -5,8 +5,12 @@
  * free of it.
  *
  * To add a GPU method: include its kernels header, add its case to
- * vic__cuda_has_method and to run_method below. */
+ * vic__cuda_has_method and to run_method below.  Several devices: the
+ * grid in cuda_multi.c, the GGNN index and sharded builds in
+ * cuda_ggnn_index.c. */
 #include "backend_cuda.h"
+#include "cuda_internal.h"
+#include "device_set.h"
 #include "vic_kernels.h"
 #include "vic_kernels_exact.h"
 #include "vic_kernels_gnnd.h"
@@ -15,37 +19,43 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Check the context's device without touching the context's error:
- * VIC_OK, or VIC_E_NODEVICE with the reason in msg. */
-static vic_status probe_quiet(const vic_ctx *c, char *msg, size_t size) {
+/* Check the context's devices (device, and devices from it on) without
+ * touching the context's error: VIC_OK with *count, or VIC_E_NODEVICE
+ * with the reason in msg. */
+static vic_status probe_quiet(const vic_ctx *c, int *count, char *msg, size_t size) {
   char why[256];
-  int count = vick_device_count(why, sizeof why);
-  if (count < 0) {
+  *count = 0;
+  int present = vick_device_count(why, sizeof why);
+  if (present < 0) {
     snprintf(msg, size, "the CUDA runtime cannot be used on this machine: %s", why);
     return VIC_E_NODEVICE;
   }
-  if (count == 0) {
+  if (present == 0) {
     snprintf(msg, size, "no CUDA device found%s%s", why[0] ? ": " : "", why);
     return VIC_E_NODEVICE;
   }
-  if (c->opt.device < 0 || c->opt.device >= count) {
-    snprintf(msg, size, "CUDA device %d was requested but this machine has %d device%s (0..%d)", c->opt.device, count,
-             count == 1 ? "" : "s", count - 1);
-    return VIC_E_NODEVICE;
-  }
-  return VIC_OK;
+  return vic__device_set(c->opt.device, c->opt.devices, present, count, msg, size);
 }
 
 vic_status vic__cuda_probe(vic_ctx *c) {
   char msg[512];
-  vic_status s = probe_quiet(c, msg, sizeof msg);
+  int count;
+  vic_status s = probe_quiet(c, &count, msg, sizeof msg);
+  return s == VIC_OK ? VIC_OK : vic__fail(c, s, "%s", msg);
+}
+
+vic_status vic__cuda_devices(vic_ctx *c, int *first, int *count) {
+  char msg[512];
+  vic_status s = probe_quiet(c, count, msg, sizeof msg);
+  *first = c->opt.device;
   return s == VIC_OK ? VIC_OK : vic__fail(c, s, "%s", msg);
 }
 
 int vic_cuda_available(vic_ctx *c) {
   if (!c) return 0;
   char msg[512];
-  return probe_quiet(c, msg, sizeof msg) == VIC_OK;
+  int count;
+  return probe_quiet(c, &count, msg, sizeof msg) == VIC_OK;
 }
 
 int vic__cuda_has_method(vic_method m) {
@@ -65,6 +75,22 @@ int vic__cuda_has_method(vic_method m) {
  * caller and answers nonzero once the context is cancelled. */
 static int poll_ctx(void *user, const char *stage, double fraction) {
   return vic__progress((vic_ctx *)user, stage, fraction) != VIC_OK;
+}
+
+/* A worker thread's poll: the cancel flag only (atomic). */
+static int poll_cancel(void *user, const char *stage, double fraction) {
+  (void)stage;
+  (void)fraction;
+  return vic__cancelled((vic_ctx *)user);
+}
+
+void vic__cuda_call_init(vic_ctx *c, vick_call *call, int device, size_t budget, int threaded) {
+  memset(call, 0, sizeof *call);
+  call->device = device;
+  call->memory_budget = budget;
+  call->seed = c->opt.seed;
+  call->progress = threaded ? poll_cancel : poll_ctx;
+  call->user = c;
 }
 
 /* GNND: the options' defaults resolved (k_build = max(k, 32) rounded up to
@@ -150,8 +176,7 @@ static int run_method(vic_ctx *c, const vick_points *p, const vic_build_options 
   }
 }
 
-/* A vick code as the context's status and message. */
-static vic_status translate(vic_ctx *c, int rc, const vick_call *call, vic_method m) {
+vic_status vic__cuda_translate(vic_ctx *c, int rc, const vick_call *call, vic_method m) {
   const char *name = vic_method_name(m);
   switch (rc) {
   case VICK_OK: return VIC_OK;
@@ -180,18 +205,32 @@ vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options 
   if (x->n >= ((int64_t)1 << 31))
     return vic__fail(c, VIC_E_UNSUPPORTED, "the GPU backend takes at most 2^31 - 1 points (got %lld)",
                      (long long)x->n);
-  vick_call call;
-  memset(&call, 0, sizeof call);
-  call.device = c->opt.device;
-  call.memory_budget = o->device_memory_budget;
-  call.seed = c->opt.seed;
-  call.progress = poll_ctx;
-  call.user = c;
+  int first, count;
+  vic_status s = vic__cuda_devices(c, &first, &count);
+  if (s != VIC_OK) return s;
   vick_points p = {x->rows, x->n, x->d, x->stride ? x->stride : x->d,
                    x->metric == VIC_INNER_PRODUCT ? VICK_METRIC_IP : VICK_METRIC_L2, x->box};
+  const int multi = m == VIC_METHOD_GRID && count > 1;
+  const int sharded = m == VIC_METHOD_GGNN && o->shard_size > 0 && x->n > o->shard_size;
+  if (multi || sharded) {
+    if (multi) {
+      s = vic__cuda_grid_multi(c, &p, o, first, count, k, ids, dist, rep);
+    } else if (x->box) {
+      s = vic__fail(c, VIC_E_UNSUPPORTED, "GPU ggnn: periodic boxes are not supported (use grid or brute)");
+    } else {
+      s = vic__cuda_ggnn_forall_sharded(c, x, o, k, ids, dist, rep);
+      /* Euclidean, as run_ggnn's lists: squared to the working distance */
+      for (int64_t i = 0; s == VIC_OK && i < x->n * (int64_t)k; ++i) dist[i] *= dist[i];
+    }
+    if (s != VIC_OK) return s;
+    for (int64_t i = 0; i < x->n * (int64_t)k; ++i) dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(x->metric, dist[i]);
+    return VIC_OK;
+  }
 
+  vick_call call;
+  vic__cuda_call_init(c, &call, first, o->device_memory_budget, 0);
   int rc = run_method(c, &p, o, m, k, ids, dist, &call);
-  vic_status s = translate(c, rc, &call, m);
+  s = vic__cuda_translate(c, rc, &call, m);
   if (s != VIC_OK) return s;
 
   /* kernels return working distances; report true ones as the CPU does */
@@ -208,9 +247,8 @@ vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options 
   return VIC_OK;
 }
 
-/* ------------------------------------------------------- GGNN search index */
-/* Rows as the kernels take them: packed row-major (a copy when strided). */
-static const float *packed_rows(const vic_data *x, float **owned, vick_call *call) {
+/* ------------------------------------------------ shared with cuda_*.c */
+const float *vic__cuda_packed_rows(const vic_data *x, float **owned, vick_call *call) {
   *owned = NULL;
   int64_t stride = x->stride ? x->stride : x->d;
   if (stride == x->d) return x->rows;
@@ -224,89 +262,8 @@ static const float *packed_rows(const vic_data *x, float **owned, vick_call *cal
   return p;
 }
 
-static void copy_stages(vic_report *rep, const vick_call *call) {
+void vic__cuda_copy_stages(vic_report *rep, const vick_call *call) {
   rep->seconds_transfer += call->seconds_transfer;
   rep->seconds_kernel += call->seconds_kernel;
   for (int i = 0; i < call->n_stages; ++i) vic__report_stage(rep, call->stages[i].name, call->stages[i].seconds);
 }
-
-vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, void **handle,
-                                      vic_report *rep) {
-  *handle = NULL;
-  vic_status s = vic__cuda_probe(c);
-  if (s != VIC_OK) return s;
-  if (x->box) return vic__fail(c, VIC_E_UNSUPPORTED, "the GGNN index does not support periodic boxes (use grid or brute)");
-  if (x->n >= ((int64_t)1 << 31))
-    return vic__fail(c, VIC_E_UNSUPPORTED, "the GGNN index takes at most 2^31 - 1 points (got %lld)", (long long)x->n);
-  vick_call call;
-  memset(&call, 0, sizeof call);
-  call.device = c->opt.device;
-  call.memory_budget = o->device_memory_budget;
-  call.seed = c->opt.seed;
-  call.progress = poll_ctx;
-  call.user = c;
-  vick_ggnn_params q;
-  vick_ggnn_params_init(&q);
-  if (o->ggnn.k_build > 0) q.k = o->ggnn.k_build;
-  if (o->ggnn.segment > 0) q.segment = o->ggnn.segment;
-  if (o->ggnn.layers > 0) q.layers = o->ggnn.layers;
-  q.refinements = o->ggnn.refinements;
-  q.tau_build = o->ggnn.tau_build;
-  float *owned = NULL;
-  const float *rows = packed_rows(x, &owned, &call);
-  int rc = rows ? VICK_OK : VICK_NOMEM;
-  vick_ggnn *g = NULL;
-  if (rc == VICK_OK) rc = vick_ggnn_build(&call, rows, x->n, x->d, &q, &g);
-  free(owned);
-  if ((s = translate(c, rc, &call, VIC_METHOD_GGNN)) != VIC_OK) return s;
-  vick_ggnn_info info;
-  memset(&info, 0, sizeof info);
-  vick_ggnn_info_get(g, &info);
-  copy_stages(rep, &call);
-  rep->method = VIC_METHOD_GGNN;
-  rep->backend = VIC_BACKEND_CUDA;
-  rep->k = info.k;
-  /* d_nn1 is Euclidean in the prepared rows: the true distance for L2, the
-   * chord for cosine (1 - cos = chord^2 / 2) */
-  rep->dnn1_mean = x->metric == VIC_COSINE ? 0.5 * info.dnn1_mean * info.dnn1_mean : info.dnn1_mean;
-  rep->dnn1_max = x->metric == VIC_COSINE ? 0.5 * info.dnn1_max * info.dnn1_max : info.dnn1_max;
-  char dev[128] = "";
-  vick_device_info(call.device, dev, sizeof dev, NULL, NULL);
-  vic__log(c, VIC_LOG_INFO,
-           "GPU GGNN index on %s (device %d): %.3f s, L = %d, g = %d, %lld upper points, %d entry points, %.1f MiB",
-           dev, call.device, call.seconds_total, (int)info.layers, (int)info.growth, (long long)info.upper_points,
-           (int)info.entry_points, info.device_bytes / 1048576.0);
-  *handle = g;
-  return VIC_OK;
-}
-
-vic_status vic__cuda_ggnn_index_search(vic_ctx *c, void *handle, const vic_data *q, int32_t k, float tau,
-                                       int32_t max_visits, int64_t *ids, float *dist, vic_report *rep) {
-  vick_ggnn *g = (vick_ggnn *)handle;
-  if (!g) return vic__fail(c, VIC_E_ARGUMENT, "GGNN index without its device graph");
-  if (k > 256) return vic__fail(c, VIC_E_UNSUPPORTED, "GGNN index search supports k <= 256 (got k = %d)", (int)k);
-  vick_call call;
-  memset(&call, 0, sizeof call);
-  call.device = c->opt.device;
-  float *owned = NULL;
-  const float *rows = packed_rows(q, &owned, &call);
-  int rc = rows ? vick_ggnn_query(&call, g, rows, q->n, k, tau, max_visits, ids, dist) : VICK_NOMEM;
-  free(owned);
-  vic_status s = translate(c, rc, &call, VIC_METHOD_GGNN);
-  if (s != VIC_OK) return s;
-  /* Euclidean in the prepared rows: square to the working distance, then
-   * the metric's true distance as everywhere else */
-  for (int64_t i = 0; i < q->n * (int64_t)k; ++i)
-    dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(q->metric, dist[i] * dist[i]);
-  copy_stages(rep, &call);
-  rep->backend = VIC_BACKEND_CUDA;
-  return VIC_OK;
-}
-
-int64_t vic__cuda_ggnn_index_bytes(const void *handle) {
-  vick_ggnn_info info;
-  if (!handle || vick_ggnn_info_get((const vick_ggnn *)handle, &info) != VICK_OK) return 0;
-  return (int64_t)info.device_bytes;
-}
-
-void vic__cuda_ggnn_index_free(void *handle) { vick_ggnn_free((vick_ggnn *)handle); }

@@ -26,6 +26,13 @@ int vick_brute_knn(vick_call *call, const vick_points *x, int32_t k, int64_t *id
  * minimum image).  ids/dist: host, n*k. */
 int vick_grid_knn(vick_call *call, const vick_points *x, int32_t k, int64_t *ids, float *dist);
 
+/* As vick_grid_knn, but only the lists of rows [q0, q1) are computed and
+ * returned (ids/dist: (q1-q0)*k, row q0 first).  Every point is indexed,
+ * so a row's list equals vick_grid_knn's: ranges answered on several
+ * devices give one device's lists. */
+int vick_grid_knn_range(vick_call *call, const vick_points *x, int32_t k, int64_t q0, int64_t q1, int64_t *ids,
+                        float *dist);
+
 #ifdef __cplusplus
 }
 #endif

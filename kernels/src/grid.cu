@@ -21,13 +21,21 @@
  * wrap cell indices and use the minimum image; a shell that would wrap
  * onto itself falls back to a scan of all points (tiny sets only).
  * Distances are computed exactly as the CPU computes them and lists are
- * ordered by (distance, id), so results equal the CPU's bit for bit. */
+ * ordered by (distance, id), so results equal the CPU's bit for bit.
+ *
+ * A range call (vick_grid_knn_range, several GPUs in one process) indexes
+ * every point but answers only the rows [q0, q1): their sorted positions,
+ * picked by a CUB select, keep the sorted order, so neighbouring threads
+ * still share cells.  A row's list depends only on the sorted points, the
+ * same on every device, so split ranges give one device's lists. */
 #include "common.cuh"
 #include "vic_kernels_exact.h"
 #include "grid_internal.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_select.cuh>
+#include <cub/iterator/counting_input_iterator.cuh>
 
 #include <math.h>
 #include <string.h>
@@ -259,9 +267,11 @@ __device__ void visit_cell(const grid_geom &g, const uint64_t *codes, const uint
 template <int KMAX>
 __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t *codes, const uint32_t *sid,
                                                                    const float4 *sp, int64_t n, grid_geom g, int k,
-                                                                   int target, int64_t *out_ids, float *out_dist) {
-  int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (p >= n) return;
+                                                                   int target, const uint32_t *qpos, int64_t m,
+                                                                   uint32_t q0, int64_t *out_ids, float *out_dist) {
+  int64_t t0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t0 >= m) return;
+  const int64_t p = qpos ? (int64_t)qpos[t0] : t0;
   const float4 q = sp[p];
   const uint32_t self = sid[p];
   const float qv[3] = {q.x, q.y, q.z};
@@ -361,8 +371,8 @@ __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t
       if (id != self) best.push(vick_key(grid_dist(g, q, sp[t]), id));
     }
   }
-  int64_t *oi = out_ids + (int64_t)self * k;
-  float *od = out_dist + (int64_t)self * k;
+  int64_t *oi = out_ids + (int64_t)(self - q0) * k;
+  float *od = out_dist + (int64_t)(self - q0) * k;
   for (int t = 0; t < k; ++t) {
     if (t < best.size) {
       oi[t] = (int64_t)(best.key[t] & 0xffffffffu);
@@ -377,12 +387,24 @@ __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t
 /* ------------------------------------------------------------------ host */
 typedef struct {
   vick_env env;
-  vick_buf x, soa, mm, codes, codes2, ids, ids2, sp, tmp, out_ids, out_dist;
+  vick_buf x, soa, mm, codes, codes2, ids, ids2, sp, tmp, qpos, nsel, out_ids, out_dist;
 } grid_ws;
+
+/* The rows whose lists a call returns: [q0, q1) of the n points. */
+typedef struct {
+  int64_t q0, q1;
+} grid_range;
+
+/* Is sorted position p one of the range's rows? */
+struct grid_in_range {
+  const uint32_t *sid;
+  uint32_t q0, m;
+  __device__ __forceinline__ bool operator()(uint32_t p) const { return sid[p] - q0 < m; }
+};
 
 static void grid_ws_free(grid_ws *w) {
   vick_buf *all[] = {&w->x, &w->soa, &w->mm, &w->codes, &w->codes2, &w->ids, &w->ids2, &w->sp, &w->tmp,
-                     &w->out_ids, &w->out_dist};
+                     &w->qpos, &w->nsel, &w->out_ids, &w->out_dist};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&w->env, all[i]);
 }
 
@@ -445,20 +467,48 @@ static int grid_geometry(vick_call *call, grid_ws *w, const vick_points *p, grid
 }
 
 template <int KMAX>
-static int launch_query(vick_call *call, grid_ws *w, const grid_geom &g, int64_t n, int k, int target) {
-  grid_query_kernel<KMAX><<<vick_blocks(n, GRID_THREADS), GRID_THREADS, 0, w->env.stream>>>(
+static int launch_query(vick_call *call, grid_ws *w, const grid_geom &g, int64_t n, int k, int target,
+                        grid_range r) {
+  const int64_t m = r.q1 - r.q0;
+  grid_query_kernel<KMAX><<<vick_blocks(m, GRID_THREADS), GRID_THREADS, 0, w->env.stream>>>(
       (const uint64_t *)w->codes.p, (const uint32_t *)w->ids.p, (const float4 *)w->sp.p, n, g, k, target,
-      (int64_t *)w->out_ids.p, (float *)w->out_dist.p);
+      (const uint32_t *)w->qpos.p, m, (uint32_t)r.q0, (int64_t *)w->out_ids.p, (float *)w->out_dist.p);
   VICK_LAUNCH(call, "grid_query_kernel");
   return VICK_OK;
 }
 
-static int grid_run(vick_call *call, grid_ws *w, const vick_points *p, int k, int64_t *ids, float *dist) {
+/* Sorted positions of the range's rows, in sorted order (none for all rows). */
+static int grid_select(vick_call *call, grid_ws *w, int64_t n, grid_range r) {
+  const int64_t m = r.q1 - r.q0;
+  if (r.q0 == 0 && r.q1 == n) return VICK_OK;
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->qpos, (size_t)m * 4, "positions of the answered rows"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->nsel, sizeof(int64_t), "selected count"));
+  grid_in_range pred = {(const uint32_t *)w->ids.p, (uint32_t)r.q0, (uint32_t)m};
+  cub::CountingInputIterator<uint32_t> all(0);
+  size_t tb = 0;
+  VICK_CUDA(call, cub::DeviceSelect::If(NULL, tb, all, (uint32_t *)w->qpos.p, (int64_t *)w->nsel.p, n, pred,
+                                        w->env.stream));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->tmp, tb, "select workspace"));
+  VICK_CUDA(call, cub::DeviceSelect::If(w->tmp.p, tb, all, (uint32_t *)w->qpos.p, (int64_t *)w->nsel.p, n, pred,
+                                        w->env.stream));
+  int64_t got = 0;
+  VICK_CUDA(call, cudaMemcpyAsync(&got, w->nsel.p, sizeof got, cudaMemcpyDeviceToHost, w->env.stream));
+  VICK_CUDA(call, cudaStreamSynchronize(w->env.stream));
+  vick_buf_free(&w->env, &w->tmp);
+  if (got != m)
+    return vick_fail(call, VICK_DEVICE, "grid: %lld of the %lld rows of [%lld, %lld) found in the sorted order",
+                     (long long)got, (long long)m, (long long)r.q0, (long long)r.q1);
+  return VICK_OK;
+}
+
+static int grid_run(vick_call *call, grid_ws *w, const vick_points *p, int k, grid_range r, int64_t *ids,
+                    float *dist) {
   const int64_t n = p->n;
+  const int64_t m = r.q1 - r.q0;
   const int d = p->d;
   const size_t row_bytes = (size_t)d * sizeof(float);
   /* Everything the call holds at its peak, checked up front. */
-  size_t need = (size_t)n * (row_bytes + 2 * 8 + 2 * 4 + 16 + (size_t)k * 12);
+  size_t need = (size_t)n * (row_bytes + 2 * 8 + 2 * 4 + 16) + (size_t)m * (4 + (size_t)k * 12);
   if (need > vick_budget_left(&w->env))
     return vick_fail(call, VICK_NOMEM, "the grid needs %.1f MiB of device memory for %lld points and k = %d; the budget has %.1f MiB",
                      need / 1048576.0, (long long)n, k, vick_budget_left(&w->env) / 1048576.0);
@@ -495,25 +545,26 @@ static int grid_run(vick_call *call, grid_ws *w, const vick_points *p, int k, in
                                                                   (float4 *)w->sp.p);
   VICK_LAUNCH(call, "gather_kernel");
   vick_buf_free(&w->env, &w->x);
+  VICK_TRY(grid_select(call, w, n, r));
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid sort"));
   VICK_TRY(vick_poll(call, "grid", 0.2));
 
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_ids, (size_t)n * k * 8, "result ids"));
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_dist, (size_t)n * k * 4, "result distances"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_ids, (size_t)m * k * 8, "result ids"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_dist, (size_t)m * k * 4, "result distances"));
   /* about k/4 points in the query's own cell: the 27 cells around it then
    * usually hold the k nearest (see the file comment) */
   int target = k / 4 > 2 ? k / 4 : 2;
   VICK_TRY(vick_timer_start(call, &w->env));
-  if (k <= 16) VICK_TRY(launch_query<16>(call, w, g, n, k, target));
-  else if (k <= 32) VICK_TRY(launch_query<32>(call, w, g, n, k, target));
-  else if (k <= 64) VICK_TRY(launch_query<64>(call, w, g, n, k, target));
-  else if (k <= 128) VICK_TRY(launch_query<128>(call, w, g, n, k, target));
-  else VICK_TRY(launch_query<VICK_EXACT_MAX_K>(call, w, g, n, k, target));
+  if (k <= 16) VICK_TRY(launch_query<16>(call, w, g, n, k, target, r));
+  else if (k <= 32) VICK_TRY(launch_query<32>(call, w, g, n, k, target, r));
+  else if (k <= 64) VICK_TRY(launch_query<64>(call, w, g, n, k, target, r));
+  else if (k <= 128) VICK_TRY(launch_query<128>(call, w, g, n, k, target, r));
+  else VICK_TRY(launch_query<VICK_EXACT_MAX_K>(call, w, g, n, k, target, r));
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid search"));
   VICK_TRY(vick_poll(call, "grid", 0.9));
   if (!ids) return VICK_OK; /* vick_grid_knn_dev: the lists stay on the device */
-  VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->out_ids.p, (size_t)n * k * 8));
-  VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->out_dist.p, (size_t)n * k * 4));
+  VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->out_ids.p, (size_t)m * k * 8));
+  VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->out_dist.p, (size_t)m * k * 4));
   return vick_poll(call, "grid", 1.0);
 }
 
@@ -535,7 +586,8 @@ int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int3
   grid_ws w;
   memset(&w, 0, sizeof w);
   w.env = *env;
-  int rc = grid_run(call, &w, p, k, NULL, NULL);
+  grid_range all = {0, p->n};
+  int rc = grid_run(call, &w, p, k, all, NULL, NULL);
   if (rc == VICK_OK) {
     *ids = w.out_ids;
     *dist = w.out_dist;
@@ -547,13 +599,22 @@ int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int3
   return rc;
 }
 
-extern "C" int vick_grid_knn(vick_call *call, const vick_points *p, int32_t k, int64_t *ids, float *dist) {
+extern "C" int vick_grid_knn_range(vick_call *call, const vick_points *p, int32_t k, int64_t q0, int64_t q1,
+                                   int64_t *ids, float *dist) {
   if (!ids || !dist) return vick_fail(call, VICK_ARGUMENT, "grid: no output lists");
   VICK_TRY(grid_args(call, p, k));
+  if (q0 < 0 || q1 <= q0 || q1 > p->n)
+    return vick_fail(call, VICK_ARGUMENT, "grid: rows [%lld, %lld) are not a range of the %lld points",
+                     (long long)q0, (long long)q1, (long long)p->n);
   grid_ws w;
   memset(&w, 0, sizeof w);
+  grid_range r = {q0, q1};
   int rc = vick_begin(call, &w.env);
-  if (rc == VICK_OK) rc = grid_run(call, &w, p, k, ids, dist);
+  if (rc == VICK_OK) rc = grid_run(call, &w, p, k, r, ids, dist);
   grid_ws_free(&w);
   return vick_end(call, &w.env, rc);
+}
+
+extern "C" int vick_grid_knn(vick_call *call, const vick_points *p, int32_t k, int64_t *ids, float *dist) {
+  return vick_grid_knn_range(call, p, k, 0, p ? p->n : 0, ids, dist);
 }

@@ -1,0 +1,101 @@
+/* Several GPUs in one process for the exact grid kNN: every device holds
+ * all points and its own grid and answers one contiguous range of rows
+ * (vick_grid_knn_range), one host thread per device.  A row's list does
+ * not depend on the range it is answered in, so the lists equal one
+ * device's.  The figures reported overall are the slowest device's (they
+ * run side by side); each device's own go into the report's stages. */
+#include "cuda_internal.h"
+#include "vic_kernels_exact.h"
+
+#include <stdio.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+void vic__cuda_parallel(int slots, void (*job)(void *arg, int slot), void *arg) {
+  /* one thread per slot; should the runtime give fewer (nested regions),
+   * the threads it gives take the slots in turn */
+#ifdef _OPENMP
+#pragma omp parallel num_threads(slots)
+  {
+    int nth = omp_get_num_threads();
+    for (int s = omp_get_thread_num(); s < slots; s += nth) job(arg, s);
+  }
+#else
+  for (int s = 0; s < slots; ++s) job(arg, s);
+#endif
+}
+
+typedef struct {
+  const vick_points *p;
+  int32_t k;
+  int64_t *ids;
+  float *dist;
+  vick_call *call; /* one per device */
+  int *rc;
+  int count;
+} grid_job;
+
+static int64_t range_start(int64_t n, int slot, int count) { return n * slot / count; }
+
+static void grid_slot(void *arg, int slot) {
+  grid_job *j = arg;
+  int64_t q0 = range_start(j->p->n, slot, j->count), q1 = range_start(j->p->n, slot + 1, j->count);
+  j->rc[slot] = vick_grid_knn_range(&j->call[slot], j->p, j->k, q0, q1, j->ids + q0 * j->k, j->dist + q0 * j->k);
+}
+
+/* The larger of a stage's seconds and s (devices run side by side). */
+static void stage_max(vic_report *rep, const char *name, double s) {
+  for (int i = 0; i < rep->n_stages; ++i)
+    if (strcmp(rep->stages[i].name, name) == 0) {
+      if (s > rep->stages[i].seconds) rep->stages[i].seconds = s;
+      return;
+    }
+  vic__report_stage(rep, name, s);
+}
+
+vic_status vic__cuda_grid_multi(vic_ctx *c, const vick_points *p, const vic_build_options *o, int first, int count,
+                                int32_t k, int64_t *ids, float *dist, vic_report *rep) {
+  if ((int64_t)count > p->n) count = (int)p->n;
+  vick_call *call = vic__calloc(c, (size_t)count, sizeof *call, "per-device calls");
+  int *rc = call ? vic__calloc(c, (size_t)count, sizeof *rc, "per-device codes") : NULL;
+  if (!rc) {
+    free(call);
+    return VIC_E_NOMEM;
+  }
+  for (int s = 0; s < count; ++s) vic__cuda_call_init(c, &call[s], first + s, o->device_memory_budget, 1);
+  grid_job job = {p, k, ids, dist, call, rc, count};
+  vic_status st = vic__progress(c, "grid", 0.0);
+  if (st == VIC_OK) vic__cuda_parallel(count, grid_slot, &job);
+  for (int s = 0; st == VIC_OK && s < count; ++s)
+    if (rc[s] != VICK_OK) st = vic__cuda_translate(c, rc[s], &call[s], VIC_METHOD_GRID);
+  if (st == VIC_OK) st = vic__progress(c, "grid", 1.0);
+  double tr = 0, tk = 0;
+  for (int s = 0; st == VIC_OK && s < count; ++s) {
+    const vick_call *cs = &call[s];
+    if (cs->seconds_transfer > tr) tr = cs->seconds_transfer;
+    if (cs->seconds_kernel > tk) tk = cs->seconds_kernel;
+    for (int i = 0; i < cs->n_stages; ++i) stage_max(rep, cs->stages[i].name, cs->stages[i].seconds);
+    char name[32];
+    snprintf(name, sizeof name, "dev%d total", cs->device);
+    vic__report_stage(rep, name, cs->seconds_total);
+    snprintf(name, sizeof name, "dev%d kernel", cs->device);
+    vic__report_stage(rep, name, cs->seconds_kernel);
+    snprintf(name, sizeof name, "dev%d transfer", cs->device);
+    vic__report_stage(rep, name, cs->seconds_transfer);
+    char dev[128] = "";
+    vick_device_info(cs->device, dev, sizeof dev, NULL, NULL);
+    int64_t q0 = range_start(p->n, s, count), q1 = range_start(p->n, s + 1, count);
+    vic__log(c, VIC_LOG_INFO, "GPU grid on %s (device %d of %d), rows [%lld, %lld): %.3f s total, %.3f s kernels, %.3f s transfers",
+             dev, cs->device, count, (long long)q0, (long long)q1, cs->seconds_total, cs->seconds_kernel,
+             cs->seconds_transfer);
+  }
+  if (st == VIC_OK) {
+    rep->seconds_transfer += tr;
+    rep->seconds_kernel += tk;
+  }
+  free(call);
+  free(rc);
+  return st;
+}
