@@ -170,6 +170,8 @@ typedef struct {
     int32_t layers;        /* L; default 4 */
     int32_t refinements;   /* default 2 */
     float tau_build;       /* default 0.5 */
+    int32_t deterministic; /* nonzero: symmetric links placed in a fixed order, so a build repeats bit for
+                              bit (sharded builds then equal on 1 and N GPUs); default 0: atomics */
   } ggnn;
   struct {                 /* GNND (Wang et al.) */
     int32_t k_build;       /* default max(k, 32) */

@@ -136,6 +136,7 @@ static int run_ggnn(const vick_points *p, const vic_build_options *o, int32_t k,
   q.layers = o->ggnn.layers;
   q.refinements = o->ggnn.refinements;
   q.tau_build = o->ggnn.tau_build;
+  q.deterministic = o->ggnn.deterministic;
   const float *rows = p->rows;
   float *packed = NULL;
   if (p->stride != p->d) {

@@ -311,6 +311,7 @@ static void ggnn_params(const vic_build_options *o, int32_t k_min, vick_ggnn_par
   if (o->ggnn.layers > 0) q->layers = o->ggnn.layers;
   q->refinements = o->ggnn.refinements;
   q->tau_build = o->ggnn.tau_build;
+  q->deterministic = o->ggnn.deterministic;
 }
 
 vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, void **handle,

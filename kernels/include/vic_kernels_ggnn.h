@@ -30,6 +30,9 @@ typedef struct {
   int32_t cover_components; /* nonzero: label the bottom graph's components and add one
                                entry point per component (the islands remedy) */
   int32_t max_entry_components; /* at most this many component entry points (largest first); 0 = 4096 */
+  int32_t deterministic;    /* nonzero: the symmetric links' searches see the kNN part only and their
+                               slots are given in a fixed order (not first come, first served by
+                               atomics), so a build repeats bit for bit on the same GPU model */
 } vick_ggnn_params;
 
 void vick_ggnn_params_init(vick_ggnn_params *p);

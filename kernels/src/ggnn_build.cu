@@ -256,7 +256,7 @@ extern "C" int vick_ggnn_build(vick_call *call, const float *x, int64_t n, int32
       if ((rc = ggnn_step_done(call, "merge", &t, (double)done_steps / steps)) != VICK_OK) goto fail;
       if (g->ksym > 0) {
         GGNN_CUDA(call, cudaMemset(links, 0, sizeof *links));
-        GGNN_CUDA(call, ggnn_sym(g, lm, symcnt, sym, links));
+        GGNN_CUDA(call, ggnn_sym(g, lm, symcnt, sym, links, p->deterministic));
         if ((rc = ggnn_step_done(call, "sym", &t, (double)done_steps / steps)) != VICK_OK) goto fail;
       }
       done_steps++;
@@ -270,7 +270,7 @@ extern "C" int vick_ggnn_build(vick_call *call, const float *x, int64_t n, int32
       if ((rc = ggnn_step_done(call, "refine", &t, (double)done_steps / steps)) != VICK_OK) goto fail;
       if (g->ksym > 0) {
         GGNN_CUDA(call, cudaMemset(links, 0, sizeof *links));
-        GGNN_CUDA(call, ggnn_sym(g, lm, symcnt, sym, links));
+        GGNN_CUDA(call, ggnn_sym(g, lm, symcnt, sym, links, p->deterministic));
         if ((rc = ggnn_step_done(call, "sym", &t, (double)done_steps / steps)) != VICK_OK) goto fail;
       }
       done_steps++;

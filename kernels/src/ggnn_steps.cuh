@@ -28,7 +28,21 @@ cudaError_t ggnn_merge(const vick_ggnn *g, int ltop, int lm, float tau, float dn
 // sym(l) (Alg. 5 with the midpoint constraint, Sec. 5.2.1): inverse links
 // into the last k_sym slots of layer l's rows.  symcnt/sym: n_l and
 // n_l*k_sym scratch; *links receives the inverse links placed.
-cudaError_t ggnn_sym(vick_ggnn *g, int l, int32_t *symcnt, int32_t *sym, unsigned long long *links_dev);
+// deterministic != 0: the searches read the kNN part only and slots are
+// given by ggnn_sym_place, so the links repeat bit for bit.
+cudaError_t ggnn_sym(vick_ggnn *g, int l, int32_t *symcnt, int32_t *sym, unsigned long long *links_dev,
+                     int deterministic);
+
+// Candidates kept per unanswered link request of the deterministic sym.
+#define GGNN_SYM_DET_CANDIDATES 8
+
+// Deterministic slot assignment: req holds, per request r = z * knn + i,
+// rcap candidate points (nearest first, -1 after the last).  In round j
+// every request still open asks its j-th candidate; each point grants its
+// free slots to the asking requests in order of r.  symcnt/sym as sym()
+// fills them (counts zero and slots -1 on entry).
+cudaError_t ggnn_sym_place(const int32_t *req, int rcap, int64_t n, int knn, int ksym, int32_t *symcnt,
+                           int32_t *sym);
 
 // d_nn1 of every bottom point (column 0 of layer 0) into g->dnn1.
 cudaError_t ggnn_extract_dnn1(vick_ggnn *g);

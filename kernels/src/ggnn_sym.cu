@@ -6,6 +6,10 @@
 // is linked from the point nearest to z met on the way that still has a
 // free inverse-link slot (atomics on the slot counters).  A second kernel
 // writes the collected links into the last slots of each row.
+//
+// Deterministic variant (ggnn_sym_det.cu): the searches see the kNN part
+// only, not the links other warps insert meanwhile, and write their
+// candidate lists to `req`; slots are then given in a fixed order.
 #include "ggnn_cache.cuh"
 #include "ggnn_steps.cuh"
 
@@ -21,7 +25,8 @@ __global__ void ggnn_k_sym_reset(int32_t *symcnt, int32_t *sym, int64_t n, int k
 
 __global__ void ggnn_k_sym(const float *__restrict__ x, int d, int k, int knn, int ksym,
                            const int32_t *__restrict__ base, const int32_t *__restrict__ graph,
-                           const float *__restrict__ dist, int32_t n_l, size_t slab, int32_t *symcnt, int32_t *sym) {
+                           const float *__restrict__ dist, int32_t n_l, size_t slab, int32_t *symcnt, int32_t *sym,
+                           int32_t *req, int rcap) {
   extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int64_t z = (int64_t)blockIdx.x * (blockDim.x >> 5) + w;
@@ -50,7 +55,7 @@ __global__ void ggnn_k_sym(const float *__restrict__ x, int d, int k, int knn, i
       int32_t a = ggnn_pop(c, rlim);
       if (a < 0) break;
       // proposals: N^nn_a and the inverse links of a so far
-      int cnt = min(vcnt[a], ksym);
+      int cnt = req ? 0 : min(vcnt[a], ksym);
       bool hit = false;
       for (int j = lane; j < knn + ksym; j += 32) {
         int32_t v = j < knn ? graph[(int64_t)a * k + j] : (j - knn < cnt ? vsym[(int64_t)a * ksym + (j - knn)] : -1);
@@ -69,7 +74,10 @@ __global__ void ggnn_k_sym(const float *__restrict__ x, int d, int k, int knn, i
         ggnn_list_insert(c.best_id, c.best_d, c.bcap, c.bcount, c.tid[t], c.td[t]);
       }
     }
-    if (!found && lane == 0) {
+    if (!found && req && lane == 0) {
+      int32_t *r = req + ((int64_t)z * knn + i) * rcap;
+      for (int j = 0; j < rcap; ++j) r[j] = j < c.bcount ? c.best_id[j] : -1;
+    } else if (!found && lane == 0) {
       for (int j = 0; j < c.bcount; ++j) {
         int32_t p = c.best_id[j];
         int pos = atomicAdd(&symcnt[p], 1);
@@ -104,7 +112,8 @@ __global__ void ggnn_k_sym_apply(int32_t *graph, int k, int knn, int ksym, int32
   if (placed) atomicAdd(links, (unsigned long long)placed);
 }
 
-cudaError_t ggnn_sym(vick_ggnn *g, int l, int32_t *symcnt, int32_t *sym, unsigned long long *links_dev) {
+cudaError_t ggnn_sym(vick_ggnn *g, int l, int32_t *symcnt, int32_t *sym, unsigned long long *links_dev,
+                     int deterministic) {
   const ggnn_layer *ly = &g->layer[l];
   int64_t n = ly->n;
   ggnn_k_sym_reset<<<(unsigned)((n * g->ksym + 255) / 256), 256>>>(symcnt, sym, n, g->ksym);
@@ -115,9 +124,23 @@ cudaError_t ggnn_sym(vick_ggnn *g, int l, int32_t *symcnt, int32_t *sym, unsigne
   if ((e = cudaFuncSetAttribute(ggnn_k_sym, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes)) != cudaSuccess)
     return e;
   unsigned blocks = (unsigned)((n + GGNN_WARPS_PER_BLOCK - 1) / GGNN_WARPS_PER_BLOCK);
+  int32_t *req = nullptr;
+  const int rcap = GGNN_SYM_DET_CANDIDATES;
+  if (deterministic) {
+    if ((e = cudaMalloc(&req, (size_t)n * g->knn * rcap * sizeof(int32_t))) != cudaSuccess) return e;
+    if ((e = cudaMemset(req, 0xff, (size_t)n * g->knn * rcap * sizeof(int32_t))) != cudaSuccess) {
+      cudaFree(req);
+      return e;
+    }
+  }
   ggnn_k_sym<<<blocks, GGNN_WARPS_PER_BLOCK * 32, bytes>>>(g->x, g->d, g->k, g->knn, g->ksym, ly->base, ly->graph,
-                                                           ly->dist, ly->n, slab, symcnt, sym);
-  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+                                                           ly->dist, ly->n, slab, symcnt, sym, req, rcap);
+  e = cudaGetLastError();
+  if (deterministic) {
+    if (e == cudaSuccess) e = ggnn_sym_place(req, rcap, n, g->knn, g->ksym, symcnt, sym);
+    cudaFree(req);
+  }
+  if (e != cudaSuccess) return e;
   ggnn_k_sym_apply<<<(unsigned)((n + 255) / 256), 256>>>(ly->graph, g->k, g->knn, g->ksym, ly->n, symcnt, sym,
                                                           links_dev);
   return cudaGetLastError();

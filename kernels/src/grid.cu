@@ -35,7 +35,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
-#include <cub/iterator/counting_input_iterator.cuh>
+#include <thrust/iterator/counting_iterator.h>
 
 #include <math.h>
 #include <string.h>
@@ -484,7 +484,7 @@ static int grid_select(vick_call *call, grid_ws *w, int64_t n, grid_range r) {
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->qpos, (size_t)m * 4, "positions of the answered rows"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->nsel, sizeof(int64_t), "selected count"));
   grid_in_range pred = {(const uint32_t *)w->ids.p, (uint32_t)r.q0, (uint32_t)m};
-  cub::CountingInputIterator<uint32_t> all(0);
+  thrust::counting_iterator<uint32_t> all(0);
   size_t tb = 0;
   VICK_CUDA(call, cub::DeviceSelect::If(NULL, tb, all, (uint32_t *)w->qpos.p, (int64_t *)w->nsel.p, n, pred,
                                         w->env.stream));

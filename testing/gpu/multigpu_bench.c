@@ -7,12 +7,13 @@
  *     device) and each device's own; equal = the lists equal run 1's bit
  *     for bit.  A warm-up on the first 100,000 points precedes each run.
  *
- *   multigpu_bench ggnn DIR N M D K_BUILD SHARD TAU DEVICES...
+ *   multigpu_bench ggnn DIR N M D K_BUILD SHARD TAU DET DEVICES...
  *     sharded GGNN on ggnn_truth.py's files in DIR (base.f32, query.f32,
  *     qtruth.i32, sample.i32, truth.i32): index build seconds, search of
  *     the M queries (k = 10, slack TAU; after one warm-up search), R@1 and
  *     R@10 against the exact lists, then the sharded for-all lists (k = 10)
- *     with C@1 / C@10 on the sample; rows differing from run 1.
+ *     with C@1 / C@10 on the sample; rows differing from run 1.  DET = 1:
+ *     the deterministic construction (ggnn.deterministic), 0: atomics.
  *
  * DEVICES: 1, 2, ... or -1 for all; a count may repeat (1 1 2 shows
  * whether one device repeats itself). */
@@ -130,11 +131,12 @@ static double hits(const int64_t *ids, int k, const int32_t *truth, int64_t rows
 }
 
 static int bench_ggnn(int argc, char **argv) {
-  if (argc < 10) return 2;
+  if (argc < 11) return 2;
   const char *dir = argv[2];
   int64_t n = atoll(argv[3]), m = atoll(argv[4]), shard = atoll(argv[7]);
   int d = atoi(argv[5]), kb = atoi(argv[6]);
   float tau = (float)atof(argv[8]);
+  int det = atoi(argv[9]);
   const int64_t ns = 10000;
   float *base = load(dir, "base.f32", (size_t)n * d * 4), *qr = load(dir, "query.f32", (size_t)m * d * 4);
   int32_t *qt = load(dir, "qtruth.i32", (size_t)m * 40), *sample = load(dir, "sample.i32", (size_t)ns * 4);
@@ -146,6 +148,7 @@ static int bench_ggnn(int argc, char **argv) {
   o.k = 10;
   o.ggnn.k_build = kb;
   o.shard_size = shard;
+  o.ggnn.deterministic = det;
   o.recall_sample = 0;
   vic_search_options so;
   vic_search_options_init(&so);
@@ -154,7 +157,7 @@ static int bench_ggnn(int argc, char **argv) {
   vic_knn first_q, first_f;
   memset(&first_q, 0, sizeof first_q);
   memset(&first_f, 0, sizeof first_f);
-  for (int a = 9; a < argc; ++a) {
+  for (int a = 10; a < argc; ++a) {
     int devices = atoi(argv[a]);
     vic_ctx *c = ctx(devices);
     vic_index *ix = NULL;
@@ -165,8 +168,8 @@ static int bench_ggnn(int argc, char **argv) {
     vic_knn_free(&r);
     must(c, vic_index_search(c, ix, &q, &so, &r), "search");
     printf("{\"bench\": \"ggnn_sharded\", \"n\": %lld, \"d\": %d, \"k_build\": %d, \"shard_size\": %lld, "
-           "\"devices\": %d, \"build_s\": %.4f, \"build_kernel_s\": %.4f",
-           (long long)n, d, kb, (long long)shard, devices, br->seconds_total, br->seconds_kernel);
+           "\"deterministic\": %d, \"devices\": %d, \"build_s\": %.4f, \"build_kernel_s\": %.4f",
+           (long long)n, d, kb, (long long)shard, det, devices, br->seconds_total, br->seconds_kernel);
     print_stages(br);
     printf(", \"queries\": %lld, \"tau\": %.2f, \"search_s\": %.4f, \"search_kernel_s\": %.4f, "
            "\"us_per_query\": %.3f, \"R@1\": %.4f, \"R@10\": %.4f",
@@ -177,7 +180,7 @@ static int bench_ggnn(int argc, char **argv) {
     printf(", \"forall_s\": %.4f, \"forall_C@1\": %.4f, \"forall_C@10\": %.4f", f.report.seconds_total,
            hits(f.ids, 10, st, ns, sample, 1), hits(f.ids, 10, st, ns, sample, 10));
     print_stages(&f.report);
-    if (a == 9) {
+    if (a == 10) {
       first_q = r;
       first_f = f;
       printf("}\n");
@@ -207,6 +210,6 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "ggnn") == 0) rc = bench_ggnn(argc, argv);
   if (rc == 2)
     fprintf(stderr, "usage: multigpu_bench grid FILE NAME K DEVICES... | "
-                    "multigpu_bench ggnn DIR N M D K_BUILD SHARD TAU DEVICES...\n");
+                    "multigpu_bench ggnn DIR N M D K_BUILD SHARD TAU DET DEVICES...\n");
   return rc;
 }

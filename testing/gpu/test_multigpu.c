@@ -2,12 +2,11 @@
  *  - grid kNN: row ranges of vick_grid_knn_range equal the whole call's
  *    lists (any GPU count); with 2+ devices, vic_knn_build with devices =
  *    all equals devices = 1 bit for bit, and both equal the CPU grid;
- *  - sharded GGNN (2 shards): index queries and for-all lists reach the
- *    recall floor against exact search; with 2+ devices the report shows
- *    a second device at work and the lists equal the 1-device run's
- *    whenever a repeated 1-device run equals the first (the construction's
- *    reproducibility is the kernels'; where it is not, the recalls must
- *    agree within 0.01 and the test says so);
+ *  - sharded GGNN (2 shards, deterministic construction): index queries
+ *    and for-all lists reach the recall floor against exact search; a
+ *    repeated 1-device build gives the same lists; with 2+ devices the
+ *    report shows a second device at work and the lists equal the
+ *    1-device run's;
  *  - asking for more devices than present fails with both numbers.
  * The multi-GPU comparisons are skipped, with a line saying so, on one GPU.
  * `test_multigpu small` runs small sizes (compute-sanitizer).
@@ -145,6 +144,7 @@ static void ggnn_once(int devices, const vic_data *x, const vic_data *q, const v
   o.method = VIC_METHOD_GGNN;
   o.k = 10;
   o.shard_size = shard;
+  o.ggnn.deterministic = 1;
   o.recall_sample = 0;
   vic_index *ix = NULL;
   VT_OK(c, vic_index_build(c, x, &o, &ix));
@@ -191,29 +191,23 @@ static void test_ggnn_shards(int present) {
          (long long)(n / 2), a.build_s, a.r1, a.r10, a.forall_recall);
   VT_CHECK(a.r10 >= 0.9 && a.forall_recall >= 0.9, "sharded recall: queries %.4f, for-all %.4f", a.r10,
            a.forall_recall);
+  ggnn_once(1, &x, &q, &truth, n / 2, &a2);
+  int64_t rep_q = rows_differing(&a.q, &a2.q), rep_f = rows_differing(&a.forall, &a2.forall);
+  printf("sharded GGNN, 1 GPU repeated: rows differing: queries %lld, for-all %lld\n", (long long)rep_q,
+         (long long)rep_f);
+  VT_CHECK(rep_q == 0 && rep_f == 0, "the deterministic construction does not repeat on one GPU");
   if (present < 2) {
     printf("SKIP multi-GPU comparisons: this machine has %d CUDA device\n", present);
   } else {
-    ggnn_once(1, &x, &q, &truth, n / 2, &a2);
     ggnn_once(VIC_DEVICES_ALL, &x, &q, &truth, n / 2, &b);
-    int64_t rep_q = rows_differing(&a.q, &a2.q), rep_f = rows_differing(&a.forall, &a2.forall);
     int64_t dq = rows_differing(&a.q, &b.q), df = rows_differing(&a.forall, &b.forall);
-    printf("sharded GGNN, %d GPUs: build %.3f s, R@1 %.4f, R@10 %.4f, for-all recall@10 %.4f\n", present, b.build_s,
-           b.r1, b.r10, b.forall_recall);
-    printf("rows differing: 1 GPU repeated: queries %lld, for-all %lld; 1 vs %d GPUs: queries %lld, for-all %lld\n",
-           (long long)rep_q, (long long)rep_f, present, (long long)dq, (long long)df);
-    if (rep_q == 0 && rep_f == 0) {
-      VT_CHECK(dq == 0 && df == 0, "1 vs %d GPUs differ although 1 GPU repeats itself", present);
-    } else {
-      printf("NOTE the GGNN construction is not reproducible run to run on one GPU (inverse-link slots taken by "
-             "atomics), so 1 vs %d GPUs is compared by recall\n", present);
-      VT_CHECK(fabs(a.r10 - b.r10) <= 0.01 && fabs(a.forall_recall - b.forall_recall) <= 0.01,
-               "recall 1 vs %d GPUs: queries %.4f / %.4f, for-all %.4f / %.4f", present, a.r10, b.r10,
-               a.forall_recall, b.forall_recall);
-    }
-    ggnn_free(&a2);
+    printf("sharded GGNN, %d GPUs: build %.3f s, R@1 %.4f, R@10 %.4f, for-all recall@10 %.4f; rows differing from "
+           "1 GPU: queries %lld, for-all %lld\n", present, b.build_s, b.r1, b.r10, b.forall_recall, (long long)dq,
+           (long long)df);
+    VT_CHECK(dq == 0 && df == 0, "sharded GGNN: 1 vs %d GPUs differ", present);
     ggnn_free(&b);
   }
+  ggnn_free(&a2);
   ggnn_free(&a);
   vic_knn_free(&truth);
   free(rows);

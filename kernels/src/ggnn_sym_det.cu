@@ -1,0 +1,101 @@
+// Deterministic slot assignment of the symmetric links (ggnn_sym with
+// deterministic != 0).  The atomic version gives a point's k_sym slots to
+// whichever warps reach it first, so two builds of the same data differ;
+// sharded builds on 1 and on N GPUs must agree, so here the order is
+// fixed: round j offers every open request its j-th candidate, a CUB sort
+// of (point, request) groups the offers by point, and each point grants
+// its free slots to the lowest request numbers.
+#include "ggnn_steps.cuh"
+
+#include <cub/device/device_radix_sort.cuh>
+
+#define GGNN_NO_OFFER 0xffffffffffffffffull
+
+__global__ void ggnn_k_offer(const int32_t *req, int rcap, int round, int64_t nreq, const uint8_t *done,
+                             uint64_t *key, unsigned long long *open) {
+  int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= nreq) return;
+  int32_t p = done[r] ? -1 : req[r * rcap + round];
+  key[r] = p < 0 ? GGNN_NO_OFFER : ((uint64_t)(uint32_t)p << 32 | (uint64_t)r);
+  if (p >= 0) atomicAdd(open, 1ull); /* a count: the same whatever the order */
+}
+
+// First position whose key is >= v in the sorted keys.
+__device__ __forceinline__ int64_t ggnn_lower_bound(const uint64_t *key, int64_t n, uint64_t v) {
+  int64_t a = 0, b = n;
+  while (a < b) {
+    int64_t m = (a + b) >> 1;
+    if (key[m] < v) a = m + 1; else b = m;
+  }
+  return a;
+}
+
+// Grant: the offer at sorted position t is the (t - start)-th to point p.
+__global__ void ggnn_k_grant(const uint64_t *key, int64_t nreq, int knn, int ksym, const int32_t *symcnt,
+                             int32_t *sym, uint8_t *done) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= nreq || key[t] == GGNN_NO_OFFER) return;
+  const int32_t p = (int32_t)(key[t] >> 32);
+  const int64_t r = (int64_t)(key[t] & 0xffffffffu);
+  const int64_t rank = t - ggnn_lower_bound(key, nreq, (uint64_t)(uint32_t)p << 32);
+  const int used = symcnt[p];
+  if (rank < ksym - used) {
+    sym[(int64_t)p * ksym + used + rank] = (int32_t)(r / knn);
+    done[r] = 1;
+  }
+}
+
+// After the grants (which read the counts): the first offer of each point
+// adds what was granted to its count.
+__global__ void ggnn_k_count(const uint64_t *key, int64_t nreq, int ksym, int32_t *symcnt) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= nreq || key[t] == GGNN_NO_OFFER) return;
+  const uint32_t p = (uint32_t)(key[t] >> 32);
+  if (t > 0 && (uint32_t)(key[t - 1] >> 32) == p) return;
+  const int64_t end = ggnn_lower_bound(key, nreq, (uint64_t)(p + 1) << 32);
+  const int64_t want = symcnt[p] + (end - t);
+  symcnt[p] = (int32_t)(want < ksym ? want : ksym);
+}
+
+cudaError_t ggnn_sym_place(const int32_t *req, int rcap, int64_t n, int knn, int ksym, int32_t *symcnt,
+                           int32_t *sym) {
+  const int64_t nreq = n * knn;
+  if (nreq >= ((int64_t)1 << 32)) return cudaErrorInvalidValue; /* request numbers are 32-bit in the keys */
+  uint64_t *key = nullptr, *sorted = nullptr;
+  uint8_t *done = nullptr;
+  unsigned long long *open = nullptr;
+  void *tmp = nullptr;
+  size_t tmp_bytes = 0;
+  cudaError_t e;
+  const unsigned blocks = (unsigned)((nreq + 255) / 256);
+  int end_bit = 64;
+  if ((e = cudaMalloc(&key, nreq * sizeof *key)) != cudaSuccess) goto done_;
+  if ((e = cudaMalloc(&sorted, nreq * sizeof *sorted)) != cudaSuccess) goto done_;
+  if ((e = cudaMalloc(&done, nreq)) != cudaSuccess) goto done_;
+  if ((e = cudaMalloc(&open, sizeof *open)) != cudaSuccess) goto done_;
+  if ((e = cudaMemset(done, 0, nreq)) != cudaSuccess) goto done_;
+  if ((e = cub::DeviceRadixSort::SortKeys(nullptr, tmp_bytes, key, sorted, nreq, 0, end_bit)) != cudaSuccess)
+    goto done_;
+  if ((e = cudaMalloc(&tmp, tmp_bytes)) != cudaSuccess) goto done_;
+  for (int round = 0; round < rcap; ++round) {
+    unsigned long long open_h = 0;
+    if ((e = cudaMemset(open, 0, sizeof *open)) != cudaSuccess) goto done_;
+    ggnn_k_offer<<<blocks, 256>>>(req, rcap, round, nreq, done, key, open);
+    if ((e = cudaGetLastError()) != cudaSuccess) goto done_;
+    if ((e = cudaMemcpy(&open_h, open, sizeof open_h, cudaMemcpyDeviceToHost)) != cudaSuccess) goto done_;
+    if (open_h == 0) break;
+    size_t b = tmp_bytes;
+    if ((e = cub::DeviceRadixSort::SortKeys(tmp, b, key, sorted, nreq, 0, end_bit)) != cudaSuccess) goto done_;
+    ggnn_k_grant<<<blocks, 256>>>(sorted, nreq, knn, ksym, symcnt, sym, done);
+    if ((e = cudaGetLastError()) != cudaSuccess) goto done_;
+    ggnn_k_count<<<blocks, 256>>>(sorted, nreq, ksym, symcnt);
+    if ((e = cudaGetLastError()) != cudaSuccess) goto done_;
+  }
+done_:
+  cudaFree(key);
+  cudaFree(sorted);
+  cudaFree(done);
+  cudaFree(open);
+  cudaFree(tmp);
+  return e;
+}
