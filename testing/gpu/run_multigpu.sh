@@ -23,7 +23,7 @@ SUM=$OUT/summary.txt
 JSON=$OUT/bench.jsonl
 : > "$SUM"; : > "$JSON"
 say() { echo "$*" | tee -a "$SUM"; }
-say "== $(date -u +%FT%TZ) commit $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null)"
+say "== $(date -u +%FT%TZ) commit ${COMMIT:-$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null)}"
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader | tee -a "$SUM"
 nvidia-smi topo -m 2>/dev/null | head -4 >> "$SUM"
 
