@@ -1,7 +1,8 @@
 /* Several GPUs in one process against one GPU and the CPU:
  *  - grid kNN: row ranges of vick_grid_knn_range equal the whole call's
  *    lists (any GPU count); with 2+ devices, vic_knn_build with devices =
- *    all equals devices = 1 bit for bit, and both equal the CPU grid;
+ *    all equals devices = 1 bit for bit; one GPU equals the CPU grid up to
+ *    rounding (a few rows are not bit-identical: printed);
  *  - sharded GGNN (2 shards, deterministic construction): index queries
  *    and for-all lists reach the recall floor against exact search; a
  *    repeated 1-device build gives the same lists; with 2+ devices the
@@ -83,8 +84,14 @@ static void test_grid_devices(const char *name, const float *rows, int64_t n, in
   vic_ctx *c1 = ctx(VIC_BACKEND_CUDA, 1), *cc = ctx(VIC_BACKEND_CPU, 1);
   VT_OK(c1, vic_knn_build(c1, &x, &o, &one));
   VT_OK(cc, vic_knn_build(cc, &x, &o, &cpu));
-  VT_CHECK(rows_differing(&one, &cpu) == 0, "%s: 1 GPU vs CPU: %lld rows differ", name,
-           (long long)rows_differing(&one, &cpu));
+  /* GPU vs CPU within rounding (ties may swap ids); 1 vs N GPUs bit for bit */
+  double *ref = malloc((size_t)n * k * sizeof *ref);
+  for (int64_t i = 0; i < n * k; ++i) ref[i] = cpu.dist[i];
+  int64_t off = vt_compare_knn(&one, cpu.ids, ref, 1e-5);
+  VT_CHECK(off == 0, "%s: 1 GPU vs CPU: %lld rows differ beyond rounding", name, (long long)off);
+  printf("grid %s: 1 GPU vs CPU: %lld rows not bit-identical, %lld beyond rounding\n", name,
+         (long long)rows_differing(&one, &cpu), (long long)off);
+  free(ref);
   if (present >= 2) {
     vic_knn many;
     vic_ctx *cn = ctx(VIC_BACKEND_CUDA, VIC_DEVICES_ALL);
