@@ -45,11 +45,11 @@ say "== gpu test_multigpu"; timeout $(tmo 200) $B/bin/gpu_test_multigpu >> "$SUM
 
 timeout $(tmo 200) tail --pid=$DATA -f /dev/null; tail -8 $OUT/data.log >> "$SUM"
 MB=$B/bin/multigpu_bench
-say "== grid $N3 points k=32, 1 then 2 GPUs"
-timeout $(tmo 120) $MB grid $D/u.npy uniform3 32 1 2 2>>"$SUM" | tee -a "$JSON" >> "$SUM"
-timeout $(tmo 120) $MB grid $D/p.npy plummer3 32 1 2 2>>"$SUM" | tee -a "$JSON" >> "$SUM"
-say "== sharded GGNN manifold $NM x 128, k_build 24, 2 shards, tau 0.5, deterministic: 1, 1 again, 2 GPUs"
-timeout $(tmo 150) $MB ggnn $D/m $NM 10000 128 24 $((NM / 2)) 0.5 1 1 1 2 2>>"$SUM" | tee -a "$JSON" >> "$SUM"
+say "== grid $N3 points k=32, 1 and 2 GPUs alternately, 3 runs each"
+timeout $(tmo 120) $MB grid $D/u.npy uniform3 32 1 2 1 2 1 2 2>>"$SUM" | tee -a "$JSON" >> "$SUM"
+timeout $(tmo 120) $MB grid $D/p.npy plummer3 32 1 2 1 2 1 2 2>>"$SUM" | tee -a "$JSON" >> "$SUM"
+say "== sharded GGNN manifold $NM x 128, k_build 24, 2 shards, tau 0.5, deterministic: 1, 1 again, 2, 2 again GPUs"
+timeout $(tmo 150) $MB ggnn $D/m $NM 10000 128 24 $((NM / 2)) 0.5 1 1 1 2 2 2>>"$SUM" | tee -a "$JSON" >> "$SUM"
 
 say "== memcheck (small, time-boxed)"
 timeout $(tmo 120) compute-sanitizer --tool memcheck --leak-check full $B/bin/gpu_test_multigpu small > $OUT/memcheck.log 2>&1
