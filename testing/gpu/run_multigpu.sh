@@ -59,4 +59,8 @@ if [ $((LIMIT - SECONDS)) -gt 70 ]; then
   say "== the same with the atomic (default) construction: 1, 2 GPUs"
   timeout $(tmo 90) $MB ggnn $D/m $NM 10000 128 24 $((NM / 2)) 0.5 0 1 2 2>>"$SUM" | tee -a "$JSON" >> "$SUM"
 fi
+if [ $((LIMIT - SECONDS)) -gt 40 ]; then
+  say "== reference: one unsharded graph (shard_size 0), deterministic, 1 GPU"
+  timeout $(tmo 60) $MB ggnn $D/m $NM 10000 128 24 0 0.5 1 1 2>>"$SUM" | tee -a "$JSON" >> "$SUM"
+fi
 say "== $(date -u +%FT%TZ) done"
