@@ -25,8 +25,10 @@ typedef struct {
   int32_t layers;      /* L requested; raised when g*s would not fit one block's selection */
   int32_t refinements; /* merge+sym passes after the construction (Alg. 6) */
   float tau_build;     /* slack of the construction queries (Eq. 2 with the mean d_nn1, Eq. 4) */
-  int32_t merge_iterations; /* iteration cap of each merge query per layer (its visited ring holds
-                               as many points, at most 256); 0 = default */
+  int32_t merge_iterations; /* iteration cap of each merge query on its target layer (its visited
+                               ring holds as many points, at most 256); 0 = default */
+  int32_t upper_iterations; /* the cap on each layer above the target, where the query only
+                               finds its way down; 0 = merge_iterations / 4, at least 8 */
   int32_t cover_components; /* nonzero: label the bottom graph's components and add one
                                entry point per component (the islands remedy) */
   int32_t max_entry_components; /* at most this many component entry points (largest first); 0 = 4096 */

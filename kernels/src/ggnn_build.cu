@@ -180,10 +180,11 @@ extern "C" int vick_ggnn_build(vick_call *call, const float *x, int64_t n, int32
   call->seconds_kernel = call->seconds_transfer = 0;
   *out = nullptr;
   if (!x || n < 2 || d < 1 || !p || p->k < 2 || p->k > 96 || p->segment < 2 || p->segment > 1024 ||
-      n > 0x7fffffffLL || p->refinements < 0 || !(p->tau_build >= 0) || p->merge_iterations < 0) {
+      n > 0x7fffffffLL || p->refinements < 0 || !(p->tau_build >= 0) || p->merge_iterations < 0 ||
+      p->upper_iterations < 0) {
     snprintf(call->message, sizeof call->message,
              "GGNN needs n >= 2 (< 2^31), d >= 1, 2 <= k <= 96, 2 <= s <= 1024, refinements >= 0, tau_build >= 0, "
-             "merge_iterations >= 0 "
+             "merge_iterations >= 0, upper_iterations >= 0 "
              "(n = %lld, d = %d, k = %d, s = %d)", (long long)n, (int)d, p ? (int)p->k : 0, p ? (int)p->segment : 0);
     return VICK_ARGUMENT;
   }
@@ -202,6 +203,7 @@ extern "C" int vick_ggnn_build(vick_call *call, const float *x, int64_t n, int32
   g->g = gg;
   g->s_up = s_up;
   g->merge_iter = p->merge_iterations > 0 ? p->merge_iterations : GGNN_DEFAULT_MERGE_ITER;
+  g->upper_iter = p->upper_iterations > 0 ? p->upper_iterations : (g->merge_iter / 4 > 8 ? g->merge_iter / 4 : 8);
   GGNN_CUDA(call, cudaSetDevice(call->device));
   t = ggnn_now();
   {

@@ -3,7 +3,10 @@
 // visited ring buffer, all in shared memory and maintained in parallel by
 // the 32 lanes.  Every lane holds the same copy of the scalar state (sizes,
 // heads) in registers, so no block-wide barrier is needed: one warp = one
-// query, packed several to a block for occupancy.
+// query, packed several to a block for occupancy.  Beside the paper's
+// three lists the slab holds a hash set of the ids already computed
+// (ggnn_hash.cuh), which answers the duplicate check, and a 32-entry batch
+// buffer for parallel insertion (ggnn_batch.cuh).
 //
 // Device functions only (no kernels), so every .cu that includes this
 // instantiates what it launches (CUDA 13's static template stubs).
@@ -13,12 +16,18 @@
 #include <stdint.h>
 
 #define GGNN_FULL 0xffffffffu
-// Longest candidate list of one fetch: a graph row (k <= 96) or a chunk of start points.
-#define GGNN_MAX_FETCH 96
 
-__device__ __forceinline__ bool ggnn_before(float da, int32_t ia, float db, int32_t ib) {
-  return da < db || (da == db && ia < ib);
-}
+#include "ggnn_batch.cuh"
+#include "ggnn_hash.cuh"
+
+// Sizes of one warp's cache, chosen on the host (appendix C, Table 6).
+struct ggnn_dims {
+  int bcap;   // best list
+  int pcap;   // prioq ring, a power of two
+  int vcap;   // visited ring
+  int hbits;  // hash set of 2^hbits ids
+  int fcap;   // longest candidate list of one fetch, a multiple of 32 (<= 96)
+};
 
 struct ggnn_cache {
   int32_t *best_id;
@@ -26,23 +35,44 @@ struct ggnn_cache {
   int32_t *pq_id;
   float *pq_d;
   int32_t *vis;
-  int32_t *cand, *tid, *tbase;  // fetch scratch
+  int32_t *hs;                   // hash set (ggnn_hash.cuh)
+  int32_t *cand, *tid, *tbase;   // fetch scratch, fcap each
   float *td, *td2;
+  int32_t *bat_id;               // sorted batch, 32
+  float *bat_d;
   float *qv, *ev;                // query vector; SYM: e = x_i - z
   int bcap, bcount;
-  int pcap, phead, pcount;       // pcap is a power of two
+  int pcap, phead, pcount;
   int vcap, vhead, vcount;
+  int hbits, hcount;
+  int fcap;
 };
 
+// Smallest hash set (log2) that keeps ggnn_hash_rebuild's guarantee: best +
+// prioq fill at most a quarter of it, and so does one fetch; at least
+// 2^min_bits so that the computed-but-rejected ids are remembered a while.
+__host__ __device__ static inline int ggnn_hash_bits(const ggnn_dims &m, int min_bits) {
+  int b = min_bits;
+  while ((1 << b) < 4 * (m.bcap + m.pcap) || (1 << b) < 4 * m.fcap) b++;
+  return b;
+}
+
 // Bytes of one warp's slab: vectors first (16-byte aligned for float4).
-__host__ __device__ static inline size_t ggnn_slab_bytes(int d, bool sym, int bcap, int pcap, int vcap) {
+__host__ __device__ static inline size_t ggnn_slab_bytes(int d, bool sym, ggnn_dims m) {
   size_t d4 = ((size_t)d + 3) / 4 * 4;
-  size_t words = d4 * (sym ? 2 : 1) + 2 * (size_t)bcap + 2 * (size_t)pcap + (size_t)vcap + 5 * GGNN_MAX_FETCH;
+  size_t words = d4 * (sym ? 2 : 1) + 2 * (size_t)m.bcap + 2 * (size_t)m.pcap + (size_t)m.vcap +
+                 ((size_t)1 << m.hbits) + 5 * (size_t)m.fcap + 64;
   return (words * 4 + 15) / 16 * 16;
 }
 
-__device__ static inline void ggnn_cache_init(ggnn_cache &c, char *slab, int d, bool sym, int bcap, int pcap,
-                                              int vcap) {
+__device__ static inline void ggnn_hash_clear(ggnn_cache &c) {
+  const int lane = threadIdx.x & 31;
+  for (int j = lane; j < (1 << c.hbits); j += 32) c.hs[j] = GGNN_HASH_EMPTY;
+  __syncwarp();
+  c.hcount = 0;
+}
+
+__device__ static inline void ggnn_cache_init(ggnn_cache &c, char *slab, int d, bool sym, ggnn_dims m) {
   size_t d4 = ((size_t)d + 3) / 4 * 4;
   float *f = (float *)slab;
   c.qv = f;
@@ -50,31 +80,55 @@ __device__ static inline void ggnn_cache_init(ggnn_cache &c, char *slab, int d, 
   c.ev = sym ? f : nullptr;
   if (sym) f += d4;
   c.best_id = (int32_t *)f;
-  c.best_d = f + bcap;
-  c.pq_id = (int32_t *)(f + 2 * bcap);
-  c.pq_d = f + 2 * bcap + pcap;
-  c.vis = (int32_t *)(f + 2 * bcap + 2 * pcap);
-  int32_t *s = c.vis + vcap;
+  c.best_d = f + m.bcap;
+  c.pq_id = (int32_t *)(f + 2 * m.bcap);
+  c.pq_d = f + 2 * m.bcap + m.pcap;
+  c.vis = (int32_t *)(f + 2 * m.bcap + 2 * m.pcap);
+  c.hs = c.vis + m.vcap;
+  int32_t *s = c.hs + (1 << m.hbits);
   c.cand = s;
-  c.tid = s + GGNN_MAX_FETCH;
-  c.tbase = s + 2 * GGNN_MAX_FETCH;
-  c.td = (float *)(s + 3 * GGNN_MAX_FETCH);
-  c.td2 = (float *)(s + 4 * GGNN_MAX_FETCH);
-  c.bcap = bcap;
-  c.pcap = pcap;
-  c.vcap = vcap;
+  c.tid = s + m.fcap;
+  c.tbase = s + 2 * m.fcap;
+  c.td = (float *)(s + 3 * m.fcap);
+  c.td2 = (float *)(s + 4 * m.fcap);
+  c.bat_id = s + 5 * m.fcap;
+  c.bat_d = (float *)(s + 5 * m.fcap + 32);
+  c.bcap = m.bcap;
+  c.pcap = m.pcap;
+  c.vcap = m.vcap;
+  c.hbits = m.hbits;
+  c.fcap = m.fcap;
   c.bcount = c.pcount = c.vcount = 0;
   c.phead = c.vhead = 0;
-  const int lane = threadIdx.x & 31;
-  for (int j = lane; j < pcap; j += 32) c.pq_id[j] = -1;
-  __syncwarp();
+  ggnn_hash_clear(c);
 }
 
-// Forget what was queued and visited (layer switch of the hierarchical query).
-__device__ static inline void ggnn_cache_reset_queues(ggnn_cache &c) {
+// Refill the hash set with best, prioq and the newest visited points (as
+// many as keep it at most a quarter full), forgetting what was only
+// computed.  Needed before it would pass half full, and after the lists
+// were changed behind its back (layer switch, a new sym search).
+__device__ static inline void ggnn_hash_rebuild(ggnn_cache &c) {
   const int lane = threadIdx.x & 31;
-  for (int j = lane; j < c.pcap; j += 32) c.pq_id[j] = -1;
+  ggnn_hash_clear(c);
+  int added = 0;
+  for (int j = lane; j < c.bcount; j += 32) added += ggnn_hash_add(c.hs, c.hbits, c.best_id[j]);
+  const int mask = c.pcap - 1;
+  for (int j = lane; j < c.pcount; j += 32) added += ggnn_hash_add(c.hs, c.hbits, c.pq_id[(c.phead + j) & mask]);
+  int nv = c.vcount < c.vcap ? c.vcount : c.vcap;
+  int room = (1 << c.hbits) / 4 - c.bcount - c.pcount;
+  if (nv > room) nv = room > 0 ? room : 0;
+  for (int j = lane; j < nv; j += 32) {
+    int p = c.vhead - 1 - j;  // newest first
+    if (p < 0) p += c.vcap;
+    added += ggnn_hash_add(c.hs, c.hbits, c.vis[p]);
+  }
   __syncwarp();
+  c.hcount = ggnn_warp_sum(added);
+}
+
+// Forget what was queued and visited (layer switch, a new sym search); the
+// caller refills the lists and then rebuilds the hash set.
+__device__ static inline void ggnn_cache_reset_queues(ggnn_cache &c) {
   c.pcount = c.phead = 0;
   c.vcount = c.vhead = 0;
 }
@@ -186,26 +240,6 @@ __device__ static inline int32_t ggnn_pop(ggnn_cache &c, float bound) {
   return id;
 }
 
-// Bit t set when candidate a[t] is already in best, prioq or visited.
-__device__ static inline unsigned ggnn_known3(const ggnn_cache &c, int32_t a0, int32_t a1, int32_t a2) {
-  unsigned m = 0;
-  for (int j = 0; j < c.bcount; ++j) {
-    int32_t v = c.best_id[j];
-    m |= (v == a0) | ((v == a1) << 1) | ((v == a2) << 2);
-  }
-  const int mask = c.pcap - 1;
-  for (int j = 0; j < c.pcount; ++j) {
-    int32_t v = c.pq_id[(c.phead + j) & mask];
-    m |= (v == a0) | ((v == a1) << 1) | ((v == a2) << 2);
-  }
-  int nv = c.vcount < c.vcap ? c.vcount : c.vcap;
-  for (int j = 0; j < nv; ++j) {
-    int32_t v = c.vis[j];
-    m |= (v == a0) | ((v == a1) << 1) | ((v == a2) << 2);
-  }
-  return m;
-}
-
 // Lanes per candidate in the distance computation: enough lanes for
 // coalesced float4 loads of a row, enough candidates for memory parallelism.
 __device__ static inline int ggnn_team(int d) { return d >= 256 ? 16 : (d >= 64 ? 8 : 4); }
@@ -213,93 +247,115 @@ __device__ static inline int ggnn_team(int d) { return d >= 256 ? 16 : (d >= 64 
 // Distances of the nt compacted candidates (rows tbase[]) to c.qv into td;
 // SYM also the distance to the midpoint q_m = z + 0.4 (x_i - z) into td2,
 // from the same pass: |p - q_m|^2 = |p - z|^2 - 0.8 (p - z).e + 0.16 |e|^2.
+// Each team carries two candidates per round, so twice the row loads are
+// in flight before the first reduction waits on them.
 template <bool SYM>
 __device__ static inline void ggnn_distances(ggnn_cache &c, int nt, const float *__restrict__ x, int d, float e2) {
   const int lane = threadIdx.x & 31;
   const int T = ggnn_team(d), teams = 32 / T, tm = lane / T, tl = lane % T;
   const bool vec = (d & 3) == 0;
-  for (int r = 0; r < nt; r += teams) {
-    int ci = r + tm;
-    float acc = 0.f, acc_e = 0.f;
-    if (ci < nt) {
-      const float *p = x + (size_t)c.tbase[ci] * (size_t)d;
-      if (vec) {
-        for (int j = tl * 4; j < d; j += T * 4) {
-          float4 a = __ldg((const float4 *)(p + j));
-          float4 b = *(const float4 *)(c.qv + j);
-          float t0 = a.x - b.x, t1 = a.y - b.y, t2 = a.z - b.z, t3 = a.w - b.w;
-          acc += t0 * t0 + t1 * t1 + t2 * t2 + t3 * t3;
-          if (SYM) {
-            float4 e = *(const float4 *)(c.ev + j);
-            acc_e += t0 * e.x + t1 * e.y + t2 * e.z + t3 * e.w;
-          }
+  for (int r = 0; r < nt; r += 2 * teams) {
+    const int ci0 = r + tm, ci1 = r + teams + tm;
+    // a lane past the end reads row tbase[0] (valid, cached) and discards it
+    const float *p0 = x + (size_t)c.tbase[ci0 < nt ? ci0 : 0] * (size_t)d;
+    const float *p1 = x + (size_t)c.tbase[ci1 < nt ? ci1 : 0] * (size_t)d;
+    float a0 = 0.f, a1 = 0.f, e0 = 0.f, e1 = 0.f;
+    if (vec) {
+#pragma unroll 2
+      for (int j = tl * 4; j < d; j += T * 4) {
+        float4 u = __ldg((const float4 *)(p0 + j));
+        float4 v = __ldg((const float4 *)(p1 + j));
+        float4 b = *(const float4 *)(c.qv + j);
+        float s0 = u.x - b.x, s1 = u.y - b.y, s2 = u.z - b.z, s3 = u.w - b.w;
+        float t0 = v.x - b.x, t1 = v.y - b.y, t2 = v.z - b.z, t3 = v.w - b.w;
+        a0 += s0 * s0 + s1 * s1 + s2 * s2 + s3 * s3;
+        a1 += t0 * t0 + t1 * t1 + t2 * t2 + t3 * t3;
+        if (SYM) {
+          float4 e = *(const float4 *)(c.ev + j);
+          e0 += s0 * e.x + s1 * e.y + s2 * e.z + s3 * e.w;
+          e1 += t0 * e.x + t1 * e.y + t2 * e.z + t3 * e.w;
         }
-      } else {
-        for (int j = tl; j < d; j += T) {
-          float t = __ldg(p + j) - c.qv[j];
-          acc += t * t;
-          if (SYM) acc_e += t * c.ev[j];
-        }
+      }
+    } else {
+      for (int j = tl; j < d; j += T) {
+        float s = __ldg(p0 + j) - c.qv[j], t = __ldg(p1 + j) - c.qv[j];
+        a0 += s * s;
+        a1 += t * t;
+        if (SYM) { e0 += s * c.ev[j]; e1 += t * c.ev[j]; }
       }
     }
     for (int off = T / 2; off > 0; off >>= 1) {
-      acc += __shfl_xor_sync(GGNN_FULL, acc, off);
-      if (SYM) acc_e += __shfl_xor_sync(GGNN_FULL, acc_e, off);
+      a0 += __shfl_xor_sync(GGNN_FULL, a0, off);
+      a1 += __shfl_xor_sync(GGNN_FULL, a1, off);
+      if (SYM) {
+        e0 += __shfl_xor_sync(GGNN_FULL, e0, off);
+        e1 += __shfl_xor_sync(GGNN_FULL, e1, off);
+      }
     }
-    if (ci < nt && tl == 0) {
-      c.td[ci] = sqrtf(acc);
-      if (SYM) c.td2[ci] = sqrtf(fmaxf(0.f, acc - 0.8f * acc_e + 0.16f * e2));
+    if (tl == 0) {
+      if (ci0 < nt) {
+        c.td[ci0] = sqrtf(a0);
+        if (SYM) c.td2[ci0] = sqrtf(fmaxf(0.f, a0 - 0.8f * e0 + 0.16f * e2));
+      }
+      if (ci1 < nt) {
+        c.td[ci1] = sqrtf(a1);
+        if (SYM) c.td2[ci1] = sqrtf(fmaxf(0.f, a1 - 0.8f * e1 + 0.16f * e2));
+      }
     }
   }
   __syncwarp();
 }
 
-// Drop invalid, excluded and already known proposals of c.cand[0..ncand)
-// and compact the rest into tid/tbase; returns how many remain.
+// Drop invalid, excluded and already computed proposals of c.cand[0..ncand)
+// (ncand <= fcap) and compact the rest into tid/tbase; returns how many.
 __device__ static inline int ggnn_filter(ggnn_cache &c, int ncand, int32_t exclude, const int32_t *__restrict__ base) {
   const int lane = threadIdx.x & 31;
-  int32_t a[3];
-#pragma unroll
-  for (int t = 0; t < 3; ++t) {
-    int j = lane + 32 * t;
-    a[t] = j < ncand ? c.cand[j] : -1;
-    if (a[t] == exclude) a[t] = -1;
-  }
-  unsigned known = ggnn_known3(c, a[0], a[1], a[2]);
+  if (c.hcount + ncand > (1 << c.hbits) / 2) ggnn_hash_rebuild(c);
   int nt = 0;
   const unsigned lt = (1u << lane) - 1u;
-#pragma unroll
-  for (int t = 0; t < 3; ++t) {
-    bool keep = a[t] >= 0 && !((known >> t) & 1u);
+  for (int b = 0; b < ncand; b += 32) {
+    int j = b + lane;
+    int32_t a = j < ncand ? c.cand[j] : -1;
+    bool keep = a >= 0 && a != exclude && ggnn_hash_add(c.hs, c.hbits, a);
     unsigned bal = __ballot_sync(GGNN_FULL, keep);
     if (keep) {
       int at = nt + __popc(bal & lt);
-      c.tid[at] = a[t];
-      c.tbase[at] = base ? base[a[t]] : a[t];
+      c.tid[at] = a;
+      c.tbase[at] = base ? base[a] : a;
     }
     nt += __popc(bal);
   }
+  c.hcount += nt;
   __syncwarp();
   return nt;
 }
 
-// fetch (Alg. 2) for a query: distances of new proposals, push those that
-// satisfy the criterion into prioq, and into best when they improve it.
+// fetch (Alg. 2) for a query: distances of new proposals, then those that
+// satisfy the criterion go into best and prioq together, 32 at a time
+// (the bound is taken once per batch, so a batch may admit a little more
+// than one-by-one insertion would; best and prioq stay exact).
 __device__ static inline void ggnn_fetch(ggnn_cache &c, int ncand, int32_t exclude, const int32_t *__restrict__ base,
                                          const float *__restrict__ x, int d, float tau, float dnn1) {
+  const int lane = threadIdx.x & 31;
   int nt = ggnn_filter(c, ncand, exclude, base);
   if (nt == 0) return;
   ggnn_distances<false>(c, nt, x, d, 0.f);
-  for (int i = 0; i < nt; ++i) {
-    float dd = c.td[i];
-    int32_t id = c.tid[i];
-    if (!(dd <= ggnn_bound(c, tau, dnn1))) continue;
-    ggnn_list_insert(c.best_id, c.best_d, c.bcap, c.bcount, id, dd);
-    ggnn_ring_insert(c.pq_id, c.pq_d, c.pcap, c.phead, c.pcount, id, dd);
+  for (int r = 0; r < nt; r += 32) {
+    const float bound = ggnn_bound(c, tau, dnn1);
+    int32_t id = -1;
+    float dd = __int_as_float(0x7f800000);
+    if (r + lane < nt) {
+      dd = c.td[r + lane];
+      if (dd <= bound) id = c.tid[r + lane];
+    }
+    int nb = ggnn_batch_sort(id, dd, c.bat_id, c.bat_d);
+    if (nb == 0) continue;
+    ggnn_batch_merge<false>(c.best_id, c.best_d, c.bcap, 0, c.bcount, nb, id, dd, c.bat_id, c.bat_d);
+    ggnn_batch_merge<true>(c.pq_id, c.pq_d, c.pcap, c.phead, c.pcount, nb, id, dd, c.bat_id, c.bat_d);
   }
 }
 
-// Load a graph row (or any id list) of len <= GGNN_MAX_FETCH into c.cand.
+// Load a graph row (or any id list) of len <= fcap into c.cand.
 __device__ static inline void ggnn_load_cand(ggnn_cache &c, const int32_t *__restrict__ src, int len) {
   const int lane = threadIdx.x & 31;
   for (int j = lane; j < len; j += 32) c.cand[j] = src[j];

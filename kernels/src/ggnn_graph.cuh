@@ -45,7 +45,8 @@ struct vick_ggnn {
   int64_t n;
   int32_t d, k, ksym, knn;
   int32_t L, g, s_up;
-  int32_t merge_iter; // iteration cap of the construction queries per layer
+  int32_t merge_iter; // iteration cap of a construction query on its target layer
+  int32_t upper_iter; // ... and on each layer above it (navigation only)
   float *x;          // [n*d] rows in layer-0 order
   int32_t *perm;     // [n] input row of each layer-0 id
   ggnn_layer layer[GGNN_MAX_LAYERS];

@@ -3,6 +3,8 @@
 // points of the top-layer segment above it and descending layer by layer;
 // on each switch the best list is translated into the lower layer's ids,
 // re-queued and the visited list forgotten (the neighbourhoods differ).
+// The layers above l_m only steer the search towards z's neighbourhood, so
+// their searches stop after up_iter pops; l_m's gets max_iter.
 //
 // Addition to the paper: on the last layer the query also fetches z's
 // current neighbour list, so a merge never loses neighbours it had; this
@@ -17,7 +19,8 @@ struct ggnn_merge_args {
   int64_t n0;
   int ltop, lm;
   float tau, dnn1;
-  int bcap, pcap, vcap, max_iter;
+  ggnn_dims dims;
+  int max_iter, up_iter;
   size_t slab;
   const int32_t *base[GGNN_MAX_LAYERS];
   const int32_t *down[GGNN_MAX_LAYERS];
@@ -33,7 +36,7 @@ __global__ void ggnn_k_merge(ggnn_merge_args a) {
   const int64_t z = (int64_t)blockIdx.x * (blockDim.x >> 5) + w;
   if (z >= a.n_lm) return;  // uniform per warp
   ggnn_cache c;
-  ggnn_cache_init(c, smem + (size_t)w * a.slab, a.d, false, a.bcap, a.pcap, a.vcap);
+  ggnn_cache_init(c, smem + (size_t)w * a.slab, a.d, false, a.dims);
   const int64_t bz = a.base[a.lm] ? a.base[a.lm][z] : z;
   ggnn_load_vec(c.qv, a.x + bz * a.d, a.d);
 
@@ -41,13 +44,13 @@ __global__ void ggnn_k_merge(ggnn_merge_args a) {
   int64_t seg = a.lm == 0 ? ggnn_seg0_of(z, a.n0, a.nseg0) : z / a.s_up;
   for (int l = a.lm; l < a.ltop; ++l) seg /= a.g;
   const int32_t top0 = (int32_t)(seg * a.s_up);
-  for (int o = 0; o < a.s_up; o += GGNN_MAX_FETCH) {
-    int len = min(GGNN_MAX_FETCH, a.s_up - o);
+  for (int o = 0; o < a.s_up; o += c.fcap) {
+    int len = min(c.fcap, a.s_up - o);
     for (int j = lane; j < len; j += 32) c.cand[j] = top0 + o + j;
     __syncwarp();
     ggnn_fetch(c, len, -1, a.base[a.ltop], a.x, a.d, a.tau, a.dnn1);
   }
-  ggnn_search(c, a.graph[a.ltop], a.k, a.base[a.ltop], a.x, a.d, a.tau, a.dnn1, a.max_iter, -1);
+  ggnn_search(c, a.graph[a.ltop], a.k, a.base[a.ltop], a.x, a.d, a.tau, a.dnn1, a.up_iter, -1);
 
   for (int l = a.ltop - 1; l >= a.lm; --l) {
     // transform: ids of layer l+1 into ids of layer l
@@ -61,11 +64,12 @@ __global__ void ggnn_k_merge(ggnn_merge_args a) {
     for (int j = lane; j < nq; j += 32) { c.pq_id[j] = c.best_id[j]; c.pq_d[j] = c.best_d[j]; }
     __syncwarp();
     c.pcount = nq;
+    ggnn_hash_rebuild(c);
     if (self >= 0) {
       ggnn_load_cand(c, a.graph[l] + z * a.k, a.k);
       ggnn_fetch(c, a.k, self, a.base[l], a.x, a.d, a.tau, a.dnn1);
     }
-    ggnn_search(c, a.graph[l], a.k, a.base[l], a.x, a.d, a.tau, a.dnn1, a.max_iter, self);
+    ggnn_search(c, a.graph[l], a.k, a.base[l], a.x, a.d, a.tau, a.dnn1, l == a.lm ? a.max_iter : a.up_iter, self);
   }
   for (int j = lane; j < a.k; j += 32) {
     bool have = j < c.bcount;
@@ -89,12 +93,16 @@ cudaError_t ggnn_merge(const vick_ggnn *g, int ltop, int lm, float tau, float dn
   a.dnn1 = dnn1;
   // Construction cache: the best list is the graph degree; the visited ring
   // holds every point one layer's search may visit (max_iter pops), so the
-  // search never cycles, up to 256 entries.
-  a.bcap = g->k;
-  a.pcap = 64;
+  // search never cycles, up to 256 entries; the hash set remembers about
+  // 512 computed ids between rebuilds.
+  a.dims.bcap = g->k;
+  a.dims.pcap = 64;
+  a.dims.vcap = g->merge_iter < 32 ? 32 : (g->merge_iter > 256 ? 256 : g->merge_iter);
+  a.dims.fcap = (g->k + 31) / 32 * 32;
+  a.dims.hbits = ggnn_hash_bits(a.dims, 10);
   a.max_iter = g->merge_iter;
-  a.vcap = g->merge_iter < 32 ? 32 : (g->merge_iter > 256 ? 256 : g->merge_iter);
-  a.slab = ggnn_slab_bytes(g->d, false, a.bcap, a.pcap, a.vcap);
+  a.up_iter = g->upper_iter;
+  a.slab = ggnn_slab_bytes(g->d, false, a.dims);
   for (int l = 0; l < GGNN_MAX_LAYERS; ++l) {
     a.base[l] = l < g->L ? g->layer[l].base : nullptr;
     a.down[l] = l < g->L ? g->layer[l].down : nullptr;

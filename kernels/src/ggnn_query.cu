@@ -16,7 +16,8 @@ struct ggnn_query_args {
   int n_entry;
   int64_t m;
   float tau, dnn1;
-  int bcap, pcap, vcap, max_iter;
+  ggnn_dims dims;
+  int max_iter;
   size_t slab;
   int32_t *out_ids;
   float *out_d;
@@ -28,10 +29,10 @@ __global__ void ggnn_k_query(ggnn_query_args a) {
   const int64_t qi = (int64_t)blockIdx.x * (blockDim.x >> 5) + w;
   if (qi >= a.m) return;
   ggnn_cache c;
-  ggnn_cache_init(c, smem + (size_t)w * a.slab, a.d, false, a.bcap, a.pcap, a.vcap);
+  ggnn_cache_init(c, smem + (size_t)w * a.slab, a.d, false, a.dims);
   ggnn_load_vec(c.qv, a.q + qi * a.d, a.d);
-  for (int o = 0; o < a.n_entry; o += GGNN_MAX_FETCH) {
-    int len = min(GGNN_MAX_FETCH, a.n_entry - o);
+  for (int o = 0; o < a.n_entry; o += c.fcap) {
+    int len = min(c.fcap, a.n_entry - o);
     ggnn_load_cand(c, a.entry + o, len);
     ggnn_fetch(c, len, -1, nullptr, a.x, a.d, a.tau, a.dnn1);
   }
@@ -78,17 +79,23 @@ static int ggnn_round_pow2(int v) {
 // SIFT-like d (<= 128-ish), k <= 32: prioq 64, visited 384, 400 iterations;
 // long result lists: prioq 32, visited 896, 1000; high-d data: prioq 32,
 // visited 2048, 2000.  An explicit visit budget widens the ring to match.
-static void ggnn_query_config(int d, int kq, int max_visits, int *bcap, int *pcap, int *vcap, int *iters) {
-  *bcap = kq > 10 ? kq : 10;
-  if (d >= 200) { *pcap = 32; *vcap = 2048; *iters = 2000; }
-  else if (*bcap > 32) { *pcap = 32; *vcap = 896; *iters = 1000; }
-  else { *pcap = 64; *vcap = 384; *iters = 400; }
+// The hash set (2^11 ids at least) keeps the whole 384-entry ring of the
+// first case across its rebuilds; fetches hold one graph row (k).
+static ggnn_dims ggnn_query_config(int d, int kq, int kg, int max_visits, int *iters) {
+  ggnn_dims m;
+  m.bcap = kq > 10 ? kq : 10;
+  if (d >= 200) { m.pcap = 32; m.vcap = 2048; *iters = 2000; }
+  else if (m.bcap > 32) { m.pcap = 32; m.vcap = 896; *iters = 1000; }
+  else { m.pcap = 64; m.vcap = 384; *iters = 400; }
   if (max_visits > 0) {
     *iters = max_visits;
     int v = (max_visits + 31) / 32 * 32;
-    if (v > *vcap) *vcap = v;
+    if (v > m.vcap) m.vcap = v;
   }
-  *pcap = ggnn_round_pow2(*pcap);
+  m.pcap = ggnn_round_pow2(m.pcap);
+  m.fcap = (kg + 31) / 32 * 32;
+  m.hbits = ggnn_hash_bits(m, 11);
+  return m;
 }
 
 extern "C" int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float *q, int64_t m, int32_t k, float tau,
@@ -110,7 +117,7 @@ extern "C" int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float 
     return VICK_ARGUMENT;
   }
   memset(&a, 0, sizeof a);
-  ggnn_query_config(g->d, k, max_visits, &a.bcap, &a.pcap, &a.vcap, &a.max_iter);
+  a.dims = ggnn_query_config(g->d, k, g->k, max_visits, &a.max_iter);
   a.x = g->x;
   a.d = g->d;
   a.k = g->k;
@@ -122,7 +129,7 @@ extern "C" int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float 
   a.m = m;
   a.tau = tau;
   a.dnn1 = (float)g->dnn1_max;
-  a.slab = ggnn_slab_bytes(g->d, false, a.bcap, a.pcap, a.vcap);
+  a.slab = ggnn_slab_bytes(g->d, false, a.dims);
   bytes = a.slab * GGNN_WARPS_PER_BLOCK;
   GGNN_CUDA(call, cudaSetDevice(g->device));
   GGNN_CUDA(call, cudaMalloc(&dq, (size_t)m * g->d * sizeof(float)));

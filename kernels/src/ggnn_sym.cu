@@ -25,14 +25,14 @@ __global__ void ggnn_k_sym_reset(int32_t *symcnt, int32_t *sym, int64_t n, int k
 
 __global__ void ggnn_k_sym(const float *__restrict__ x, int d, int k, int knn, int ksym,
                            const int32_t *__restrict__ base, const int32_t *__restrict__ graph,
-                           const float *__restrict__ dist, int32_t n_l, size_t slab, int32_t *symcnt, int32_t *sym,
-                           int32_t *req, int rcap) {
+                           const float *__restrict__ dist, int32_t n_l, ggnn_dims dims, size_t slab, int32_t *symcnt,
+                           int32_t *sym, int32_t *req, int rcap) {
   extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int64_t z = (int64_t)blockIdx.x * (blockDim.x >> 5) + w;
   if (z >= n_l) return;
   ggnn_cache c;
-  ggnn_cache_init(c, smem + (size_t)w * slab, d, true, GGNN_SYM_BEST, GGNN_SYM_PRIOQ, GGNN_SYM_VISITED);
+  ggnn_cache_init(c, smem + (size_t)w * slab, d, true, dims);
   const int64_t bz = base ? base[z] : z;
   ggnn_load_vec(c.qv, x + bz * d, d);
   volatile const int32_t *vsym = sym;
@@ -50,6 +50,7 @@ __global__ void ggnn_k_sym(const float *__restrict__ x, int d, int k, int knn, i
     ggnn_cache_reset_queues(c);
     ggnn_list_insert(c.best_id, c.best_d, c.bcap, c.bcount, xi, dzx);
     ggnn_ring_insert(c.pq_id, c.pq_d, c.pcap, c.phead, c.pcount, xi, 0.6f * dzx);
+    ggnn_hash_rebuild(c);
     bool found = false;
     for (int it = 0; it < GGNN_SYM_VISITED; ++it) {
       int32_t a = ggnn_pop(c, rlim);
@@ -119,7 +120,9 @@ cudaError_t ggnn_sym(vick_ggnn *g, int l, int32_t *symcnt, int32_t *sym, unsigne
   ggnn_k_sym_reset<<<(unsigned)((n * g->ksym + 255) / 256), 256>>>(symcnt, sym, n, g->ksym);
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) return e;
-  size_t slab = ggnn_slab_bytes(g->d, true, GGNN_SYM_BEST, GGNN_SYM_PRIOQ, GGNN_SYM_VISITED);
+  ggnn_dims dims = {GGNN_SYM_BEST, GGNN_SYM_PRIOQ, GGNN_SYM_VISITED, 0, (g->k + 31) / 32 * 32};
+  dims.hbits = ggnn_hash_bits(dims, 8);
+  size_t slab = ggnn_slab_bytes(g->d, true, dims);
   size_t bytes = slab * GGNN_WARPS_PER_BLOCK;
   if ((e = cudaFuncSetAttribute(ggnn_k_sym, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes)) != cudaSuccess)
     return e;
@@ -134,7 +137,7 @@ cudaError_t ggnn_sym(vick_ggnn *g, int l, int32_t *symcnt, int32_t *sym, unsigne
     }
   }
   ggnn_k_sym<<<blocks, GGNN_WARPS_PER_BLOCK * 32, bytes>>>(g->x, g->d, g->k, g->knn, g->ksym, ly->base, ly->graph,
-                                                           ly->dist, ly->n, slab, symcnt, sym, req, rcap);
+                                                           ly->dist, ly->n, dims, slab, symcnt, sym, req, rcap);
   e = cudaGetLastError();
   if (deterministic) {
     if (e == cudaSuccess) e = ggnn_sym_place(req, rcap, n, g->knn, g->ksym, symcnt, sym);

@@ -6,9 +6,10 @@
  *
  *   ggnn_bench DIR N M D K [NSAMPLE] [TAU ...]
  *
- * GGNN_BUILD_CONFIGS="TB:IT:R,..." (environment) repeats build, for-all and
- * the sweep for each construction setting: tau_build TB, merge iteration cap
- * IT (0 = default) and R refinements; unset = the defaults once.
+ * GGNN_BUILD_CONFIGS="TB:IT:R[:UP],..." (environment) repeats build, for-all
+ * and the sweep for each construction setting: tau_build TB, merge iteration
+ * cap IT on the target layer (0 = default), R refinements and the cap UP on
+ * the layers above (0 or absent = default); unset = the defaults once.
  *
  * DIR holds base.f32, query.f32, qtruth.i32, sample.i32, truth.i32. */
 #include "vic_kernels_ggnn.h"
@@ -80,19 +81,21 @@ int main(int argc, char **argv) {
   p.k = k;
   if (configs && *configs) {
     float tb;
-    int it, rf, used = 0;
+    int it, rf, up = 0, used = 0, more = 0;
     if (sscanf(configs, "%f:%d:%d%n", &tb, &it, &rf, &used) != 3) {
-      fprintf(stderr, "bad GGNN_BUILD_CONFIGS at '%s' (want TB:IT:R,...)\n", configs);
+      fprintf(stderr, "bad GGNN_BUILD_CONFIGS at '%s' (want TB:IT:R[:UP],...)\n", configs);
       return 2;
     }
+    configs += used;
+    if (*configs == ':' && sscanf(configs, ":%d%n", &up, &more) == 1) configs += more;
     p.tau_build = tb;
     p.merge_iterations = it;
     p.refinements = rf;
-    configs += used;
+    p.upper_iterations = up;
     if (*configs == ',') configs++;
   }
-  printf("== config tau_build %.2f merge_iterations %d refinements %d\n", p.tau_build, p.merge_iterations,
-         p.refinements);
+  printf("== config tau_build %.2f merge_iterations %d refinements %d upper_iterations %d\n", p.tau_build,
+         p.merge_iterations, p.refinements, p.upper_iterations);
   memset(&call, 0, sizeof call);
   if ((rc = vick_ggnn_build(&call, x, n, d, &p, &g)) != VICK_OK) {
     fprintf(stderr, "build failed (%d): %s\n", rc, call.message);
