@@ -244,62 +244,65 @@ __device__ static inline int32_t ggnn_pop(ggnn_cache &c, float bound) {
 // coalesced float4 loads of a row, enough candidates for memory parallelism.
 __device__ static inline int ggnn_team(int d) { return d >= 256 ? 16 : (d >= 64 ? 8 : 4); }
 
+// Candidates one team carries per round of ggnn_distances: their row
+// loads are all in flight before the first reduction waits on them.
+#ifndef GGNN_DIST_ILP
+#define GGNN_DIST_ILP 2
+#endif
+
 // Distances of the nt compacted candidates (rows tbase[]) to c.qv into td;
 // SYM also the distance to the midpoint q_m = z + 0.4 (x_i - z) into td2,
 // from the same pass: |p - q_m|^2 = |p - z|^2 - 0.8 (p - z).e + 0.16 |e|^2.
-// Each team carries two candidates per round, so twice the row loads are
-// in flight before the first reduction waits on them.
 template <bool SYM>
 __device__ static inline void ggnn_distances(ggnn_cache &c, int nt, const float *__restrict__ x, int d, float e2) {
+  constexpr int NC = GGNN_DIST_ILP;
   const int lane = threadIdx.x & 31;
   const int T = ggnn_team(d), teams = 32 / T, tm = lane / T, tl = lane % T;
   const bool vec = (d & 3) == 0;
-  for (int r = 0; r < nt; r += 2 * teams) {
-    const int ci0 = r + tm, ci1 = r + teams + tm;
-    // a lane past the end reads row tbase[0] (valid, cached) and discards it
-    const float *p0 = x + (size_t)c.tbase[ci0 < nt ? ci0 : 0] * (size_t)d;
-    const float *p1 = x + (size_t)c.tbase[ci1 < nt ? ci1 : 0] * (size_t)d;
-    float a0 = 0.f, a1 = 0.f, e0 = 0.f, e1 = 0.f;
+  for (int r = 0; r < nt; r += NC * teams) {
+    const float *p[NC];
+    float acc[NC], ace[NC];
+#pragma unroll
+    for (int u = 0; u < NC; ++u) {
+      int ci = r + u * teams + tm;
+      // a lane past the end reads row tbase[0] (valid, cached) and discards it
+      p[u] = x + (size_t)c.tbase[ci < nt ? ci : 0] * (size_t)d;
+      acc[u] = ace[u] = 0.f;
+    }
     if (vec) {
-#pragma unroll 2
       for (int j = tl * 4; j < d; j += T * 4) {
-        float4 u = __ldg((const float4 *)(p0 + j));
-        float4 v = __ldg((const float4 *)(p1 + j));
+        float4 v[NC];
+#pragma unroll
+        for (int u = 0; u < NC; ++u) v[u] = __ldg((const float4 *)(p[u] + j));
         float4 b = *(const float4 *)(c.qv + j);
-        float s0 = u.x - b.x, s1 = u.y - b.y, s2 = u.z - b.z, s3 = u.w - b.w;
-        float t0 = v.x - b.x, t1 = v.y - b.y, t2 = v.z - b.z, t3 = v.w - b.w;
-        a0 += s0 * s0 + s1 * s1 + s2 * s2 + s3 * s3;
-        a1 += t0 * t0 + t1 * t1 + t2 * t2 + t3 * t3;
-        if (SYM) {
-          float4 e = *(const float4 *)(c.ev + j);
-          e0 += s0 * e.x + s1 * e.y + s2 * e.z + s3 * e.w;
-          e1 += t0 * e.x + t1 * e.y + t2 * e.z + t3 * e.w;
+        float4 e = SYM ? *(const float4 *)(c.ev + j) : b;
+#pragma unroll
+        for (int u = 0; u < NC; ++u) {
+          float s0 = v[u].x - b.x, s1 = v[u].y - b.y, s2 = v[u].z - b.z, s3 = v[u].w - b.w;
+          acc[u] += s0 * s0 + s1 * s1 + s2 * s2 + s3 * s3;
+          if (SYM) ace[u] += s0 * e.x + s1 * e.y + s2 * e.z + s3 * e.w;
         }
       }
     } else {
       for (int j = tl; j < d; j += T) {
-        float s = __ldg(p0 + j) - c.qv[j], t = __ldg(p1 + j) - c.qv[j];
-        a0 += s * s;
-        a1 += t * t;
-        if (SYM) { e0 += s * c.ev[j]; e1 += t * c.ev[j]; }
+#pragma unroll
+        for (int u = 0; u < NC; ++u) {
+          float s = __ldg(p[u] + j) - c.qv[j];
+          acc[u] += s * s;
+          if (SYM) ace[u] += s * c.ev[j];
+        }
       }
     }
-    for (int off = T / 2; off > 0; off >>= 1) {
-      a0 += __shfl_xor_sync(GGNN_FULL, a0, off);
-      a1 += __shfl_xor_sync(GGNN_FULL, a1, off);
-      if (SYM) {
-        e0 += __shfl_xor_sync(GGNN_FULL, e0, off);
-        e1 += __shfl_xor_sync(GGNN_FULL, e1, off);
+#pragma unroll
+    for (int u = 0; u < NC; ++u) {
+      for (int off = T / 2; off > 0; off >>= 1) {
+        acc[u] += __shfl_xor_sync(GGNN_FULL, acc[u], off);
+        if (SYM) ace[u] += __shfl_xor_sync(GGNN_FULL, ace[u], off);
       }
-    }
-    if (tl == 0) {
-      if (ci0 < nt) {
-        c.td[ci0] = sqrtf(a0);
-        if (SYM) c.td2[ci0] = sqrtf(fmaxf(0.f, a0 - 0.8f * e0 + 0.16f * e2));
-      }
-      if (ci1 < nt) {
-        c.td[ci1] = sqrtf(a1);
-        if (SYM) c.td2[ci1] = sqrtf(fmaxf(0.f, a1 - 0.8f * e1 + 0.16f * e2));
+      int ci = r + u * teams + tm;
+      if (tl == 0 && ci < nt) {
+        c.td[ci] = sqrtf(acc[u]);
+        if (SYM) c.td2[ci] = sqrtf(fmaxf(0.f, acc[u] - 0.8f * ace[u] + 0.16f * e2));
       }
     }
   }
@@ -363,14 +366,35 @@ __device__ static inline void ggnn_load_cand(ggnn_cache &c, const int32_t *__res
 }
 
 // Alg. 1's loop: pop, fetch the neighbours, until the criterion stops it.
+// WIDTH > 1 pops up to WIDTH points under the same bound and fetches their
+// rows as one candidate list (fcap >= WIDTH * k): the rows, the distance
+// loads and the batch insertion of several pops share one wait each, which
+// is what a latency-bound query pays for; max_iter still counts pops.
+template <int WIDTH>
 __device__ static inline void ggnn_search(ggnn_cache &c, const int32_t *__restrict__ graph, int k,
                                           const int32_t *__restrict__ base, const float *__restrict__ x, int d,
                                           float tau, float dnn1, int max_iter, int32_t exclude) {
-  for (int it = 0; it < max_iter; ++it) {
-    int32_t a = ggnn_pop(c, ggnn_bound(c, tau, dnn1));
-    if (a < 0) break;
-    ggnn_load_cand(c, graph + (size_t)a * k, k);
-    ggnn_fetch(c, k, exclude, base, x, d, tau, dnn1);
+  const int lane = threadIdx.x & 31;
+  for (int it = 0; it < max_iter; it += WIDTH) {
+    const float bound = ggnn_bound(c, tau, dnn1);
+    int32_t a[WIDTH];
+    int na = 0;
+#pragma unroll
+    for (int w = 0; w < WIDTH; ++w) {
+      a[w] = na == w ? ggnn_pop(c, bound) : -1;
+      na += a[w] >= 0;
+    }
+    if (na == 0) break;
+    const int n = na * k;
+    for (int j = lane; j < n; j += 32) {
+      int w = j / k;
+      int32_t row = a[0];
+#pragma unroll
+      for (int t = 1; t < WIDTH; ++t) row = w == t ? a[t] : row;
+      c.cand[j] = graph[(size_t)row * k + (j - w * k)];
+    }
+    __syncwarp();
+    ggnn_fetch(c, n, exclude, base, x, d, tau, dnn1);
   }
 }
 

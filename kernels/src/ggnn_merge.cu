@@ -50,7 +50,7 @@ __global__ void ggnn_k_merge(ggnn_merge_args a) {
     __syncwarp();
     ggnn_fetch(c, len, -1, a.base[a.ltop], a.x, a.d, a.tau, a.dnn1);
   }
-  ggnn_search(c, a.graph[a.ltop], a.k, a.base[a.ltop], a.x, a.d, a.tau, a.dnn1, a.up_iter, -1);
+  ggnn_search<1>(c, a.graph[a.ltop], a.k, a.base[a.ltop], a.x, a.d, a.tau, a.dnn1, a.up_iter, -1);
 
   for (int l = a.ltop - 1; l >= a.lm; --l) {
     // transform: ids of layer l+1 into ids of layer l
@@ -69,7 +69,7 @@ __global__ void ggnn_k_merge(ggnn_merge_args a) {
       ggnn_load_cand(c, a.graph[l] + z * a.k, a.k);
       ggnn_fetch(c, a.k, self, a.base[l], a.x, a.d, a.tau, a.dnn1);
     }
-    ggnn_search(c, a.graph[l], a.k, a.base[l], a.x, a.d, a.tau, a.dnn1, l == a.lm ? a.max_iter : a.up_iter, self);
+    ggnn_search<1>(c, a.graph[l], a.k, a.base[l], a.x, a.d, a.tau, a.dnn1, l == a.lm ? a.max_iter : a.up_iter, self);
   }
   for (int j = lane; j < a.k; j += 32) {
     bool have = j < c.bcount;

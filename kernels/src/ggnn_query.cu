@@ -9,6 +9,15 @@
 #include <string.h>
 #include <time.h>
 
+// Points popped and fetched together per step of a query (ggnn_search),
+// and the least hash set (log2 ids): tuned on the H100 (BENCHMARKS.md, GGNN).
+#ifndef GGNN_QUERY_WIDTH
+#define GGNN_QUERY_WIDTH 2
+#endif
+#ifndef GGNN_QUERY_HASH_BITS
+#define GGNN_QUERY_HASH_BITS 10
+#endif
+
 struct ggnn_query_args {
   const float *x, *q;
   int d, k, kq;
@@ -36,7 +45,7 @@ __global__ void ggnn_k_query(ggnn_query_args a) {
     ggnn_load_cand(c, a.entry + o, len);
     ggnn_fetch(c, len, -1, nullptr, a.x, a.d, a.tau, a.dnn1);
   }
-  ggnn_search(c, a.graph, a.k, nullptr, a.x, a.d, a.tau, a.dnn1, a.max_iter, -1);
+  ggnn_search<GGNN_QUERY_WIDTH>(c, a.graph, a.k, nullptr, a.x, a.d, a.tau, a.dnn1, a.max_iter, -1);
   for (int j = lane; j < a.kq; j += 32) {
     bool have = j < c.bcount;
     a.out_ids[qi * a.kq + j] = have ? a.perm[c.best_id[j]] : -1;
@@ -79,8 +88,8 @@ static int ggnn_round_pow2(int v) {
 // SIFT-like d (<= 128-ish), k <= 32: prioq 64, visited 384, 400 iterations;
 // long result lists: prioq 32, visited 896, 1000; high-d data: prioq 32,
 // visited 2048, 2000.  An explicit visit budget widens the ring to match.
-// The hash set (2^11 ids at least) keeps the whole 384-entry ring of the
-// first case across its rebuilds; fetches hold one graph row (k).
+// A fetch holds GGNN_QUERY_WIDTH graph rows.  The visited ring keeps no
+// more than a hash-set rebuild reads back (ggnn_hash_rebuild).
 static ggnn_dims ggnn_query_config(int d, int kq, int kg, int max_visits, int *iters) {
   ggnn_dims m;
   m.bcap = kq > 10 ? kq : 10;
@@ -93,8 +102,11 @@ static ggnn_dims ggnn_query_config(int d, int kq, int kg, int max_visits, int *i
     if (v > m.vcap) m.vcap = v;
   }
   m.pcap = ggnn_round_pow2(m.pcap);
-  m.fcap = (kg + 31) / 32 * 32;
-  m.hbits = ggnn_hash_bits(m, 11);
+  m.fcap = (GGNN_QUERY_WIDTH * kg + 31) / 32 * 32;
+  m.hbits = ggnn_hash_bits(m, GGNN_QUERY_HASH_BITS);
+  // the visited ring only refills the hash set, which takes this many of it
+  int room = (1 << m.hbits) / 4 - m.bcap - m.pcap;
+  if (m.vcap > room) m.vcap = room > 32 ? room : 32;
   return m;
 }
 
