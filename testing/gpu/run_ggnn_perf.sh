@@ -2,8 +2,8 @@
 # One GPU-machine call for GGNN speed work (issue 5): compile the GGNN
 # kernels once per variant (compile-time tuning flags, so alternatives run
 # on the same card in the same call), then per variant test_ggnn,
-# ggnn_bench on manifold 1M (k = 24 and 32) and MNIST t10k, and
-# compute-sanitizer memcheck of the small test.  The first variant also
+# compute-sanitizer memcheck of the small test, ggnn_bench on manifold 1M
+# (k = 24 and 32) and MNIST t10k; racecheck of the first variant last.  The first variant also
 # gets the extra build settings (FIRST24) and k = 40.  Data and exact truth
 # are made on the machine while the kernels compile.
 #
@@ -81,6 +81,13 @@ for v in $VARIANTS; do
   say "test_ggnn ${v%%:*}: rc=$? in $(( $(date +%s) - t )) s: $(tail -1 $OUT/test.log)"
 done
 
+for v in $VARIANTS; do
+  t=$(date +%s)
+  timeout 60 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 $W/${v%%:*}/test_ggnn small \
+    > $W/memcheck.log 2>&1
+  say "memcheck test_ggnn small ${v%%:*}: rc=$? in $(( $(date +%s) - t )) s: $(grep -E 'ERROR SUMMARY' $W/memcheck.log | tail -1)"
+  tail -12 $W/memcheck.log >> $OUT/memcheck_tail.log
+done
 wait $DATA
 say "data: rc=$? at $(( $(date +%s) - T0 )) s"
 bench() { # label, binary, configs, args...
@@ -104,13 +111,6 @@ for v in $VARIANTS; do
 done
 grep -E "^(####|== config|build n|for-all|   *[0-9])" $OUT/bench.txt >> "$SUM"
 
-for v in $VARIANTS; do
-  t=$(date +%s)
-  timeout 60 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 $W/${v%%:*}/test_ggnn small \
-    > $W/memcheck.log 2>&1
-  say "memcheck test_ggnn small ${v%%:*}: rc=$? in $(( $(date +%s) - t )) s: $(grep -E 'ERROR SUMMARY' $W/memcheck.log | tail -1)"
-  tail -12 $W/memcheck.log >> $OUT/memcheck_tail.log
-done
 v=${VARIANTS%% *}
 t=$(date +%s)
 timeout 90 compute-sanitizer --tool racecheck --error-exitcode 9 $W/${v%%:*}/test_ggnn small > $W/racecheck.log 2>&1
