@@ -9,13 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-// Points popped and fetched together per step of a query (ggnn_search),
-// and the least hash set (log2 ids): tuned on the H100 (BENCHMARKS.md, GGNN).
+// Points popped and fetched together per step of a query (ggnn_search):
+// 2 beat 1 and 4 on the H100 (BENCHMARKS.md, GGNN).
 #ifndef GGNN_QUERY_WIDTH
 #define GGNN_QUERY_WIDTH 2
-#endif
-#ifndef GGNN_QUERY_HASH_BITS
-#define GGNN_QUERY_HASH_BITS 10
 #endif
 
 struct ggnn_query_args {
@@ -89,13 +86,18 @@ static int ggnn_round_pow2(int v) {
 // long result lists: prioq 32, visited 896, 1000; high-d data: prioq 32,
 // visited 2048, 2000.  An explicit visit budget widens the ring to match.
 // A fetch holds GGNN_QUERY_WIDTH graph rows.  The visited ring keeps no
-// more than a hash-set rebuild reads back (ggnn_hash_rebuild).
+// more than a hash-set rebuild reads back (ggnn_hash_rebuild), so the hash
+// size is the real visited memory: 2^10 ids where searches are short (more
+// would cost occupancy: 0.23 vs 0.30 us/query on manifold 1M), 2^11 where
+// they are wide (high d: with 2^10, MNIST queries at tau 0.1 revisit until
+// the iteration cap, 24 us instead of 3.6 us each).
 static ggnn_dims ggnn_query_config(int d, int kq, int kg, int max_visits, int *iters) {
   ggnn_dims m;
+  int min_bits = 11;
   m.bcap = kq > 10 ? kq : 10;
   if (d >= 200) { m.pcap = 32; m.vcap = 2048; *iters = 2000; }
   else if (m.bcap > 32) { m.pcap = 32; m.vcap = 896; *iters = 1000; }
-  else { m.pcap = 64; m.vcap = 384; *iters = 400; }
+  else { m.pcap = 64; m.vcap = 384; *iters = 400; min_bits = 10; }
   if (max_visits > 0) {
     *iters = max_visits;
     int v = (max_visits + 31) / 32 * 32;
@@ -103,7 +105,7 @@ static ggnn_dims ggnn_query_config(int d, int kq, int kg, int max_visits, int *i
   }
   m.pcap = ggnn_round_pow2(m.pcap);
   m.fcap = (GGNN_QUERY_WIDTH * kg + 31) / 32 * 32;
-  m.hbits = ggnn_hash_bits(m, GGNN_QUERY_HASH_BITS);
+  m.hbits = ggnn_hash_bits(m, min_bits);
   // the visited ring only refills the hash set, which takes this many of it
   int room = (1 << m.hbits) / 4 - m.bcap - m.pcap;
   if (m.vcap > room) m.vcap = room > 32 ? room : 32;
