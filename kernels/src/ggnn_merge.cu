@@ -92,14 +92,15 @@ cudaError_t ggnn_merge(const vick_ggnn *g, int ltop, int lm, float tau, float dn
   a.tau = tau;
   a.dnn1 = dnn1;
   // Construction cache: the best list is the graph degree; the visited ring
-  // holds every point one layer's search may visit (max_iter pops), so the
-  // search never cycles, up to 256 entries; the hash set remembers about
-  // 512 computed ids between rebuilds.
+  // holds every point one layer's search may visit (max_iter pops, up to
+  // 256), and the hash set is large enough that a rebuild keeps the whole
+  // ring, so the search never cycles; 2^10 ids at least.
   a.dims.bcap = g->k;
   a.dims.pcap = 64;
   a.dims.vcap = g->merge_iter < 32 ? 32 : (g->merge_iter > 256 ? 256 : g->merge_iter);
   a.dims.fcap = (g->k + 31) / 32 * 32;
   a.dims.hbits = ggnn_hash_bits(a.dims, 10);
+  while ((1 << a.dims.hbits) / 4 - a.dims.bcap - a.dims.pcap < a.dims.vcap) a.dims.hbits++;
   a.max_iter = g->merge_iter;
   a.up_iter = g->upper_iter;
   a.slab = ggnn_slab_bytes(g->d, false, a.dims);
