@@ -191,12 +191,13 @@ Context::~Context()
   vic_ctx_destroy(this->Ctx);
 }
 
-bool Context::Create(vic_backend backend, int device, int threads, uint64_t seed)
+bool Context::Create(vic_backend backend, int device, int threads, uint64_t seed, int devices)
 {
   vic_ctx_options o;
   vic_ctx_options_init(&o);
   o.backend = backend;
   o.device = device;
+  o.devices = devices;
   o.threads = threads;
   o.seed = seed;
   o.log = &Context::Log;
@@ -494,7 +495,7 @@ int ProcessInput(vtkAlgorithm* self, const char* label, const ContextSettings& s
   }
 
   Context ctx(self);
-  if (!ctx.Create(settings.Backend, settings.Device, settings.Threads, settings.Seed))
+  if (!ctx.Create(settings.Backend, settings.Device, settings.Threads, settings.Seed, settings.Devices))
   {
     vtkErrorWithObjectMacro(self, << label << ": " << ctx.Error());
     return 0;

@@ -79,7 +79,7 @@ public:
   Context& operator=(const Context&) = delete;
 
   // Creates the core context; on failure Error() says why.
-  bool Create(vic_backend backend, int device, int threads, uint64_t seed);
+  bool Create(vic_backend backend, int device, int threads, uint64_t seed, int devices = 1);
   vic_ctx* Get() const { return this->Ctx; }
   // The share of the bar of the data set being processed (a composite
   // input's leaf), and within it the share of the next core call, so
@@ -178,6 +178,7 @@ struct ContextSettings
 {
   vic_backend Backend = VIC_BACKEND_AUTO;
   int Device = 0;
+  int Devices = 1; // GPUs from Device on (vic_ctx_options.devices); one per rank under MPI
   int Threads = 0;
   uint64_t Seed = 0;
 };

@@ -56,6 +56,7 @@ int vtkVicinityKnnAlgorithm::RequestData(
   vtkVicinity::ContextSettings settings;
   settings.Backend = static_cast<vic_backend>(this->Backend);
   settings.Device = this->Device;
+  settings.Devices = this->Devices;
   settings.Threads = this->Threads;
   settings.Seed = static_cast<uint64_t>(static_cast<uint32_t>(this->Seed));
   return vtkVicinity::ProcessInput(this, this->GetLabel(), settings, inputVector, outputVector,
@@ -75,6 +76,7 @@ void vtkVicinityKnnAlgorithm::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "Method: " << vic_method_name(static_cast<vic_method>(this->Method)) << "\n";
   os << indent << "Backend: " << vic_backend_name(static_cast<vic_backend>(this->Backend)) << "\n";
   os << indent << "Device: " << this->Device << "\n";
+  os << indent << "Devices: " << this->Devices << "\n";
   os << indent << "Threads: " << this->Threads << "\n";
   os << indent << "Seed: " << this->Seed << "\n";
   os << indent << "UseFeatureArray: " << this->UseFeatureArray << "\n";

@@ -49,12 +49,18 @@ public:
   ///@}
 
   ///@{
-  /** Backend (vic_backend): 0 auto, 1 CPU, 2 GPU; the CUDA device; CPU
-   *  threads (0 = all); the seed of every random choice. */
+  /** Backend (vic_backend): 0 auto, 1 CPU, 2 GPU; the CUDA device and the
+   *  number of GPUs used from it on (1, N, or -1 for every device present:
+   *  the exact grid splits its queries over them, a sharded GGNN build
+   *  spreads its shards; results do not depend on the count; under MPI each
+   *  rank uses one GPU, Device + rank mod the devices present); CPU threads
+   *  (0 = all); the seed of every random choice. */
   vtkSetClampMacro(Backend, int, 0, 2);
   vtkGetMacro(Backend, int);
   vtkSetClampMacro(Device, int, 0, 64);
   vtkGetMacro(Device, int);
+  vtkSetClampMacro(Devices, int, -1, 64);
+  vtkGetMacro(Devices, int);
   vtkSetClampMacro(Threads, int, 0, 4096);
   vtkGetMacro(Threads, int);
   vtkSetMacro(Seed, int);
@@ -105,6 +111,7 @@ protected:
   int Method = 0;
   int Backend = 0;
   int Device = 0;
+  int Devices = 1;
   int Threads = 0;
   int Seed = 0;
   bool UseFeatureArray = false;

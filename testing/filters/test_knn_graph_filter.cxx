@@ -257,6 +257,16 @@ static void TestEmptyAndBad()
                                   ->GetPointData()->GetArray("Neighbor Ids")
                               : nullptr;
   CHECK(ids && ids->GetNumberOfComponents() == 4, "k clamped to n-1");
+
+  // 64 GPUs asked for the GPU backend on a machine without them: the
+  // core's message (no CUDA backend / device, or the counts) reaches the user.
+  log.Get()->Clear();
+  f->SetBackend(VIC_BACKEND_CUDA);
+  f->SetDevices(64);
+  f->Update();
+  CHECK(log.Get()->ErrorContains("CUDA"), "64 GPUs must be refused");
+  f->SetDevices(-5);
+  CHECK(f->GetDevices() == -1, "Devices clamped to -1 (every device)");
 }
 
 static void TestComposite()
