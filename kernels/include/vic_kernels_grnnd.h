@@ -67,11 +67,15 @@ int vick_tsdg_build(vick_call *call, const float *rows, int64_t n, int32_t d, co
 /* ------------------------------------------------------------ graph search */
 typedef struct vick_gsearch vick_gsearch;
 
-/* Upload rows and a flat graph (occl may be NULL: every edge has factor 0)
- * and find the weakly connected components of the graph; one
- * representative of each (the largest max_entries components, 0 = 4096)
- * becomes an entry point that every search also starts from, so searches
- * reach every island of a disconnected graph. */
+/* Upload rows and a flat graph (occl may be NULL: every edge has factor 0;
+ * each row's edges first, -1 after them, TSDG's by ascending factor) and
+ * find the weakly connected components of the graph.  About max_entries
+ * pivots (0 = 4096 or one node in eight of a smaller graph; at most 8192)
+ * are drawn: random nodes of each component in proportion to its size, at
+ * least one in each, largest components first.  Every search starts from
+ * the query's nearest pivots and random nodes of their components, so it
+ * reaches every island of a disconnected graph, also where a component
+ * joins several islands by a few edges. */
 int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d, const int32_t *graph,
                         int32_t degree, const uint8_t *occl, int32_t max_entries, vick_gsearch **out);
 
@@ -86,7 +90,8 @@ typedef struct {
                               (32 or 128, >= k); 0 = default */
   float delta;             /* large: stop when the next expansion is farther than (1 + delta) times
                               the k-th distance found */
-  int32_t entries;         /* component representatives each search starts from (best of them); 0 = 4 */
+  int32_t entries;         /* nearest pivots used, 1..16 (0 = 16): the large procedure starts from all of
+                              them, search j of the small one from the (j mod entries)-th */
 } vick_gsearch_params;
 
 void vick_gsearch_params_init(vick_gsearch_params *p);
@@ -100,7 +105,7 @@ typedef struct {
   int64_t n;
   int32_t d, degree;
   int64_t components;    /* weakly connected components of the graph */
-  int32_t entry_points;  /* representatives kept */
+  int32_t entry_points;  /* pivots drawn */
   int32_t sms;           /* multiprocessors of the device */
   size_t device_bytes;
 } vick_gsearch_info;

@@ -1,15 +1,19 @@
 /* Graph search on a flat graph (GRNND's, TSDG's, any kNN graph), the two
- * procedures of TSDG (Wang, Wang, Zhao, Sec. 4):
+ * procedures of TSDG (Wang, Wang, Zhao, Sec. 4), after a first kernel that
+ * finds each query's nearest pivots (grnnd_entry.cu):
  *
  *  small batch (Alg. 1): every query runs t0 independent cheap greedy
- *    searches on t0 thread blocks.  A search starts from the best of 32
- *    random nodes and the query's nearest component representatives, then
- *    hops: the warps of the block compare the current node's neighbours
- *    (edges under the occlusion limit) with the query, the ranking R (32 or
- *    128 keys, shared memory) takes them in a warp merge sort, and the
- *    nearest neighbour that entered R becomes the next node; a hop that
- *    improves nothing ends the search.  A second kernel merges the t0
- *    rankings of a query (block radix sort, repeats dropped).
+ *    searches on t0 thread blocks.  Search j starts from the best of 32
+ *    random nodes (of the nearest pivots' components) and the query's j-th
+ *    nearest pivot, so that the searches of one query start apart.  A hop
+ *    compares the current node's neighbours (edges under the occlusion
+ *    limit) with the query, eight lanes per distance so that one pass of
+ *    the block has all 64 rows in flight at once, and merges them into the
+ *    ranking R (32 or 128 keys, shared memory) by ranks: each key's place
+ *    is counted in one parallel step instead of a warp sort.  The nearest
+ *    neighbour that entered R is the next node; a hop that adds nothing to
+ *    R ends the search.  A second kernel merges the first k of the t0
+ *    rankings of a query by ranks, repeats dropped.
  *
  *  large batch (Alg. 2): one warp-sized block per query keeps a sorted list
  *    (R and the expansion queue C in one array: unexpanded entries carry no
@@ -19,231 +23,209 @@
  *    come one per lane (32 at a time, float4 loads in flight together),
  *    merged into the list by a warp merge sort.
  *
- * Entry points: the graph's weakly connected components are labelled at
- * upload (union-find on the host) and one representative of each is kept;
- * a first kernel finds each query's nearest representatives, which every
- * search of the query also starts from (disconnected data: islands). */
-#include "grnnd_common.cuh"
-#include "vic_kernels_grnnd.h"
+ * Both kernels stop reading a row at the first chunk with a missing edge:
+ * rows keep their edges first (-1 after them) and TSDG's in ascending
+ * occlusion factor, so nothing under the limit follows. */
+#include "grnnd_search.cuh"
 
-#include <cub/block/block_radix_sort.cuh>
-
-#include <stdlib.h>
 #include <string.h>
 
-#define GS_EMAX 8          /* nearest representatives handed to each search */
-#define GS_SEEDS 32        /* random seeds per search (Alg. 1 line 2, Alg. 2 line 1) */
-#define GS_SMALL_WARPS 16 /* warps per greedy search: 4 neighbour distances each per 64-edge chunk */
-#define GS_CHUNK 64        /* neighbours compared per merge in the small procedure */
-#define GS_HASH 2048       /* visited table slots of the large procedure */
+#define GS_SEEDS 32          /* random seeds per search (Alg. 1 line 2, Alg. 2 line 1) */
+#define GS_GROUP 8           /* lanes per distance in the small procedure */
+#define GS_SMALL_THREADS 512
+#define GS_CHUNK (GS_SMALL_THREADS / GS_GROUP) /* neighbours compared per pass */
+#define GS_HASH 2048         /* visited table slots of the large procedure */
 #define GS_MERGE_THREADS 256
-#define GS_MERGE_IPT 8     /* t0 * ranking <= 2048 */
-
-struct vick_gsearch {
-  int device;
-  int64_t n;
-  int32_t d, degree;
-  int64_t components;
-  int32_t entries;
-  int32_t sms;
-  int has_occl;
-  float *x;        /* device n x d */
-  int32_t *g;      /* device n x degree */
-  uint8_t *occl;   /* device n x degree or NULL */
-  int32_t *entry;  /* device representatives (entries) */
-  int32_t *members;/* device: the nodes of the kept components, grouped by component */
-  int32_t *coff;   /* device: entries + 1 offsets into members */
-  size_t bytes;
-};
-
-struct gs_graph {
-  const float *x;
-  const int32_t *g;
-  const uint8_t *occl;
-  const int32_t *entry, *members, *coff;
-  int64_t n;
-  int d, degree, limit, ne;
-};
-
-/* Random seed s of a search: a random member of one of the query's nearest
- * components (best: entry indices, GS_EMAX per query, -1 = none): three in
- * four from the nearest, the rest spread over the next ones.  With one
- * component this is a uniformly random node. */
-__device__ __forceinline__ int64_t gs_seed(const gs_graph &G, const int32_t *best, int64_t qi, uint64_t r, int s) {
-  int slot = 0;
-  if ((s & 3) == 3 && G.ne > 1) slot = 1 + (s >> 2) % min(G.ne - 1, GS_EMAX - 1);
-  int e = best[qi * GS_EMAX + slot];
-  if (e < 0) e = best[qi * GS_EMAX];
-  if (e < 0) return (int64_t)(r % (uint64_t)G.n);
-  const int a = G.coff[e], b = G.coff[e + 1];
-  return G.members[a + (int)(r % (uint64_t)(b - a))];
-}
-
-__device__ __forceinline__ bool gs_edge_ok(const gs_graph &G, int64_t u, int e, int32_t *id) {
-  if (e >= G.degree) return false;
-  const int32_t v = G.g[u * G.degree + e];
-  *id = v;
-  return v >= 0 && (!G.occl || G.limit <= 0 || G.occl[u * G.degree + e] < G.limit);
-}
-
-/* ---------------------------------------------------------- entry points */
-/* Block per query: distances to every representative (a warp each), the
- * nearest ne of them (repeated warp arg-min) into best[q * GS_EMAX ..]. */
-__global__ void gs_entry_kernel(const float *x, int d, const int32_t *entry, int nentry, const float *q, int64_t m,
-                                int ne, int32_t *best) {
-  extern __shared__ float ed[]; /* nentry distances */
-  const int64_t qi = blockIdx.x;
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  const float *xq = q + qi * d;
-  for (int e = w; e < nentry; e += nw) {
-    float s = gr_warp_l2(xq, x + (int64_t)entry[e] * d, d, lane);
-    if (lane == 0) ed[e] = s;
-  }
-  __syncthreads();
-  if (w != 0) return;
-  for (int r = 0; r < GS_EMAX; ++r) {
-    float bd = __int_as_float(0x7f800000);
-    int bi = -1;
-    if (r < ne)
-      for (int e = lane; e < nentry; e += 32)
-        if (ed[e] < bd) { bd = ed[e]; bi = e; }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      float d2 = __shfl_xor_sync(GR_FULL, bd, o);
-      int i2 = __shfl_xor_sync(GR_FULL, bi, o);
-      if (d2 < bd || (d2 == bd && i2 >= 0 && (bi < 0 || i2 < bi))) { bd = d2; bi = i2; }
-    }
-    if (lane == 0) {
-      best[qi * GS_EMAX + r] = bi; /* entry index, -1 = none */
-      if (bi >= 0) ed[bi] = __int_as_float(0x7f800000);
-    }
-    __syncwarp();
-  }
-}
+#define GS_MERGE_MAX 2048    /* t0 x min(k, ranking) keys merged per query */
 
 /* ----------------------------------------------------- small batch: Alg. 1 */
-template <int RS>
-struct gs_small_smem {
-  static const int IPT = (RS + GS_CHUNK) / 32;
-  unsigned long long keys[RS + GS_CHUNK]; /* R, then the chunk's candidates */
-  typename cub::WarpMergeSort<unsigned long long, IPT, 32>::TempStorage tmp;
-  int64_t u;
-  int improved;
-};
+/* Squared distance by a group of GS_GROUP lanes (all lanes of the warp call
+ * it; ok = false gives 0); the value of the group's first lane is the one
+ * used, so that every block gets the same key for the same node. */
+__device__ __forceinline__ float gs_group_l2(const float *q, const float *row, int d, int gl, bool ok) {
+  float s0 = 0.f, s1 = 0.f;
+  if (ok) {
+    if ((d & 3) == 0) {
+      const float4 *a = (const float4 *)q, *b = (const float4 *)row;
+#pragma unroll 4
+      for (int j = gl; j < (d >> 2); j += GS_GROUP) {
+        const float4 x = a[j], y = __ldg(b + j);
+        const float t0 = x.x - y.x, t1 = x.y - y.y, t2 = x.z - y.z, t3 = x.w - y.w;
+        s0 = fmaf(t0, t0, s0);
+        s1 = fmaf(t1, t1, s1);
+        s0 = fmaf(t2, t2, s0);
+        s1 = fmaf(t3, t3, s1);
+      }
+    } else {
+      for (int j = gl; j < d; j += GS_GROUP) {
+        const float t = q[j] - __ldg(row + j);
+        s0 = fmaf(t, t, s0);
+      }
+    }
+  }
+  float s = s0 + s1;
+#pragma unroll
+  for (int o = GS_GROUP / 2; o > 0; o >>= 1) s += __shfl_xor_sync(GR_FULL, s, o);
+  return s;
+}
 
 template <int RS>
-__global__ void __launch_bounds__(GS_SMALL_WARPS * 32)
-    gs_small_kernel(gs_graph G, const float *q, int64_t m, int t0, int hops, const int32_t *best, uint64_t seed,
-                    unsigned long long *out /* m * t0 * RS */) {
-  extern __shared__ float sq[];
+struct gs_small_smem {
+  unsigned long long r[2][RS];        /* R, double-buffered: each merge writes the other */
+  unsigned long long c[GS_CHUNK];     /* this pass's candidates */
+  unsigned long long best[2];         /* nearest new entry of R, per hop parity */
+  unsigned long long ck[GS_CHUNK];    /* the candidates kept (VICK_KEY_NONE: dropped) */
+  unsigned long long sk[GS_SLICES_MAX * GS_EMAX];
+  int32_t near[GS_EMAX];
+};
+
+/* first index of sorted a[0..n) not below key */
+__device__ __forceinline__ int gs_lower(const unsigned long long *a, int n, unsigned long long key) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (a[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Merge the candidates c into R by ranks (block-wide; keys are distinct
+ * per node, and a node's key is the same in every pass): a candidate is
+ * kept unless R or an earlier candidate holds it; its place is the number
+ * of smaller R entries and kept candidates, an R entry's its index plus the
+ * smaller kept candidates.  Kept candidates that land in R update
+ * best[slot]. */
+template <int RS>
+__device__ __forceinline__ void gs_small_merge(gs_small_smem<RS> &sm, int &cur, int slot, int t) {
+  const unsigned long long *r = sm.r[cur];
+  unsigned long long *rn = sm.r[cur ^ 1];
+  if (t < GS_CHUNK) {
+    const unsigned long long key = sm.c[t];
+    bool keep = key != VICK_KEY_NONE;
+    if (keep) {
+      const int lo = gs_lower(r, RS, key);
+      keep = !(lo < RS && r[lo] == key);
+    }
+    /* no early exit: the loads go out together */
+    bool dup = false;
+#pragma unroll 16
+    for (int j = 0; j < GS_CHUNK; ++j) dup |= j < t && sm.c[j] == key;
+    sm.ck[t] = keep && !dup ? key : VICK_KEY_NONE;
+  } else if (t < GS_CHUNK + RS) {
+    rn[t - GS_CHUNK] = VICK_KEY_NONE;
+  }
+  __syncthreads();
+  if (t < GS_CHUNK) {
+    const unsigned long long key = sm.ck[t];
+    if (key != VICK_KEY_NONE) {
+      int pos = gs_lower(r, RS, key);
+#pragma unroll 16
+      for (int j = 0; j < GS_CHUNK; ++j) pos += sm.ck[j] < key;
+      if (pos < RS) {
+        rn[pos] = key;
+        atomicMin(&sm.best[slot], key);
+      }
+    }
+  } else if (t < GS_CHUNK + RS) {
+    const int i = t - GS_CHUNK;
+    const unsigned long long key = r[i];
+    if (key != VICK_KEY_NONE) {
+      int pos = i;
+#pragma unroll 16
+      for (int j = 0; j < GS_CHUNK; ++j) pos += sm.ck[j] < key;
+      if (pos < RS) rn[pos] = key;
+    }
+  }
+  __syncthreads();
+  cur ^= 1;
+}
+
+template <int RS>
+__global__ void __launch_bounds__(GS_SMALL_THREADS)
+    gs_small_kernel(gs_graph G, const float *q, int t0, int hops, int ne_want, const unsigned long long *pnear,
+                    uint64_t seed, unsigned long long *out /* m * t0 * RS */) {
+  extern __shared__ float4 sq4[];
+  float *sq = (float *)sq4;
   __shared__ gs_small_smem<RS> sm;
   const int64_t qi = blockIdx.x / t0;
   const int sj = blockIdx.x % t0;
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int t = threadIdx.x, g = t / GS_GROUP, gl = t % GS_GROUP;
   const int d = G.d;
-  for (int j = threadIdx.x; j < d; j += blockDim.x) sq[j] = q[qi * d + j];
-  for (int i = threadIdx.x; i < RS + GS_CHUNK; i += blockDim.x) sm.keys[i] = VICK_KEY_NONE;
+  for (int j = t; j < d; j += blockDim.x) sq[j] = q[qi * d + j];
+  for (int i = t; i < RS; i += blockDim.x) sm.r[0][i] = VICK_KEY_NONE;
+  if (t < GS_EMAX) sm.near[t] = -1;
+  if (t < 2) sm.best[t] = VICK_KEY_NONE;
   __syncthreads();
-  /* seeds: 32 random nodes of this search and the query's nearest representatives */
-  for (int s = w; s < GS_SEEDS + GS_EMAX; s += GS_SMALL_WARPS) {
-    int64_t v;
-    if (s < GS_SEEDS) v = gs_seed(G, best, qi, gr_rand(seed, (uint64_t)qi, (uint64_t)sj, (uint64_t)s), s);
-    else {
-      const int e = best[qi * GS_EMAX + (s - GS_SEEDS)];
-      v = e >= 0 ? G.entry[e] : -1;
-    }
-    if (v < 0) continue;
-    float dist = gr_warp_l2(sq, G.x + v * d, d, lane);
-    if (lane == 0) sm.keys[RS + s] = vick_key(dist, (uint32_t)v);
+  gs_pick_near(pnear + qi * G.slices * GS_EMAX, G.slices, sm.sk, sm.near, t, blockDim.x);
+  int ne = 0;
+  while (ne < ne_want && sm.near[ne] >= 0) ++ne;
+  {
+    int64_t v = -1;
+    if (g < GS_SEEDS) v = gs_seed(G, sm.near, ne, gr_rand(seed, (uint64_t)qi, (uint64_t)sj, (uint64_t)g), g);
+    else if (g == GS_SEEDS && ne > 0) v = G.pid[sm.near[sj % ne]];
+    const float s = gs_group_l2(sq, G.x + (v < 0 ? 0 : v) * d, d, gl, v >= 0);
+    if (gl == 0) sm.c[g] = v >= 0 ? vick_key(s, (uint32_t)v) : VICK_KEY_NONE;
   }
   __syncthreads();
-  for (int t = 0;; ++t) {
-    /* merge the candidates into R: R's entries carry the flag, so the new
-     * ones that entered R during this hop (its earlier chunks included) are
-     * the unflagged keys after the merge; the nearest is the next node */
-    if (w == 0) {
-      gr_warp_sort_unique<gs_small_smem<RS>::IPT>(sm.keys, sm.tmp, lane);
-      int first = RS;
-      for (int base = 0; base < RS; base += 32) {
-        unsigned long long k = sm.keys[base + lane];
-        unsigned b = __ballot_sync(GR_FULL, k != VICK_KEY_NONE && !(k & GR_FLAG));
-        if (b) { first = base + __ffs(b) - 1; break; }
-      }
-      if (lane == 0) {
-        sm.improved = first < RS;
-        sm.u = first < RS ? (int64_t)(uint32_t)gr_plain(sm.keys[first]) : -1;
-      }
-      __syncwarp();
-      for (int i = lane; i < RS; i += 32) /* from now on these are old entries */
-        if (sm.keys[i] != VICK_KEY_NONE) sm.keys[i] |= GR_FLAG;
-      for (int i = RS + lane; i < RS + GS_CHUNK; i += 32) sm.keys[i] = VICK_KEY_NONE;
-    }
-    __syncthreads();
-    if (!sm.improved || t >= hops) break;
-    const int64_t u = sm.u;
-    /* the neighbours of u, GS_CHUNK at a time; every chunk merged */
-    int last = 0;
-    for (int base = 0; base < G.degree && !last; base += GS_CHUNK) {
-      for (int e = w; e < GS_CHUNK; e += GS_SMALL_WARPS) {
-        int32_t v = -1;
-        if (gs_edge_ok(G, u, base + e, &v)) {
-          float dist = gr_warp_l2(sq, G.x + (int64_t)v * d, d, lane);
-          if (lane == 0) sm.keys[RS + e] = vick_key(dist, (uint32_t)v);
-        }
-      }
-      __syncthreads();
-      if (base + GS_CHUNK < G.degree) { /* more neighbours: merge this chunk, keep the new-entry marks */
-        if (w == 0) {
-          gr_warp_sort_unique<gs_small_smem<RS>::IPT>(sm.keys, sm.tmp, lane);
-          for (int i = RS + lane; i < RS + GS_CHUNK; i += 32) sm.keys[i] = VICK_KEY_NONE;
-        }
-        __syncthreads();
-      } else {
-        last = 1;
-      }
+  int cur = 0;
+  gs_small_merge<RS>(sm, cur, 0, t);
+  for (int h = 0;; ++h) {
+    /* the nearest entry that came in during the last hop, if still in R */
+    const unsigned long long b = sm.best[h & 1];
+    if (b == VICK_KEY_NONE || b > sm.r[cur][RS - 1] || h >= hops) break;
+    if (t == 0) sm.best[(h + 1) & 1] = VICK_KEY_NONE;
+    const int64_t u = (int64_t)(uint32_t)b;
+    for (int base = 0; base < G.degree; base += GS_CHUNK) {
+      int32_t v = -1;
+      const bool ok = gs_edge_ok(G, u, base + g, &v);
+      const float s = gs_group_l2(sq, G.x + (ok ? (int64_t)v : 0) * d, d, gl, ok);
+      if (gl == 0) sm.c[g] = ok ? vick_key(s, (uint32_t)v) : VICK_KEY_NONE;
+      const int full = __syncthreads_and(ok);
+      gs_small_merge<RS>(sm, cur, (h + 1) & 1, t);
+      if (!full) break;
     }
   }
   unsigned long long *o = out + (qi * t0 + sj) * RS;
-  for (int i = threadIdx.x; i < RS; i += blockDim.x) {
-    unsigned long long k = sm.keys[i];
-    o[i] = k == VICK_KEY_NONE ? k : gr_plain(k);
-  }
+  for (int i = t; i < RS; i += blockDim.x) o[i] = sm.r[cur][i];
 }
 
-/* t0 rankings of each query into its k best distinct keys (IPT keys per
- * thread: the smallest sort that holds t0 * ranking). */
-template <int IPT>
-__global__ void gs_merge_kernel(const unsigned long long *in, int per_query, int k, int64_t *ids, float *dist) {
-  typedef cub::BlockRadixSort<unsigned long long, GS_MERGE_THREADS, IPT> sort_t;
-  __shared__ typename sort_t::TempStorage tmp;
-  __shared__ unsigned long long s[GS_MERGE_THREADS * IPT];
+/* The first kk keys of each of a query's t0 rankings into its k best
+ * distinct ones: a key is counted once (its first copy), and its place is
+ * the number of smaller counted keys. */
+__global__ void __launch_bounds__(GS_MERGE_THREADS)
+    gs_merge_kernel(const unsigned long long *in, int t0, int rs, int kk, int k, int64_t *ids, float *dist) {
+  __shared__ unsigned long long s[GS_MERGE_MAX];
+  __shared__ unsigned char first[GS_MERGE_MAX];
+  __shared__ int distinct;
   const int64_t qi = blockIdx.x;
-  unsigned long long it[IPT];
-#pragma unroll
-  for (int i = 0; i < IPT; ++i) {
-    int slot = threadIdx.x * IPT + i;
-    it[i] = slot < per_query ? in[qi * per_query + slot] : VICK_KEY_NONE;
-  }
-  sort_t(tmp).Sort(it);
-#pragma unroll
-  for (int i = 0; i < IPT; ++i) s[threadIdx.x * IPT + i] = it[i];
+  const int n = t0 * kk, t = threadIdx.x;
+  if (t == 0) distinct = 0;
+  for (int i = t; i < n; i += GS_MERGE_THREADS) s[i] = in[(qi * t0 + i / kk) * rs + i % kk];
   __syncthreads();
-  if (threadIdx.x == 0) {
-    int c = 0;
-    unsigned long long prev = VICK_KEY_NONE;
-    for (int i = 0; i < per_query && c < k; ++i) {
-      unsigned long long key = s[i];
-      if (key == VICK_KEY_NONE) break;
-      if (key == prev) continue;
-      prev = key;
-      ids[qi * k + c] = (int64_t)(uint32_t)key;
-      dist[qi * k + c] = vick_float_unorder((uint32_t)(key >> 32));
-      ++c;
+  int mine = 0;
+  for (int i = t; i < n; i += GS_MERGE_THREADS) {
+    const unsigned long long key = s[i];
+    bool f = key != VICK_KEY_NONE;
+    for (int j = 0; f && j < i; ++j) f = s[j] != key;
+    first[i] = f;
+    mine += f;
+  }
+  atomicAdd(&distinct, mine);
+  __syncthreads();
+  for (int i = t; i < n; i += GS_MERGE_THREADS) {
+    if (!first[i]) continue;
+    const unsigned long long key = s[i];
+    int pos = 0;
+    for (int j = 0; j < n; ++j) pos += first[j] && s[j] < key;
+    if (pos < k) {
+      ids[qi * k + pos] = (int64_t)(uint32_t)key;
+      dist[qi * k + pos] = vick_float_unorder((uint32_t)(key >> 32));
     }
-    for (; c < k; ++c) {
-      ids[qi * k + c] = -1;
-      dist[qi * k + c] = __int_as_float(0x7f800000);
-    }
+  }
+  for (int i = distinct + t; i < k; i += GS_MERGE_THREADS) {
+    ids[qi * k + i] = -1;
+    dist[qi * k + i] = __int_as_float(0x7f800000);
   }
 }
 
@@ -253,7 +235,11 @@ struct gs_large_smem {
   static const int IPT = LS / 32 + 1;
   unsigned long long keys[LS + 32];
   typename cub::WarpMergeSort<unsigned long long, IPT, 32>::TempStorage tmp;
-  uint32_t hash[GS_HASH];
+  union { /* the pivot candidates are read before the visited table is used */
+    uint32_t hash[GS_HASH];
+    unsigned long long sk[GS_SLICES_MAX * GS_EMAX];
+  };
+  int32_t near[GS_EMAX];
 };
 
 __device__ __forceinline__ bool gs_hash_insert(uint32_t *h, uint32_t id) {
@@ -269,8 +255,8 @@ __device__ __forceinline__ bool gs_hash_insert(uint32_t *h, uint32_t id) {
 
 template <int LS>
 __global__ void __launch_bounds__(32)
-    gs_large_kernel(gs_graph G, const float *q, int64_t m, int k, int L, int hops, float delta, const int32_t *best,
-                    uint64_t seed, int64_t *ids, float *dist) {
+    gs_large_kernel(gs_graph G, const float *q, int k, int L, int hops, float delta, int ne_want,
+                    const unsigned long long *pnear, uint64_t seed, int64_t *ids, float *dist) {
   extern __shared__ float sq[];
   __shared__ gs_large_smem<LS> sm;
   const int64_t qi = blockIdx.x;
@@ -278,16 +264,18 @@ __global__ void __launch_bounds__(32)
   const int d = G.d;
   for (int j = lane; j < d; j += 32) sq[j] = q[qi * d + j];
   for (int i = lane; i < LS + 32; i += 32) sm.keys[i] = VICK_KEY_NONE;
+  if (lane < GS_EMAX) sm.near[lane] = -1;
+  __syncthreads();
+  gs_pick_near(pnear + qi * G.slices * GS_EMAX, G.slices, sm.sk, sm.near, lane, 32);
+  int ne = 0;
+  while (ne < ne_want && sm.near[ne] >= 0) ++ne;
   for (int i = lane; i < GS_HASH; i += 32) sm.hash[i] = 0xffffffffu;
   __syncwarp();
-  /* seeds: 32 random nodes and the nearest representatives */
+  /* seeds: 32 random nodes and the nearest pivots */
   for (int pass = 0; pass < 2; ++pass) {
     int64_t v = -1;
-    if (pass == 0) v = gs_seed(G, best, qi, gr_rand(seed, (uint64_t)qi, 0, (uint64_t)lane), lane);
-    else if (lane < GS_EMAX) {
-      const int e = best[qi * GS_EMAX + lane];
-      v = e >= 0 ? G.entry[e] : -1;
-    }
+    if (pass == 0) v = gs_seed(G, sm.near, ne, gr_rand(seed, (uint64_t)qi, 0, (uint64_t)lane), lane);
+    else if (lane < ne) v = G.pid[sm.near[lane]];
     bool fresh = v >= 0 && gs_hash_insert(sm.hash, (uint32_t)v);
     /* one distance per lane, all lanes at once */
     sm.keys[LS + lane] = fresh ? vick_key(gr_lane_l2(sq, G.x + v * d, d), (uint32_t)v) : VICK_KEY_NONE;
@@ -338,246 +326,86 @@ void vick_gsearch_params_init(vick_gsearch_params *p) {
   p->hops = 0;
   p->list = 0;
   p->delta = 0.1f;
-  p->entries = 4;
+  p->entries = 0;
 }
 
-static int64_t uf_find(int64_t *par, int64_t a) {
-  while (par[a] != a) {
-    par[a] = par[par[a]];
-    a = par[a];
-  }
-  return a;
-}
-
-typedef struct {
-  int64_t root, size;
-} gs_comp;
-
-static int cmp_comp(const void *a, const void *b) {
-  const gs_comp *x = (const gs_comp *)a, *y = (const gs_comp *)b;
-  if (x->size != y->size) return x->size > y->size ? -1 : 1;
-  return (x->root > y->root) - (x->root < y->root);
-}
-
-static void gs_release(vick_gsearch *g) {
-  if (!g) return;
-  int prev = -1;
-  cudaGetDevice(&prev);
-  cudaSetDevice(g->device);
-  cudaFree(g->x);
-  cudaFree(g->g);
-  cudaFree(g->occl);
-  cudaFree(g->entry);
-  cudaFree(g->members);
-  cudaFree(g->coff);
-  if (prev >= 0) cudaSetDevice(prev);
-  free(g);
-}
-
-static int gs_upload(vick_call *call, vick_gsearch *g, const float *rows, const int32_t *graph, const uint8_t *occl,
-                     const int32_t *entry, const int32_t *members, int64_t nmembers, const int32_t *coff) {
-  const size_t nx = (size_t)g->n * g->d * 4, ng = (size_t)g->n * g->degree;
-  size_t need = nx + ng * 4 + (occl ? ng : 0) + (size_t)g->entries * 8 + 4 + (size_t)nmembers * 4;
-  size_t fr = 0, tot = 0;
-  VICK_CUDA(call, cudaMemGetInfo(&fr, &tot));
-  size_t budget = call->memory_budget ? call->memory_budget : (size_t)(0.9 * (double)fr);
-  if (need > budget)
-    return vick_fail(call, VICK_NOMEM, "graph search: %zu bytes of rows and graph exceed the device budget %zu", need,
-                     budget);
-  VICK_CUDA(call, cudaMalloc((void **)&g->x, nx));
-  VICK_CUDA(call, cudaMalloc((void **)&g->g, ng * 4));
-  if (occl) VICK_CUDA(call, cudaMalloc((void **)&g->occl, ng));
-  VICK_CUDA(call, cudaMalloc((void **)&g->entry, (size_t)g->entries * 4));
-  VICK_CUDA(call, cudaMalloc((void **)&g->members, (size_t)nmembers * 4));
-  VICK_CUDA(call, cudaMalloc((void **)&g->coff, ((size_t)g->entries + 1) * 4));
-  g->bytes = need;
-  double t0 = vick_now();
-  VICK_CUDA(call, cudaMemcpy(g->x, rows, nx, cudaMemcpyHostToDevice));
-  VICK_CUDA(call, cudaMemcpy(g->g, graph, ng * 4, cudaMemcpyHostToDevice));
-  if (occl) VICK_CUDA(call, cudaMemcpy(g->occl, occl, ng, cudaMemcpyHostToDevice));
-  VICK_CUDA(call, cudaMemcpy(g->entry, entry, (size_t)g->entries * 4, cudaMemcpyHostToDevice));
-  VICK_CUDA(call, cudaMemcpy(g->members, members, (size_t)nmembers * 4, cudaMemcpyHostToDevice));
-  VICK_CUDA(call, cudaMemcpy(g->coff, coff, ((size_t)g->entries + 1) * 4, cudaMemcpyHostToDevice));
-  call->seconds_transfer += vick_now() - t0;
-  return VICK_OK;
-}
-
-int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d, const int32_t *graph,
-                        int32_t degree, const uint8_t *occl, int32_t max_entries, vick_gsearch **out) {
-  if (!call) return VICK_ARGUMENT;
-  if (!out || !rows || !graph || n < 1 || d < 1 || degree < 1 || n >= ((int64_t)1 << 31) - 1)
-    return vick_fail(call, VICK_ARGUMENT, "graph search: needs rows, a graph (degree >= 1) and 1 <= n < 2^31 - 1");
-  if ((size_t)d * 4 > 40000) return vick_fail(call, VICK_ARGUMENT, "graph search: d = %d above 10000", (int)d);
-  *out = NULL;
-  double t_start = vick_now();
-  call->seconds_transfer = call->seconds_kernel = 0;
-  call->n_stages = 0;
-  call->message[0] = '\0';
-  for (int64_t i = 0; i < n * (int64_t)degree; ++i)
-    if (graph[i] < -1 || graph[i] >= n)
-      return vick_fail(call, VICK_ARGUMENT, "graph search: row %lld has edge %d outside 0..%lld",
-                       (long long)(i / degree), (int)graph[i], (long long)(n - 1));
-  /* weakly connected components: union-find over every edge */
-  int64_t *par = (int64_t *)malloc((size_t)n * sizeof(int64_t));
-  if (!par) return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the component labels");
-  for (int64_t i = 0; i < n; ++i) par[i] = i;
-  for (int64_t i = 0; i < n; ++i)
-    for (int32_t e = 0; e < degree; ++e) {
-      int32_t v = graph[i * degree + e];
-      if (v < 0) continue;
-      int64_t a = uf_find(par, i), b = uf_find(par, v);
-      if (a != b) par[a > b ? a : b] = a < b ? a : b;
-    }
-  int64_t ncomp = 0;
-  int64_t *size = (int64_t *)calloc((size_t)n, sizeof(int64_t));
-  if (!size) { free(par); return vick_fail(call, VICK_NOMEM, "graph search: no host memory for component sizes"); }
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t r = uf_find(par, i);
-    if (size[r]++ == 0) ++ncomp;
-  }
-  gs_comp *comp = (gs_comp *)malloc((size_t)ncomp * sizeof(gs_comp));
-  if (!comp) { free(par); free(size); return vick_fail(call, VICK_NOMEM, "graph search: no host memory"); }
-  int64_t c = 0;
-  for (int64_t i = 0; i < n; ++i)
-    if (par[i] == i) { comp[c].root = i; comp[c].size = size[i]; ++c; }
-  qsort(comp, (size_t)ncomp, sizeof *comp, cmp_comp);
-  int32_t cap = max_entries > 0 ? max_entries : 4096;
-  int32_t ne = ncomp < cap ? (int32_t)ncomp : cap;
-  int32_t *entry = (int32_t *)malloc((size_t)ne * sizeof(int32_t));
-  vick_gsearch *g = (vick_gsearch *)calloc(1, sizeof *g);
-  if (!entry || !g) {
-    free(par); free(size); free(comp); free(entry); free(g);
-    return vick_fail(call, VICK_NOMEM, "graph search: no host memory");
-  }
-  /* the kept components' nodes grouped by component (counting sort) */
-  int32_t *coff = (int32_t *)calloc((size_t)ne + 1, sizeof(int32_t));
-  int32_t *members = (int32_t *)malloc((size_t)n * sizeof(int32_t));
-  if (!coff || !members) {
-    free(par); free(size); free(comp); free(entry); free(g); free(coff); free(members);
-    return vick_fail(call, VICK_NOMEM, "graph search: no host memory");
-  }
-  for (int64_t i = 0; i < n; ++i) size[i] = -1; /* reused: root -> component index */
-  for (int32_t i = 0; i < ne; ++i) {
-    size[comp[i].root] = i;
-    coff[i + 1] = coff[i] + (int32_t)comp[i].size;
-  }
-  int64_t nmembers = coff[ne];
-  {
-    int32_t *fill = (int32_t *)malloc((size_t)ne * sizeof(int32_t));
-    if (!fill) {
-      free(par); free(size); free(comp); free(entry); free(g); free(coff); free(members);
-      return vick_fail(call, VICK_NOMEM, "graph search: no host memory");
-    }
-    memcpy(fill, coff, (size_t)ne * sizeof(int32_t));
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t ci = size[uf_find(par, i)];
-      if (ci >= 0) members[fill[ci]++] = (int32_t)i;
-    }
-    free(fill);
-  }
-  for (int32_t i = 0; i < ne; ++i) entry[i] = members[coff[i]];
-  free(par); free(size); free(comp);
-  g->device = call->device;
-  g->n = n;
-  g->d = d;
-  g->degree = degree;
-  g->components = ncomp;
-  g->entries = ne;
-  g->has_occl = occl != NULL;
-  int rc = VICK_OK;
-  cudaError_t e = cudaSetDevice(call->device);
-  if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaSetDevice", __FILE__, __LINE__);
-  if (rc == VICK_OK) {
-    e = cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, call->device);
-    if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaDeviceGetAttribute", __FILE__, __LINE__);
-  }
-  if (rc == VICK_OK) rc = gs_upload(call, g, rows, graph, occl, entry, members, nmembers, coff);
-  free(entry);
-  free(members);
-  free(coff);
-  if (rc != VICK_OK) {
-    gs_release(g);
-    return rc;
-  }
-  call->seconds_total = vick_now() - t_start;
-  *out = g;
-  return VICK_OK;
-}
-
+/* One device allocation per call, cut into these (a single cudaMalloc and
+ * cudaFree: each costs microseconds that a single query feels). */
 typedef struct {
   vick_env env;
-  vick_buf q, best, ids, dist, rank;
+  vick_buf all;
+  void *q, *near, *ids, *dist, *rank;
 } gs_ws;
 
+static size_t gs_align(size_t b) { return (b + 255) / 256 * 256; }
+
 template <int RS>
-static int gs_small_launch(vick_call *call, gs_ws *w, gs_graph G, int64_t m, int t0, int hops, size_t qbytes) {
-  gs_small_kernel<RS><<<(unsigned)(m * t0), GS_SMALL_WARPS * 32, qbytes, w->env.stream>>>(
-      G, (const float *)w->q.p, m, t0, hops, (const int32_t *)w->best.p, call->seed,
-      (unsigned long long *)w->rank.p);
+static int gs_small_launch(vick_call *call, gs_ws *w, gs_graph G, int64_t m, int t0, int hops, int ne,
+                           size_t qbytes) {
+  gs_small_kernel<RS><<<(unsigned)(m * t0), GS_SMALL_THREADS, qbytes, w->env.stream>>>(
+      G, (const float *)w->q, t0, hops, ne, (const unsigned long long *)w->near, call->seed,
+      (unsigned long long *)w->rank);
   VICK_LAUNCH(call, "gs_small_kernel");
   return VICK_OK;
 }
 
 template <int LS>
 static int gs_large_launch(vick_call *call, gs_ws *w, gs_graph G, int64_t m, int k, int L, int hops, float delta,
-                           size_t qbytes) {
-  gs_large_kernel<LS><<<(unsigned)m, 32, qbytes, w->env.stream>>>(G, (const float *)w->q.p, m, k, L, hops, delta,
-                                                                  (const int32_t *)w->best.p, call->seed,
-                                                                  (int64_t *)w->ids.p, (float *)w->dist.p);
+                           int ne, size_t qbytes) {
+  gs_large_kernel<LS><<<(unsigned)m, 32, qbytes, w->env.stream>>>(G, (const float *)w->q, k, L, hops, delta, ne,
+                                                                  (const unsigned long long *)w->near, call->seed,
+                                                                  (int64_t *)w->ids, (float *)w->dist);
   VICK_LAUNCH(call, "gs_large_kernel");
   return VICK_OK;
 }
 
 static int gs_run(vick_call *call, gs_ws *w, const vick_gsearch *g, const float *q, int64_t m, int k,
                   const vick_gsearch_params *p, int64_t *ids, float *dist) {
-  const size_t qbytes = (size_t)g->d * 4;
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->q, (size_t)m * qbytes, "queries"));
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->best, (size_t)m * GS_EMAX * 4, "query entry points"));
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->ids, (size_t)m * k * 8, "result ids"));
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->dist, (size_t)m * k * 4, "result distances"));
-  VICK_TRY(vick_copy_to_device(call, &w->env, w->q.p, q, (size_t)m * qbytes));
-  gs_graph G = {g->x, g->g, g->occl, g->entry, g->members, g->coff, g->n, g->d, g->degree, p->occlusion_limit,
-                g->entries};
+  const size_t qbytes = ((size_t)g->d * 4 + 15) / 16 * 16;
+  const int slices = gs_slices(g->pivots);
+  const int ne = p->entries > 0 ? (p->entries < GS_EMAX ? p->entries : GS_EMAX) : GS_EMAX;
+  const int RS = (k <= 32 && p->list <= 32) ? 32 : 128;
+  const int t0 = p->searches, kk = k < RS ? k : RS;
+  if (p->procedure == VICK_GSEARCH_SMALL && (t0 < 1 || t0 > 64 || t0 * kk > GS_MERGE_MAX))
+    return vick_fail(call, VICK_ARGUMENT, "small-batch search: t0 = %d must be 1..%d for k = %d", t0,
+                     GS_MERGE_MAX / kk < 64 ? GS_MERGE_MAX / kk : 64, k);
+  const size_t bq = gs_align((size_t)m * g->d * 4), bn = gs_align((size_t)m * slices * GS_EMAX * 8),
+               bi = gs_align((size_t)m * k * 8), bd = gs_align((size_t)m * k * 4),
+               br = p->procedure == VICK_GSEARCH_SMALL ? (size_t)m * t0 * RS * 8 : 0;
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->all, bq + bn + bi + bd + br,
+                          "queries, pivot candidates, results and rankings"));
+  char *base = (char *)w->all.p;
+  w->q = base;
+  w->near = base + bq;
+  w->ids = base + bq + bn;
+  w->dist = base + bq + bn + bi;
+  w->rank = base + bq + bn + bi + bd;
+  VICK_TRY(vick_copy_to_device(call, &w->env, w->q, q, (size_t)m * g->d * 4));
+  gs_graph G = {g->x,        g->g, g->occl,   g->pid,   g->pcomp, g->members, g->coff,
+                g->n,        g->d, g->degree, p->occlusion_limit, slices};
   double kt = 0;
   VICK_TRY(vick_timer_start(call, &w->env));
-  int ne = p->entries > 0 ? (p->entries < GS_EMAX ? p->entries : GS_EMAX) : 4;
-  gs_entry_kernel<<<(unsigned)m, 256, (size_t)g->entries * 4, w->env.stream>>>(
-      g->x, g->d, g->entry, g->entries, (const float *)w->q.p, m, ne, (int32_t *)w->best.p);
-  VICK_LAUNCH(call, "gs_entry_kernel");
+  VICK_TRY(gs_pivot_launch(call, g, (const float *)w->q, m, (unsigned long long *)w->near, w->env.stream));
   if (p->procedure == VICK_GSEARCH_SMALL) {
-    const int RS = (k <= 32 && p->list <= 32) ? 32 : 128;
-    const int t0 = p->searches;
-    if (t0 < 1 || t0 * RS > GS_MERGE_THREADS * GS_MERGE_IPT)
-      return vick_fail(call, VICK_ARGUMENT, "small-batch search: t0 = %d must be 1..%d for k = %d", t0,
-                       GS_MERGE_THREADS * GS_MERGE_IPT / RS, k);
     const int hops = p->hops > 0 ? p->hops : 64;
-    VICK_TRY(vick_buf_alloc(call, &w->env, &w->rank, (size_t)m * t0 * RS * 8, "search rankings"));
-    if (RS == 32) VICK_TRY(gs_small_launch<32>(call, w, G, m, t0, hops, qbytes));
-    else VICK_TRY(gs_small_launch<128>(call, w, G, m, t0, hops, qbytes));
-    const unsigned long long *rank = (const unsigned long long *)w->rank.p;
-    if (t0 * RS <= GS_MERGE_THREADS * 2)
-      gs_merge_kernel<2><<<(unsigned)m, GS_MERGE_THREADS, 0, w->env.stream>>>(rank, t0 * RS, k, (int64_t *)w->ids.p,
-                                                                              (float *)w->dist.p);
-    else if (t0 * RS <= GS_MERGE_THREADS * 4)
-      gs_merge_kernel<4><<<(unsigned)m, GS_MERGE_THREADS, 0, w->env.stream>>>(rank, t0 * RS, k, (int64_t *)w->ids.p,
-                                                                              (float *)w->dist.p);
-    else
-      gs_merge_kernel<GS_MERGE_IPT><<<(unsigned)m, GS_MERGE_THREADS, 0, w->env.stream>>>(
-          rank, t0 * RS, k, (int64_t *)w->ids.p, (float *)w->dist.p);
+    if (RS == 32) VICK_TRY(gs_small_launch<32>(call, w, G, m, t0, hops, ne, qbytes));
+    else VICK_TRY(gs_small_launch<128>(call, w, G, m, t0, hops, ne, qbytes));
+    gs_merge_kernel<<<(unsigned)m, GS_MERGE_THREADS, 0, w->env.stream>>>(
+        (const unsigned long long *)w->rank, t0, RS, kk, k, (int64_t *)w->ids, (float *)w->dist);
     VICK_LAUNCH(call, "gs_merge_kernel");
   } else {
     int L = p->list > 0 ? p->list : (k <= 32 ? 64 : 128);
     if (L < k) L = k;
     if (L > 256) return vick_fail(call, VICK_ARGUMENT, "large-batch search: list %d above 256", L);
     const int hops = p->hops > 0 ? p->hops : 2 * L;
-    if (L <= 64) VICK_TRY(gs_large_launch<64>(call, w, G, m, k, L, hops, p->delta, qbytes));
-    else if (L <= 128) VICK_TRY(gs_large_launch<128>(call, w, G, m, k, L, hops, p->delta, qbytes));
-    else VICK_TRY(gs_large_launch<256>(call, w, G, m, k, L, hops, p->delta, qbytes));
+    if (L <= 64) VICK_TRY(gs_large_launch<64>(call, w, G, m, k, L, hops, p->delta, ne, qbytes));
+    else if (L <= 128) VICK_TRY(gs_large_launch<128>(call, w, G, m, k, L, hops, p->delta, ne, qbytes));
+    else VICK_TRY(gs_large_launch<256>(call, w, G, m, k, L, hops, p->delta, ne, qbytes));
   }
   VICK_TRY(vick_timer_stop(call, &w->env, &kt, "search"));
   call->seconds_kernel += kt;
-  VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->ids.p, (size_t)m * k * 8));
-  VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->dist.p, (size_t)m * k * 4));
+  VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->ids, (size_t)m * k * 8));
+  VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->dist, (size_t)m * k * 4));
   return VICK_OK;
 }
 
@@ -598,21 +426,6 @@ int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, i
   memset(&w, 0, sizeof w);
   int rc = vick_begin(call, &w.env);
   if (rc == VICK_OK) rc = gs_run(call, &w, g, q, m, k, p, ids, dist);
-  vick_buf *b[] = {&w.q, &w.best, &w.ids, &w.dist, &w.rank};
-  for (size_t i = 0; i < sizeof b / sizeof *b; ++i) vick_buf_free(&w.env, b[i]);
+  vick_buf_free(&w.env, &w.all);
   return vick_end(call, &w.env, rc);
 }
-
-int vick_gsearch_info_get(const vick_gsearch *g, vick_gsearch_info *info) {
-  if (!g || !info) return VICK_ARGUMENT;
-  info->n = g->n;
-  info->d = g->d;
-  info->degree = g->degree;
-  info->components = g->components;
-  info->entry_points = g->entries;
-  info->sms = g->sms;
-  info->device_bytes = g->bytes;
-  return VICK_OK;
-}
-
-void vick_gsearch_free(vick_gsearch *g) { gs_release(g); }

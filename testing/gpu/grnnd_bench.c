@@ -5,9 +5,11 @@
  *    diversification time and degree; optionally GGNN's build;
  *  - the recall@10 / QPS curve of both graphs under the same large-batch
  *    search (list length swept), batch 10,000;
- *  - batch 1 and batch 10: the small-batch procedure (t0 swept) against the
- *    large-batch one (list swept) on the same graph: recall@10 and queries
- *    per second of kernel time (entry kernel + search + merge, CUDA events);
+ *  - batch 1 and batch 10: the small-batch procedure (t0 and the hop limit
+ *    swept) against the large-batch one (list swept) on the same graph:
+ *    recall@10 and queries per second of kernel time (pivot kernel + search
+ *    + merge, CUDA events, inputs already on the device), and the wall-clock
+ *    time of the whole call (allocation, copies, stream and events included);
  *  - batch 10,000 recall@100 (k = 100);
  *  - with GGNN: its own query at batch 10,000, k = 10 and k = 100.
  * Every line of the curves is printed as it comes; a compact table last.
@@ -15,6 +17,7 @@
  *   grnnd_bench DIR N M D [ggnn] [quick]
  *
  * "quick": fewer points of each sweep (islands runs use it). */
+#define _POSIX_C_SOURCE 199309L
 #include "vic_kernels_ggnn.h"
 #include "vic_kernels_gnnd.h"
 #include "vic_kernels_grnnd.h"
@@ -22,6 +25,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 static void *load(const char *dir, const char *name, size_t bytes) {
   char path[1024];
@@ -53,7 +63,7 @@ static double recall(const int64_t *ids, int k, int64_t first, int64_t m, int c)
 }
 
 typedef struct {
-  double recall, qps, us;
+  double recall, qps, us, wall_us;
 } point;
 
 /* m queries per call from query `first` on, `calls` calls: recall over all,
@@ -62,13 +72,16 @@ static point run(const vick_gsearch *g, const vick_gsearch_params *p, int k, int
   int64_t *ids = malloc((size_t)batch * k * 8);
   float *dist = malloc((size_t)batch * k * 4);
   vick_call call;
-  double sec = 0, rec = 0;
+  double sec = 0, rec = 0, wall = 0;
   for (int64_t c = -1; c < calls; ++c) { /* call -1: warm-up */
     int64_t first = c < 0 ? 0 : (c * batch) % M;
     if (first + batch > M) first = 0;
     memset(&call, 0, sizeof call);
     call.seed = (uint64_t)(c + 2);
-    if (vick_gsearch_query(&call, g, Q + first * D, batch, k, p, ids, dist) != VICK_OK) {
+    const double t0 = now_s();
+    const int rc = vick_gsearch_query(&call, g, Q + first * D, batch, k, p, ids, dist);
+    if (c >= 0) wall += now_s() - t0;
+    if (rc != VICK_OK) {
       fprintf(stderr, "search failed: %s\n", call.message);
       exit(1);
     }
@@ -78,7 +91,7 @@ static point run(const vick_gsearch *g, const vick_gsearch_params *p, int k, int
   }
   free(ids);
   free(dist);
-  point r = {rec / (double)calls, (double)(batch * calls) / sec, sec * 1e6 / (double)calls};
+  point r = {rec / (double)calls, (double)(batch * calls) / sec, sec * 1e6 / (double)calls, wall * 1e6 / (double)calls};
   return r;
 }
 
@@ -87,19 +100,22 @@ static char table[200][160];
 static int rows;
 #define ROW(...) snprintf(table[rows < 199 ? rows++ : rows], 160, __VA_ARGS__)
 
-/* the best QPS at recall >= goal of a sweep (0 when none reaches it) */
-static void best_at(point *pts, int np, double goal, double *qps, double *rec) {
-  *qps = 0;
-  *rec = 0;
+/* the point of best QPS at recall >= goal of a sweep (-1 when none reaches it) */
+static int best_at(const point *pts, int np, double goal) {
+  int b = -1;
   for (int i = 0; i < np; ++i)
-    if (pts[i].recall >= goal && pts[i].qps > *qps) { *qps = pts[i].qps; *rec = pts[i].recall; }
+    if (pts[i].recall >= goal && (b < 0 || pts[i].qps > pts[b].qps)) b = i;
+  return b;
 }
 
 static void sweep_graph(const char *name, const vick_gsearch *g, int occ_small, int occ_large, int quick) {
   vick_gsearch_params p;
   static const int lists[] = {16, 24, 32, 48, 64, 96, 128, 192, 256};
-  static const int t0s[] = {4, 8, 16, 32, 64};
-  const int nl = quick ? 4 : 9, nt = quick ? 3 : 5;
+  /* small-batch points: (t0, hop limit; 0 = the default 64) */
+  static const int t0s[] = {2, 4, 8, 16, 32, 4, 8, 16, 32, 4, 8, 16};
+  static const int hopss[] = {0, 0, 0, 0, 0, 16, 16, 16, 16, 8, 8, 8};
+  static const int qt[] = {1, 2, 3, 6, 7}; /* quick: a few of them */
+  const int nl = quick ? 4 : 9, nt = quick ? 5 : 12;
   point pts[16];
   /* batch 10,000 curve, k = 10, large-batch procedure */
   printf("-- %s: batch %lld, large-batch procedure, k=10\n%8s %10s %12s\n", name, (long long)M, "list", "recall@10",
@@ -138,30 +154,40 @@ static void sweep_graph(const char *name, const vick_gsearch *g, int occ_small, 
   /* batch 1 and 10: small-batch (t0) vs large-batch (list) */
   for (int bi = 0; bi < 2; ++bi) {
     const int64_t batch = bi == 0 ? 1 : 10, calls = quick ? 50 : (bi == 0 ? 300 : 100);
-    point sp[8], lp[16];
-    printf("-- %s: batch %lld (%lld calls)\n%8s %8s %10s %12s %10s\n", name, (long long)batch, (long long)calls,
-           "proc", "param", "recall@10", "QPS", "us/call");
+    point sp[16], lp[16];
+    int st0[16], shop[16], llist[16];
+    printf("-- %s: batch %lld (%lld calls; us/call: kernels by CUDA events, wall: the whole call)\n"
+           "%8s %6s %6s %10s %12s %10s %10s\n",
+           name, (long long)batch, (long long)calls, "proc", "t0/L", "hops", "recall@10", "QPS", "us/call", "wall us");
     for (int i = 0; i < nt; ++i) {
+      const int j = quick ? qt[i] : i;
       vick_gsearch_params_init(&p);
       p.procedure = VICK_GSEARCH_SMALL;
       p.occlusion_limit = occ_small;
-      p.searches = t0s[quick ? i + 2 : i];
+      p.searches = st0[i] = t0s[j];
+      p.hops = shop[i] = hopss[j];
       sp[i] = run(g, &p, 10, batch, calls);
-      printf("%8s %8d %10.4f %12.0f %10.1f\n", "small", p.searches, sp[i].recall, sp[i].qps, sp[i].us);
+      printf("%8s %6d %6d %10.4f %12.0f %10.1f %10.1f\n", "small", p.searches, p.hops, sp[i].recall, sp[i].qps,
+             sp[i].us, sp[i].wall_us);
     }
     for (int i = 0; i < nl; ++i) {
       vick_gsearch_params_init(&p);
       p.procedure = VICK_GSEARCH_LARGE;
       p.occlusion_limit = occ_large;
-      p.list = quick ? lists[2 * i + 1] : lists[i];
+      p.list = llist[i] = quick ? lists[2 * i + 1] : lists[i];
       lp[i] = run(g, &p, 10, batch, calls);
-      printf("%8s %8d %10.4f %12.0f %10.1f\n", "large", p.list, lp[i].recall, lp[i].qps, lp[i].us);
+      printf("%8s %6d %6s %10.4f %12.0f %10.1f %10.1f\n", "large", p.list, "-", lp[i].recall, lp[i].qps, lp[i].us,
+             lp[i].wall_us);
     }
-    double qs, rs, ql, rl;
-    best_at(sp, nt, 0.95, &qs, &rs);
-    best_at(lp, nl, 0.95, &ql, &rl);
-    ROW("%-8s b=%-3lld @R10>=0.95: small QPS %8.0f (R %.3f, %6.1f us)  large QPS %8.0f (R %.3f)  ratio %.2f", name,
-        (long long)batch, qs, rs, qs > 0 ? 1e6 * batch / qs : 0.0, ql, rl, ql > 0 ? qs / ql : 0.0);
+    const int bs = best_at(sp, nt, 0.95), bl = best_at(lp, nl, 0.95);
+    if (bs >= 0 && bl >= 0)
+      ROW("%-8s b=%-3lld @R10>=0.95: small t0 %d hops %d QPS %8.0f (R %.3f, %5.1f us, wall %5.1f us)  large L %d QPS "
+          "%8.0f (R %.3f, %5.1f us)  ratio %.2f",
+          name, (long long)batch, st0[bs], shop[bs], sp[bs].qps, sp[bs].recall, sp[bs].us, sp[bs].wall_us, llist[bl],
+          lp[bl].qps, lp[bl].recall, lp[bl].us, sp[bs].qps / lp[bl].qps);
+    else
+      ROW("%-8s b=%-3lld @R10>=0.95: small %s, large %s", name, (long long)batch, bs >= 0 ? "reached" : "NOT reached",
+          bl >= 0 ? "reached" : "NOT reached");
   }
 }
 
@@ -262,10 +288,10 @@ int main(int argc, char **argv) {
   vick_gsearch_info_get(gs_g, &ig);
   vick_gsearch_info_get(gs_t, &it);
   vick_gsearch_info_get(gs_k, &ik);
-  printf("components: GRNND %lld, TSDG %lld, GNND kNN %lld; SMs %d\n", (long long)ig.components,
-         (long long)it.components, (long long)ik.components, ig.sms);
-  ROW("components GRNND %lld TSDG %lld kNN %lld; SMs %d", (long long)ig.components, (long long)it.components,
-      (long long)ik.components, ig.sms);
+  printf("components: GRNND %lld, TSDG %lld, GNND kNN %lld; pivots %d / %d / %d; SMs %d\n", (long long)ig.components,
+         (long long)it.components, (long long)ik.components, ig.entry_points, it.entry_points, ik.entry_points, ig.sms);
+  ROW("components GRNND %lld TSDG %lld kNN %lld; pivots %d / %d / %d; SMs %d", (long long)ig.components,
+      (long long)it.components, (long long)ik.components, ig.entry_points, it.entry_points, ik.entry_points, ig.sms);
 
   sweep_graph("GRNND", gs_g, 0, 0, quick);
   sweep_graph("TSDG", gs_t, 10, 5, quick);

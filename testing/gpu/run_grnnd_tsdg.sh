@@ -39,7 +39,7 @@ if [ ! -x $B/grnnd_bench ] || [ ! -x $B/test_grnnd ]; then
   B=/tmp/grnnd-bin
   mkdir -p $B/o
   NV="nvcc -O3 -std=c++17 -arch=native --expt-relaxed-constexpr -Ikernels/include -Ikernels/src"
-  for f in common gnnd_build gnnd_kernels gnnd_merge gnnd_shards grnnd_build grnnd_tsdg grnnd_search \
+  for f in common gnnd_build gnnd_kernels gnnd_merge gnnd_shards grnnd_build grnnd_tsdg grnnd_entry grnnd_search \
            ggnn_build ggnn_components ggnn_layers ggnn_merge ggnn_query ggnn_sym; do
     [ -f kernels/src/$f.cu ] && $NV -c kernels/src/$f.cu -o $B/o/$f.o &
   done

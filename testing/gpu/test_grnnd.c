@@ -7,7 +7,8 @@
  *  - recall@10 of both procedures on both graphs >= 0.95 for clustered
  *    data, recall@100 of the large-batch search >= 0.9, and recall@10 >=
  *    0.95 on 40 far-apart islands (a disconnected kNN graph, entry points
- *    from the component representatives);
+ *    from pivots spread over the components), also with the islands joined
+ *    in pairs by one edge each (components of two far-apart islands);
  *  - out-of-range parameters refused.
  * Exits 77 (skip) where no CUDA device is usable.  "small" (argv[1]) runs
  * a reduced case for compute-sanitizer. */
@@ -116,7 +117,7 @@ static void search_both(const char *what, const vick_gsearch *gs, const float *q
     vick_gsearch_params_init(&p);
     p.procedure = proc;
     p.occlusion_limit = proc == VICK_GSEARCH_SMALL ? occlusion_small : occlusion_large;
-    p.searches = 16; /* the most a 64-entry list allows in the small-batch merge (t0 x 128 <= 2048) */
+    p.searches = 16; /* t0 greedy searches per query */
     p.list = 64;
     int rc = vick_gsearch_query(&call, gs, q, m, 10, &p, ids, dist);
     VT_CHECK(rc == VICK_OK, "%s search failed: %s", what, call.message);
@@ -260,10 +261,34 @@ static void islands(void) {
   memset(&call, 0, sizeof call);
   rc = vick_gsearch_create(&call, x, n, d, knn, 10, NULL, 0, &gs);
   VT_CHECK(rc == VICK_OK, "create islands knn: %s", call.message);
+  int64_t plain = 0;
   if (rc == VICK_OK) {
+    vick_gsearch_info info;
+    vick_gsearch_info_get(gs, &info);
+    plain = info.components;
     search_both("islands kNN", gs, q, m, d, truth, 10, 0, 0, 0.95);
     vick_gsearch_free(gs);
   }
+  /* islands joined in pairs by one edge each (row 2c, of island 2c, gets
+   * an edge to row 2c + 1, of island 2c + 1): every component spans two
+   * far-apart islands, half of the queries lie in the island without the
+   * component's lowest row, and no greedy walk crosses from the other */
+  int32_t *bridged = malloc((size_t)n * 10 * 4);
+  memcpy(bridged, knn, (size_t)n * 10 * 4);
+  for (int c = 0; c + 1 < nc; c += 2) bridged[(int64_t)c * 10 + 9] = c + 1;
+  memset(&call, 0, sizeof call);
+  rc = vick_gsearch_create(&call, x, n, d, bridged, 10, NULL, 0, &gs);
+  VT_CHECK(rc == VICK_OK, "create bridged islands: %s", call.message);
+  if (rc == VICK_OK) {
+    vick_gsearch_info info;
+    vick_gsearch_info_get(gs, &info);
+    printf("bridged islands: %lld components, %d entry points\n", (long long)info.components, info.entry_points);
+    VT_CHECK(info.components == plain - nc / 2, "bridged islands: %lld components, want %lld",
+             (long long)info.components, (long long)(plain - nc / 2));
+    search_both("bridged islands kNN", gs, q, m, d, truth, 10, 0, 0, 0.95);
+    vick_gsearch_free(gs);
+  }
+  free(bridged);
   free(x); free(q); free(cen); free(z); free(truth); free(knn); free(tids); free(occ);
 }
 

@@ -1,0 +1,327 @@
+/* Entry points of the graph search (grnnd_search.cu): a flat graph is
+ * uploaded with its weakly connected components (union-find on the host)
+ * and a set of pivots, random nodes spread over the components in
+ * proportion to their sizes, at least one in each (the largest first, up to
+ * GS_PIVOTS_MAX).  Every search first finds the query's nearest pivots (a
+ * few thousand distances, read from a transposed copy that stays in L2) and
+ * starts from them and from random nodes of their components.
+ *
+ * One representative per component is not enough: components of a
+ * diversified graph often join several far-apart islands by a few edges,
+ * so the representative nearest a query can lie in another island than the
+ * query's, and the search cannot cross over by a greedy walk. */
+#include "grnnd_search.cuh"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------- pivot distances */
+/* Block (query tile, slice): thread t holds pivot slice*GS_SLICE + t and the
+ * distances of GS_PQT queries to it (the pivot values read once, coalesced,
+ * for all of them); warp w then picks query w's nearest GS_EMAX of the slice
+ * by repeated arg-min. */
+__global__ void __launch_bounds__(GS_SLICE)
+    gs_pivot_kernel(const float *pt, int P, int d, const float *q, int64_t m, unsigned long long *near) {
+  extern __shared__ float sq[]; /* GS_PQT x d queries */
+  __shared__ float sd[GS_PQT][GS_SLICE];
+  const int64_t q0 = (int64_t)blockIdx.x * GS_PQT;
+  const int slice = blockIdx.y, slices = gridDim.y;
+  const int t = threadIdx.x, p = slice * GS_SLICE + t;
+  for (int i = t; i < GS_PQT * d; i += GS_SLICE) {
+    const int64_t qi = q0 + i / d;
+    sq[i] = qi < m ? q[qi * d + i % d] : 0.f;
+  }
+  __syncthreads();
+  float acc[GS_PQT];
+#pragma unroll
+  for (int i = 0; i < GS_PQT; ++i) acc[i] = 0.f;
+  if (p < P) {
+    const float *col = pt + p;
+#pragma unroll 4
+    for (int j = 0; j < d; ++j) {
+      const float v = __ldg(col + (int64_t)j * P);
+#pragma unroll
+      for (int i = 0; i < GS_PQT; ++i) {
+        const float u = sq[i * d + j] - v;
+        acc[i] = fmaf(u, u, acc[i]);
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < GS_PQT; ++i) sd[i][t] = p < P ? acc[i] : __int_as_float(0x7f800000);
+  __syncthreads();
+  const int w = t >> 5, lane = t & 31;
+  const int64_t qi = q0 + w;
+  if (w >= GS_PQT || qi >= m) return;
+  unsigned long long *out = near + (qi * slices + slice) * GS_EMAX;
+  for (int r = 0; r < GS_EMAX; ++r) {
+    float bd = __int_as_float(0x7f800000);
+    int bi = -1;
+    for (int e = lane; e < GS_SLICE; e += 32)
+      if (sd[w][e] < bd) { bd = sd[w][e]; bi = e; }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const float d2 = __shfl_xor_sync(GR_FULL, bd, o);
+      const int i2 = __shfl_xor_sync(GR_FULL, bi, o);
+      if (i2 >= 0 && (bi < 0 || d2 < bd || (d2 == bd && i2 < bi))) { bd = d2; bi = i2; }
+    }
+    if (lane == 0) {
+      out[r] = bi >= 0 ? vick_key(bd, (uint32_t)(slice * GS_SLICE + bi)) : VICK_KEY_NONE;
+      if (bi >= 0) sd[w][bi] = __int_as_float(0x7f800000);
+    }
+    __syncwarp();
+  }
+}
+
+int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, unsigned long long *near,
+                    cudaStream_t stream) {
+  const dim3 grid((unsigned)((m + GS_PQT - 1) / GS_PQT), (unsigned)gs_slices(g->pivots));
+  gs_pivot_kernel<<<grid, GS_SLICE, (size_t)GS_PQT * g->d * 4, stream>>>(g->pt, g->pivots, g->d, q, m, near);
+  VICK_LAUNCH(call, "gs_pivot_kernel");
+  return VICK_OK;
+}
+
+/* ------------------------------------------------------------ host side */
+static int64_t uf_find(int64_t *par, int64_t a) {
+  while (par[a] != a) {
+    par[a] = par[par[a]];
+    a = par[a];
+  }
+  return a;
+}
+
+typedef struct {
+  int64_t root, size;
+} gs_comp;
+
+static int cmp_comp(const void *a, const void *b) {
+  const gs_comp *x = (const gs_comp *)a, *y = (const gs_comp *)b;
+  if (x->size != y->size) return x->size > y->size ? -1 : 1;
+  return (x->root > y->root) - (x->root < y->root);
+}
+
+static uint64_t host_mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/* Host-side layout before the upload. */
+typedef struct {
+  int64_t ncomp;
+  int32_t *members, *coff; /* n, ncomp + 1 */
+  int32_t *pid, *pcomp;    /* P each */
+  int32_t P;
+} gs_layout;
+
+static void layout_free(gs_layout *L) {
+  free(L->members);
+  free(L->coff);
+  free(L->pid);
+  free(L->pcomp);
+}
+
+/* Components (grouped members, offsets, largest first) and the pivots: a
+ * quota of max(1, target * size / n) random members of each component
+ * (a partial shuffle of its members), until GS_PIVOTS_MAX. */
+static int gs_layout_make(vick_call *call, const int32_t *graph, int64_t n, int32_t degree, int32_t target,
+                          gs_layout *L) {
+  memset(L, 0, sizeof *L);
+  int64_t *par = (int64_t *)malloc((size_t)n * sizeof(int64_t));
+  int64_t *idx = (int64_t *)malloc((size_t)n * sizeof(int64_t));
+  if (!par || !idx) {
+    free(par);
+    free(idx);
+    return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the component labels");
+  }
+  for (int64_t i = 0; i < n; ++i) par[i] = i;
+  for (int64_t i = 0; i < n; ++i)
+    for (int32_t e = 0; e < degree; ++e) {
+      const int32_t v = graph[i * degree + e];
+      if (v < 0) continue;
+      const int64_t a = uf_find(par, i), b = uf_find(par, v);
+      if (a != b) par[a > b ? a : b] = a < b ? a : b;
+    }
+  for (int64_t i = 0; i < n; ++i) idx[i] = 0;
+  int64_t ncomp = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (idx[uf_find(par, i)]++ == 0) ++ncomp;
+  gs_comp *comp = (gs_comp *)malloc((size_t)ncomp * sizeof(gs_comp));
+  L->members = (int32_t *)malloc((size_t)n * sizeof(int32_t));
+  L->coff = (int32_t *)calloc((size_t)ncomp + 1, sizeof(int32_t));
+  L->pid = (int32_t *)malloc(GS_PIVOTS_MAX * sizeof(int32_t));
+  L->pcomp = (int32_t *)malloc(GS_PIVOTS_MAX * sizeof(int32_t));
+  if (!comp || !L->members || !L->coff || !L->pid || !L->pcomp) {
+    free(par);
+    free(idx);
+    free(comp);
+    layout_free(L);
+    return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the components");
+  }
+  int64_t c = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (par[i] == i) {
+      comp[c].root = i;
+      comp[c].size = idx[i];
+      ++c;
+    }
+  qsort(comp, (size_t)ncomp, sizeof *comp, cmp_comp);
+  /* idx reused: root -> fill position of its component */
+  for (int64_t i = 0; i < ncomp; ++i) {
+    L->coff[i + 1] = L->coff[i] + (int32_t)comp[i].size;
+    idx[comp[i].root] = L->coff[i];
+  }
+  for (int64_t i = 0; i < n; ++i) L->members[idx[uf_find(par, i)]++] = (int32_t)i;
+  int32_t P = 0;
+  for (int64_t ci = 0; ci < ncomp && P < GS_PIVOTS_MAX; ++ci) {
+    const int64_t size = comp[ci].size;
+    int64_t quota = (int64_t)((double)target * (double)size / (double)n);
+    if (quota < 1) quota = 1;
+    if (quota > size) quota = size;
+    if (quota > GS_PIVOTS_MAX - P) quota = GS_PIVOTS_MAX - P;
+    int32_t *mem = L->members + L->coff[ci];
+    for (int64_t j = 0; j < quota; ++j) {
+      const int64_t r = j + (int64_t)(host_mix(0x5eedull ^ ((uint64_t)ci << 32) ^ (uint64_t)j) % (uint64_t)(size - j));
+      const int32_t t = mem[j];
+      mem[j] = mem[r];
+      mem[r] = t;
+      L->pid[P] = mem[j];
+      L->pcomp[P] = (int32_t)ci;
+      ++P;
+    }
+  }
+  L->ncomp = ncomp;
+  L->P = P;
+  free(par);
+  free(idx);
+  free(comp);
+  return VICK_OK;
+}
+
+static void gs_release(vick_gsearch *g) {
+  if (!g) return;
+  int prev = -1;
+  cudaGetDevice(&prev);
+  cudaSetDevice(g->device);
+  cudaFree(g->x);
+  cudaFree(g->g);
+  cudaFree(g->occl);
+  cudaFree(g->pt);
+  cudaFree(g->pid);
+  cudaFree(g->pcomp);
+  cudaFree(g->members);
+  cudaFree(g->coff);
+  if (prev >= 0) cudaSetDevice(prev);
+  free(g);
+}
+
+static int gs_upload(vick_call *call, vick_gsearch *g, const float *rows, const int32_t *graph, const uint8_t *occl,
+                     const gs_layout *L) {
+  const size_t nx = (size_t)g->n * g->d * 4, ng = (size_t)g->n * g->degree, P = (size_t)L->P;
+  const size_t need = nx + ng * 4 + (occl ? ng : 0) + P * ((size_t)g->d * 4 + 8) + (size_t)g->n * 4 +
+                      ((size_t)L->ncomp + 1) * 4;
+  size_t fr = 0, tot = 0;
+  VICK_CUDA(call, cudaMemGetInfo(&fr, &tot));
+  const size_t budget = call->memory_budget ? call->memory_budget : (size_t)(0.9 * (double)fr);
+  if (need > budget)
+    return vick_fail(call, VICK_NOMEM, "graph search: %zu bytes of rows and graph exceed the device budget %zu", need,
+                     budget);
+  float *pt = (float *)malloc(P * (size_t)g->d * 4);
+  if (!pt) return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the pivot rows");
+  for (size_t p = 0; p < P; ++p)
+    for (int j = 0; j < g->d; ++j) pt[(size_t)j * P + p] = rows[(size_t)L->pid[p] * g->d + j];
+  int rc = VICK_OK;
+  cudaError_t e = cudaSuccess;
+#define GS_STEP(expr)                                                       \
+  if (rc == VICK_OK && (e = (expr)) != cudaSuccess) rc = vick_cuda_fail(call, e, #expr, __FILE__, __LINE__)
+  GS_STEP(cudaMalloc((void **)&g->x, nx));
+  GS_STEP(cudaMalloc((void **)&g->g, ng * 4));
+  if (occl) GS_STEP(cudaMalloc((void **)&g->occl, ng));
+  GS_STEP(cudaMalloc((void **)&g->pt, P * (size_t)g->d * 4));
+  GS_STEP(cudaMalloc((void **)&g->pid, P * 4));
+  GS_STEP(cudaMalloc((void **)&g->pcomp, P * 4));
+  GS_STEP(cudaMalloc((void **)&g->members, (size_t)g->n * 4));
+  GS_STEP(cudaMalloc((void **)&g->coff, ((size_t)L->ncomp + 1) * 4));
+  g->bytes = need;
+  const double t0 = vick_now();
+  GS_STEP(cudaMemcpy(g->x, rows, nx, cudaMemcpyHostToDevice));
+  GS_STEP(cudaMemcpy(g->g, graph, ng * 4, cudaMemcpyHostToDevice));
+  if (occl) GS_STEP(cudaMemcpy(g->occl, occl, ng, cudaMemcpyHostToDevice));
+  GS_STEP(cudaMemcpy(g->pt, pt, P * (size_t)g->d * 4, cudaMemcpyHostToDevice));
+  GS_STEP(cudaMemcpy(g->pid, L->pid, P * 4, cudaMemcpyHostToDevice));
+  GS_STEP(cudaMemcpy(g->pcomp, L->pcomp, P * 4, cudaMemcpyHostToDevice));
+  GS_STEP(cudaMemcpy(g->members, L->members, (size_t)g->n * 4, cudaMemcpyHostToDevice));
+  GS_STEP(cudaMemcpy(g->coff, L->coff, ((size_t)L->ncomp + 1) * 4, cudaMemcpyHostToDevice));
+#undef GS_STEP
+  free(pt);
+  call->seconds_transfer += vick_now() - t0;
+  return rc;
+}
+
+int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d, const int32_t *graph,
+                        int32_t degree, const uint8_t *occl, int32_t max_entries, vick_gsearch **out) {
+  if (!call) return VICK_ARGUMENT;
+  if (!out || !rows || !graph || n < 1 || d < 1 || degree < 1 || n >= ((int64_t)1 << 31) - 1)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: needs rows, a graph (degree >= 1) and 1 <= n < 2^31 - 1");
+  if ((size_t)d * 4 * GS_PQT > 40000)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: d = %d above %d", (int)d, 40000 / (4 * GS_PQT));
+  if (max_entries < 0 || max_entries > GS_PIVOTS_MAX)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: %d entry points asked, 0..%d allowed", (int)max_entries,
+                     GS_PIVOTS_MAX);
+  *out = NULL;
+  const double t_start = vick_now();
+  call->seconds_transfer = call->seconds_kernel = 0;
+  call->n_stages = 0;
+  call->message[0] = '\0';
+  for (int64_t i = 0; i < n * (int64_t)degree; ++i)
+    if (graph[i] < -1 || graph[i] >= n)
+      return vick_fail(call, VICK_ARGUMENT, "graph search: row %lld has edge %d outside 0..%lld",
+                       (long long)(i / degree), (int)graph[i], (long long)(n - 1));
+  /* the default: GS_PIVOTS, but no more than one node in eight of a small graph */
+  int32_t target = max_entries;
+  if (target == 0) target = n / 8 < GS_PIVOTS ? (int32_t)(n / 8 > 0 ? n / 8 : 1) : GS_PIVOTS;
+  gs_layout L;
+  int rc = gs_layout_make(call, graph, n, degree, target, &L);
+  if (rc != VICK_OK) return rc;
+  vick_gsearch *g = (vick_gsearch *)calloc(1, sizeof *g);
+  if (!g) {
+    layout_free(&L);
+    return vick_fail(call, VICK_NOMEM, "graph search: no host memory");
+  }
+  g->device = call->device;
+  g->n = n;
+  g->d = d;
+  g->degree = degree;
+  g->components = L.ncomp;
+  g->pivots = L.P;
+  cudaError_t e = cudaSetDevice(call->device);
+  if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaSetDevice", __FILE__, __LINE__);
+  if (rc == VICK_OK) {
+    e = cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, call->device);
+    if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaDeviceGetAttribute", __FILE__, __LINE__);
+  }
+  if (rc == VICK_OK) rc = gs_upload(call, g, rows, graph, occl, &L);
+  layout_free(&L);
+  if (rc != VICK_OK) {
+    gs_release(g);
+    return rc;
+  }
+  call->seconds_total = vick_now() - t_start;
+  *out = g;
+  return VICK_OK;
+}
+
+int vick_gsearch_info_get(const vick_gsearch *g, vick_gsearch_info *info) {
+  if (!g || !info) return VICK_ARGUMENT;
+  info->n = g->n;
+  info->d = g->d;
+  info->degree = g->degree;
+  info->components = g->components;
+  info->entry_points = g->pivots;
+  info->sms = g->sms;
+  info->device_bytes = g->bytes;
+  return VICK_OK;
+}
+
+void vick_gsearch_free(vick_gsearch *g) { gs_release(g); }

@@ -1,0 +1,103 @@
+/* Internals shared by the graph-search entry points (grnnd_entry.cu: the
+ * uploaded graph, its components and pivots, the pivot-distance kernel)
+ * and the two search procedures (grnnd_search.cu). */
+#ifndef VICK_GRNND_SEARCH_CUH
+#define VICK_GRNND_SEARCH_CUH
+
+#include "grnnd_common.cuh"
+#include "vic_kernels_grnnd.h"
+
+#define GS_EMAX 16      /* nearest pivots handed to each search */
+#define GS_SLICE 256    /* pivots per block of the pivot kernel (one per thread) */
+#define GS_PQT 8        /* queries per block of the pivot kernel: each pivot value loaded serves 8 */
+#define GS_PIVOTS 4096  /* default pivot target */
+#define GS_PIVOTS_MAX 8192
+#define GS_SLICES_MAX (GS_PIVOTS_MAX / GS_SLICE)
+
+struct vick_gsearch {
+  int device;
+  int64_t n;
+  int32_t d, degree;
+  int64_t components;
+  int32_t pivots;   /* P */
+  int32_t sms;
+  float *x;         /* device n x d */
+  int32_t *g;       /* device n x degree */
+  uint8_t *occl;    /* device n x degree or NULL */
+  float *pt;        /* device d x P: the pivots' rows, transposed so a warp reads 32 pivots at once */
+  int32_t *pid;     /* device P: node id of each pivot */
+  int32_t *pcomp;   /* device P: component of each pivot */
+  int32_t *members; /* device n: nodes grouped by component */
+  int32_t *coff;    /* device components + 1: offsets into members */
+  size_t bytes;
+};
+
+/* What a search kernel reads of the graph. */
+struct gs_graph {
+  const float *x;
+  const int32_t *g;
+  const uint8_t *occl;
+  const int32_t *pid, *pcomp, *members, *coff;
+  int64_t n;
+  int d, degree, limit, slices;
+};
+
+/* Pivot distances of queries q (device, m x d) in slices of GS_SLICE: the
+ * nearest GS_EMAX of each slice as keys (distance, pivot index) into
+ * near (device, m x slices x GS_EMAX, VICK_KEY_NONE where fewer). */
+int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, unsigned long long *near,
+                    cudaStream_t stream);
+
+static inline int gs_slices(int32_t pivots) { return (pivots + GS_SLICE - 1) / GS_SLICE; }
+
+/* The query's nearest pivots (by index, ascending distance, -1 where none)
+ * into near[0..GS_EMAX) from its slices' candidates (GS_EMAX ascending keys
+ * per slice): a candidate's rank is the sum over the slices of the keys
+ * below it, found by binary search (keys are distinct: they carry the
+ * pivot index).  sk: shared scratch of slices * GS_EMAX keys; near must
+ * hold -1 and be visible to the block before the call. */
+__device__ __forceinline__ void gs_pick_near(const unsigned long long *cand, int slices, unsigned long long *sk,
+                                             int32_t *near, int tid, int nt) {
+  const int nk = slices * GS_EMAX;
+  for (int i = tid; i < nk; i += nt) sk[i] = cand[i];
+  __syncthreads();
+  for (int i = tid; i < nk; i += nt) {
+    const unsigned long long key = sk[i];
+    if (key == VICK_KEY_NONE) continue;
+    int r = 0;
+    for (int s = 0; s < slices && r < GS_EMAX; ++s) {
+      const unsigned long long *a = sk + s * GS_EMAX;
+      int lo = 0, hi = GS_EMAX;
+      while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (a[mid] < key) lo = mid + 1;
+        else hi = mid;
+      }
+      r += lo;
+    }
+    if (r < GS_EMAX) near[r] = (int32_t)(uint32_t)key;
+  }
+  __syncthreads();
+}
+
+/* Random seed of a search: a random member of the component of one of the
+ * query's nearest pivots (near: pivot indices, ne valid): three in four
+ * from the nearest one's, the rest spread over the next ones.  With one
+ * component this is a uniformly random node. */
+__device__ __forceinline__ int64_t gs_seed(const gs_graph &G, const int32_t *near, int ne, uint64_t r, int s) {
+  if (ne < 1) return (int64_t)(r % (uint64_t)G.n);
+  int slot = 0;
+  if ((s & 3) == 3 && ne > 1) slot = 1 + (s >> 2) % (ne - 1);
+  const int c = G.pcomp[near[slot]];
+  const int a = G.coff[c], b = G.coff[c + 1];
+  return G.members[a + (int)(r % (uint64_t)(b - a))];
+}
+
+__device__ __forceinline__ bool gs_edge_ok(const gs_graph &G, int64_t u, int e, int32_t *id) {
+  if (e >= G.degree) return false;
+  const int32_t v = G.g[u * G.degree + e];
+  *id = v;
+  return v >= 0 && (!G.occl || G.limit <= 0 || G.occl[u * G.degree + e] < G.limit);
+}
+
+#endif
