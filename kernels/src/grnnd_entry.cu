@@ -21,12 +21,13 @@
  * for all of them); warp w then picks query w's nearest GS_EMAX of the slice
  * by repeated arg-min. */
 __global__ void __launch_bounds__(GS_SLICE)
-    gs_pivot_kernel(const float *pt, int P, int d, const float *q, int64_t m, unsigned long long *near) {
+    gs_pivot_kernel(const float *pt, int P, int d, const float *q, int64_t m, unsigned long long *near, int *count) {
   extern __shared__ float sq[]; /* GS_PQT x d queries */
   __shared__ float sd[GS_PQT][GS_SLICE];
   const int64_t q0 = (int64_t)blockIdx.x * GS_PQT;
   const int slice = blockIdx.y, slices = gridDim.y;
   const int t = threadIdx.x, p = slice * GS_SLICE + t;
+  if (count && slice == 0 && t < GS_PQT && q0 + t < m) count[q0 + t] = 0;
   for (int i = t; i < GS_PQT * d; i += GS_SLICE) {
     const int64_t qi = q0 + i / d;
     sq[i] = qi < m ? q[qi * d + i % d] : 0.f;
@@ -74,9 +75,9 @@ __global__ void __launch_bounds__(GS_SLICE)
 }
 
 int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, unsigned long long *near,
-                    cudaStream_t stream) {
+                    int *count, cudaStream_t stream) {
   const dim3 grid((unsigned)((m + GS_PQT - 1) / GS_PQT), (unsigned)gs_slices(g->pivots));
-  gs_pivot_kernel<<<grid, GS_SLICE, (size_t)GS_PQT * g->d * 4, stream>>>(g->pt, g->pivots, g->d, q, m, near);
+  gs_pivot_kernel<<<grid, GS_SLICE, (size_t)GS_PQT * g->d * 4, stream>>>(g->pt, g->pivots, g->d, q, m, near, count);
   VICK_LAUNCH(call, "gs_pivot_kernel");
   return VICK_OK;
 }

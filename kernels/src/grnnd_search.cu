@@ -12,8 +12,9 @@
  *    ranking R (32 or 128 keys, shared memory) by ranks: each key's place
  *    is counted in one parallel step instead of a warp sort.  The nearest
  *    neighbour that entered R is the next node; a hop that adds nothing to
- *    R ends the search.  A second kernel merges the first k of the t0
- *    rankings of a query by ranks, repeats dropped.
+ *    R ends the search.  The last of a query's t0 blocks to finish merges
+ *    the first k of their rankings by ranks, repeats dropped (no second
+ *    launch: a single query pays two launches, pivots and search).
  *
  *  large batch (Alg. 2): one warp-sized block per query keeps a sorted list
  *    (R and the expansion queue C in one array: unexpanded entries carry no
@@ -35,7 +36,6 @@
 #define GS_SMALL_THREADS 512
 #define GS_CHUNK (GS_SMALL_THREADS / GS_GROUP) /* neighbours compared per pass */
 #define GS_HASH 2048         /* visited table slots of the large procedure */
-#define GS_MERGE_THREADS 256
 #define GS_MERGE_MAX 2048    /* t0 x min(k, ranking) keys merged per query */
 
 /* ----------------------------------------------------- small batch: Alg. 1 */
@@ -77,6 +77,7 @@ struct gs_small_smem {
   unsigned long long ck[GS_CHUNK];    /* the candidates kept (VICK_KEY_NONE: dropped) */
   unsigned long long sk[GS_SLICES_MAX * GS_EMAX];
   int32_t near[GS_EMAX];
+  int last, distinct;
 };
 
 /* first index of sorted a[0..n) not below key */
@@ -141,12 +142,54 @@ __device__ __forceinline__ void gs_small_merge(gs_small_smem<RS> &sm, int &cur, 
   cur ^= 1;
 }
 
+/* The first kk keys of each of a query's t0 rankings (in: global, written
+ * by the other blocks of the query) into its k best distinct ones: a key
+ * is counted once (its first copy), and its place is the number of smaller
+ * counted keys.  s, first: shared scratch of t0 * kk entries. */
+__device__ __forceinline__ void gs_merge_query(const unsigned long long *in, int t0, int rs, int kk, int k,
+                                               unsigned long long *s, unsigned char *first, int *distinct,
+                                               int64_t *ids, float *dist, int t, int nt) {
+  const int n = t0 * kk;
+  if (t == 0) *distinct = 0;
+  for (int i = t; i < n; i += nt) s[i] = __ldcg(in + (i / kk) * rs + i % kk);
+  __syncthreads();
+  int mine = 0;
+  for (int i = t; i < n; i += nt) {
+    const unsigned long long key = s[i];
+    bool f = key != VICK_KEY_NONE;
+    for (int j = 0; f && j < i; ++j) f = s[j] != key;
+    first[i] = f;
+    mine += f;
+  }
+  atomicAdd(distinct, mine);
+  __syncthreads();
+  for (int i = t; i < n; i += nt) {
+    if (!first[i]) continue;
+    const unsigned long long key = s[i];
+    int pos = 0;
+    for (int j = 0; j < n; ++j) pos += first[j] && s[j] < key;
+    if (pos < k) {
+      ids[pos] = (int64_t)(uint32_t)key;
+      dist[pos] = vick_float_unorder((uint32_t)(key >> 32));
+    }
+  }
+  for (int i = *distinct + t; i < k; i += nt) {
+    ids[i] = -1;
+    dist[i] = __int_as_float(0x7f800000);
+  }
+}
+
 template <int RS>
 __global__ void __launch_bounds__(GS_SMALL_THREADS)
     gs_small_kernel(gs_graph G, const float *q, int t0, int hops, int ne_want, const unsigned long long *pnear,
-                    uint64_t seed, unsigned long long *out /* m * t0 * RS */) {
+                    uint64_t seed, int k, unsigned long long *out /* m * t0 * RS */, int *count, int64_t *ids,
+                    float *dist) {
+  /* dynamic: the query, then the merge's keys and flags (t0 * min(k, RS)) */
   extern __shared__ float4 sq4[];
   float *sq = (float *)sq4;
+  const int kk = k < RS ? k : RS;
+  unsigned long long *mk = (unsigned long long *)(sq4 + (G.d + 3) / 4);
+  unsigned char *mf = (unsigned char *)(mk + t0 * kk);
   __shared__ gs_small_smem<RS> sm;
   const int64_t qi = blockIdx.x / t0;
   const int sj = blockIdx.x % t0;
@@ -188,45 +231,16 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS)
   }
   unsigned long long *o = out + (qi * t0 + sj) * RS;
   for (int i = t; i < RS; i += blockDim.x) o[i] = sm.r[cur][i];
-}
-
-/* The first kk keys of each of a query's t0 rankings into its k best
- * distinct ones: a key is counted once (its first copy), and its place is
- * the number of smaller counted keys. */
-__global__ void __launch_bounds__(GS_MERGE_THREADS)
-    gs_merge_kernel(const unsigned long long *in, int t0, int rs, int kk, int k, int64_t *ids, float *dist) {
-  __shared__ unsigned long long s[GS_MERGE_MAX];
-  __shared__ unsigned char first[GS_MERGE_MAX];
-  __shared__ int distinct;
-  const int64_t qi = blockIdx.x;
-  const int n = t0 * kk, t = threadIdx.x;
-  if (t == 0) distinct = 0;
-  for (int i = t; i < n; i += GS_MERGE_THREADS) s[i] = in[(qi * t0 + i / kk) * rs + i % kk];
+  /* the last search of the query to finish merges all t0 rankings (no
+   * second launch): its writes made visible before it counts itself */
+  __threadfence();
   __syncthreads();
-  int mine = 0;
-  for (int i = t; i < n; i += GS_MERGE_THREADS) {
-    const unsigned long long key = s[i];
-    bool f = key != VICK_KEY_NONE;
-    for (int j = 0; f && j < i; ++j) f = s[j] != key;
-    first[i] = f;
-    mine += f;
-  }
-  atomicAdd(&distinct, mine);
+  if (t == 0) sm.last = atomicAdd(count + qi, 1) == t0 - 1;
   __syncthreads();
-  for (int i = t; i < n; i += GS_MERGE_THREADS) {
-    if (!first[i]) continue;
-    const unsigned long long key = s[i];
-    int pos = 0;
-    for (int j = 0; j < n; ++j) pos += first[j] && s[j] < key;
-    if (pos < k) {
-      ids[qi * k + pos] = (int64_t)(uint32_t)key;
-      dist[qi * k + pos] = vick_float_unorder((uint32_t)(key >> 32));
-    }
-  }
-  for (int i = distinct + t; i < k; i += GS_MERGE_THREADS) {
-    ids[qi * k + i] = -1;
-    dist[qi * k + i] = __int_as_float(0x7f800000);
-  }
+  if (!sm.last) return;
+  __threadfence();
+  gs_merge_query(out + qi * t0 * RS, t0, RS, kk, k, mk, mf, &sm.distinct, ids + qi * k, dist + qi * k, t,
+                 blockDim.x);
 }
 
 /* ----------------------------------------------------- large batch: Alg. 2 */
@@ -333,18 +347,21 @@ void vick_gsearch_params_init(vick_gsearch_params *p) {
  * cudaFree: each costs microseconds that a single query feels). */
 typedef struct {
   vick_env env;
+  cudaEvent_t ev_pivots; /* between the pivot kernel and the search: the stages' split */
   vick_buf all;
-  void *q, *near, *ids, *dist, *rank;
+  void *q, *near, *ids, *dist, *rank, *count;
 } gs_ws;
 
 static size_t gs_align(size_t b) { return (b + 255) / 256 * 256; }
 
 template <int RS>
-static int gs_small_launch(vick_call *call, gs_ws *w, gs_graph G, int64_t m, int t0, int hops, int ne,
+static int gs_small_launch(vick_call *call, gs_ws *w, gs_graph G, int64_t m, int k, int t0, int hops, int ne,
                            size_t qbytes) {
-  gs_small_kernel<RS><<<(unsigned)(m * t0), GS_SMALL_THREADS, qbytes, w->env.stream>>>(
-      G, (const float *)w->q, t0, hops, ne, (const unsigned long long *)w->near, call->seed,
-      (unsigned long long *)w->rank);
+  const int kk = k < RS ? k : RS;
+  const size_t smem = qbytes + (size_t)t0 * kk * 9;
+  gs_small_kernel<RS><<<(unsigned)(m * t0), GS_SMALL_THREADS, smem, w->env.stream>>>(
+      G, (const float *)w->q, t0, hops, ne, (const unsigned long long *)w->near, call->seed, k,
+      (unsigned long long *)w->rank, (int *)w->count, (int64_t *)w->ids, (float *)w->dist);
   VICK_LAUNCH(call, "gs_small_kernel");
   return VICK_OK;
 }
@@ -371,8 +388,9 @@ static int gs_run(vick_call *call, gs_ws *w, const vick_gsearch *g, const float 
                      GS_MERGE_MAX / kk < 64 ? GS_MERGE_MAX / kk : 64, k);
   const size_t bq = gs_align((size_t)m * g->d * 4), bn = gs_align((size_t)m * slices * GS_EMAX * 8),
                bi = gs_align((size_t)m * k * 8), bd = gs_align((size_t)m * k * 4),
-               br = p->procedure == VICK_GSEARCH_SMALL ? (size_t)m * t0 * RS * 8 : 0;
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->all, bq + bn + bi + bd + br,
+               br = p->procedure == VICK_GSEARCH_SMALL ? gs_align((size_t)m * t0 * RS * 8) : 0,
+               bc = p->procedure == VICK_GSEARCH_SMALL ? (size_t)m * 4 : 0;
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->all, bq + bn + bi + bd + br + bc,
                           "queries, pivot candidates, results and rankings"));
   char *base = (char *)w->all.p;
   w->q = base;
@@ -380,19 +398,19 @@ static int gs_run(vick_call *call, gs_ws *w, const vick_gsearch *g, const float 
   w->ids = base + bq + bn;
   w->dist = base + bq + bn + bi;
   w->rank = base + bq + bn + bi + bd;
+  w->count = p->procedure == VICK_GSEARCH_SMALL ? base + bq + bn + bi + bd + br : NULL;
   VICK_TRY(vick_copy_to_device(call, &w->env, w->q, q, (size_t)m * g->d * 4));
   gs_graph G = {g->x,        g->g, g->occl,   g->pid,   g->pcomp, g->members, g->coff,
                 g->n,        g->d, g->degree, p->occlusion_limit, slices};
   double kt = 0;
   VICK_TRY(vick_timer_start(call, &w->env));
-  VICK_TRY(gs_pivot_launch(call, g, (const float *)w->q, m, (unsigned long long *)w->near, w->env.stream));
+  VICK_TRY(gs_pivot_launch(call, g, (const float *)w->q, m, (unsigned long long *)w->near, (int *)w->count,
+                           w->env.stream));
+  VICK_CUDA(call, cudaEventRecord(w->ev_pivots, w->env.stream));
   if (p->procedure == VICK_GSEARCH_SMALL) {
     const int hops = p->hops > 0 ? p->hops : 64;
-    if (RS == 32) VICK_TRY(gs_small_launch<32>(call, w, G, m, t0, hops, ne, qbytes));
-    else VICK_TRY(gs_small_launch<128>(call, w, G, m, t0, hops, ne, qbytes));
-    gs_merge_kernel<<<(unsigned)m, GS_MERGE_THREADS, 0, w->env.stream>>>(
-        (const unsigned long long *)w->rank, t0, RS, kk, k, (int64_t *)w->ids, (float *)w->dist);
-    VICK_LAUNCH(call, "gs_merge_kernel");
+    if (RS == 32) VICK_TRY(gs_small_launch<32>(call, w, G, m, k, t0, hops, ne, qbytes));
+    else VICK_TRY(gs_small_launch<128>(call, w, G, m, k, t0, hops, ne, qbytes));
   } else {
     int L = p->list > 0 ? p->list : (k <= 32 ? 64 : 128);
     if (L < k) L = k;
@@ -402,8 +420,12 @@ static int gs_run(vick_call *call, gs_ws *w, const vick_gsearch *g, const float 
     else if (L <= 128) VICK_TRY(gs_large_launch<128>(call, w, G, m, k, L, hops, p->delta, ne, qbytes));
     else VICK_TRY(gs_large_launch<256>(call, w, G, m, k, L, hops, p->delta, ne, qbytes));
   }
-  VICK_TRY(vick_timer_stop(call, &w->env, &kt, "search"));
+  VICK_TRY(vick_timer_stop(call, &w->env, &kt, NULL));
   call->seconds_kernel += kt;
+  float pivot_ms = 0.f;
+  VICK_CUDA(call, cudaEventElapsedTime(&pivot_ms, w->env.ev_a, w->ev_pivots));
+  vick_stage_add(call, "pivots", 1e-3 * pivot_ms);
+  vick_stage_add(call, "search", kt - 1e-3 * pivot_ms);
   VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->ids, (size_t)m * k * 8));
   VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->dist, (size_t)m * k * 4));
   return VICK_OK;
@@ -425,7 +447,15 @@ int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, i
   gs_ws w;
   memset(&w, 0, sizeof w);
   int rc = vick_begin(call, &w.env);
+  if (rc == VICK_OK) {
+    const cudaError_t e = cudaEventCreate(&w.ev_pivots);
+    if (e != cudaSuccess) {
+      w.ev_pivots = NULL;
+      rc = vick_cuda_fail(call, e, "cudaEventCreate", __FILE__, __LINE__);
+    }
+  }
   if (rc == VICK_OK) rc = gs_run(call, &w, g, q, m, k, p, ids, dist);
   vick_buf_free(&w.env, &w.all);
+  if (w.ev_pivots) cudaEventDestroy(w.ev_pivots);
   return vick_end(call, &w.env, rc);
 }

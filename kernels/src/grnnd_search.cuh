@@ -44,9 +44,11 @@ struct gs_graph {
 
 /* Pivot distances of queries q (device, m x d) in slices of GS_SLICE: the
  * nearest GS_EMAX of each slice as keys (distance, pivot index) into
- * near (device, m x slices x GS_EMAX, VICK_KEY_NONE where fewer). */
+ * near (device, m x slices x GS_EMAX, VICK_KEY_NONE where fewer).  count
+ * (device, m, or NULL) is zeroed on the way: the small procedure's blocks
+ * count themselves there, and the last one of a query merges. */
 int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, unsigned long long *near,
-                    cudaStream_t stream);
+                    int *count, cudaStream_t stream);
 
 static inline int gs_slices(int32_t pivots) { return (pivots + GS_SLICE - 1) / GS_SLICE; }
 
@@ -93,11 +95,15 @@ __device__ __forceinline__ int64_t gs_seed(const gs_graph &G, const int32_t *nea
   return G.members[a + (int)(r % (uint64_t)(b - a))];
 }
 
+/* Edge e of node u, if it exists and lies under the occlusion limit; the
+ * id and the factor are loaded together, not one after the other. */
 __device__ __forceinline__ bool gs_edge_ok(const gs_graph &G, int64_t u, int e, int32_t *id) {
   if (e >= G.degree) return false;
-  const int32_t v = G.g[u * G.degree + e];
+  const bool limited = G.occl && G.limit > 0;
+  const int32_t v = __ldg(G.g + u * G.degree + e);
+  const int f = limited ? (int)__ldg(G.occl + u * G.degree + e) : 0;
   *id = v;
-  return v >= 0 && (!G.occl || G.limit <= 0 || G.occl[u * G.degree + e] < G.limit);
+  return v >= 0 && (!limited || f < G.limit);
 }
 
 #endif

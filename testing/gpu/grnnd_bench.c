@@ -63,7 +63,7 @@ static double recall(const int64_t *ids, int k, int64_t first, int64_t m, int c)
 }
 
 typedef struct {
-  double recall, qps, us, wall_us;
+  double recall, qps, us, wall_us, pivot_us;
 } point;
 
 /* m queries per call from query `first` on, `calls` calls: recall over all,
@@ -72,7 +72,7 @@ static point run(const vick_gsearch *g, const vick_gsearch_params *p, int k, int
   int64_t *ids = malloc((size_t)batch * k * 8);
   float *dist = malloc((size_t)batch * k * 4);
   vick_call call;
-  double sec = 0, rec = 0, wall = 0;
+  double sec = 0, rec = 0, wall = 0, piv = 0;
   for (int64_t c = -1; c < calls; ++c) { /* call -1: warm-up */
     int64_t first = c < 0 ? 0 : (c * batch) % M;
     if (first + batch > M) first = 0;
@@ -87,11 +87,14 @@ static point run(const vick_gsearch *g, const vick_gsearch_params *p, int k, int
     }
     if (c < 0) continue;
     sec += call.seconds_kernel;
+    for (int s = 0; s < call.n_stages; ++s)
+      if (strcmp(call.stages[s].name, "pivots") == 0) piv += call.stages[s].seconds;
     rec += recall(ids, k, first, batch, k < 10 ? k : (k >= 100 ? 100 : 10));
   }
   free(ids);
   free(dist);
-  point r = {rec / (double)calls, (double)(batch * calls) / sec, sec * 1e6 / (double)calls, wall * 1e6 / (double)calls};
+  point r = {rec / (double)calls, (double)(batch * calls) / sec, sec * 1e6 / (double)calls, wall * 1e6 / (double)calls,
+             piv * 1e6 / (double)calls};
   return r;
 }
 
@@ -157,8 +160,9 @@ static void sweep_graph(const char *name, const vick_gsearch *g, int occ_small, 
     point sp[16], lp[16];
     int st0[16], shop[16], llist[16];
     printf("-- %s: batch %lld (%lld calls; us/call: kernels by CUDA events, wall: the whole call)\n"
-           "%8s %6s %6s %10s %12s %10s %10s\n",
-           name, (long long)batch, (long long)calls, "proc", "t0/L", "hops", "recall@10", "QPS", "us/call", "wall us");
+           "%8s %6s %6s %10s %12s %10s %10s %10s\n",
+           name, (long long)batch, (long long)calls, "proc", "t0/L", "hops", "recall@10", "QPS", "us/call", "pivots us",
+           "wall us");
     for (int i = 0; i < nt; ++i) {
       const int j = quick ? qt[i] : i;
       vick_gsearch_params_init(&p);
@@ -167,8 +171,8 @@ static void sweep_graph(const char *name, const vick_gsearch *g, int occ_small, 
       p.searches = st0[i] = t0s[j];
       p.hops = shop[i] = hopss[j];
       sp[i] = run(g, &p, 10, batch, calls);
-      printf("%8s %6d %6d %10.4f %12.0f %10.1f %10.1f\n", "small", p.searches, p.hops, sp[i].recall, sp[i].qps,
-             sp[i].us, sp[i].wall_us);
+      printf("%8s %6d %6d %10.4f %12.0f %10.1f %10.1f %10.1f\n", "small", p.searches, p.hops, sp[i].recall, sp[i].qps,
+             sp[i].us, sp[i].pivot_us, sp[i].wall_us);
     }
     for (int i = 0; i < nl; ++i) {
       vick_gsearch_params_init(&p);
@@ -176,8 +180,8 @@ static void sweep_graph(const char *name, const vick_gsearch *g, int occ_small, 
       p.occlusion_limit = occ_large;
       p.list = llist[i] = quick ? lists[2 * i + 1] : lists[i];
       lp[i] = run(g, &p, 10, batch, calls);
-      printf("%8s %6d %6s %10.4f %12.0f %10.1f %10.1f\n", "large", p.list, "-", lp[i].recall, lp[i].qps, lp[i].us,
-             lp[i].wall_us);
+      printf("%8s %6d %6s %10.4f %12.0f %10.1f %10.1f %10.1f\n", "large", p.list, "-", lp[i].recall, lp[i].qps,
+             lp[i].us, lp[i].pivot_us, lp[i].wall_us);
     }
     const int bs = best_at(sp, nt, 0.95), bl = best_at(lp, nl, 0.95);
     if (bs >= 0 && bl >= 0)
