@@ -17,34 +17,47 @@
 
 /* ------------------------------------------------------- pivot distances */
 /* Block (query tile, slice): thread t holds pivot slice*GS_SLICE + t and the
- * distances of GS_PQT queries to it (the pivot values read once, coalesced,
- * for all of them); warp w then picks query w's nearest GS_EMAX of the slice
- * by repeated arg-min. */
+ * distances of GS_PQT queries to it (the pivot's values read once, for all
+ * of them).  The pivots are stored four dimensions to a float4, pivot
+ * fastest (pt4[j4 * P + p]), so a warp's loads are coalesced, and each
+ * thread has 16 of them in flight: a single query waits for two rounds of
+ * memory latency, not d.  Warp w then picks query w's nearest GS_EMAX of
+ * the slice by repeated arg-min. */
+#define GS_PIVOT_BATCH 16
 __global__ void __launch_bounds__(GS_SLICE)
-    gs_pivot_kernel(const float *pt, int P, int d, const float *q, int64_t m, unsigned long long *near, int *count) {
-  extern __shared__ float sq[]; /* GS_PQT x d queries */
+    gs_pivot_kernel(const float4 *pt4, int P, int d, const float *q, int64_t m, unsigned long long *near, int *count) {
+  extern __shared__ float4 sq4[]; /* GS_PQT x dp, zero beyond d */
   __shared__ float sd[GS_PQT][GS_SLICE];
+  const int dp = (d + 3) >> 2;
   const int64_t q0 = (int64_t)blockIdx.x * GS_PQT;
   const int slice = blockIdx.y, slices = gridDim.y;
   const int t = threadIdx.x, p = slice * GS_SLICE + t;
   if (count && slice == 0 && t < GS_PQT && q0 + t < m) count[q0 + t] = 0;
-  for (int i = t; i < GS_PQT * d; i += GS_SLICE) {
-    const int64_t qi = q0 + i / d;
-    sq[i] = qi < m ? q[qi * d + i % d] : 0.f;
+  float *sqf = (float *)sq4;
+  for (int i = t; i < GS_PQT * dp * 4; i += GS_SLICE) {
+    const int64_t qi = q0 + i / (dp * 4);
+    const int j = i % (dp * 4);
+    sqf[i] = qi < m && j < d ? q[qi * d + j] : 0.f;
   }
   __syncthreads();
   float acc[GS_PQT];
 #pragma unroll
   for (int i = 0; i < GS_PQT; ++i) acc[i] = 0.f;
   if (p < P) {
-    const float *col = pt + p;
-#pragma unroll 4
-    for (int j = 0; j < d; ++j) {
-      const float v = __ldg(col + (int64_t)j * P);
+    for (int j0 = 0; j0 < dp; j0 += GS_PIVOT_BATCH) {
+      float4 v[GS_PIVOT_BATCH];
 #pragma unroll
-      for (int i = 0; i < GS_PQT; ++i) {
-        const float u = sq[i * d + j] - v;
-        acc[i] = fmaf(u, u, acc[i]);
+      for (int u = 0; u < GS_PIVOT_BATCH; ++u)
+        v[u] = j0 + u < dp ? __ldg(pt4 + (int64_t)(j0 + u) * P + p) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+      for (int u = 0; u < GS_PIVOT_BATCH; ++u) {
+        if (j0 + u >= dp) break;
+#pragma unroll
+        for (int i = 0; i < GS_PQT; ++i) {
+          const float4 a = sq4[i * dp + j0 + u];
+          const float x = a.x - v[u].x, y = a.y - v[u].y, z = a.z - v[u].z, w = a.w - v[u].w;
+          acc[i] = fmaf(x, x, fmaf(y, y, fmaf(z, z, fmaf(w, w, acc[i]))));
+        }
       }
     }
   }
@@ -77,7 +90,8 @@ __global__ void __launch_bounds__(GS_SLICE)
 int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, unsigned long long *near,
                     int *count, cudaStream_t stream) {
   const dim3 grid((unsigned)((m + GS_PQT - 1) / GS_PQT), (unsigned)gs_slices(g->pivots));
-  gs_pivot_kernel<<<grid, GS_SLICE, (size_t)GS_PQT * g->d * 4, stream>>>(g->pt, g->pivots, g->d, q, m, near, count);
+  const size_t smem = (size_t)GS_PQT * ((g->d + 3) / 4) * 16;
+  gs_pivot_kernel<<<grid, GS_SLICE, smem, stream>>>((const float4 *)g->pt, g->pivots, g->d, q, m, near, count);
   VICK_LAUNCH(call, "gs_pivot_kernel");
   return VICK_OK;
 }
@@ -220,7 +234,7 @@ static void gs_release(vick_gsearch *g) {
 static int gs_upload(vick_call *call, vick_gsearch *g, const float *rows, const int32_t *graph, const uint8_t *occl,
                      const gs_layout *L) {
   const size_t nx = (size_t)g->n * g->d * 4, ng = (size_t)g->n * g->degree, P = (size_t)L->P;
-  const size_t need = nx + ng * 4 + (occl ? ng : 0) + P * ((size_t)g->d * 4 + 8) + (size_t)g->n * 4 +
+  const size_t need = nx + ng * 4 + (occl ? ng : 0) + P * (((size_t)g->d + 3) / 4 * 16 + 8) + (size_t)g->n * 4 +
                       ((size_t)L->ncomp + 1) * 4;
   size_t fr = 0, tot = 0;
   VICK_CUDA(call, cudaMemGetInfo(&fr, &tot));
@@ -228,10 +242,11 @@ static int gs_upload(vick_call *call, vick_gsearch *g, const float *rows, const 
   if (need > budget)
     return vick_fail(call, VICK_NOMEM, "graph search: %zu bytes of rows and graph exceed the device budget %zu", need,
                      budget);
-  float *pt = (float *)malloc(P * (size_t)g->d * 4);
+  const size_t dp = ((size_t)g->d + 3) / 4, npt = P * dp * 4; /* floats of the pivot copy */
+  float *pt = (float *)calloc(npt, 4);
   if (!pt) return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the pivot rows");
   for (size_t p = 0; p < P; ++p)
-    for (int j = 0; j < g->d; ++j) pt[(size_t)j * P + p] = rows[(size_t)L->pid[p] * g->d + j];
+    for (int j = 0; j < g->d; ++j) pt[((size_t)(j / 4) * P + p) * 4 + j % 4] = rows[(size_t)L->pid[p] * g->d + j];
   int rc = VICK_OK;
   cudaError_t e = cudaSuccess;
 #define GS_STEP(expr)                                                       \
@@ -239,7 +254,7 @@ static int gs_upload(vick_call *call, vick_gsearch *g, const float *rows, const 
   GS_STEP(cudaMalloc((void **)&g->x, nx));
   GS_STEP(cudaMalloc((void **)&g->g, ng * 4));
   if (occl) GS_STEP(cudaMalloc((void **)&g->occl, ng));
-  GS_STEP(cudaMalloc((void **)&g->pt, P * (size_t)g->d * 4));
+  GS_STEP(cudaMalloc((void **)&g->pt, npt * 4));
   GS_STEP(cudaMalloc((void **)&g->pid, P * 4));
   GS_STEP(cudaMalloc((void **)&g->pcomp, P * 4));
   GS_STEP(cudaMalloc((void **)&g->members, (size_t)g->n * 4));
@@ -249,7 +264,7 @@ static int gs_upload(vick_call *call, vick_gsearch *g, const float *rows, const 
   GS_STEP(cudaMemcpy(g->x, rows, nx, cudaMemcpyHostToDevice));
   GS_STEP(cudaMemcpy(g->g, graph, ng * 4, cudaMemcpyHostToDevice));
   if (occl) GS_STEP(cudaMemcpy(g->occl, occl, ng, cudaMemcpyHostToDevice));
-  GS_STEP(cudaMemcpy(g->pt, pt, P * (size_t)g->d * 4, cudaMemcpyHostToDevice));
+  GS_STEP(cudaMemcpy(g->pt, pt, npt * 4, cudaMemcpyHostToDevice));
   GS_STEP(cudaMemcpy(g->pid, L->pid, P * 4, cudaMemcpyHostToDevice));
   GS_STEP(cudaMemcpy(g->pcomp, L->pcomp, P * 4, cudaMemcpyHostToDevice));
   GS_STEP(cudaMemcpy(g->members, L->members, (size_t)g->n * 4, cudaMemcpyHostToDevice));
@@ -265,8 +280,8 @@ int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d
   if (!call) return VICK_ARGUMENT;
   if (!out || !rows || !graph || n < 1 || d < 1 || degree < 1 || n >= ((int64_t)1 << 31) - 1)
     return vick_fail(call, VICK_ARGUMENT, "graph search: needs rows, a graph (degree >= 1) and 1 <= n < 2^31 - 1");
-  if ((size_t)d * 4 * GS_PQT > 40000)
-    return vick_fail(call, VICK_ARGUMENT, "graph search: d = %d above %d", (int)d, 40000 / (4 * GS_PQT));
+  if (((size_t)d + 3) / 4 * 16 * GS_PQT > 40000)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: d = %d above %d", (int)d, 40000 / (4 * GS_PQT) - 3);
   if (max_entries < 0 || max_entries > GS_PIVOTS_MAX)
     return vick_fail(call, VICK_ARGUMENT, "graph search: %d entry points asked, 0..%d allowed", (int)max_entries,
                      GS_PIVOTS_MAX);

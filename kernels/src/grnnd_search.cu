@@ -157,7 +157,9 @@ __device__ __forceinline__ void gs_merge_query(const unsigned long long *in, int
   for (int i = t; i < n; i += nt) {
     const unsigned long long key = s[i];
     bool f = key != VICK_KEY_NONE;
-    for (int j = 0; f && j < i; ++j) f = s[j] != key;
+    /* no early exit: the loads go out together */
+#pragma unroll 8
+    for (int j = 0; j < n; ++j) f &= !(j < i && s[j] == key);
     first[i] = f;
     mine += f;
   }
@@ -222,6 +224,14 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS)
     for (int base = 0; base < G.degree; base += GS_CHUNK) {
       int32_t v = -1;
       const bool ok = gs_edge_ok(G, u, base + g, &v);
+      /* the next node is one of these: its edge list (and factors) on the
+       * way to L2 now saves a memory round trip at the start of the next
+       * hop, the hop's first dependent load */
+      if (ok && gl >= 1 && gl <= 3) {
+        const char *a = gl == 3 ? (G.occl && G.limit > 0 ? (const char *)(G.occl + (int64_t)v * G.degree) : NULL)
+                                : (const char *)(G.g + (int64_t)v * G.degree) + (gl - 1) * 128;
+        if (a && (gl != 2 || G.degree > 32)) asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
+      }
       const float s = gs_group_l2(sq, G.x + (ok ? (int64_t)v : 0) * d, d, gl, ok);
       if (gl == 0) sm.c[g] = ok ? vick_key(s, (uint32_t)v) : VICK_KEY_NONE;
       const int full = __syncthreads_and(ok);
@@ -399,9 +409,10 @@ static int gs_run(vick_call *call, gs_ws *w, const vick_gsearch *g, const float 
   w->dist = base + bq + bn + bi;
   w->rank = base + bq + bn + bi + bd;
   w->count = p->procedure == VICK_GSEARCH_SMALL ? base + bq + bn + bi + bd + br : NULL;
-  VICK_TRY(vick_copy_to_device(call, &w->env, w->q, q, (size_t)m * g->d * 4));
+  /* stream-ordered copies, one host wait per call (at the end) */
+  VICK_CUDA(call, cudaMemcpyAsync(w->q, q, (size_t)m * g->d * 4, cudaMemcpyHostToDevice, w->env.stream));
   gs_graph G = {g->x,        g->g, g->occl,   g->pid,   g->pcomp, g->members, g->coff,
-                g->n,        g->d, g->degree, p->occlusion_limit, slices};
+                g->n,        g->d, g->degree, p->occlusion_limit, slices, g->components == 1};
   double kt = 0;
   VICK_TRY(vick_timer_start(call, &w->env));
   VICK_TRY(gs_pivot_launch(call, g, (const float *)w->q, m, (unsigned long long *)w->near, (int *)w->count,
@@ -426,8 +437,11 @@ static int gs_run(vick_call *call, gs_ws *w, const vick_gsearch *g, const float 
   VICK_CUDA(call, cudaEventElapsedTime(&pivot_ms, w->env.ev_a, w->ev_pivots));
   vick_stage_add(call, "pivots", 1e-3 * pivot_ms);
   vick_stage_add(call, "search", kt - 1e-3 * pivot_ms);
-  VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->ids, (size_t)m * k * 8));
-  VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->dist, (size_t)m * k * 4));
+  const double t_copy = vick_now();
+  VICK_CUDA(call, cudaMemcpyAsync(ids, w->ids, (size_t)m * k * 8, cudaMemcpyDeviceToHost, w->env.stream));
+  VICK_CUDA(call, cudaMemcpyAsync(dist, w->dist, (size_t)m * k * 4, cudaMemcpyDeviceToHost, w->env.stream));
+  VICK_CUDA(call, cudaStreamSynchronize(w->env.stream));
+  call->seconds_transfer += vick_now() - t_copy;
   return VICK_OK;
 }
 

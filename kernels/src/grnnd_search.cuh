@@ -24,7 +24,7 @@ struct vick_gsearch {
   float *x;         /* device n x d */
   int32_t *g;       /* device n x degree */
   uint8_t *occl;    /* device n x degree or NULL */
-  float *pt;        /* device d x P: the pivots' rows, transposed so a warp reads 32 pivots at once */
+  float *pt;        /* device: the pivots' rows, four dimensions per float4, pivot fastest (coalesced) */
   int32_t *pid;     /* device P: node id of each pivot */
   int32_t *pcomp;   /* device P: component of each pivot */
   int32_t *members; /* device n: nodes grouped by component */
@@ -40,6 +40,7 @@ struct gs_graph {
   const int32_t *pid, *pcomp, *members, *coff;
   int64_t n;
   int d, degree, limit, slices;
+  int one_component;
 };
 
 /* Pivot distances of queries q (device, m x d) in slices of GS_SLICE: the
@@ -87,7 +88,7 @@ __device__ __forceinline__ void gs_pick_near(const unsigned long long *cand, int
  * from the nearest one's, the rest spread over the next ones.  With one
  * component this is a uniformly random node. */
 __device__ __forceinline__ int64_t gs_seed(const gs_graph &G, const int32_t *near, int ne, uint64_t r, int s) {
-  if (ne < 1) return (int64_t)(r % (uint64_t)G.n);
+  if (ne < 1 || G.one_component) return (int64_t)(r % (uint64_t)G.n); /* no lookups: a single query feels each */
   int slot = 0;
   if ((s & 3) == 3 && ne > 1) slot = 1 + (s >> 2) % (ne - 1);
   const int c = G.pcomp[near[slot]];

@@ -3,7 +3,8 @@
 # the GPU test, compute-sanitizer memcheck on its small case, then the
 # benchmark on manifold 1,000,000 x 128 (seed 0) with 10,000 queries (seed 1)
 # and on islands (same sizes), exact 100-NN of the queries from torch
-# (grnnd_truth.py).  A compact table comes last.
+# (grnnd_truth.py).  RACECHECK=1 adds compute-sanitizer racecheck on the
+# small case.  A compact table comes last.
 #
 #   testing/gpu/run_grnnd_tsdg.sh OUTDIR [N]
 #
@@ -54,6 +55,11 @@ if [ -x $B/test_grnnd ]; then
   echo "== memcheck (small case)"
   timeout 90 compute-sanitizer --tool memcheck --leak-check no $B/test_grnnd small > $OUT/memcheck.log 2>&1
   echo "memcheck rc=$?"; grep -m3 -A6 "Invalid\|Misaligned\|Uninitialized\|Race" $OUT/memcheck.log; tail -3 $OUT/memcheck.log
+  if [ "${RACECHECK:-0}" = 1 ]; then
+    echo "== racecheck (small case, shared-memory hazards)"
+    timeout 90 compute-sanitizer --tool racecheck $B/test_grnnd small > $OUT/racecheck.log 2>&1
+    echo "racecheck rc=$?"; tail -3 $OUT/racecheck.log
+  fi
 fi
 
 wait $DATA; echo "data rc=$? ($(( $(date +%s) - T0 )) s)"; tail -4 $OUT/data.log
@@ -66,6 +72,7 @@ echo
 echo "==== GRNND / TSDG summary ($(head -1 $OUT/card.txt); $(( $(date +%s) - T0 )) s) ===="
 grep -h "^test_grnnd\|check failed" $OUT/test.log 2>/dev/null | head -5
 grep -h "ERROR SUMMARY" $OUT/memcheck.log 2>/dev/null
+grep -h "RACECHECK SUMMARY\|ERROR SUMMARY" $OUT/racecheck.log 2>/dev/null
 for f in manifold islands; do
   echo "-- $f"
   sed -n '/==== summary/,$p' $OUT/bench_$f.log | tail -n +2
