@@ -409,7 +409,7 @@ static int gs_run(vick_call *call, gs_ws *w, const vick_gsearch *g, const float 
   w->dist = base + bq + bn + bi;
   w->rank = base + bq + bn + bi + bd;
   w->count = p->procedure == VICK_GSEARCH_SMALL ? base + bq + bn + bi + bd + br : NULL;
-  /* stream-ordered copies, one host wait per call (at the end) */
+  /* stream-ordered: no host wait between the copy and the kernels */
   VICK_CUDA(call, cudaMemcpyAsync(w->q, q, (size_t)m * g->d * 4, cudaMemcpyHostToDevice, w->env.stream));
   gs_graph G = {g->x,        g->g, g->occl,   g->pid,   g->pcomp, g->members, g->coff,
                 g->n,        g->d, g->degree, p->occlusion_limit, slices, g->components == 1};
