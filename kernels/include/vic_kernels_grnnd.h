@@ -84,7 +84,7 @@ enum { VICK_GSEARCH_SMALL = 1, VICK_GSEARCH_LARGE = 2 };
 typedef struct {
   int procedure;           /* VICK_GSEARCH_SMALL or VICK_GSEARCH_LARGE */
   int32_t occlusion_limit; /* visit edges with factor < limit; 0 = all */
-  int32_t searches;        /* small: t0 greedy searches per query (1..64) */
+  int32_t searches;        /* small: t0 greedy searches per query (1..64, t0 * min(k, list) <= 2048) */
   int32_t hops;            /* T: hop limit (small) / expansions limit (large); 0 = default */
   int32_t list;            /* large: sorted list length (>= k, <= 256); small: per-search ranking
                               (32 or 128, >= k); 0 = default */
