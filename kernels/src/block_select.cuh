@@ -86,10 +86,51 @@ __device__ __forceinline__ void vick_select_scan(vick_select_smem &s, int kp, in
   }
 }
 
+/* Push this thread's keys key(0..N) that beat thr into the buffer with one
+ * reservation for all of them, so that a caller can keep many loads in
+ * flight per thread and pay one barrier per round.  A reservation that
+ * does not fit writes none of them (it fills the slots it got with
+ * VICK_KEY_NONE so the buffer has no holes) and returns 1.  The caller's
+ * protocol, every thread of the block taking part:
+ *
+ *   int failed = vick_select_push<N>(s, s.thr, key);
+ *   while (__syncthreads_or(failed)) {
+ *     vick_select_flush(s, kp);
+ *     if (failed) failed = vick_select_push<N>(s, s.thr, key);  // keys made again
+ *   }
+ *
+ * After a flush at least CAP - SELECT_MAX_KP >= N slots are free, so the
+ * first reservation of each try fits: every try makes progress.  key is a
+ * function rather than an array so that the caller may rebuild the keys
+ * after a flush instead of keeping them in registers through the sort. */
+template <int N, class KeyOf>
+__device__ __forceinline__ int vick_select_push(vick_select_smem &s, unsigned long long thr, KeyOf key) {
+  static_assert(N <= SELECT_CAP - SELECT_MAX_KP, "one thread's keys must fit behind a full list");
+  int m = 0;
+#pragma unroll
+  for (int i = 0; i < N; ++i) m += key(i) < thr;
+  if (!m) return 0;
+  int slot = atomicAdd(&s.count, m);
+  if (slot + m <= SELECT_CAP) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const unsigned long long ki = key(i);
+      if (ki < thr) s.keys[slot++] = ki;
+    }
+    return 0;
+  }
+  const int end = slot + m < SELECT_CAP ? slot + m : SELECT_CAP;
+  for (int i = slot; i < end; ++i) s.keys[i] = VICK_KEY_NONE;
+  return 1;
+}
+
 /* Final sort; the best kp keys are in s.keys[0..kp), written to list when
- * list != NULL. */
+ * list != NULL.  When nothing was added since the begin or the last flush
+ * (the common case once the threshold is tight) s.keys[0..kp) is already
+ * sorted and the block sort is skipped. */
 __device__ __forceinline__ void vick_select_end(vick_select_smem &s, unsigned long long *list, int kp) {
-  vick_select_flush(s, kp);
+  /* every thread reads s.count after the caller's last barrier */
+  if (s.count != kp) vick_select_flush(s, kp);
   if (list)
     for (int i = threadIdx.x; i < kp; i += SELECT_THREADS) list[i] = s.keys[i];
 }

@@ -66,17 +66,53 @@ __global__ void norms_kernel(const float *x, int64_t n, int d, float *out) {
   out[i] = s;
 }
 
+/* Approximate distances of one round of a row: SELECT_LOADS 16-byte loads
+ * (4 columns each) per thread, all issued before any is used; +inf marks a
+ * column that is not offered (past the end, or the row's own point). */
+#define SELECT_LOADS 8
+__device__ __forceinline__ void gemm_select_round(float (&a)[4 * SELECT_LOADS], const float4 *drow, const float *xn,
+                                                  int ncols, int b4, int selfcol, float qn, bool ip) {
+  const int n4 = (ncols + 3) >> 2;
+  float4 dv[SELECT_LOADS], nv[SELECT_LOADS];
+#pragma unroll
+  for (int u = 0; u < SELECT_LOADS; ++u) {
+    const int j4 = b4 + u * SELECT_THREADS + (int)threadIdx.x;
+    dv[u] = make_float4(0.f, 0.f, 0.f, 0.f);
+    nv[u] = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (j4 >= n4) continue;
+    dv[u] = __ldcs(drow + j4); /* read once: keep it out of the caches */
+    if (ip) continue;
+    const int j = j4 * 4;
+    if (j + 3 < ncols) nv[u] = __ldg((const float4 *)(xn + j));
+    else {
+      nv[u].x = xn[j];
+      if (j + 1 < ncols) nv[u].y = xn[j + 1];
+      if (j + 2 < ncols) nv[u].z = xn[j + 2];
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < SELECT_LOADS; ++u) {
+    const int j = (b4 + u * SELECT_THREADS + (int)threadIdx.x) * 4;
+    const float dd[4] = {dv[u].x, dv[u].y, dv[u].z, dv[u].w}, nn[4] = {nv[u].x, nv[u].y, nv[u].z, nv[u].w};
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const int jt = j + t;
+      a[4 * u + t] = (jt >= ncols || jt == selfcol) ? INFINITY : ip ? -dd[t] : qn + nn[t] - 2.f * dd[t];
+    }
+  }
+}
+
 /* One block per query row of the tile: approximate distances of data
  * columns [col0, col0+ncols) from the GEMM output, into the row's list.
- * The pass reads the whole distance tile once, so it is bound by memory
- * bandwidth: each thread takes four columns per round with one 16-byte
- * load (ld and col0 are multiples of 4), 32-bit indices within the chunk;
- * a round offers at most SELECT_THREADS * SELECT_ROUND candidates, as the
- * block selection requires. */
-#if SELECT_ROUND != 4
-#error "gemm_select_kernel offers one float4 (4 columns) per thread and round"
-#endif
-__global__ void __launch_bounds__(SELECT_THREADS) gemm_select_kernel(const float *dots, int64_t ld, int64_t q0,
+ * The pass reads the whole distance tile once, so it must run at memory
+ * bandwidth: many loads in flight per thread, then one barrier per round
+ * when, as almost always, few columns beat the row's threshold
+ * (vick_select_push).  After a flush the rare threads whose keys did not
+ * fit read their round again from the tile rather than holding it in
+ * registers through the sort.  32-bit column indices within the chunk.
+ * 3 blocks per SM (80 registers, no spills with nvcc 13 for sm_80/sm_90): 96 KiB
+ * of loads in flight per SM, enough to cover the memory latency. */
+__global__ void __launch_bounds__(SELECT_THREADS, 3) gemm_select_kernel(const float *dots, int64_t ld, int64_t q0,
                                                                       int64_t col0, int ncols,
                                                                       const float *xnorm, int metric,
                                                                       unsigned long long *lists, int kp) {
@@ -91,36 +127,21 @@ __global__ void __launch_bounds__(SELECT_THREADS) gemm_select_kernel(const float
   unsigned long long *list = lists + row * kp;
   vick_select_begin(s, list, kp);
   const int n4 = (ncols + 3) >> 2;
-  for (int b4 = 0; b4 < n4; b4 += SELECT_THREADS) {
-    const unsigned long long thr = s.thr;
-    const int j4 = b4 + (int)threadIdx.x;
-    if (j4 < n4) {
-      const float4 dv = drow[j4];
-      const int j = j4 * 4;
-      float4 nv = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (!ip) {
-        if (j + 3 < ncols) nv = *(const float4 *)(xn + j);
-        else {
-          nv.x = xn[j];
-          if (j + 1 < ncols) nv.y = xn[j + 1];
-          if (j + 2 < ncols) nv.z = xn[j + 2];
-        }
-      }
-      const float dd[4] = {dv.x, dv.y, dv.z, dv.w}, nn[4] = {nv.x, nv.y, nv.z, nv.w};
-#pragma unroll
-      for (int t = 0; t < 4; ++t) {
-        const int jt = j + t;
-        if (jt >= ncols || jt == selfcol) continue;
-        const float a = ip ? -dd[t] : qn + nn[t] - 2.f * dd[t];
-        const unsigned long long key = vick_key(a, (uint32_t)(col0 + jt));
-        if (key < thr) s.keys[atomicAdd(&s.count, 1)] = key;
+  for (int b4 = 0; b4 < n4; b4 += SELECT_THREADS * SELECT_LOADS) {
+    float a[4 * SELECT_LOADS];
+    gemm_select_round(a, drow, xn, ncols, b4, selfcol, qn, ip);
+    const int64_t c = col0 + ((int64_t)b4 + threadIdx.x) * 4;
+    auto key = [&](int i) -> unsigned long long {
+      return a[i] == INFINITY ? VICK_KEY_NONE : vick_key(a[i], (uint32_t)(c + (i >> 2) * 4 * SELECT_THREADS + (i & 3)));
+    };
+    int failed = vick_select_push<4 * SELECT_LOADS>(s, s.thr, key);
+    while (__syncthreads_or(failed)) {
+      vick_select_flush(s, kp);
+      if (failed) {
+        gemm_select_round(a, drow, xn, ncols, b4, selfcol, qn, ip);
+        failed = vick_select_push<4 * SELECT_LOADS>(s, s.thr, key);
       }
     }
-    __syncthreads();
-    /* every thread reads the same count between the two barriers */
-    const int full = s.count > SELECT_MAX_KP;
-    __syncthreads();
-    if (full) vick_select_flush(s, kp);
   }
   vick_select_end(s, list, kp);
 }
