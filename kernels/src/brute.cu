@@ -3,10 +3,10 @@
  * 1. Rows go to the device once, packed (stride d); for L2 a centred copy
  *    (mean by cuBLAS sgemv) keeps the norms small, which keeps the GEMM's
  *    rounding error small (distances do not change under translation).
- * 2. For a tile of query rows and a chunk of data columns, cuBLAS computes
- *    the dot products on the tensor cores in 3xTF32 (split_tf32_kernel); a block per query row
- *    turns them into approximate distances and keeps the best kp = k +
- *    margin (block_select.cuh).
+ * 2. For a tile of query rows and a chunk of data columns, one cuBLASLt
+ *    product on the tensor cores in 3xTF32 (split_tf32_kernel) gives
+ *    approximate distances less the query's norm (dist_gemm.cuh); a block
+ *    per query row keeps the best kp = k + margin (block_select.cuh).
  * 3. Re-rank: the kp candidates get the exact distance, computed exactly as
  *    the CPU computes it, and are sorted by (distance, id).  A row is
  *    certified when every point left out had an approximate distance that,
@@ -17,6 +17,7 @@
  * Sizes of the tiles come from the call's memory budget. */
 #include "block_select.cuh"
 #include "common.cuh"
+#include "dist_gemm.cuh"
 #include "vic_kernels_exact.h"
 
 #include <cub/device/device_reduce.cuh>
@@ -70,66 +71,53 @@ __global__ void norms_kernel(const float *x, int64_t n, int d, float *out) {
  * (4 columns each) per thread, all issued before any is used; +inf marks a
  * column that is not offered (past the end, or the row's own point). */
 #define SELECT_LOADS 8
-__device__ __forceinline__ void gemm_select_round(float (&a)[4 * SELECT_LOADS], const float4 *drow, const float *xn,
-                                                  int ncols, int b4, int selfcol, float qn, bool ip) {
+__device__ __forceinline__ void gemm_select_round(float (&a)[4 * SELECT_LOADS], const float4 *drow, int ncols, int b4,
+                                                  int selfcol, float qn) {
   const int n4 = (ncols + 3) >> 2;
-  float4 dv[SELECT_LOADS], nv[SELECT_LOADS];
+  float4 dv[SELECT_LOADS];
 #pragma unroll
   for (int u = 0; u < SELECT_LOADS; ++u) {
     const int j4 = b4 + u * SELECT_THREADS + (int)threadIdx.x;
-    dv[u] = make_float4(0.f, 0.f, 0.f, 0.f);
-    nv[u] = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (j4 >= n4) continue;
-    dv[u] = __ldcs(drow + j4); /* read once: keep it out of the caches */
-    if (ip) continue;
-    const int j = j4 * 4;
-    if (j + 3 < ncols) nv[u] = __ldg((const float4 *)(xn + j));
-    else {
-      nv[u].x = xn[j];
-      if (j + 1 < ncols) nv[u].y = xn[j + 1];
-      if (j + 2 < ncols) nv[u].z = xn[j + 2];
-    }
+    dv[u] = j4 < n4 ? __ldcs(drow + j4) : make_float4(0.f, 0.f, 0.f, 0.f); /* read once: keep it out of the caches */
   }
 #pragma unroll
   for (int u = 0; u < SELECT_LOADS; ++u) {
     const int j = (b4 + u * SELECT_THREADS + (int)threadIdx.x) * 4;
-    const float dd[4] = {dv[u].x, dv[u].y, dv[u].z, dv[u].w}, nn[4] = {nv[u].x, nv[u].y, nv[u].z, nv[u].w};
+    const float dd[4] = {dv[u].x, dv[u].y, dv[u].z, dv[u].w};
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
       const int jt = j + t;
-      a[4 * u + t] = (jt >= ncols || jt == selfcol) ? INFINITY : ip ? -dd[t] : qn + nn[t] - 2.f * dd[t];
+      a[4 * u + t] = (jt >= ncols || jt == selfcol) ? INFINITY : qn + dd[t];
     }
   }
 }
 
 /* One block per query row of the tile: approximate distances of data
- * columns [col0, col0+ncols) from the GEMM output, into the row's list.
- * The pass reads the whole distance tile once, so it must run at memory
+ * columns [col0, col0+ncols) from the product's tile (which holds them less
+ * the query's norm qn; qnorm NULL for the inner product), into the row's
+ * list.  The pass reads the whole tile once, so it must run at memory
  * bandwidth: many loads in flight per thread, then one barrier per round
  * when, as almost always, few columns beat the row's threshold
  * (vick_select_push).  After a flush the rare threads whose keys did not
  * fit read their round again from the tile rather than holding it in
  * registers through the sort.  32-bit column indices within the chunk.
- * 3 blocks per SM (80 registers, no spills with nvcc 13 for sm_80/sm_90): 96 KiB
+ * 3 blocks per SM (72 registers, no spills with nvcc 13 for sm_90): 96 KiB
  * of loads in flight per SM, enough to cover the memory latency. */
 __global__ void __launch_bounds__(SELECT_THREADS, 3) gemm_select_kernel(const float *dots, int64_t ld, int64_t q0,
-                                                                      int64_t col0, int ncols,
-                                                                      const float *xnorm, int metric,
+                                                                      int64_t col0, int ncols, const float *qnorm,
                                                                       unsigned long long *lists, int kp) {
   __shared__ vick_select_smem s;
   const int64_t row = blockIdx.x;
   const int64_t self = q0 + row;
   const int selfcol = (self >= col0 && self < col0 + ncols) ? (int)(self - col0) : -1;
-  const bool ip = metric == VICK_METRIC_IP;
-  const float qn = ip ? 0.f : xnorm[self];
+  const float qn = qnorm ? qnorm[self] : 0.f;
   const float4 *drow = (const float4 *)(dots + row * ld);
-  const float *xn = ip ? NULL : xnorm + col0;
   unsigned long long *list = lists + row * kp;
   vick_select_begin(s, list, kp);
   const int n4 = (ncols + 3) >> 2;
   for (int b4 = 0; b4 < n4; b4 += SELECT_THREADS * SELECT_LOADS) {
     float a[4 * SELECT_LOADS];
-    gemm_select_round(a, drow, xn, ncols, b4, selfcol, qn, ip);
+    gemm_select_round(a, drow, ncols, b4, selfcol, qn);
     const int64_t c = col0 + ((int64_t)b4 + threadIdx.x) * 4;
     auto key = [&](int i) -> unsigned long long {
       return a[i] == INFINITY ? VICK_KEY_NONE : vick_key(a[i], (uint32_t)(c + (i >> 2) * 4 * SELECT_THREADS + (i & 3)));
@@ -138,7 +126,7 @@ __global__ void __launch_bounds__(SELECT_THREADS, 3) gemm_select_kernel(const fl
     while (__syncthreads_or(failed)) {
       vick_select_flush(s, kp);
       if (failed) {
-        gemm_select_round(a, drow, xn, ncols, b4, selfcol, qn, ip);
+        gemm_select_round(a, drow, ncols, b4, selfcol, qn);
         failed = vick_select_push<4 * SELECT_LOADS>(s, s.thr, key);
       }
     }
@@ -239,14 +227,17 @@ __global__ void __launch_bounds__(SELECT_THREADS) direct_kernel(const float *x, 
 typedef struct {
   vick_env env;
   cublasHandle_t blas;
-  vick_buf x, xc, ones, mean, cnorm, dots, lists, out_ids, out_dist, flags, sel, nsel, cub_tmp, maxn, box, data3, query3;
+  vick_dist_gemm gemm;
+  vick_buf x, xc, ones, mean, cnorm, dots, lists, out_ids, out_dist, flags, sel, nsel, cub_tmp, maxn, box, data3, query3,
+      gemm_ws;
 } brute_ws;
 
 static void brute_ws_free(brute_ws *w) {
   vick_buf *all[] = {&w->x, &w->xc, &w->ones, &w->mean, &w->cnorm, &w->dots, &w->lists, &w->out_ids,
                      &w->out_dist, &w->flags, &w->sel, &w->nsel, &w->cub_tmp, &w->maxn, &w->box, &w->data3,
-                     &w->query3};
+                     &w->query3, &w->gemm_ws};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&w->env, all[i]);
+  vick_dist_gemm_free(&w->gemm);
   if (w->blas) cublasDestroy(w->blas);
   w->blas = NULL;
 }
@@ -256,7 +247,7 @@ typedef struct {
   int d, k, kp, metric;
   int direct_only;   /* periodic box: no GEMM */
   int64_t tile_rows, chunk_cols;
-  size_t cub_bytes;
+  size_t cub_bytes, gemm_ws_bytes;
 } brute_plan;
 
 static int margin_for(int k) {
@@ -338,7 +329,10 @@ static int brute_plan_tiles(vick_call *call, brute_ws *w, brute_plan *pl) {
                                              w->env.stream));
   pl->cub_bytes = cub_bytes;
   size_t left = vick_budget_left(&w->env);
-  size_t fixed = cub_bytes + 4096; /* cuBLAS keeps its workspace outside the budget */
+  /* the product's workspace: up to 4 MiB, less under a small budget
+   * (cuBLAS's own handle keeps its workspace outside the budget) */
+  pl->gemm_ws_bytes = pl->direct_only ? 0 : (left / 16 < ((size_t)4 << 20) ? left / 16 / 256 * 256 : (size_t)4 << 20);
+  size_t fixed = cub_bytes + pl->gemm_ws_bytes + 4096;
   /* room for at least min(n, 2048) columns of distances per tile row */
   const size_t min_cols = pl->direct_only ? 0 : (size_t)(n < 2048 ? n : 2048);
   while (rows > 32 && rows * (per_row + 4 * min_cols) + fixed > left) rows /= 2;
@@ -371,11 +365,17 @@ static int brute_tiles(vick_call *call, brute_ws *w, const brute_plan *pl, float
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->sel, (size_t)R * 4, "rows to recompute"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->nsel, 4, "row count"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->cub_tmp, pl->cub_bytes, "selection workspace"));
-  if (!pl->direct_only)
+  if (!pl->direct_only) {
     VICK_TRY(vick_buf_alloc(call, &w->env, &w->dots, (size_t)R * C * sizeof(float), "distance tiles"));
+    if (pl->gemm_ws_bytes)
+      VICK_TRY(vick_buf_alloc(call, &w->env, &w->gemm_ws, pl->gemm_ws_bytes, "matrix product workspace"));
+    VICK_TRY(vick_dist_gemm_init(call, &w->gemm, 3 * pl->d, pl->metric == VICK_METRIC_L2, w->gemm_ws.p, w->gemm_ws.bytes));
+  }
   const float *x = (const float *)w->x.p;
   const float *data3 = (const float *)w->data3.p, *query3 = (const float *)w->query3.p;
   const int d3 = 3 * d;
+  const int l2 = pl->metric == VICK_METRIC_L2;
+  const float *cnorm = (const float *)w->cnorm.p;
   const float *box = (const float *)w->box.p;
   int64_t recomputed = 0;
   cudaEvent_t ev[3] = {NULL, NULL, NULL}; /* gemm / select split of the first tile */
@@ -390,21 +390,18 @@ static int brute_tiles(vick_call *call, brute_ws *w, const brute_plan *pl, float
       for (int64_t c0 = 0; c0 < n; c0 += C) {
         const int64_t cols = c0 + C <= n ? C : n - c0;
         const int64_t ld = (cols + 3) / 4 * 4; /* <= C: C is a multiple of 4 */
-        const float one = 1.f, zero = 0.f;
         const int split = q0 == 0 && c0 == 0;
         if (split) {
           for (int e = 0; e < 3; ++e) VICK_CUDA(call, cudaEventCreate(&ev[e]));
           VICK_CUDA(call, cudaEventRecord(ev[0], w->env.stream));
         }
-        /* dots (row-major rows x cols) = column-major cols x rows = X_c^T Q */
-        VICK_CUBLAS(call, cublasGemmEx(w->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)cols, (int)rows, d3, &one,
-                                       data3 + c0 * d3, CUDA_R_32F, d3, query3 + q0 * d3, CUDA_R_32F, d3, &zero,
-                                       w->dots.p, CUDA_R_32F, (int)ld, CUBLAS_COMPUTE_32F_FAST_TF32,
-                                       CUBLAS_GEMM_DEFAULT));
+        /* tile (row-major rows x cols) = column-major cols x rows:
+         * L2 |x|^2 - 2 x.q, inner product -x.q */
+        VICK_TRY(vick_dist_gemm_run(call, &w->gemm, w->env.stream, data3 + c0 * d3, cols, query3 + q0 * d3, rows,
+                                    l2 ? -2.f : -1.f, l2 ? cnorm + c0 : NULL, (float *)w->dots.p, ld));
         if (split) VICK_CUDA(call, cudaEventRecord(ev[1], w->env.stream));
         gemm_select_kernel<<<(unsigned)rows, SELECT_THREADS, 0, w->env.stream>>>(
-            (const float *)w->dots.p, ld, q0, c0, (int)cols, pl->metric == VICK_METRIC_IP ? NULL : (const float *)w->cnorm.p,
-            pl->metric, (unsigned long long *)w->lists.p, kp);
+            (const float *)w->dots.p, ld, q0, c0, (int)cols, l2 ? cnorm : NULL, (unsigned long long *)w->lists.p, kp);
         VICK_LAUNCH(call, "gemm_select_kernel");
         if (split) {
           /* one chunk of the first tile, timed apart: where the time goes */

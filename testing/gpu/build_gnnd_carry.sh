@@ -13,7 +13,7 @@ CU=/usr/local/cuda
 mkdir -p .gpu_carry
 cp ../shared/tools/make_synthetic.py .gpu_carry/ 2>/dev/null || true
 CUDA_LIBS="-L$CU/lib64 -Wl,-rpath,$CU/lib64 -lcudart_static -lstdc++ -lm -ldl -lpthread -lrt"
-CORE="$B/lib/libvicinity_core.a $B/lib/libvicinity_kernels.a /usr/lib/x86_64-linux-gnu/blas/libblas.a -lcublas -lz"
+CORE="$B/lib/libvicinity_core.a $B/lib/libvicinity_kernels.a /usr/lib/x86_64-linux-gnu/blas/libblas.a -lcublas -lcublasLt -lz"
 gcc -O2 -std=c11 -fopenmp -I core/include -I testing/core testing/gpu/test_gnnd.c $B/lib/libvic_test_util.a \
   $B/lib/libvic_io.a $CORE $CUDA_LIBS -o .gpu_carry/test_gnnd
 gcc -O2 -std=c11 -fopenmp -I core/include testing/gpu/gnnd_peers.c $CORE $CUDA_LIBS -o .gpu_carry/gnnd_peers

@@ -13,10 +13,10 @@ CU=/usr/local/cuda
 mkdir -p .gpu_carry/grnnd
 [ -f .gpu_carry/make_synthetic.py ] || cp ../shared/tools/make_synthetic.py .gpu_carry/ 2>/dev/null || true
 CUDA_LIBS="-L$CU/lib64 -Wl,-rpath,$CU/lib64 -lcudart_static -lstdc++ -lm -ldl -lpthread -lrt"
-CORE="$B/lib/libvicinity_core.a $B/lib/libvicinity_kernels.a /usr/lib/x86_64-linux-gnu/blas/libblas.a -lcublas -lz"
+CORE="$B/lib/libvicinity_core.a $B/lib/libvicinity_kernels.a /usr/lib/x86_64-linux-gnu/blas/libblas.a -lcublas -lcublasLt -lz"
 gcc -O2 -std=c11 -fopenmp -I core/include -I testing/core -I kernels/include testing/gpu/test_grnnd.c \
   $B/lib/libvic_test_util.a $B/lib/libvic_io.a $CORE $CUDA_LIBS -o .gpu_carry/grnnd/test_grnnd
-gcc -O2 -std=c11 -I kernels/include testing/gpu/grnnd_bench.c $B/lib/libvicinity_kernels.a -lcublas $CUDA_LIBS \
+gcc -O2 -std=c11 -I kernels/include testing/gpu/grnnd_bench.c $B/lib/libvicinity_kernels.a -lcublas -lcublasLt $CUDA_LIBS \
   -o .gpu_carry/grnnd/grnnd_bench
 strip .gpu_carry/grnnd/test_grnnd .gpu_carry/grnnd/grnnd_bench
 du -sh .gpu_carry/grnnd

@@ -8,6 +8,8 @@
 # usage: testing/gpu/run_brute_check.sh OUTDIR
 #   VIC_GPU_CARRY  folder with make_synthetic.py and data/ (default
 #                  SRC/.gpu_carry)
+#   VIC_GPU_BASE   another source tree (an earlier commit) to time first, as
+#                  "manifold-1M base", for a same-call comparison
 # OUTDIR gets summary.txt, bench.jsonl and logs.tar.gz.
 set -u
 OUT=${1:?usage: run_brute_check.sh OUTDIR}
@@ -38,10 +40,21 @@ if ! cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIC_CUDA=
   say "BUILD FAILED"; tail -40 "$LOG/configure.log" "$LOG/build.log" | tee -a "$SUM"; exit 1
 fi
 say "build: $(( $(date +%s) - t0 )) s"
+BASE=${VIC_GPU_BASE:-}
+if [ -n "$BASE" ] && ! { cmake -S "$BASE" -B "$BUILD-base" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIC_CUDA=ON \
+     -DVIC_CUDA_ARCHITECTURES=native -DVIC_PLUGIN=OFF -DVIC_SANITIZE_TESTS=OFF > "$LOG/configure_base.log" 2>&1 &&
+     cmake --build "$BUILD-base" -j 16 --target vicinity_bench > "$LOG/build_base.log" 2>&1; }; then
+  say "BASE BUILD FAILED"; BASE=
+fi
 wait $GEN; say "data: rc=$? $(grep sha256 "$LOG/data.log")"
 
 # timings first, one program on the GPU at a time
 B=$BUILD/bin/vicinity_bench
+if [ -n "$BASE" ]; then
+  timeout 120 "$BUILD-base/bin/vicinity_bench" --data "$DATA/m.npy" --name "manifold-1M base" --method brute \
+    --backend cuda --k 10 --warmup 1 --repeats 3 --recall-sample 1000 >> "$JSON" 2> "$LOG/bench_base.err"
+  say "base brute k=10: rc=$?"
+fi
 timeout 120 "$B" --data "$DATA/m.npy" --name manifold-1M --method brute --backend cuda --k 10 --warmup 1 --repeats 3 \
   --recall-sample 1000 >> "$JSON" 2> "$LOG/bench.err"
 say "vicinity brute k=10: rc=$?"
@@ -52,11 +65,11 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 for r in rows:
     st = r.get("seconds_stages", {})
-    print(f"{r['method']:18s} {r['seconds']:8.3f} s  kernel {st.get('kernel', float('nan')):7.3f}  "
+    print(f"{r['dataset']:17s} {r['method']:18s} {r['seconds']:8.3f} s  kernel {st.get('kernel', float('nan')):7.3f}  "
           f"transfer {st.get('transfer', float('nan')):6.3f}  recall {r.get('recall')}  "
           f"gemm/select one chunk {st.get('gemm (one chunk)')} / {st.get('select (one chunk)')}  "
           f"recomputed {st.get('recomputed rows (count)')}")
-ours = [r["seconds"] for r in rows if r["method"] == "brute"]
+ours = [r["seconds"] for r in rows if r["method"] == "brute" and r["dataset"] == "manifold-1M"]
 peer = [r["seconds"] for r in rows if r["method"].startswith("torch")]
 if ours and peer:
     ours.sort()

@@ -20,7 +20,7 @@ G=""; command -v ninja >/dev/null && G="-G Ninja"
 cmake -S . -B $B $G -DVIC_PLUGIN=OFF -DVIC_CUDA=ON -DVIC_CUDA_ARCHITECTURES=native -DVIC_SANITIZE_TESTS=OFF > $OUT/cmake.log 2>&1 || { tail -20 $OUT/cmake.log; exit 1; }
 cmake --build $B --target vicinity_kernels -j 14 > $OUT/build.log 2>&1 || { grep -B2 -A8 error $OUT/build.log | head -60; exit 1; }
 for p in test_ggnn ggnn_bench; do
-  nvcc -O2 -Ikernels/include testing/gpu/$p.c $B/lib/libvicinity_kernels.a -lcublas -o /tmp/$p || exit 1
+  nvcc -O2 -Ikernels/include testing/gpu/$p.c $B/lib/libvicinity_kernels.a -lcublas -lcublasLt -o /tmp/$p || exit 1
 done
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 echo "== test_ggnn"; /tmp/test_ggnn; echo "rc=$?"

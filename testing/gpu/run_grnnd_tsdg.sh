@@ -45,7 +45,7 @@ if [ ! -x $B/grnnd_bench ] || [ ! -x $B/test_grnnd ]; then
     [ -f kernels/src/$f.cu ] && $NV -c kernels/src/$f.cu -o $B/o/$f.o &
   done
   wait
-  nvcc -O2 -arch=native -Ikernels/include testing/gpu/grnnd_bench.c $B/o/*.o -lcublas -o $B/grnnd_bench \
+  nvcc -O2 -arch=native -Ikernels/include testing/gpu/grnnd_bench.c $B/o/*.o -lcublas -lcublasLt -o $B/grnnd_bench \
     > $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; }
 fi
 

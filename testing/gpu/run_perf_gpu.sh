@@ -35,7 +35,7 @@ t0=$(date +%s)
 if ! cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIC_CUDA=ON -DVIC_CUDA_ARCHITECTURES=native \
      -DVIC_PLUGIN=OFF -DVIC_SANITIZE_TESTS=OFF -DVICINITY_DATA_DIR="$CARRY/data" > "$LOG/configure.log" 2>&1 ||
    ! cmake --build "$BUILD" -j 16 --target gpu_test_gpu_exact gpu_test_gpu_policy vicinity_bench vicinity_kernels > "$LOG/build.log" 2>&1 ||
-   ! nvcc -O2 -I"$SRC/kernels/include" "$SRC/testing/gpu/ggnn_bench.c" "$BUILD/lib/libvicinity_kernels.a" -lcublas \
+   ! nvcc -O2 -I"$SRC/kernels/include" "$SRC/testing/gpu/ggnn_bench.c" "$BUILD/lib/libvicinity_kernels.a" -lcublas -lcublasLt \
        -o /tmp/ggnn_bench >> "$LOG/build.log" 2>&1; then
   say "BUILD FAILED"; tail -40 "$LOG/build.log" "$LOG/configure.log" | tee -a "$SUM"; exit 1
 fi
