@@ -391,6 +391,11 @@ static int brute_tiles(vick_call *call, brute_ws *w, const brute_plan *pl, float
         const int64_t cols = c0 + C <= n ? C : n - c0;
         const int64_t ld = (cols + 3) / 4 * 4; /* <= C: C is a multiple of 4 */
         const int split = q0 == 0 && c0 == 0;
+        const float alpha = l2 ? -2.f : -1.f;
+        const float *bias = l2 ? cnorm + c0 : NULL;
+        /* a new tile shape may time candidate algorithms: not part of the chunk timed below */
+        VICK_TRY(vick_dist_gemm_prepare(call, &w->gemm, w->env.stream, data3 + c0 * d3, cols, query3 + q0 * d3, rows,
+                                        alpha, bias, (float *)w->dots.p, ld));
         if (split) {
           for (int e = 0; e < 3; ++e) VICK_CUDA(call, cudaEventCreate(&ev[e]));
           VICK_CUDA(call, cudaEventRecord(ev[0], w->env.stream));
@@ -398,7 +403,7 @@ static int brute_tiles(vick_call *call, brute_ws *w, const brute_plan *pl, float
         /* tile (row-major rows x cols) = column-major cols x rows:
          * L2 |x|^2 - 2 x.q, inner product -x.q */
         VICK_TRY(vick_dist_gemm_run(call, &w->gemm, w->env.stream, data3 + c0 * d3, cols, query3 + q0 * d3, rows,
-                                    l2 ? -2.f : -1.f, l2 ? cnorm + c0 : NULL, (float *)w->dots.p, ld));
+                                    alpha, bias, (float *)w->dots.p, ld));
         if (split) VICK_CUDA(call, cudaEventRecord(ev[1], w->env.stream));
         gemm_select_kernel<<<(unsigned)rows, SELECT_THREADS, 0, w->env.stream>>>(
             (const float *)w->dots.p, ld, q0, c0, (int)cols, l2 ? cnorm : NULL, (unsigned long long *)w->lists.p, kp);

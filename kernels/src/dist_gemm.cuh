@@ -10,8 +10,9 @@
  * -2 and D + |q|^2 is the squared distance, for the inner product alpha =
  * -1, no bias, and D is the working distance).  The epilogue's fp32 add
  * rounds as the selection's own add did, so the GEMM error bound of the
- * re-rank is unchanged.  Layouts and the algorithm are kept while the tile
- * shape stays the same. */
+ * re-rank is unchanged.  Layouts and the algorithm are kept for the last
+ * few tile shapes; for a large tile the algorithm is the fastest of the
+ * heuristic's few best, each timed once after a warm-up run. */
 #ifndef VICK_DIST_GEMM_CUH
 #define VICK_DIST_GEMM_CUH
 
@@ -19,12 +20,22 @@
 
 #include <cublasLt.h>
 
+/* What a tile shape needs: the brute-force loop alternates between a few
+ * (full chunk, last chunk, last tile), so several are kept. */
+typedef struct {
+  cublasLtMatrixLayout_t a, b, d;
+  cublasLtMatmulAlgo_t algo;
+  int64_t cols, rows, ld; /* cols == 0: unused */
+} vick_dist_gemm_shape;
+
+#define VICK_DIST_GEMM_SHAPES 4
+
 typedef struct {
   cublasLtHandle_t lt;
   cublasLtMatmulDesc_t op;
-  cublasLtMatrixLayout_t a, b, d;
-  cublasLtMatmulAlgo_t algo;
-  int64_t cols, rows, ld; /* the shape a, b, d and algo are for; 0 = none yet */
+  vick_dist_gemm_shape shapes[VICK_DIST_GEMM_SHAPES];
+  int cur;  /* the shape of the last call */
+  int next; /* where a new shape goes (round robin) */
   int k3, bias;
   void *ws;
   size_t ws_bytes;
@@ -33,7 +44,13 @@ typedef struct {
 /* bias: whether calls pass a bias vector; ws: device workspace the
  * algorithms may use (NULL, 0 for none). */
 int vick_dist_gemm_init(vick_call *call, vick_dist_gemm *g, int k3, int bias, void *ws, size_t ws_bytes);
-/* D = alpha * data3[c0..c0+cols)^T query3[q0..q0+rows) (+ bias[0..cols)), on stream. */
+/* Choose the algorithm for this shape when it is new (a large tile times
+ * the heuristic's few best on these operands, writing d); a no-op for the
+ * shape of the last call.  Same arguments as run. */
+int vick_dist_gemm_prepare(vick_call *call, vick_dist_gemm *g, cudaStream_t stream, const float *data3, int64_t cols,
+                           const float *query3, int64_t rows, float alpha, const float *bias, float *d, int64_t ld);
+/* d = alpha * data3(cols rows)^T query3(rows rows) (+ bias[0..cols)), on
+ * stream; prepares first when the shape is new. */
 int vick_dist_gemm_run(vick_call *call, vick_dist_gemm *g, cudaStream_t stream, const float *data3, int64_t cols,
                        const float *query3, int64_t rows, float alpha, const float *bias, float *d, int64_t ld);
 void vick_dist_gemm_free(vick_dist_gemm *g);
