@@ -313,6 +313,17 @@ vic_status vic_peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, cons
                           const vic_peak_options *o, vic_peaks *out);
 void vic_peaks_free(vic_peaks *p);
 
+/* vic_knn_density then vic_peaks_find on the kNN density, in one call:
+ * exact lists (2 <= k < n, L2), the densities of vic_density (knn_density
+ * required, the others may be NULL) and the peaks of vic_peaks_find
+ * (po NULL: defaults).  On the GPU with d <= 3 the whole pipeline runs on
+ * the device and the lists reach the host only when nn is given; the
+ * results are those of the two calls on the CPU (centres to float
+ * rounding).  nn (optional) receives the lists with their report. */
+vic_status vic_knn_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, const float *mass,
+                                 const vic_density_options *o, const vic_peak_options *po, vic_knn *nn,
+                                 float *knn_density, float *sph_density, float *smoothing_length, vic_peaks *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -55,7 +55,7 @@ static int64_t first_bad_row(const vic_knn *nn, int64_t n, int *why) {
   return bad;
 }
 
-static vic_status check_options_mass(vic_ctx *c, int64_t n, const float *mass, const vic_density_options *o) {
+vic_status vic__check_density_options(vic_ctx *c, int64_t n, const float *mass, const vic_density_options *o) {
   if ((unsigned)o->sph > VIC_SPH_GADGET) return vic__fail(c, VIC_E_ARGUMENT, "unknown SPH convention %d", (int)o->sph);
   if (!(o->total_mass >= 0) || !isfinite(o->total_mass))
     return vic__fail(c, VIC_E_ARGUMENT, "total_mass must be >= 0 and finite (got %g; 0 = unit masses)", o->total_mass);
@@ -74,7 +74,7 @@ static vic_status check_options_mass(vic_ctx *c, int64_t n, const float *mass, c
 /* The context's backend policy for the densities: *gpu = 1 when the GPU
  * runs (CUDA forced or AUTO with a usable device); a forced GPU without
  * one is VIC_E_NODEVICE with the probe's reason. */
-static vic_status use_gpu(vic_ctx *c, const char *what, int *gpu) {
+vic_status vic__density_use_gpu(vic_ctx *c, const char *what, int *gpu) {
   *gpu = 0;
   if (c->opt.backend == VIC_BACKEND_CPU) return VIC_OK;
   vic_status s = vic__cuda_probe(c);
@@ -91,7 +91,7 @@ static vic_status use_gpu(vic_ctx *c, const char *what, int *gpu) {
 
 /* After a failed GPU attempt: VIC_OK to go on with the CPU (AUTO, with a
  * warning), or the failure itself (forced CUDA, cancellation). */
-static vic_status after_gpu_failure(vic_ctx *c, vic_status s, const char *what) {
+vic_status vic__density_after_gpu(vic_ctx *c, vic_status s, const char *what) {
   if (s == VIC_E_CANCELLED || c->opt.backend == VIC_BACKEND_CUDA) return s;
   vic__log(c, VIC_LOG_WARNING, "GPU %s failed (%s); falling back to the CPU", what, c->error);
   c->error[0] = '\0';
@@ -115,7 +115,7 @@ static vic_status check_inputs(vic_ctx *c, const vic_data *x, const vic_knn *nn,
                      "infinite; remove duplicates or raise k",
                      (long long)bad, (int)nn->k);
   }
-  return check_options_mass(c, x->n, mass, o);
+  return vic__check_density_options(c, x->n, mass, o);
 }
 
 vic_status vic__cpu_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass, double unit_mass,
@@ -160,11 +160,11 @@ vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const f
   if ((s = vic__progress(c, "density", 0.0)) != VIC_OK) return s;
   double unit_mass = o.total_mass > 0 ? o.total_mass / (double)x->n : 1.0;
   int gpu = 0;
-  if ((s = use_gpu(c, "density", &gpu)) != VIC_OK) return s;
+  if ((s = vic__density_use_gpu(c, "density", &gpu)) != VIC_OK) return s;
   if (gpu) {
     s = vic__cuda_density(c, x, nn, mass, unit_mass, o.sph, knn_density, sph_density, smoothing_length);
     if (s == VIC_OK) return vic__progress(c, "density", 1.0);
-    if ((s = after_gpu_failure(c, s, "density")) != VIC_OK) return s;
+    if ((s = vic__density_after_gpu(c, s, "density")) != VIC_OK) return s;
   }
   return vic__cpu_density(c, x, nn, mass, unit_mass, o.sph, knn_density, sph_density, smoothing_length);
 }
@@ -187,11 +187,11 @@ vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float
   if (k < 2 || (int64_t)k >= x->n)
     return vic__fail(c, VIC_E_ARGUMENT, "density needs 2 <= k < n neighbours per point (got k = %d, n = %lld)", (int)k,
                      (long long)x->n);
-  if ((s = check_options_mass(c, x->n, mass, &o)) != VIC_OK) return s;
+  if ((s = vic__check_density_options(c, x->n, mass, &o)) != VIC_OK) return s;
   if ((s = vic__progress(c, "density", 0.0)) != VIC_OK) return s;
   const double unit_mass = o.total_mass > 0 ? o.total_mass / (double)x->n : 1.0;
   int gpu = 0;
-  if ((s = use_gpu(c, "kNN density", &gpu)) != VIC_OK) return s;
+  if ((s = vic__density_use_gpu(c, "kNN density", &gpu)) != VIC_OK) return s;
   if (gpu && x->d <= 3) {
     /* grid lists and densities in one device call: the lists stay there */
     vic_knn out;
@@ -229,7 +229,7 @@ vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float
       return vic__progress(c, "density", 1.0);
     }
     vic_knn_free(&out);
-    if ((s = after_gpu_failure(c, s, "grid + density")) != VIC_OK) return s;
+    if ((s = vic__density_after_gpu(c, s, "grid + density")) != VIC_OK) return s;
   }
   /* the general path: exact lists (their own backend policy), then densities */
   vic_build_options bo;

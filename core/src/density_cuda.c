@@ -16,7 +16,7 @@ static int poll_ctx(void *user, const char *stage, double fraction) {
   return vic__progress((vic_ctx *)user, stage, fraction) != VIC_OK;
 }
 
-static vick_density_params params_of(int32_t d, double unit_mass, vic_sph_convention sph) {
+vick_density_params vic__density_params(int32_t d, double unit_mass, vic_sph_convention sph) {
   vick_density_params p;
   p.d = d;
   p.unit_mass = unit_mass;
@@ -26,7 +26,7 @@ static vick_density_params params_of(int32_t d, double unit_mass, vic_sph_conven
   return p;
 }
 
-static void call_init(vic_ctx *c, vick_call *call) {
+void vic__kernel_call_init(vic_ctx *c, vick_call *call) {
   memset(call, 0, sizeof *call);
   call->device = c->opt.device;
   call->seed = c->opt.seed;
@@ -34,7 +34,7 @@ static void call_init(vic_ctx *c, vick_call *call) {
   call->user = c;
 }
 
-static vic_status translate(vic_ctx *c, int rc, const vick_call *call, const char *what) {
+vic_status vic__kernel_status(vic_ctx *c, int rc, const vick_call *call, const char *what) {
   switch (rc) {
   case VICK_OK: return VIC_OK;
   case VICK_NOMEM: return vic__fail(c, VIC_E_NOMEM, "GPU %s ran out of device memory: %s", what, call->message);
@@ -47,7 +47,7 @@ static vic_status translate(vic_ctx *c, int rc, const vick_call *call, const cha
   }
 }
 
-static void log_call(vic_ctx *c, const vick_call *call, const char *what) {
+void vic__kernel_log(vic_ctx *c, const vick_call *call, const char *what) {
   char dev[128] = "";
   vick_device_info(call->device, dev, sizeof dev, NULL, NULL);
   vic__log(c, VIC_LOG_INFO, "GPU %s on %s (device %d): %.3f s total, %.3f s kernels, %.3f s transfers", what, dev,
@@ -57,11 +57,11 @@ static void log_call(vic_ctx *c, const vick_call *call, const char *what) {
 vic_status vic__cuda_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass, double unit_mass,
                              vic_sph_convention sph, float *knn_density, float *sph_density, float *smoothing_length) {
   vick_call call;
-  call_init(c, &call);
-  vick_density_params p = params_of(x->d, unit_mass, sph);
+  vic__kernel_call_init(c, &call);
+  vick_density_params p = vic__density_params(x->d, unit_mass, sph);
   int rc = vick_density(&call, x->n, nn->k, nn->ids, nn->dist, mass, &p, knn_density, sph_density, smoothing_length);
-  vic_status s = translate(c, rc, &call, "density");
-  if (s == VIC_OK) log_call(c, &call, "density");
+  vic_status s = vic__kernel_status(c, rc, &call, "density");
+  if (s == VIC_OK) vic__kernel_log(c, &call, "density");
   return s;
 }
 
@@ -70,17 +70,17 @@ vic_status vic__cuda_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const
                                  float *smoothing_length, int64_t *ids, float *dist, vic_report *rep,
                                  int64_t *bad_row) {
   vick_call call;
-  call_init(c, &call);
-  vick_density_params p = params_of(x->d, unit_mass, sph);
+  vic__kernel_call_init(c, &call);
+  vick_density_params p = vic__density_params(x->d, unit_mass, sph);
   vick_points pts = {x->rows, x->n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
   int rc = vick_grid_knn_density(&call, &pts, k, mass, &p, knn_density, sph_density, smoothing_length, ids, dist,
                                  bad_row);
-  vic_status s = translate(c, rc, &call, "grid + density");
+  vic_status s = vic__kernel_status(c, rc, &call, "grid + density");
   if (s != VIC_OK) return s;
   rep->seconds_transfer += call.seconds_transfer;
   rep->seconds_kernel += call.seconds_kernel;
   for (int i = 0; i < call.n_stages; ++i) vic__report_stage(rep, call.stages[i].name, call.stages[i].seconds);
-  log_call(c, &call, "grid + density");
+  vic__kernel_log(c, &call, "grid + density");
   return VIC_OK;
 }
 

@@ -14,4 +14,13 @@ vic_status vic__check_lists(vic_ctx *c, const vic_knn *nn, const char *what);
  * and peaks are defined in a metric space of dimension x->d. */
 vic_status vic__check_lists_of(vic_ctx *c, const vic_data *x, const vic_knn *nn, const char *what);
 
+/* density.c's policy, shared with density_peaks.c: the SPH convention,
+ * total_mass and masses checked; *gpu = 1 when the context's backend
+ * runs this on the GPU (a forced GPU without one fails); after a failed
+ * GPU attempt, VIC_OK to go on with the CPU (AUTO, with a warning) or the
+ * failure itself. */
+vic_status vic__check_density_options(vic_ctx *c, int64_t n, const float *mass, const vic_density_options *o);
+vic_status vic__density_use_gpu(vic_ctx *c, const char *what, int *gpu);
+vic_status vic__density_after_gpu(vic_ctx *c, vic_status s, const char *what);
+
 #endif

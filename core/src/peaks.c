@@ -40,6 +40,7 @@
 #include "nbody_internal.h"
 #include "denser_tree.h"
 #include "prominence.h"
+#include "peaks_rules.h"
 
 #include <string.h>
 
@@ -68,12 +69,7 @@ static vic_status check_inputs(vic_ctx *c, const vic_data *x, const vic_knn *nn,
   vic_status s = vic__check_lists_of(c, x, nn, "peak finding");
   if (s != VIC_OK) return s;
   if (!rho) return vic__fail(c, VIC_E_ARGUMENT, "peak finding needs a density per point (see vic_density)");
-  if (!(o->min_density >= 0) || !(o->min_delta >= 0) || !(o->delta_factor >= 0) || !(o->min_prominence >= 0) || !isfinite(o->min_prominence) || o->min_members < 0 ||
-      !isfinite(o->min_density) || !isfinite(o->min_delta) || !isfinite(o->delta_factor))
-    return vic__fail(c, VIC_E_ARGUMENT,
-                     "peak options must be finite and >= 0 (min_density %g, min_delta %g, delta_factor %g, "
-                     "min_members %lld)",
-                     o->min_density, o->min_delta, o->delta_factor, (long long)o->min_members);
+  if ((s = vic__check_peak_options(c, o)) != VIC_OK) return s;
   int64_t bad = INT64_MAX;
 #pragma omp parallel for num_threads(vic__threads(c)) reduction(min : bad) schedule(static)
   for (int64_t i = 0; i < x->n; ++i)
@@ -143,17 +139,6 @@ static void climb(int64_t n, const int64_t *parent, const unsigned char *is_peak
   }
 }
 
-typedef struct {
-  float saliency;
-  int64_t id;
-} ranked;
-
-static int by_saliency(const void *a, const void *b) {
-  const ranked *p = a, *q = b;
-  if (p->saliency != q->saliency) return p->saliency > q->saliency ? -1 : 1;
-  return p->id < q->id ? -1 : (p->id > q->id);
-}
-
 /* Marks the candidates, labels membership, drops the small ones and
  * fills the peak list of out (parent, delta, saliency already set). */
 /* Each peak's centre: the mean position (minimum image, relative to the
@@ -165,13 +150,13 @@ static int by_saliency(const void *a, const void *b) {
 static vic_status peak_centres(vic_ctx *c, const vic_data *x, const float *rho, const int64_t *order, vic_peaks *out) {
   const int32_t d = x->d;
   const int64_t np = out->n_peaks;
-  double *sum = vic__calloc(c, (size_t)(np * d), sizeof *sum, "peak centre sums");
+  double *sum = vic__calloc(c, (size_t)(np * d > 0 ? np * d : 1), sizeof *sum, "peak centre sums");
   int64_t *taken = sum ? vic__calloc(c, (size_t)np, sizeof *taken, "peak centre counts") : NULL;
   out->peak_centre = taken ? vic__malloc(c, (size_t)(np * d) * sizeof *out->peak_centre, "peak centres") : NULL;
   if (!out->peak_centre) { free(sum); free(taken); return VIC_E_NOMEM; }
   for (int64_t r = 0; r < x->n; ++r) {
     int64_t i = order[r], p = out->peak_id[i];
-    if (rho[i] < 0.5f * rho[out->peak_point[p]]) continue;
+    if (rho[i] < VIC__CORE_FRACTION * rho[out->peak_point[p]]) continue;
     taken[p]++;
     const float *a = vic__row(x, i), *b = vic__row(x, out->peak_point[p]);
     for (int32_t j = 0; j < d; ++j) {
@@ -180,14 +165,7 @@ static vic_status peak_centres(vic_ctx *c, const vic_data *x, const float *rho, 
       sum[p * d + j] += t;
     }
   }
-  for (int64_t p = 0; p < np; ++p) {
-    const float *b = vic__row(x, out->peak_point[p]);
-    for (int32_t j = 0; j < d; ++j) {
-      double v = b[j] + sum[p * d + j] / (double)taken[p];
-      if (x->box && x->box[j] > 0) v -= x->box[j] * floor(v / x->box[j]); /* back into [0, L) */
-      out->peak_centre[p * d + j] = (float)v;
-    }
-  }
+  vic__centres_from_sums(x, out->peak_point, sum, taken, np, out->peak_centre);
   free(sum);
   free(taken);
   return VIC_OK;
@@ -199,16 +177,15 @@ static vic_status select_peaks(vic_ctx *c, const vic_knn *nn, const float *rho, 
   unsigned char *is_peak = vic__calloc(c, (size_t)n, 1, "peak flags");
   int64_t *label = is_peak ? vic__malloc(c, (size_t)n * sizeof *label, "peak labels") : NULL;
   int64_t *count = label ? vic__calloc(c, (size_t)n, sizeof *count, "peak member counts") : NULL;
-  ranked *list = NULL;
+  float *sal = NULL;
   vic_status s = VIC_E_NOMEM;
   if (!count) goto done;
-  double ratio = o->min_prominence > 0 ? o->min_prominence : exp(6.0 / sqrt((double)(k > 1 ? k - 1 : 1)));
+  double ratio = vic__prominence_ratio(o, k);
   if ((s = vic__prominent_maxima(c, nn, rho, order, ratio, is_peak)) != VIC_OK) goto done;
   s = VIC_E_NOMEM;
   for (int64_t a = 0; a < m; ++a) {
     int64_t i = maxima[a];
-    double min_delta = o->min_delta > 0 ? o->min_delta : o->delta_factor * nn->dist[i * k + k - 1];
-    is_peak[i] = is_peak[i] && rho[i] >= o->min_density && out->delta[i] >= min_delta;
+    is_peak[i] = is_peak[i] && vic__peak_thresholds(o, rho[i], out->delta[i], nn->dist[i * k + k - 1]);
   }
   is_peak[top] = 1;
   climb(n, out->parent, is_peak, label);
@@ -225,19 +202,18 @@ static vic_status select_peaks(vic_ctx *c, const vic_knn *nn, const float *rho, 
   }
   int64_t np = 0;
   for (int64_t a = 0; a < m; ++a) np += is_peak[maxima[a]];
-  list = vic__malloc(c, (size_t)np * sizeof *list, "peak list");
-  out->peak_point = list ? vic__malloc(c, (size_t)np * sizeof *out->peak_point, "peak points") : NULL;
+  sal = vic__malloc(c, (size_t)np * sizeof *sal, "peak saliency");
+  out->peak_point = sal ? vic__malloc(c, (size_t)np * sizeof *out->peak_point, "peak points") : NULL;
   out->peak_members = out->peak_point ? vic__malloc(c, (size_t)np * sizeof *out->peak_members, "peak members") : NULL;
   if (!out->peak_members) goto done;
   np = 0;
   for (int64_t a = 0; a < m; ++a)
-    if (is_peak[maxima[a]]) { list[np].id = maxima[a]; list[np++].saliency = out->saliency[maxima[a]]; }
-  qsort(list, (size_t)np, sizeof *list, by_saliency);
+    if (is_peak[maxima[a]]) { out->peak_point[np] = maxima[a]; sal[np++] = out->saliency[maxima[a]]; }
+  if ((s = vic__rank_by_saliency(c, out->peak_point, sal, np)) != VIC_OK) goto done;
   out->n_peaks = np;
   for (int64_t p = 0; p < np; ++p) {
-    out->peak_point[p] = list[p].id;
-    out->peak_members[p] = count[list[p].id];
-    count[list[p].id] = p; /* from here on: the peak's rank */
+    out->peak_members[p] = count[out->peak_point[p]];
+    count[out->peak_point[p]] = p; /* from here on: the peak's rank */
   }
 #pragma omp parallel for num_threads(vic__threads(c)) schedule(static)
   for (int64_t i = 0; i < n; ++i) out->peak_id[i] = count[label[i]];
@@ -246,7 +222,7 @@ done:
   free(is_peak);
   free(label);
   free(count);
-  free(list);
+  free(sal);
   return s;
 }
 

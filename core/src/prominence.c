@@ -69,3 +69,20 @@ vic_status vic__prominent_maxima(vic_ctx *c, const vic_knn *nn, const float *rho
   free(up);
   return vic__cancelled(c) ? vic__fail(c, VIC_E_CANCELLED, "cancelled during stage 'peaks'") : VIC_OK;
 }
+
+/* Maxima are numbered in id order, so comparing numbers at equal density
+ * is comparing ids: vic__denser on the numbers decides as on the points. */
+vic_status vic__prominent_from_events(vic_ctx *c, int64_t m, const float *rho_max, int64_t n_events, const int32_t *a,
+                                      const int32_t *b, const float *rho_e, double min_ratio, unsigned char *survive) {
+  int64_t *up = vic__malloc(c, (size_t)(m > 0 ? m : 1) * sizeof *up, "region forest");
+  if (!up) return VIC_E_NOMEM;
+  for (int64_t q = 0; q < m; ++q) { up[q] = q; survive[q] = 1; }
+  for (int64_t e = 0; e < n_events; ++e) {
+    int64_t ra = find(up, a[e]), rb = find(up, b[e]);
+    if (ra == rb) continue;
+    int64_t hi = vic__denser(rho_max, ra, rb) ? ra : rb, lo = hi == ra ? rb : ra;
+    if ((double)rho_max[lo] < min_ratio * (double)rho_e[e]) { up[lo] = hi; survive[lo] = 0; }
+  }
+  free(up);
+  return VIC_OK;
+}

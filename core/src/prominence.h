@@ -15,6 +15,14 @@
 vic_status vic__prominent_maxima(vic_ctx *c, const vic_knn *nn, const float *rho, const int64_t *order,
                                  double min_ratio, unsigned char *survive);
 
+/* The same merge from its events (vic_kernels_peaks.h explains why they
+ * suffice): maxima 0 .. m-1 numbered in ascending point id with densities
+ * rho_max; event e joins the regions of maxima a[e] and b[e] at a point
+ * of density rho_e[e]; events in the order the loop above meets them.
+ * survive[0, m) as above, per maximum. */
+vic_status vic__prominent_from_events(vic_ctx *c, int64_t m, const float *rho_max, int64_t n_events, const int32_t *a,
+                                      const int32_t *b, const float *rho_e, double min_ratio, unsigned char *survive);
+
 /* order[0, n): point ids by descending density (ties: lower id first),
  * the order of vic__denser. */
 vic_status vic__density_order(vic_ctx *c, const float *rho, int64_t n, int64_t *order);

@@ -13,6 +13,7 @@
  * vick_grid_knn_density builds the exact grid lists and evaluates the
  * densities while the lists are still on the device. */
 #include "common.cuh"
+#include "density_internal.cuh"
 #include "grid_internal.cuh"
 #include "vic_kernels_density.h"
 #include "vic_kernels_exact.h"
@@ -195,56 +196,78 @@ __global__ void bad_row_kernel(const int64_t *ids, const float *dist, int64_t n,
   if (!ok) atomicMin(first, (unsigned long long)i);
 }
 
+/* density_internal.cuh: lists, grid and densities left on the device. */
+int vick_grid_density_dev(vick_call *call, vick_env *env, const vick_points *x, int32_t k, const float *mass,
+                          const vick_density_params *p, int want_knn, int want_sph, int want_h, vick_density_dev *out,
+                          vick_grid_dev *keep, int64_t *bad_row) {
+  const int64_t n = x->n;
+  VICK_TRY(vick_grid_knn_dev(call, env, x, k, &out->ids, &out->dist, keep));
+  const int64_t total = n * (int64_t)k;
+  VICK_TRY(vick_timer_start(call, env));
+  true_dist_kernel<<<vick_blocks(total, 256), 256, 0, env->stream>>>((float *)out->dist.p, total);
+  VICK_LAUNCH(call, "true_dist_kernel");
+  vick_buf bad = {NULL, 0};
+  VICK_TRY(vick_buf_alloc(call, env, &bad, sizeof(unsigned long long), "row check"));
+  unsigned long long first = 0;
+  int rc = VICK_OK;
+  cudaError_t e = cudaMemsetAsync(bad.p, 0xff, sizeof(unsigned long long), env->stream);
+  if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaMemsetAsync(row check)", __FILE__, __LINE__);
+  if (rc == VICK_OK) {
+    bad_row_kernel<<<vick_blocks(n, 256), 256, 0, env->stream>>>((const int64_t *)out->ids.p,
+                                                                  (const float *)out->dist.p, n, k,
+                                                                  (unsigned long long *)bad.p);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "launch of bad_row_kernel", __FILE__, __LINE__);
+  }
+  if (rc == VICK_OK) rc = vick_timer_stop(call, env, &call->seconds_kernel, "density");
+  if (rc == VICK_OK) rc = vick_copy_to_host(call, env, &first, bad.p, sizeof first);
+  vick_buf_free(env, &bad);
+  VICK_TRY(rc);
+  *bad_row = first == ~0ull ? -1 : (int64_t)first;
+  if (mass) {
+    VICK_TRY(vick_buf_alloc(call, env, &out->mass, (size_t)n * sizeof(float), "particle masses"));
+    VICK_TRY(vick_copy_to_device(call, env, out->mass.p, mass, (size_t)n * sizeof(float)));
+  }
+  if (want_knn) VICK_TRY(vick_buf_alloc(call, env, &out->knn, (size_t)n * sizeof(float), "kNN densities"));
+  if (want_sph) VICK_TRY(vick_buf_alloc(call, env, &out->sph, (size_t)n * sizeof(float), "SPH densities"));
+  if (want_h) VICK_TRY(vick_buf_alloc(call, env, &out->h, (size_t)n * sizeof(float), "smoothing lengths"));
+  if (*bad_row < 0 && (want_knn || want_sph || want_h)) {
+    const dens_args a = make_args(p, k, k, k - 1);
+    VICK_TRY(vick_timer_start(call, env));
+    density_kernel<<<vick_blocks(n, DENS_THREADS), DENS_THREADS, 0, env->stream>>>(
+        a, n, 0, (const int64_t *)out->ids.p, (const float *)out->dist.p, mass ? (const float *)out->mass.p : NULL,
+        (float *)out->knn.p, (float *)out->sph.p, (float *)out->h.p);
+    VICK_LAUNCH(call, "density_kernel");
+    VICK_TRY(vick_timer_stop(call, env, &call->seconds_kernel, "density"));
+  }
+  return VICK_OK;
+}
+
+void vick_density_dev_free(vick_env *env, vick_density_dev *d) {
+  vick_buf *all[] = {&d->ids, &d->dist, &d->mass, &d->knn, &d->sph, &d->h};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(env, all[i]);
+}
+
 typedef struct {
   vick_env env;
-  vick_buf ids, dist, mass, knn, sph, h, bad;
+  vick_density_dev dev;
 } fused_ws;
-
-static void fused_ws_free(fused_ws *w) {
-  vick_buf *all[] = {&w->ids, &w->dist, &w->mass, &w->knn, &w->sph, &w->h, &w->bad};
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&w->env, all[i]);
-}
 
 static int fused_run(vick_call *call, fused_ws *w, const vick_points *x, int32_t k, const float *mass,
                      const vick_density_params *p, float *knn, float *sph, float *h, int64_t *ids, float *dist,
                      int64_t *bad_row) {
   const int64_t n = x->n;
-  VICK_TRY(vick_grid_knn_dev(call, &w->env, x, k, &w->ids, &w->dist));
-  const int64_t total = n * (int64_t)k;
-  VICK_TRY(vick_timer_start(call, &w->env));
-  true_dist_kernel<<<vick_blocks(total, 256), 256, 0, w->env.stream>>>((float *)w->dist.p, total);
-  VICK_LAUNCH(call, "true_dist_kernel");
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->bad, sizeof(unsigned long long), "row check"));
-  VICK_CUDA(call, cudaMemsetAsync(w->bad.p, 0xff, sizeof(unsigned long long), w->env.stream));
-  bad_row_kernel<<<vick_blocks(n, 256), 256, 0, w->env.stream>>>((const int64_t *)w->ids.p, (const float *)w->dist.p,
-                                                                  n, k, (unsigned long long *)w->bad.p);
-  VICK_LAUNCH(call, "bad_row_kernel");
-  VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "density"));
-  unsigned long long first = 0;
-  VICK_TRY(vick_copy_to_host(call, &w->env, &first, w->bad.p, sizeof first));
-  *bad_row = first == ~0ull ? -1 : (int64_t)first;
-  if (mass) {
-    VICK_TRY(vick_buf_alloc(call, &w->env, &w->mass, (size_t)n * sizeof(float), "particle masses"));
-    VICK_TRY(vick_copy_to_device(call, &w->env, w->mass.p, mass, (size_t)n * sizeof(float)));
-  }
-  if (knn) VICK_TRY(vick_buf_alloc(call, &w->env, &w->knn, (size_t)n * sizeof(float), "kNN densities"));
-  if (sph) VICK_TRY(vick_buf_alloc(call, &w->env, &w->sph, (size_t)n * sizeof(float), "SPH densities"));
-  if (h) VICK_TRY(vick_buf_alloc(call, &w->env, &w->h, (size_t)n * sizeof(float), "smoothing lengths"));
-  if (*bad_row < 0 && (knn || sph || h)) {
-    const dens_args a = make_args(p, k, k, k - 1);
-    VICK_TRY(vick_timer_start(call, &w->env));
-    density_kernel<<<vick_blocks(n, DENS_THREADS), DENS_THREADS, 0, w->env.stream>>>(
-        a, n, 0, (const int64_t *)w->ids.p, (const float *)w->dist.p, mass ? (const float *)w->mass.p : NULL,
-        (float *)w->knn.p, (float *)w->sph.p, (float *)w->h.p);
-    VICK_LAUNCH(call, "density_kernel");
-    VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "density"));
-    if (knn) VICK_TRY(vick_copy_to_host(call, &w->env, knn, w->knn.p, (size_t)n * sizeof(float)));
-    if (sph) VICK_TRY(vick_copy_to_host(call, &w->env, sph, w->sph.p, (size_t)n * sizeof(float)));
-    if (h) VICK_TRY(vick_copy_to_host(call, &w->env, h, w->h.p, (size_t)n * sizeof(float)));
+  vick_density_dev *d = &w->dev;
+  VICK_TRY(vick_grid_density_dev(call, &w->env, x, k, mass, p, knn != NULL, sph != NULL, h != NULL, d, NULL, bad_row));
+  if (*bad_row < 0) {
+    if (knn) VICK_TRY(vick_copy_to_host(call, &w->env, knn, d->knn.p, (size_t)n * sizeof(float)));
+    if (sph) VICK_TRY(vick_copy_to_host(call, &w->env, sph, d->sph.p, (size_t)n * sizeof(float)));
+    if (h) VICK_TRY(vick_copy_to_host(call, &w->env, h, d->h.p, (size_t)n * sizeof(float)));
   }
   VICK_TRY(vick_poll(call, "density", 0.95));
-  if (ids) VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->ids.p, (size_t)total * sizeof(int64_t)));
-  if (dist) VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->dist.p, (size_t)total * sizeof(float)));
+  const int64_t total = n * (int64_t)k;
+  if (ids) VICK_TRY(vick_copy_to_host(call, &w->env, ids, d->ids.p, (size_t)total * sizeof(int64_t)));
+  if (dist) VICK_TRY(vick_copy_to_host(call, &w->env, dist, d->dist.p, (size_t)total * sizeof(float)));
   return vick_poll(call, "density", 1.0);
 }
 
@@ -262,6 +285,6 @@ extern "C" int vick_grid_knn_density(vick_call *call, const vick_points *x, int3
   int rc = vick_begin(call, &w.env);
   if (rc == VICK_OK)
     rc = fused_run(call, &w, x, k, mass, p, knn_density, sph_density, smoothing_length, ids, dist, bad_row);
-  fused_ws_free(&w);
+  vick_density_dev_free(&w.env, &w.dev);
   return vick_end(call, &w.env, rc);
 }

@@ -20,8 +20,13 @@
  * shells of any level.  Periodic dimensions
  * wrap cell indices and use the minimum image; a shell that would wrap
  * onto itself falls back to a scan of all points (tiny sets only).
- * Distances are computed exactly as the CPU computes them and lists are
- * ordered by (distance, id), so results equal the CPU's bit for bit.
+ * Distances are computed exactly as the CPU grid (cpu_grid.c) computes
+ * them -- periodic coordinates wrapped into [0, L) in double, the minimum
+ * image taken by subtracting L from one coordinate before the difference
+ * (grid_internal.h) -- and lists are ordered by (distance, id), so results
+ * equal the CPU grid's bit for bit.  (The brute force's |a - b| mod L
+ * form loses up to an ulp of L, i.e. a relative 1e-4 on a close pair
+ * across the boundary: the grids must not mix the two.)
  *
  * A range call (vick_grid_knn_range, several GPUs in one process) indexes
  * every point but answers only the rows [q0, q1): their sorted positions,
@@ -40,47 +45,9 @@
 #include <math.h>
 #include <string.h>
 
-#define GRID_BITS 21
-#define GRID_SIDE (1u << GRID_BITS)
 #define GRID_THREADS 128
 
-typedef struct {
-  int d;
-  float lo[3];        /* origin of the quantisation per dimension */
-  float scale[3];     /* finest cells per unit length */
-  float box[3];       /* periodic length, 0 = open */
-  int qmax[3];        /* largest finest-cell index in use per dimension */
-  float eps[3];       /* slack of the stopping radius (rounding of coordinates) */
-} grid_geom;
 
-/* Spread the low 21 bits of v to every third bit. */
-__device__ __forceinline__ uint64_t spread3(uint32_t v) {
-  uint64_t x = v & 0x1fffffull;
-  x = (x | x << 32) & 0x1f00000000ffffull;
-  x = (x | x << 16) & 0x1f0000ff0000ffull;
-  x = (x | x << 8) & 0x100f00f00f00f00full;
-  x = (x | x << 4) & 0x10c30c30c30c30c3ull;
-  x = (x | x << 2) & 0x1249249249249249ull;
-  return x;
-}
-__device__ __forceinline__ uint64_t morton3(uint32_t a, uint32_t b, uint32_t c) {
-  return spread3(a) | spread3(b) << 1 | spread3(c) << 2;
-}
-
-/* Finest-grid position of coordinate v in dimension j (fractional). */
-__device__ __forceinline__ float grid_pos(const grid_geom &g, int j, float v) {
-  if (g.box[j] > 0.f) {
-    float L = g.box[j];
-    v = v - floorf(v / L) * L; /* wrap into [0, L) */
-    if (v >= L || v < 0.f) v = 0.f;
-  }
-  return (v - g.lo[j]) * g.scale[j];
-}
-__device__ __forceinline__ uint32_t grid_cell(const grid_geom &g, int j, float u) {
-  if (!(u > 0.f)) return 0;
-  uint32_t q = u >= (float)GRID_SIDE ? GRID_SIDE - 1 : (uint32_t)u;
-  return q > (uint32_t)g.qmax[j] ? (uint32_t)g.qmax[j] : q;
-}
 
 __global__ void split_kernel(const float *x, int64_t n, int d, float *soa) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -92,16 +59,19 @@ __global__ void code_kernel(const float *x, int64_t n, grid_geom g, uint64_t *co
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   uint32_t q[3] = {0, 0, 0};
-  for (int j = 0; j < g.d; ++j) q[j] = grid_cell(g, j, grid_pos(g, j, x[i * g.d + j]));
+  for (int j = 0; j < g.d; ++j) q[j] = grid_cell(g, j, grid_pos(g, j, wrap_stored(x[i * g.d + j], g.box[j])));
   codes[i] = morton3(q[0], q[1], q[2]);
   ids[i] = (uint32_t)i;
 }
 
-__global__ void gather_kernel(const float *x, int64_t n, int d, const uint32_t *ids, float4 *sp) {
+/* Sorted points in the CPU grid's stored form: periodic axes wrapped. */
+__global__ void gather_kernel(const float *x, int64_t n, grid_geom g, const uint32_t *ids, float4 *sp) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
+  const int d = g.d;
   const float *r = x + (int64_t)ids[i] * d;
-  sp[i] = make_float4(r[0], d > 1 ? r[1] : 0.f, d > 2 ? r[2] : 0.f, 0.f);
+  sp[i] = make_float4(wrap_stored(r[0], g.box[0]), d > 1 ? wrap_stored(r[1], g.box[1]) : 0.f,
+                      d > 2 ? wrap_stored(r[2], g.box[2]) : 0.f, 0.f);
 }
 
 /* First index in [0, n) whose code is >= v. */
@@ -138,13 +108,21 @@ __device__ __forceinline__ void gallop_run(const uint64_t *codes, int64_t n, uin
   *hi = good + 1;
 }
 
-__device__ __forceinline__ float grid_dist(const grid_geom &g, float4 a, float4 b) {
+/* Squared distance from query q to stored point p, as the CPU grid's
+ * scan_range computes it (grid_internal.h min_image: the period comes
+ * off one wrapped coordinate before the subtraction, exact by Sterbenz). */
+__device__ __forceinline__ float grid_dist(const grid_geom &g, float4 q, float4 p) {
   float s = 0.f;
-  const float av[3] = {a.x, a.y, a.z}, bv[3] = {b.x, b.y, b.z};
+  const float qv[3] = {q.x, q.y, q.z}, pv[3] = {p.x, p.y, p.z};
 #pragma unroll
   for (int j = 0; j < 3; ++j) {
     if (j >= g.d) break;
-    float t = g.box[j] > 0.f ? vick_min_image(av[j], bv[j], g.box[j]) : __fsub_rn(av[j], bv[j]);
+    float t = __fsub_rn(pv[j], qv[j]);
+    if (g.box[j] > 0.f) {
+      const float L = g.box[j], half = 0.5f * L;
+      if (t > half) t = __fsub_rn(__fsub_rn(pv[j], L), qv[j]);
+      else if (t < -half) t = __fsub_rn(pv[j], __fsub_rn(qv[j], L));
+    }
     s = __fadd_rn(s, __fmul_rn(t, t));
   }
   return s;
@@ -174,23 +152,6 @@ struct topk_list {
 #define GRID_STACK 48 /* pending cells of one descent; when full, cells are scanned whole */
 #define GRID_SHELLS 2 /* shells around the query's cell before it moves one level up */
 
-/* Distance (real units, made conservative by eps) from the query at grid
- * position u to cell c of a level; the minimum image in periodic dims. */
-__device__ __forceinline__ float cell_dist2(const grid_geom &g, const float u[3], const int c[3], int level) {
-  float s = 0.f;
-  for (int j = 0; j < g.d; ++j) {
-    float lo = (float)((int64_t)c[j] << level), hi = (float)(((int64_t)c[j] + 1) << level);
-    float gap = fmaxf(0.f, fmaxf(lo - u[j], u[j] - hi));
-    if (g.box[j] > 0.f) {
-      const float P = (float)GRID_SIDE;
-      gap = fminf(gap, fmaxf(0.f, fmaxf(lo + P - u[j], u[j] - hi - P)));
-      gap = fminf(gap, fmaxf(0.f, fmaxf(lo - P - u[j], u[j] - hi + P)));
-    }
-    float r = fmaxf(0.f, gap / g.scale[j] - g.eps[j]);
-    s += r * r;
-  }
-  return s;
-}
 
 /* Every point of the cell is surely farther than the current k-th. */
 template <int KMAX>
@@ -201,14 +162,6 @@ __device__ __forceinline__ int cell_pruned(const grid_geom &g, const topk_list<K
   return cell_dist2(g, u, c, level) * (1.f - 1e-5f) > kth;
 }
 
-/* First index in [a, b) whose code is >= v. */
-__device__ __forceinline__ int64_t lower_bound_in(const uint64_t *codes, int64_t a, int64_t b, uint64_t v) {
-  while (a < b) {
-    int64_t m = (a + b) >> 1;
-    if (codes[m] < v) a = m + 1; else b = m;
-  }
-  return a;
-}
 
 /* Scan the points of a non-empty cell [a, b) of a level; a large cell is
  * split into its children (contiguous sub-ranges in Morton order), and
@@ -501,8 +454,9 @@ static int grid_select(vick_call *call, grid_ws *w, int64_t n, grid_range r) {
   return VICK_OK;
 }
 
-static int grid_run(vick_call *call, grid_ws *w, const vick_points *p, int k, grid_range r, int64_t *ids,
-                    float *dist) {
+/* keep_x: the rows stay on the device after the sort (for vick_grid_dev). */
+static int grid_run(vick_call *call, grid_ws *w, const vick_points *p, int k, grid_range r, int64_t *ids, float *dist,
+                    grid_geom *geom, int keep_x) {
   const int64_t n = p->n;
   const int64_t m = r.q1 - r.q0;
   const int d = p->d;
@@ -541,12 +495,13 @@ static int grid_run(vick_call *call, grid_ws *w, const vick_points *p, int k, gr
   vick_buf_free(&w->env, &w->codes2);
   vick_buf_free(&w->env, &w->ids2);
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->sp, (size_t)n * sizeof(float4), "sorted points"));
-  gather_kernel<<<vick_blocks(n, 256), 256, 0, w->env.stream>>>((const float *)w->x.p, n, d, (const uint32_t *)w->ids.p,
+  gather_kernel<<<vick_blocks(n, 256), 256, 0, w->env.stream>>>((const float *)w->x.p, n, g, (const uint32_t *)w->ids.p,
                                                                   (float4 *)w->sp.p);
   VICK_LAUNCH(call, "gather_kernel");
-  vick_buf_free(&w->env, &w->x);
+  if (!keep_x) vick_buf_free(&w->env, &w->x);
   VICK_TRY(grid_select(call, w, n, r));
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid sort"));
+  if (geom) *geom = g;
   VICK_TRY(vick_poll(call, "grid", 0.2));
 
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_ids, (size_t)m * k * 8, "result ids"));
@@ -581,18 +536,32 @@ static int grid_args(vick_call *call, const vick_points *p, int32_t k) {
 
 /* grid_internal.cuh: the lists left in device buffers of the caller's
  * environment (working distances), for fused pipelines (density.cu). */
-int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int32_t k, vick_buf *ids, vick_buf *dist) {
+int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int32_t k, vick_buf *ids, vick_buf *dist,
+                      vick_grid_dev *keep) {
   VICK_TRY(grid_args(call, p, k));
   grid_ws w;
   memset(&w, 0, sizeof w);
   w.env = *env;
   grid_range all = {0, p->n};
-  int rc = grid_run(call, &w, p, k, all, NULL, NULL);
+  grid_geom g;
+  int rc = grid_run(call, &w, p, k, all, NULL, NULL, &g, keep != NULL);
   if (rc == VICK_OK) {
     *ids = w.out_ids;
     *dist = w.out_dist;
     memset(&w.out_ids, 0, sizeof w.out_ids);
     memset(&w.out_dist, 0, sizeof w.out_dist);
+    if (keep) {
+      keep->g = g;
+      keep->n = p->n;
+      keep->codes = w.codes;
+      keep->sid = w.ids;
+      keep->sp = w.sp;
+      keep->x = w.x;
+      memset(&w.codes, 0, sizeof w.codes);
+      memset(&w.ids, 0, sizeof w.ids);
+      memset(&w.sp, 0, sizeof w.sp);
+      memset(&w.x, 0, sizeof w.x);
+    }
   }
   grid_ws_free(&w);
   *env = w.env; /* the budget's bookkeeping now counts the lists */
@@ -610,11 +579,18 @@ extern "C" int vick_grid_knn_range(vick_call *call, const vick_points *p, int32_
   memset(&w, 0, sizeof w);
   grid_range r = {q0, q1};
   int rc = vick_begin(call, &w.env);
-  if (rc == VICK_OK) rc = grid_run(call, &w, p, k, r, ids, dist);
+  if (rc == VICK_OK) rc = grid_run(call, &w, p, k, r, ids, dist, NULL, 0);
   grid_ws_free(&w);
   return vick_end(call, &w.env, rc);
 }
 
 extern "C" int vick_grid_knn(vick_call *call, const vick_points *p, int32_t k, int64_t *ids, float *dist) {
   return vick_grid_knn_range(call, p, k, 0, p ? p->n : 0, ids, dist);
+}
+
+void vick_grid_dev_free(vick_env *env, vick_grid_dev *gd) {
+  vick_buf_free(env, &gd->codes);
+  vick_buf_free(env, &gd->sid);
+  vick_buf_free(env, &gd->sp);
+  vick_buf_free(env, &gd->x);
 }

@@ -1,0 +1,157 @@
+/* The device run of density + peaks (peaks_cuda.h): the kernels do the
+ * per-point work (vic_kernels_peaks.h), the core applies its rules to the
+ * local maxima in between, exactly as select_peaks in peaks.c does:
+ * prominence (from the merge events), thresholds, the densest point
+ * always a peak, members, small peaks dropped and climbed past once,
+ * ranking by saliency, core centres. */
+#include "peaks_cuda.h"
+#include "backend_cuda.h"
+#include "density_cuda.h"
+#include "nbody_internal.h"
+#include "peaks_rules.h"
+#include "prominence.h"
+
+#include <string.h>
+
+#ifdef VIC_WITH_CUDA
+#include "vic_kernels_peaks.h"
+
+/* Index of point id among the maxima (ascending ids), -1 when absent. */
+static int64_t maximum_index(const int64_t *max_point, int64_t m, int64_t id) {
+  int64_t a = 0, b = m;
+  while (a < b) {
+    int64_t h = a + (b - a) / 2;
+    if (max_point[h] < id) a = h + 1; else b = h;
+  }
+  return a < m && max_point[a] == id ? a : -1;
+}
+
+typedef struct {
+  unsigned char *survive, *cand;
+  int64_t *members, *rank, *core_count;
+  float *sal;
+  double *core_offset;
+} host_ws;
+
+static void host_ws_free(host_ws *h) {
+  free(h->survive);
+  free(h->cand);
+  free(h->members);
+  free(h->rank);
+  free(h->core_count);
+  free(h->sal);
+  free(h->core_offset);
+}
+
+/* The core's rules between the kernel steps; rc of the last kernel call
+ * in *rc when a kernel failed (status VIC_E_DEVICE then, translated by
+ * the caller). */
+static vic_status decide(vic_ctx *c, vick_call *call, vick_peaks_run *run, const vick_peaks_info *info,
+                         const vic_data *x, int32_t k, const vic_peak_options *o, vic_peaks *out, host_ws *h, int *rc) {
+  const int64_t m = info->m, n = info->n;
+  h->survive = vic__malloc(c, (size_t)m, "prominent maxima");
+  h->cand = h->survive ? vic__malloc(c, (size_t)m, "peak candidates") : NULL;
+  h->members = h->cand ? vic__malloc(c, (size_t)m * sizeof *h->members, "peak members") : NULL;
+  h->rank = h->members ? vic__malloc(c, (size_t)m * sizeof *h->rank, "peak ranks") : NULL;
+  if (!h->rank) return VIC_E_NOMEM;
+  vic_status s = vic__prominent_from_events(c, m, info->max_rho, info->n_events, info->event_a, info->event_b,
+                                            info->event_rho, vic__prominence_ratio(o, k), h->survive);
+  if (s != VIC_OK) return s;
+  const int64_t top = maximum_index(info->max_point, m, info->top);
+  if (top < 0) return vic__fail(c, VIC_E_DEVICE, "GPU peaks: the densest point is not among the local maxima");
+  for (int64_t q = 0; q < m; ++q)
+    h->cand[q] = h->survive[q] && vic__peak_thresholds(o, info->max_rho[q], info->max_delta[q], info->max_rk[q]);
+  h->cand[top] = 1;
+  if ((*rc = vick_peaks_climb(call, run, h->cand, h->members)) != VICK_OK) return VIC_E_DEVICE;
+  int dropped = 0;
+  for (int64_t q = 0; q < m; ++q)
+    if (h->cand[q] && q != top && h->members[q] < o->min_members) { h->cand[q] = 0; dropped = 1; }
+  if (dropped && (*rc = vick_peaks_climb(call, run, h->cand, h->members)) != VICK_OK) return VIC_E_DEVICE;
+  if ((s = vic__progress(c, "peaks", 0.8)) != VIC_OK) return s;
+
+  int64_t np = 0;
+  for (int64_t q = 0; q < m; ++q) np += h->cand[q];
+  const int32_t d = x->d;
+  out->n = n;
+  out->parent = vic__malloc(c, (size_t)n * sizeof *out->parent, "peak parents");
+  out->delta = out->parent ? vic__malloc(c, (size_t)n * sizeof *out->delta, "peak deltas") : NULL;
+  out->saliency = out->delta ? vic__malloc(c, (size_t)n * sizeof *out->saliency, "saliency") : NULL;
+  out->peak_id = out->saliency ? vic__malloc(c, (size_t)n * sizeof *out->peak_id, "peak ids") : NULL;
+  out->peak_point = out->peak_id ? vic__malloc(c, (size_t)np * sizeof *out->peak_point, "peak points") : NULL;
+  out->peak_members = out->peak_point ? vic__malloc(c, (size_t)np * sizeof *out->peak_members, "peak members") : NULL;
+  out->peak_centre = out->peak_members ? vic__malloc(c, (size_t)(np * d) * sizeof *out->peak_centre, "peak centres") : NULL;
+  h->sal = out->peak_centre ? vic__malloc(c, (size_t)np * sizeof *h->sal, "peak saliency") : NULL;
+  h->core_count = h->sal ? vic__malloc(c, (size_t)np * sizeof *h->core_count, "peak core counts") : NULL;
+  h->core_offset = h->core_count ? vic__malloc(c, (size_t)(np * d) * sizeof *h->core_offset, "peak core sums") : NULL;
+  if (!h->core_offset) return VIC_E_NOMEM;
+  np = 0;
+  for (int64_t q = 0; q < m; ++q)
+    if (h->cand[q]) { out->peak_point[np] = info->max_point[q]; h->sal[np++] = info->max_saliency[q]; }
+  if ((s = vic__rank_by_saliency(c, out->peak_point, h->sal, np)) != VIC_OK) return s;
+  out->n_peaks = np;
+  for (int64_t q = 0; q < m; ++q) h->rank[q] = -1;
+  for (int64_t p = 0; p < np; ++p) {
+    const int64_t q = maximum_index(info->max_point, m, out->peak_point[p]);
+    h->rank[q] = p;
+    out->peak_members[p] = h->members[q];
+  }
+  if ((*rc = vick_peaks_finish(call, run, h->rank, out->peak_point, np, VIC__CORE_FRACTION, out->parent, out->delta,
+                               out->saliency, out->peak_id, h->core_count, h->core_offset)) != VICK_OK)
+    return VIC_E_DEVICE;
+  vic__centres_from_sums(x, out->peak_point, h->core_offset, h->core_count, np, out->peak_centre);
+  return VIC_OK;
+}
+
+vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
+                                   vic_sph_convention sph, const vic_peak_options *o, float *knn_density,
+                                   float *sph_density, float *smoothing_length, int64_t *ids, float *dist,
+                                   vic_report *rep, int64_t *bad_row, vic_peaks *out) {
+  memset(out, 0, sizeof *out);
+  *bad_row = -1;
+  vick_call call;
+  vic__kernel_call_init(c, &call);
+  vick_density_params p = vic__density_params(x->d, unit_mass, sph);
+  vick_points pts = {x->rows, x->n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
+  vick_peaks_run *run = NULL;
+  vick_peaks_info info;
+  int rc = vick_peaks_begin(&call, &pts, k, mass, &p, knn_density, sph_density, smoothing_length, ids, dist, &run,
+                            &info);
+  if (rc != VICK_OK) return vic__kernel_status(c, rc, &call, "grid + density + peaks");
+  vic_status s = VIC_OK;
+  host_ws h;
+  memset(&h, 0, sizeof h);
+  *bad_row = info.bad_row;
+  if (info.bad_row < 0) {
+    vic__log(c, VIC_LOG_DEBUG, "GPU peaks: %lld local maxima, %lld boundary edges of %lld, %lld merge events",
+             (long long)info.m, (long long)info.boundary_edges, (long long)(x->n * (int64_t)k),
+             (long long)info.n_events);
+    s = decide(c, &call, run, &info, x, k, o, out, &h, &rc);
+  }
+  host_ws_free(&h);
+  rc = vick_peaks_end(&call, run, rc);
+  if (s == VIC_E_DEVICE && rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "grid + density + peaks");
+  if (s != VIC_OK || info.bad_row >= 0) {
+    vic_peaks_free(out);
+    return s;
+  }
+  rep->seconds_transfer += call.seconds_transfer;
+  rep->seconds_kernel += call.seconds_kernel;
+  for (int i = 0; i < call.n_stages; ++i) vic__report_stage(rep, call.stages[i].name, call.stages[i].seconds);
+  vic__kernel_log(c, &call, "grid + density + peaks");
+  return VIC_OK;
+}
+
+#else /* no CUDA in this build */
+
+vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
+                                   vic_sph_convention sph, const vic_peak_options *o, float *knn_density,
+                                   float *sph_density, float *smoothing_length, int64_t *ids, float *dist,
+                                   vic_report *rep, int64_t *bad_row, vic_peaks *out) {
+  (void)x; (void)k; (void)mass; (void)unit_mass; (void)sph; (void)o; (void)knn_density; (void)sph_density;
+  (void)smoothing_length; (void)ids; (void)dist; (void)rep;
+  memset(out, 0, sizeof *out);
+  *bad_row = -1;
+  return vic__cuda_probe(c);
+}
+
+#endif
