@@ -307,6 +307,8 @@ typedef struct {
   int64_t *peak_members;  /* member count of each peak */
   float *peak_centre;     /* n_peaks x d: mean position of each peak's members at least half as dense as
                              the peak (its core; minimum image) */
+  vic_report report;      /* how it ran: backend, seconds; vic_knn_density_peaks adds the lists' and the
+                             GPU run's (kernel and transfer seconds, stages) */
 } vic_peaks;
 
 vic_status vic_peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *density,

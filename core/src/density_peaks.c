@@ -19,6 +19,13 @@ static vic_status on_cpu(vic_ctx *c, const vic_data *x, int32_t k, const float *
   const int warned = c->warnings;
   s = vic_peaks_find(c, x, &lists, knn_density, po, out);
   c->warnings += warned;
+  if (s == VIC_OK) { /* the lists' report, with the peaks' time */
+    const double peaks_seconds = out->report.seconds_total;
+    out->report = lists.report;
+    vic__report_stage(&out->report, "peaks", peaks_seconds);
+    out->report.seconds_total += peaks_seconds;
+    out->report.warnings = c->warnings;
+  }
   if (s == VIC_OK && nn) *nn = lists;
   else vic_knn_free(&lists);
   return s;
@@ -59,13 +66,12 @@ static vic_status on_gpu(vic_ctx *c, const vic_data *x, int32_t k, const float *
     return vic__density_after_gpu(c, s, "grid + density + peaks");
   }
   *done = 1;
-  if (nn) {
-    vic__report_dnn1(&lists, rep);
-    rep->recall_estimate = 1.0;
-    rep->seconds_total = vic__now() - t0;
-    rep->warnings = c->warnings;
-    *nn = lists;
-  }
+  rep->recall_estimate = 1.0;
+  rep->seconds_total = vic__now() - t0;
+  rep->warnings = c->warnings;
+  if (nn) vic__report_dnn1(&lists, rep);
+  out->report = *rep;
+  if (nn) *nn = lists;
   return VIC_OK;
 }
 

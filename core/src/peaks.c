@@ -233,6 +233,7 @@ vic_status vic_peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, cons
   memset(out, 0, sizeof *out);
   c->error[0] = '\0';
   c->warnings = 0;
+  const double t0 = vic__now();
   vic_peak_options o;
   if (o_in) o = *o_in; else vic_peak_options_init(&o);
   vic_status s = check_inputs(c, x, nn, density, &o);
@@ -270,6 +271,11 @@ vic_status vic_peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, cons
   free(order);
   maxima = order = NULL;
   if ((s = vic__progress(c, "peaks", 1.0)) != VIC_OK) goto fail;
+  out->report.backend = VIC_BACKEND_CPU;
+  out->report.method = nn->report.method;
+  out->report.k = out->report.k_requested = nn->k;
+  out->report.warnings = c->warnings;
+  out->report.seconds_total = vic__now() - t0;
   return VIC_OK;
 
 fail:

@@ -62,7 +62,7 @@ typedef struct {
   int64_t boundary_edges;     /* list edges between different basins (before keeping the first per pair) */
 } vick_peaks_info;
 
-/* x: d <= 3, L2; k >= 2; densities as vick_grid_knn_density (mass may be
+/* x: d <= 3, L2; k >= 2; n * k < 2^31; densities as vick_grid_knn_density (mass may be
  * NULL); the peaks use the kNN density.  knn_density (required),
  * sph_density, smoothing_length: host outputs (n floats; the last two may
  * be NULL).  ids / dist: host n*k outputs for the lists, or NULL to leave

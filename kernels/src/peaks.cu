@@ -524,6 +524,10 @@ extern "C" int vick_peaks_begin(vick_call *call, const vick_points *x, int32_t k
     return vick_fail(call, VICK_ARGUMENT, "peaks on the device need 1 to 3 dimensions and the L2 metric");
   if (k < 2 || x->n <= k)
     return vick_fail(call, VICK_ARGUMENT, "peaks: need 2 <= k < n (got k = %d, n = %lld)", (int)k, (long long)x->n);
+  /* list positions and edge offsets are int32 on the device */
+  if (x->n * (int64_t)k >= INT32_MAX)
+    return vick_fail(call, VICK_ARGUMENT, "peaks on the device take fewer than 2^31 list entries (n = %lld, k = %d)",
+                     (long long)x->n, (int)k);
   vick_peaks_run *r = (vick_peaks_run *)calloc(1, sizeof *r);
   if (!r) return vick_fail(call, VICK_NOMEM, "no host memory for the peaks run");
   r->n = x->n;
