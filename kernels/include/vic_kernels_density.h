@@ -40,7 +40,9 @@ int vick_density(vick_call *call, int64_t n, int32_t k, const int64_t *ids, cons
 
 /* Exact grid kNN lists (as vick_grid_knn) and the densities from them in
  * one call: the lists stay on the device between the two.  The
- * distances are turned into true (Euclidean) distances on the device.
+ * distances are turned into true (Euclidean) distances on the device and
+ * each row is ordered by (distance, id) as the CPU grid orders it, so the
+ * lists equal the CPU grid's.
  * ids/dist (host, n*k) receive the lists when not NULL (true distances,
  * -1 / +inf where missing).  *bad_row receives the first row whose list
  * cannot give a density (a missing neighbour or rk = 0 from duplicates),

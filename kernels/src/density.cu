@@ -177,11 +177,26 @@ extern "C" int vick_density(vick_call *call, int64_t n, int32_t k, const int64_t
 }
 
 /* ---------------------------------------------------- fused with the grid */
-/* Working (squared) distances to true ones, as the core's vic__true_dist
- * does for L2 (correctly rounded sqrt); +inf stays +inf. */
-__global__ void true_dist_kernel(float *dist, int64_t total) {
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < total) { float w = dist[i]; dist[i] = __fsqrt_rn(w > 0.f ? w : 0.f); }
+/* Working (squared) distances to true ones, as the core's CPU grid
+ * finishes a row (cpu_grid.c finish_row): a correctly rounded sqrt, then
+ * the (distance, id) order restored where sqrt rounds distinct squared
+ * distances to one float (topk.h vic__sort_pairs: an insertion sort,
+ * linear on these nearly sorted rows).  Padding (-1, +inf) stays last. */
+__global__ void true_dist_kernel(int64_t *ids, float *dist, int64_t n, int32_t k) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int64_t *id = ids + i * k;
+  float *d = dist + i * k;
+  for (int32_t t = 0; t < k; ++t) { float w = d[t]; d[t] = __fsqrt_rn(w > 0.f ? w : 0.f); }
+  for (int32_t t = 1; t < k; ++t) {
+    const float td = d[t];
+    const int64_t ti = id[t];
+    if (ti < 0) break;
+    int32_t j = t;
+    while (j > 0 && (d[j - 1] > td || (d[j - 1] == td && id[j - 1] > ti))) { d[j] = d[j - 1]; id[j] = id[j - 1]; --j; }
+    d[j] = td;
+    id[j] = ti;
+  }
 }
 
 /* The first row whose list cannot give a density (as the core's
@@ -202,9 +217,8 @@ int vick_grid_density_dev(vick_call *call, vick_env *env, const vick_points *x, 
                           vick_grid_dev *keep, int64_t *bad_row) {
   const int64_t n = x->n;
   VICK_TRY(vick_grid_knn_dev(call, env, x, k, &out->ids, &out->dist, keep));
-  const int64_t total = n * (int64_t)k;
   VICK_TRY(vick_timer_start(call, env));
-  true_dist_kernel<<<vick_blocks(total, 256), 256, 0, env->stream>>>((float *)out->dist.p, total);
+  true_dist_kernel<<<vick_blocks(n, 256), 256, 0, env->stream>>>((int64_t *)out->ids.p, (float *)out->dist.p, n, k);
   VICK_LAUNCH(call, "true_dist_kernel");
   vick_buf bad = {NULL, 0};
   VICK_TRY(vick_buf_alloc(call, env, &bad, sizeof(unsigned long long), "row check"));
