@@ -313,7 +313,7 @@ NBodyChoices MakeNBodyChoices(int k, int method, bool useFeature, bool useMass, 
   return choices;
 }
 
-Outcome BuildNBodyLists(vtkAlgorithm* self, const char* label, Context& ctx, vtkDataSet* input,
+Outcome SelectNBodyInputs(vtkAlgorithm* self, const char* label, vtkDataSet* input,
   const NBodyChoices& choices, NBodyLists& out)
 {
   if (!SelectRows(self, label, input, choices.UseFeature, choices.Feature,
@@ -322,6 +322,16 @@ Outcome BuildNBodyLists(vtkAlgorithm* self, const char* label, Context& ctx, vtk
       self, label, choices.Periodic, choices.BoxLengths, out.Points, out.Source, &out.Box) ||
     (choices.UseMass &&
       !SelectMass(self, label, choices.Mass, choices.MassAssociation, out.Points.N, out.Mass)))
+  {
+    return Outcome::Failed;
+  }
+  return Outcome::Done;
+}
+
+Outcome BuildNBodyLists(vtkAlgorithm* self, const char* label, Context& ctx, vtkDataSet* input,
+  const NBodyChoices& choices, NBodyLists& out)
+{
+  if (SelectNBodyInputs(self, label, input, choices, out) != Outcome::Done)
   {
     return Outcome::Failed;
   }

@@ -164,6 +164,10 @@ struct NBodyLists
 // and core failures are reported on `self` as CheckCall does.
 Outcome BuildNBodyLists(vtkAlgorithm* self, const char* label, Context& ctx, vtkDataSet* input,
   const NBodyChoices& choices, NBodyLists& out);
+// The first half of BuildNBodyLists: rows, periodic box and masses into
+// `out`, no lists -- for calls that build their own (vic_knn_density_peaks).
+Outcome SelectNBodyInputs(vtkAlgorithm* self, const char* label, vtkDataSet* input,
+  const NBodyChoices& choices, NBodyLists& out);
 
 // ---------------------------------------------------------------- pipeline
 // RequestDataObject of the Vicinity filters: port 0 has the input's type;

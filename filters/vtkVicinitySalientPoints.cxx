@@ -122,39 +122,67 @@ bool vtkVicinitySalientPoints::ProcessDataSet(
     this->UseFeatureArray, this->UseMassArray, this->Periodic, this->BoxLengths,
     [&](int idx, int& association) { return this->GetInputArrayToProcess(idx, input, association); });
 
-  // The bar: kNN lists 0-0.6, density 0.6-0.65, peaks 0.65-1.
-  ctx.SetCallRange(0.0, 0.6);
+  vic_peak_options o;
+  vic_peak_options_init(&o);
+  o.min_density = this->MinDensity;
+  o.min_delta = this->MinDelta;
+  o.delta_factor = this->DeltaFactor;
+  o.min_prominence = this->MinProminence;
+  o.min_members = this->MinMembers;
+
   vtkVicinity::NBodyLists lists;
-  vtkVicinity::Outcome outcome = vtkVicinity::BuildNBodyLists(this, Label, ctx, input, choices, lists);
+  vtkVicinity::Outcome outcome = vtkVicinity::SelectNBodyInputs(this, Label, input, choices, lists);
   const vic_data x = lists.View();
   const vtkIdType n = lists.Points.N;
   std::vector<float> density;
   double secondsDensity = 0, secondsPeaks = 0;
-  if (outcome == vtkVicinity::Outcome::Done)
+  PeaksHolder found;
+  const vic_report* report = &lists.Knn.report;
+  // Exact grid lists (AUTO picks the grid for d <= 3, as asked with GRID):
+  // lists, density and peaks in one core call, which on the GPU keeps the
+  // lists on the device.  Same lists, density and peaks as the three calls
+  // below; its time is all "Seconds Peaks".
+  const bool oneCall = (choices.Method == VIC_METHOD_AUTO || choices.Method == VIC_METHOD_GRID) &&
+    x.d <= 3 && choices.K >= 2 && static_cast<vtkIdType>(choices.K) < n;
+  if (outcome == vtkVicinity::Outcome::Done && oneCall)
   {
-    ctx.SetCallRange(0.6, 0.65);
+    ctx.SetCallRange(0.0, 1.0);
     density.resize(n);
     const auto t0 = std::chrono::steady_clock::now();
     outcome = vtkVicinity::CheckCall(this, Label, ctx,
-      vic_density(ctx.Get(), &x, &lists.Knn, lists.MassOrNull(), nullptr, density.data(), nullptr,
-        nullptr));
-    secondsDensity = SecondsSince(t0);
-  }
-  PeaksHolder found;
-  if (outcome == vtkVicinity::Outcome::Done)
-  {
-    ctx.SetCallRange(0.65, 1.0);
-    vic_peak_options o;
-    vic_peak_options_init(&o);
-    o.min_density = this->MinDensity;
-    o.min_delta = this->MinDelta;
-    o.delta_factor = this->DeltaFactor;
-    o.min_prominence = this->MinProminence;
-    o.min_members = this->MinMembers;
-    const auto t0 = std::chrono::steady_clock::now();
-    outcome = vtkVicinity::CheckCall(
-      this, Label, ctx, vic_peaks_find(ctx.Get(), &x, &lists.Knn, density.data(), &o, &found.P));
+      vic_knn_density_peaks(ctx.Get(), &x, choices.K, lists.MassOrNull(), nullptr, &o, nullptr,
+        density.data(), nullptr, nullptr, &found.P));
     secondsPeaks = SecondsSince(t0);
+    report = &found.P.report;
+  }
+  else if (outcome == vtkVicinity::Outcome::Done)
+  {
+    // The bar: kNN lists 0-0.6, density 0.6-0.65, peaks 0.65-1.
+    ctx.SetCallRange(0.0, 0.6);
+    vic_build_options bo;
+    vic_build_options_init(&bo);
+    bo.method = choices.Method;
+    bo.k = choices.K;
+    outcome =
+      vtkVicinity::CheckCall(this, Label, ctx, vic_knn_build(ctx.Get(), &x, &bo, &lists.Knn));
+    if (outcome == vtkVicinity::Outcome::Done)
+    {
+      ctx.SetCallRange(0.6, 0.65);
+      density.resize(n);
+      const auto t0 = std::chrono::steady_clock::now();
+      outcome = vtkVicinity::CheckCall(this, Label, ctx,
+        vic_density(ctx.Get(), &x, &lists.Knn, lists.MassOrNull(), nullptr, density.data(), nullptr,
+          nullptr));
+      secondsDensity = SecondsSince(t0);
+    }
+    if (outcome == vtkVicinity::Outcome::Done)
+    {
+      ctx.SetCallRange(0.65, 1.0);
+      const auto t0 = std::chrono::steady_clock::now();
+      outcome = vtkVicinity::CheckCall(
+        this, Label, ctx, vic_peaks_find(ctx.Get(), &x, &lists.Knn, density.data(), &o, &found.P));
+      secondsPeaks = SecondsSince(t0);
+    }
   }
   if (outcome == vtkVicinity::Outcome::Cancelled)
   {
@@ -174,7 +202,7 @@ bool vtkVicinitySalientPoints::ProcessDataSet(
 
   auto fd = vtkSmartPointer<vtkFieldData>::New();
   fd->ShallowCopy(input->GetFieldData());
-  vtkVicinity::WriteReport(lists.Knn.report, VIC_L2, x.d, lists.Source.c_str(), fd);
+  vtkVicinity::WriteReport(*report, VIC_L2, x.d, lists.Source.c_str(), fd);
   vtkVicinity::AddFieldInt(fd, "Peaks", found.P.n_peaks);
   vtkVicinity::AddFieldDouble(fd, "Seconds Density", secondsDensity);
   vtkVicinity::AddFieldDouble(fd, "Seconds Peaks", secondsPeaks);

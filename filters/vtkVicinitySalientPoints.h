@@ -12,7 +12,10 @@
  * least MinDelta (0: DeltaFactor times the peak's own k-th neighbour
  * distance), prominence over the saddle to a denser region at least
  * MinProminence (0: the core's noise-based default) and at least
- * MinMembers members; the densest particle always is a peak.
+ * MinMembers members; the densest particle always is a peak.  With exact
+ * grid lists (d <= 3, Method AUTO or Grid) lists, density and peaks are one
+ * core call (vic_knn_density_peaks), which on the GPU keeps the lists on
+ * the device; the results are those of the separate calls.
  *
  * Output port 0: the input with those point arrays and the report in field
  * data.  Output port 1: one vertex per peak.  Its position is the peak

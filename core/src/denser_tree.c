@@ -48,9 +48,16 @@ static void select_median(const vic__denser_tree *t, int64_t *idx, int64_t lo, i
   }
 }
 
+/* Subtrees of more points than this are built as OpenMP tasks. */
+enum { TASK_POINTS = 1 << 15 };
+
 static int64_t build(vic__denser_tree *t, int64_t lo, int64_t hi, int depth) {
   const int32_t d = t->x.d;
-  int64_t me = t->n_nodes++;
+  int64_t me;
+  /* tasks take node numbers in any order: the tree's shape, and so every
+   * query's (exact) answer, does not depend on them */
+#pragma omp atomic capture
+  me = t->n_nodes++;
   node *nd = &t->nodes[me];
   float *mn = t->bmin + me * d, *mx = t->bmax + me * d;
   for (int32_t j = 0; j < d; ++j) { mn[j] = INFINITY; mx[j] = -INFINITY; }
@@ -69,8 +76,16 @@ static int64_t build(vic__denser_tree *t, int64_t lo, int64_t hi, int depth) {
   if (hi - lo <= LEAF || !(mx[axis] > mn[axis]) || depth >= MAX_DEPTH - 2) return me;
   int64_t mid = lo + (hi - lo) / 2;
   select_median(t, t->idx, lo, hi, mid, axis);
-  int64_t l = build(t, lo, mid, depth + 1);
-  int64_t r = build(t, mid, hi, depth + 1);
+  int64_t l, r;
+  if (hi - lo > TASK_POINTS) {
+#pragma omp task shared(l) firstprivate(t, lo, mid, depth)
+    l = build(t, lo, mid, depth + 1);
+    r = build(t, mid, hi, depth + 1);
+#pragma omp taskwait
+  } else {
+    l = build(t, lo, mid, depth + 1);
+    r = build(t, mid, hi, depth + 1);
+  }
   t->nodes[me].left = l;
   t->nodes[me].right = r;
   return me;
@@ -90,6 +105,8 @@ vic_status vic__denser_tree_build(vic_ctx *c, const vic_data *x, const float *rh
   t->bmax = t->bmin ? vic__malloc(c, (size_t)t->cap * (size_t)x->d * sizeof(float), "denser-point tree boxes") : NULL;
   if (!t->bmax) { vic__denser_tree_free(t); return VIC_E_NOMEM; }
   for (int64_t i = 0; i < x->n; ++i) t->idx[i] = i;
+#pragma omp parallel num_threads(vic__threads(c))
+#pragma omp single
   build(t, 0, x->n, 0);
   *out = t;
   return VIC_OK;

@@ -28,7 +28,63 @@ static int64_t find(int64_t *up, int64_t i) {
   return i;
 }
 
+static int ascending_u64(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Merges sorted runs a[0, na) and b[0, nb) into out. */
+static void merge_u64(const uint64_t *a, int64_t na, const uint64_t *b, int64_t nb, uint64_t *out) {
+  int64_t i = 0, j = 0, o = 0;
+  while (i < na && j < nb) out[o++] = b[j] < a[i] ? b[j++] : a[i++];
+  while (i < na) out[o++] = a[i++];
+  while (j < nb) out[o++] = b[j++];
+}
+
+/* The density order as one sort of 64-bit keys (~bits(rho) << 32 | id:
+ * densities are >= 0, whose bits order as the values, so ascending keys
+ * are descending density with ties to the lower id): runs sorted in
+ * parallel, then merged pairwise in parallel rounds.  The keys are
+ * distinct, so the result does not depend on the thread count. */
+static vic_status order_by_keys(vic_ctx *c, const float *rho, int64_t n, int64_t *order) {
+  uint64_t *key = vic__malloc(c, (size_t)n * sizeof *key, "density order keys");
+  uint64_t *tmp = key ? vic__malloc(c, (size_t)n * sizeof *tmp, "density order keys") : NULL;
+  if (!tmp) { free(key); return VIC_E_NOMEM; }
+  const int threads = vic__threads(c);
+  int64_t runs = 1;
+  while (runs < 4 * (int64_t)threads && n / (2 * runs) >= 4096) runs *= 2;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t b;
+    memcpy(&b, &rho[i], sizeof b);
+    if (b == 0x80000000u) b = 0; /* -0 equals +0: ties go by id */
+    key[i] = ((uint64_t)~b << 32) | (uint64_t)i;
+  }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (int64_t r = 0; r < runs; ++r) {
+    const int64_t a = n * r / runs, b = n * (r + 1) / runs;
+    qsort(key + a, (size_t)(b - a), sizeof *key, ascending_u64);
+  }
+  for (int64_t width = 1; width < runs; width *= 2) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (int64_t r = 0; r < runs; r += 2 * width) {
+      const int64_t a = n * r / runs, m = n * (r + width < runs ? r + width : runs) / runs,
+                    b = n * (r + 2 * width < runs ? r + 2 * width : runs) / runs;
+      merge_u64(key + a, m - a, key + m, b - m, tmp + a);
+    }
+    uint64_t *t = key;
+    key = tmp;
+    tmp = t;
+  }
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t i = 0; i < n; ++i) order[i] = (int64_t)(key[i] & 0xffffffffu);
+  free(key);
+  free(tmp);
+  return VIC_OK;
+}
+
 vic_status vic__density_order(vic_ctx *c, const float *rho, int64_t n, int64_t *order) {
+  if (n <= ((int64_t)1 << 32)) return order_by_keys(c, rho, n, order);
   by_rho *tmp = vic__malloc(c, (size_t)n * sizeof *tmp, "density order");
   if (!tmp) return VIC_E_NOMEM;
   for (int64_t i = 0; i < n; ++i) { tmp[i].rho = rho[i]; tmp[i].id = i; }
@@ -46,7 +102,22 @@ vic_status vic__prominent_maxima(vic_ctx *c, const vic_knn *nn, const float *rho
   for (int64_t i = 0; i < n; ++i) { up[i] = -1; survive[i] = 0; }
   /* up[i] = -1: not entered yet.  A region's root is its maximum, so
    * comparing roots with vic__denser compares the regions' heights. */
+  /* The loop is a chain of random reads (a row of ids, then up[] of each
+   * id); prefetching rows a few points ahead and their up[] entries a few
+   * points later overlaps them.  Prefetches change no result. */
+  enum { ROW_AHEAD = 8, UP_AHEAD = 4 };
   for (int64_t r = 0; r < n; ++r) {
+#if defined(__GNUC__)
+    if (r + ROW_AHEAD < n) {
+      const int64_t *row = nn->ids + order[r + ROW_AHEAD] * k;
+      for (int64_t t = 0; t < k; t += 8) __builtin_prefetch(row + t);
+    }
+    if (r + UP_AHEAD < n) {
+      const int64_t *row = nn->ids + order[r + UP_AHEAD] * k;
+      for (int64_t t = 0; t < k; ++t)
+        if (row[t] >= 0 && row[t] < n) __builtin_prefetch(up + row[t]);
+    }
+#endif
     int64_t i = order[r], best = -1;
     for (int64_t t = 0; t < k; ++t) {
       int64_t j = nn->ids[i * k + t];
