@@ -180,14 +180,29 @@ extern "C" int vick_density(vick_call *call, int64_t n, int32_t k, const int64_t
 /* Working (squared) distances to true ones, as the core's CPU grid
  * finishes a row (cpu_grid.c finish_row): a correctly rounded sqrt, then
  * the (distance, id) order restored where sqrt rounds distinct squared
- * distances to one float (topk.h vic__sort_pairs: an insertion sort,
- * linear on these nearly sorted rows).  Padding (-1, +inf) stays last. */
+ * distances to one float (topk.h vic__sort_pairs).  One warp per row so
+ * that the reads are coalesced; equal neighbouring distances are rare,
+ * and only a row that has some is re-sorted, by lane 0 (an insertion
+ * sort, linear on a nearly sorted row).  Padding (-1, +inf) stays last. */
 __global__ void true_dist_kernel(int64_t *ids, float *dist, int64_t n, int32_t k) {
-  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  int64_t *id = ids + i * k;
-  float *d = dist + i * k;
-  for (int32_t t = 0; t < k; ++t) { float w = d[t]; d[t] = __fsqrt_rn(w > 0.f ? w : 0.f); }
+  const int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const int lane = threadIdx.x & 31;
+  if (row >= n) return; /* the whole warp: row is uniform in it */
+  int64_t *id = ids + row * k;
+  float *d = dist + row * k;
+  float carry = -1.f; /* the last distance of the previous 32 */
+  unsigned any = 0;
+  for (int32_t t0 = 0; t0 < k; t0 += 32) {
+    const int32_t t = t0 + lane;
+    float v = 0.f;
+    if (t < k) { const float w = d[t]; v = __fsqrt_rn(w > 0.f ? w : 0.f); d[t] = v; }
+    float left = __shfl_up_sync(0xffffffffu, v, 1);
+    if (lane == 0) left = carry;
+    any |= __ballot_sync(0xffffffffu, t < k && t > 0 && left == v);
+    carry = __shfl_sync(0xffffffffu, v, 31);
+  }
+  __syncwarp();
+  if (!any || lane != 0) return;
   for (int32_t t = 1; t < k; ++t) {
     const float td = d[t];
     const int64_t ti = id[t];
@@ -218,7 +233,8 @@ int vick_grid_density_dev(vick_call *call, vick_env *env, const vick_points *x, 
   const int64_t n = x->n;
   VICK_TRY(vick_grid_knn_dev(call, env, x, k, &out->ids, &out->dist, keep));
   VICK_TRY(vick_timer_start(call, env));
-  true_dist_kernel<<<vick_blocks(n, 256), 256, 0, env->stream>>>((int64_t *)out->ids.p, (float *)out->dist.p, n, k);
+  true_dist_kernel<<<vick_blocks(n * 32, 256), 256, 0, env->stream>>>((int64_t *)out->ids.p, (float *)out->dist.p, n,
+                                                                      k);
   VICK_LAUNCH(call, "true_dist_kernel");
   vick_buf bad = {NULL, 0};
   VICK_TRY(vick_buf_alloc(call, env, &bad, sizeof(unsigned long long), "row check"));
