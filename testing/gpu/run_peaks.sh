@@ -22,7 +22,8 @@ export PATH=/usr/local/cuda/bin:$PATH
 SUM="$OUT/summary.txt"
 say() { echo "$*" | tee -a "$SUM"; }
 say "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null)"
-say "== commit $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null)"
+# a copied tree has no .git of its own: the caller names its commit
+say "== commit ${VIC_COMMIT:-$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null)}"
 
 ( [ -f "$DATA/plummer3.npy" ] || python3 "$CARRY/make_synthetic.py" plummer3 "$N" "$DATA/plummer3.npy" --seed 0 \
     --format npy ) > "$LOG/data.log" 2>&1 &
