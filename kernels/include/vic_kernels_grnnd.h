@@ -97,7 +97,19 @@ typedef struct {
 void vick_gsearch_params_init(vick_gsearch_params *p);
 
 /* k nearest rows of m queries (host, m x d) into ids/dist (m * k, int64
- * ids, squared L2, ascending, -1 / +inf where fewer were found). */
+ * ids, squared L2, ascending, -1 / +inf where fewer were found).
+ *
+ * Small-batch calls (up to 1,024 queries) run on a workspace that the
+ * graph keeps (a stream, events, device buffers and pinned staging, made
+ * once and grown on demand): one copy in, one launch, one copy out, one
+ * wait.  When the batch's t0 blocks per query all fit on the device at
+ * once, the pivot stage runs inside the search kernel (a cooperative
+ * launch); otherwise a pivot kernel runs first.  The graph may be searched
+ * from several threads at once: one call at a time uses the workspace (a
+ * lock), the others make their own resources as large batches do.
+ * call->seconds_kernel: CUDA-event time of the kernels (launch gaps
+ * included, copies not); the stages name "pivots" and "search", or
+ * "search (fused pivots)"; seconds_transfer is not measured (0). */
 int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int32_t k,
                        const vick_gsearch_params *p, int64_t *ids, float *dist);
 

@@ -79,11 +79,10 @@ __global__ void __launch_bounds__(GS_SLICE)
       const int i2 = __shfl_xor_sync(GR_FULL, bi, o);
       if (i2 >= 0 && (bi < 0 || d2 < bd || (d2 == bd && i2 < bi))) { bd = d2; bi = i2; }
     }
-    if (lane == 0) {
-      out[r] = bi >= 0 ? vick_key(bd, (uint32_t)(slice * GS_SLICE + bi)) : VICK_KEY_NONE;
-      if (bi >= 0) sd[w][bi] = __int_as_float(0x7f800000);
-    }
-    __syncwarp();
+    if (lane == 0) out[r] = bi >= 0 ? vick_key(bd, (uint32_t)(slice * GS_SLICE + bi)) : VICK_KEY_NONE;
+    /* the lane that scans entry bi clears it: no lane writes what another
+     * reads, so the rounds need no ordering between lanes */
+    if (bi >= 0 && (bi & 31) == lane) sd[w][bi] = __int_as_float(0x7f800000);
   }
 }
 
@@ -219,6 +218,7 @@ static void gs_release(vick_gsearch *g) {
   int prev = -1;
   cudaGetDevice(&prev);
   cudaSetDevice(g->device);
+  gs_ws_destroy(g);
   cudaFree(g->x);
   cudaFree(g->g);
   cudaFree(g->occl);
@@ -318,6 +318,8 @@ int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d
     if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaDeviceGetAttribute", __FILE__, __LINE__);
   }
   if (rc == VICK_OK) rc = gs_upload(call, g, rows, graph, occl, &L);
+  if (rc == VICK_OK) rc = gs_small_coop_capacity(call, g);
+  if (rc == VICK_OK) rc = gs_ws_create(call, g);
   layout_free(&L);
   if (rc != VICK_OK) {
     gs_release(g);

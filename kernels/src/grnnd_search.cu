@@ -13,8 +13,13 @@
  *    is counted in one parallel step instead of a warp sort.  The nearest
  *    neighbour that entered R is the next node; a hop that adds nothing to
  *    R ends the search.  The last of a query's t0 blocks to finish merges
- *    the first k of their rankings by ranks, repeats dropped (no second
- *    launch: a single query pays two launches, pivots and search).
+ *    the first k of their rankings by ranks, repeats dropped (no merge
+ *    launch).  When all blocks of the batch fit on the device at once (a
+ *    cooperative launch), the pivot stage is fused in too: each of a
+ *    query's blocks finds the nearest pivots of its share of them,
+ *    publishes them in global memory and waits for the query's other
+ *    blocks, so a single query pays one launch instead of two (the pivot
+ *    launch cost 17-23 us of each single-query call on the H100).
  *
  *  large batch (Alg. 2): one warp-sized block per query keeps a sorted list
  *    (R and the expansion queue C in one array: unexpanded entries carry no
@@ -75,7 +80,13 @@ struct gs_small_smem {
   unsigned long long c[GS_CHUNK];     /* this pass's candidates */
   unsigned long long best[2];         /* nearest new entry of R, per hop parity */
   unsigned long long ck[GS_CHUNK];    /* the candidates kept (VICK_KEY_NONE: dropped) */
-  unsigned long long sk[GS_SLICES_MAX * GS_EMAX];
+  union { /* the fused pivot stage is over before the pivot candidates are read */
+    unsigned long long sk[GS_SLICES_MAX * GS_EMAX];
+    struct {
+      float part[2][GS_SLICE];                         /* half-row distances of a chunk of pivots */
+      unsigned long long lists[GS_SLICE / 32 + 1][GS_EMAX]; /* each warp's nearest; the last: the block's */
+    } pv;
+  };
   int32_t near[GS_EMAX];
   int last, distinct;
 };
@@ -181,28 +192,127 @@ __device__ __forceinline__ void gs_merge_query(const unsigned long long *in, int
   }
 }
 
-template <int RS>
-__global__ void __launch_bounds__(GS_SMALL_THREADS)
-    gs_small_kernel(gs_graph G, const float *q, int t0, int hops, int ne_want, const unsigned long long *pnear,
-                    uint64_t seed, int k, unsigned long long *out /* m * t0 * RS */, int *count, int64_t *ids,
-                    float *dist) {
+/* Ascending sort of one key per lane across a warp (a bitonic network). */
+__device__ __forceinline__ unsigned long long gs_warp_sort32(unsigned long long key, int lane) {
+#pragma unroll
+  for (int k = 2; k <= 32; k <<= 1)
+#pragma unroll
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      const unsigned long long o = __shfl_xor_sync(GR_FULL, key, j);
+      const bool low = (lane & j) == 0, up = (lane & k) == 0;
+      key = low == up ? (o < key ? o : key) : (o > key ? o : key);
+    }
+  return key;
+}
+
+/* float4 loads in flight per thread: 8 keeps the fused kernel within 64
+ * registers, two blocks of 512 threads per multiprocessor (16 needed 114,
+ * one block: a batch of 10 queries x 16 searches would not fit at once) */
+#define GS_PIVOT_BATCH 8
+#define GS_PV_LISTS (GS_SLICE / 32 + 1)
+
+/* The fused pivot stage of one block: the GS_EMAX nearest pivots of its
+ * range [P part / parts, P (part + 1) / parts), in chunks of GS_SLICE
+ * pivots, two threads per pivot (half of the dimensions each, 8 loads in
+ * flight: d = 128 is two rounds of memory latency).
+ * Each warp sorts its 32 keys; the block's list is the first GS_EMAX by
+ * rank over the warps' and its own earlier list (binary searches, keys
+ * are distinct: they carry the pivot index).  sq4: the query, zero beyond
+ * d; sm.pv.lists[GS_PV_LISTS - 1] must be VICK_KEY_NONE and visible. */
+template <typename SM>
+__device__ __forceinline__ void gs_part_pivots(const gs_pivots &PV, const float4 *sq4, int dp, int part, SM &sm,
+                                               int t) {
+  const int p0 = (int)((int64_t)PV.P * part / PV.parts), p1 = (int)((int64_t)PV.P * (part + 1) / PV.parts);
+  const int h = t / GS_SLICE, i = t % GS_SLICE, lane = t & 31;
+  const int half = (dp + 1) >> 1, ja = h ? half : 0, jb = h ? dp : half;
+  unsigned long long *best = sm.pv.lists[GS_PV_LISTS - 1];
+  for (int c0 = p0; c0 < p1; c0 += GS_SLICE) {
+    const int p = c0 + i;
+    float acc = 0.f;
+    if (p < p1) {
+      for (int j0 = ja; j0 < jb; j0 += GS_PIVOT_BATCH) {
+        float4 v[GS_PIVOT_BATCH];
+#pragma unroll
+        for (int u = 0; u < GS_PIVOT_BATCH; ++u)
+          v[u] = j0 + u < jb ? __ldg(PV.pt4 + (int64_t)(j0 + u) * PV.P + p) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int u = 0; u < GS_PIVOT_BATCH; ++u) {
+          if (j0 + u >= jb) break;
+          const float4 a = sq4[j0 + u];
+          const float x = a.x - v[u].x, y = a.y - v[u].y, z = a.z - v[u].z, w = a.w - v[u].w;
+          acc = fmaf(x, x, fmaf(y, y, fmaf(z, z, fmaf(w, w, acc))));
+        }
+      }
+    }
+    sm.pv.part[h][i] = acc;
+    __syncthreads();
+    if (t < GS_SLICE) {
+      const int q = c0 + t;
+      unsigned long long key = q < p1 ? vick_key(sm.pv.part[0][t] + sm.pv.part[1][t], (uint32_t)q) : VICK_KEY_NONE;
+      key = gs_warp_sort32(key, lane);
+      if (lane < GS_EMAX) sm.pv.lists[t >> 5][lane] = key;
+    }
+    __syncthreads();
+    unsigned long long key = VICK_KEY_NONE;
+    int r = 0;
+    if (t < GS_PV_LISTS * GS_EMAX) {
+      key = sm.pv.lists[t / GS_EMAX][t % GS_EMAX];
+      if (key != VICK_KEY_NONE)
+        for (int l = 0; l < GS_PV_LISTS; ++l) r += gs_lower(sm.pv.lists[l], GS_EMAX, key);
+    }
+    __syncthreads(); /* every rank counted before the block's list is rewritten */
+    if (t < GS_EMAX) best[t] = VICK_KEY_NONE;
+    __syncthreads();
+    if (key != VICK_KEY_NONE && r < GS_EMAX) best[r] = key;
+    __syncthreads();
+  }
+}
+
+template <int RS, bool FUSED>
+__global__ void __launch_bounds__(GS_SMALL_THREADS, FUSED ? 2 : 3)
+    gs_small_kernel(gs_graph G, const float *q, int t0, int hops, int ne_want, unsigned long long *pnear,
+                    int nlists, gs_pivots PV, uint64_t seed, int k, unsigned long long *out /* m * t0 * RS */,
+                    int *count, int *arrive, int64_t *ids, float *dist) {
   /* dynamic: the query, then the merge's keys and flags (t0 * min(k, RS)) */
   extern __shared__ float4 sq4[];
   float *sq = (float *)sq4;
   const int kk = k < RS ? k : RS;
-  unsigned long long *mk = (unsigned long long *)(sq4 + (G.d + 3) / 4);
+  const int dp = (G.d + 3) / 4;
+  unsigned long long *mk = (unsigned long long *)(sq4 + dp);
   unsigned char *mf = (unsigned char *)(mk + t0 * kk);
   __shared__ gs_small_smem<RS> sm;
   const int64_t qi = blockIdx.x / t0;
   const int sj = blockIdx.x % t0;
   const int t = threadIdx.x, g = t / GS_GROUP, gl = t % GS_GROUP;
   const int d = G.d;
-  for (int j = t; j < d; j += blockDim.x) sq[j] = q[qi * d + j];
+  for (int j = t; j < dp * 4; j += blockDim.x) sq[j] = j < d ? q[qi * d + j] : 0.f;
   for (int i = t; i < RS; i += blockDim.x) sm.r[0][i] = VICK_KEY_NONE;
   if (t < GS_EMAX) sm.near[t] = -1;
   if (t < 2) sm.best[t] = VICK_KEY_NONE;
+  if (FUSED && t < GS_EMAX) sm.pv.lists[GS_PV_LISTS - 1][t] = VICK_KEY_NONE;
   __syncthreads();
-  gs_pick_near(pnear + qi * G.slices * GS_EMAX, G.slices, sm.sk, sm.near, t, blockDim.x);
+  if (FUSED) {
+    /* this block's share of the pivots, published before it counts itself
+     * in (the writers fence, then the barrier, then the count), then the
+     * wait for the query's other blocks: a cooperative launch keeps them
+     * all resident, so the wait ends */
+    if (sj < PV.parts) {
+      gs_part_pivots(PV, sq4, dp, sj, sm, t);
+      if (t < GS_EMAX) {
+        pnear[(qi * PV.parts + sj) * GS_EMAX + t] = sm.pv.lists[GS_PV_LISTS - 1][t];
+        __threadfence();
+      }
+    }
+    __syncthreads();
+    if (t == 0) {
+      atomicAdd(arrive + qi, 1);
+      while (*(volatile int *)(arrive + qi) < t0) {
+      }
+      __threadfence();
+    }
+    __syncthreads();
+  }
+  gs_pick_near(pnear + qi * nlists * GS_EMAX, nlists, sm.sk, sm.near, t, blockDim.x);
   int ne = 0;
   while (ne < ne_want && sm.near[ne] >= 0) ++ne;
   {
@@ -249,6 +359,13 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS)
   __syncthreads();
   if (!sm.last) return;
   __threadfence();
+  /* every block of the query is past both counters: zero for the next call
+   * on the same buffers (the index's workspace clears them only after a
+   * reallocation or a failure) */
+  if (t == 0) {
+    count[qi] = 0;
+    if (FUSED) arrive[qi] = 0;
+  }
   gs_merge_query(out + qi * t0 * RS, t0, RS, kk, k, mk, mf, &sm.distinct, ids + qi * k, dist + qi * k, t,
                  blockDim.x);
 }
@@ -353,96 +470,218 @@ void vick_gsearch_params_init(vick_gsearch_params *p) {
   p->entries = 0;
 }
 
-/* One device allocation per call, cut into these (a single cudaMalloc and
- * cudaFree: each costs microseconds that a single query feels). */
+/* What one call runs: the procedure and the byte layout of its device
+ * buffers (after the counters) and of its pinned staging. */
 typedef struct {
-  vick_env env;
-  cudaEvent_t ev_pivots; /* between the pivot kernel and the search: the stages' split */
-  vick_buf all;
-  void *q, *near, *ids, *dist, *rank, *count;
-} gs_ws;
+  int small, fused, RS, t0, kk, ne, parts, L, hops;
+  size_t qbytes;                                  /* one query in shared memory */
+  size_t off_near, off_res, off_rank, dev_bytes;  /* the queries at offset 0 */
+  size_t host_res, host_bytes;                    /* pinned: queries, then ids and distances */
+} gs_plan;
 
 static size_t gs_align(size_t b) { return (b + 255) / 256 * 256; }
 
+static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k, const vick_gsearch_params *p,
+                        gs_plan *P) {
+  memset(P, 0, sizeof *P);
+  P->small = p->procedure == VICK_GSEARCH_SMALL;
+  P->qbytes = ((size_t)g->d * 4 + 15) / 16 * 16;
+  P->ne = p->entries > 0 ? (p->entries < GS_EMAX ? p->entries : GS_EMAX) : GS_EMAX;
+  P->RS = (k <= 32 && p->list <= 32) ? 32 : 128;
+  P->t0 = p->searches;
+  P->kk = k < P->RS ? k : P->RS;
+  const int slices = gs_slices(g->pivots);
+  int nl = slices; /* pivot candidate lists per query */
+  if (P->small) {
+    if (P->t0 < 1 || P->t0 > 64 || P->t0 * P->kk > GS_MERGE_MAX)
+      return vick_fail(call, VICK_ARGUMENT, "small-batch search: t0 = %d must be 1..%d for k = %d", P->t0,
+                       GS_MERGE_MAX / P->kk < 64 ? GS_MERGE_MAX / P->kk : 64, k);
+    const int cap = g->coop_blocks[P->RS == 128];
+    P->fused = cap > 0 && m * P->t0 <= cap;
+    P->parts = P->t0 < GS_SLICES_MAX ? P->t0 : GS_SLICES_MAX;
+    if (P->fused && P->parts > nl) nl = P->parts; /* room for either path */
+    P->hops = p->hops > 0 ? p->hops : 64;
+  } else {
+    P->L = p->list > 0 ? p->list : (k <= 32 ? 64 : 128);
+    if (P->L < k) P->L = k;
+    if (P->L > 256) return vick_fail(call, VICK_ARGUMENT, "large-batch search: list %d above 256", P->L);
+    P->hops = p->hops > 0 ? p->hops : 2 * P->L;
+  }
+  const size_t bq = gs_align((size_t)m * g->d * 4), bn = gs_align((size_t)m * nl * GS_EMAX * 8),
+               bres = gs_align((size_t)m * k * 12), br = P->small ? gs_align((size_t)m * P->t0 * P->RS * 8) : 0;
+  P->off_near = bq;
+  P->off_res = bq + bn;
+  P->off_rank = bq + bn + bres;
+  P->dev_bytes = bq + bn + bres + br;
+  P->host_res = bq;
+  P->host_bytes = bq + bres;
+  return VICK_OK;
+}
+
+/* The small-batch kernel; fused: a cooperative launch (every block
+ * resident at once, so the blocks of a query can wait for each other's
+ * pivots), whose refusal for too large a grid comes back as *too_large
+ * (the occupancy bound at creation can be beaten by a tool that
+ * instruments the kernel, e.g. compute-sanitizer) for the caller to run the
+ * pivot kernel and the plain one instead. */
 template <int RS>
-static int gs_small_launch(vick_call *call, gs_ws *w, gs_graph G, int64_t m, int k, int t0, int hops, int ne,
-                           size_t qbytes) {
-  const int kk = k < RS ? k : RS;
-  const size_t smem = qbytes + (size_t)t0 * kk * 9;
-  gs_small_kernel<RS><<<(unsigned)(m * t0), GS_SMALL_THREADS, smem, w->env.stream>>>(
-      G, (const float *)w->q, t0, hops, ne, (const unsigned long long *)w->near, call->seed, k,
-      (unsigned long long *)w->rank, (int *)w->count, (int64_t *)w->ids, (float *)w->dist);
-  VICK_LAUNCH(call, "gs_small_kernel");
+static int gs_small_launch(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, gs_graph G,
+                           const float *dq, int64_t m, int k, int fused, int64_t *dids, float *ddist,
+                           int *too_large) {
+  const size_t smem = P->qbytes + (size_t)P->t0 * P->kk * 9;
+  unsigned long long *near = (unsigned long long *)(io->dev + P->off_near);
+  unsigned long long *rank = (unsigned long long *)(io->dev + P->off_rank);
+  int t0 = P->t0, hops = P->hops, ne = P->ne, kk = k;
+  int nlists = fused ? P->parts : gs_slices(g->pivots);
+  gs_pivots PV = {(const float4 *)g->pt, g->pivots, P->parts};
+  uint64_t seed = call->seed;
+  int *count = io->count, *arrive = io->arrive;
+  if (fused) {
+    void *args[] = {&G,    &dq, &t0,   &hops,  &ne,     &near, &nlists, &PV,
+                    &seed, &kk, &rank, &count, &arrive, &dids, &ddist};
+    const cudaError_t e = cudaLaunchCooperativeKernel((const void *)gs_small_kernel<RS, true>,
+                                                      dim3((unsigned)(m * t0)), dim3(GS_SMALL_THREADS), args, smem,
+                                                      io->stream);
+    if (e == cudaErrorCooperativeLaunchTooLarge) {
+      cudaGetLastError();
+      *too_large = 1;
+      return VICK_OK;
+    }
+    if (e != cudaSuccess) return vick_cuda_fail(call, e, "cudaLaunchCooperativeKernel", __FILE__, __LINE__);
+    VICK_LAUNCH(call, "gs_small_kernel (fused pivots)");
+  } else {
+    gs_small_kernel<RS, false><<<(unsigned)(m * t0), GS_SMALL_THREADS, smem, io->stream>>>(
+        G, dq, t0, hops, ne, near, nlists, PV, seed, kk, rank, count, arrive, dids, ddist);
+    VICK_LAUNCH(call, "gs_small_kernel");
+  }
   return VICK_OK;
 }
 
 template <int LS>
-static int gs_large_launch(vick_call *call, gs_ws *w, gs_graph G, int64_t m, int k, int L, int hops, float delta,
-                           int ne, size_t qbytes) {
-  gs_large_kernel<LS><<<(unsigned)m, 32, qbytes, w->env.stream>>>(G, (const float *)w->q, k, L, hops, delta, ne,
-                                                                  (const unsigned long long *)w->near, call->seed,
-                                                                  (int64_t *)w->ids, (float *)w->dist);
+static int gs_large_launch(vick_call *call, const gs_io *io, const gs_plan *P, gs_graph G, const float *dq, int64_t m,
+                           int k, float delta, int64_t *dids, float *ddist) {
+  gs_large_kernel<LS><<<(unsigned)m, 32, P->qbytes, io->stream>>>(
+      G, dq, k, P->L, P->hops, delta, P->ne, (const unsigned long long *)(io->dev + P->off_near), call->seed, dids,
+      ddist);
   VICK_LAUNCH(call, "gs_large_kernel");
   return VICK_OK;
 }
 
-static int gs_run(vick_call *call, gs_ws *w, const vick_gsearch *g, const float *q, int64_t m, int k,
-                  const vick_gsearch_params *p, int64_t *ids, float *dist) {
-  const size_t qbytes = ((size_t)g->d * 4 + 15) / 16 * 16;
-  const int slices = gs_slices(g->pivots);
-  const int ne = p->entries > 0 ? (p->entries < GS_EMAX ? p->entries : GS_EMAX) : GS_EMAX;
-  const int RS = (k <= 32 && p->list <= 32) ? 32 : 128;
-  const int t0 = p->searches, kk = k < RS ? k : RS;
-  if (p->procedure == VICK_GSEARCH_SMALL && (t0 < 1 || t0 > 64 || t0 * kk > GS_MERGE_MAX))
-    return vick_fail(call, VICK_ARGUMENT, "small-batch search: t0 = %d must be 1..%d for k = %d", t0,
-                     GS_MERGE_MAX / kk < 64 ? GS_MERGE_MAX / kk : 64, k);
-  const size_t bq = gs_align((size_t)m * g->d * 4), bn = gs_align((size_t)m * slices * GS_EMAX * 8),
-               bi = gs_align((size_t)m * k * 8), bd = gs_align((size_t)m * k * 4),
-               br = p->procedure == VICK_GSEARCH_SMALL ? gs_align((size_t)m * t0 * RS * 8) : 0,
-               bc = p->procedure == VICK_GSEARCH_SMALL ? (size_t)m * 4 : 0;
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->all, bq + bn + bi + bd + br + bc,
-                          "queries, pivot candidates, results and rankings"));
-  char *base = (char *)w->all.p;
-  w->q = base;
-  w->near = base + bq;
-  w->ids = base + bq + bn;
-  w->dist = base + bq + bn + bi;
-  w->rank = base + bq + bn + bi + bd;
-  w->count = p->procedure == VICK_GSEARCH_SMALL ? base + bq + bn + bi + bd + br : NULL;
-  /* stream-ordered: no host wait between the copy and the kernels */
-  VICK_CUDA(call, cudaMemcpyAsync(w->q, q, (size_t)m * g->d * 4, cudaMemcpyHostToDevice, w->env.stream));
-  gs_graph G = {g->x,        g->g, g->occl,   g->pid,   g->pcomp, g->members, g->coff,
-                g->n,        g->d, g->degree, p->occlusion_limit, slices, g->components == 1};
-  double kt = 0;
-  VICK_TRY(vick_timer_start(call, &w->env));
-  VICK_TRY(gs_pivot_launch(call, g, (const float *)w->q, m, (unsigned long long *)w->near, (int *)w->count,
-                           w->env.stream));
-  VICK_CUDA(call, cudaEventRecord(w->ev_pivots, w->env.stream));
-  if (p->procedure == VICK_GSEARCH_SMALL) {
-    const int hops = p->hops > 0 ? p->hops : 64;
-    if (RS == 32) VICK_TRY(gs_small_launch<32>(call, w, G, m, k, t0, hops, ne, qbytes));
-    else VICK_TRY(gs_small_launch<128>(call, w, G, m, k, t0, hops, ne, qbytes));
-  } else {
-    int L = p->list > 0 ? p->list : (k <= 32 ? 64 : 128);
-    if (L < k) L = k;
-    if (L > 256) return vick_fail(call, VICK_ARGUMENT, "large-batch search: list %d above 256", L);
-    const int hops = p->hops > 0 ? p->hops : 2 * L;
-    if (L <= 64) VICK_TRY(gs_large_launch<64>(call, w, G, m, k, L, hops, p->delta, ne, qbytes));
-    else if (L <= 128) VICK_TRY(gs_large_launch<128>(call, w, G, m, k, L, hops, p->delta, ne, qbytes));
-    else VICK_TRY(gs_large_launch<256>(call, w, G, m, k, L, hops, p->delta, ne, qbytes));
-  }
-  VICK_TRY(vick_timer_stop(call, &w->env, &kt, NULL));
-  call->seconds_kernel += kt;
-  float pivot_ms = 0.f;
-  VICK_CUDA(call, cudaEventElapsedTime(&pivot_ms, w->env.ev_a, w->ev_pivots));
-  vick_stage_add(call, "pivots", 1e-3 * pivot_ms);
-  vick_stage_add(call, "search", kt - 1e-3 * pivot_ms);
-  const double t_copy = vick_now();
-  VICK_CUDA(call, cudaMemcpyAsync(ids, w->ids, (size_t)m * k * 8, cudaMemcpyDeviceToHost, w->env.stream));
-  VICK_CUDA(call, cudaMemcpyAsync(dist, w->dist, (size_t)m * k * 4, cudaMemcpyDeviceToHost, w->env.stream));
-  VICK_CUDA(call, cudaStreamSynchronize(w->env.stream));
-  call->seconds_transfer += vick_now() - t_copy;
+int gs_small_coop_capacity(vick_call *call, vick_gsearch *g) {
+  g->coop_blocks[0] = g->coop_blocks[1] = 0;
+  int coop = 0;
+  VICK_CUDA(call, cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, g->device));
+  if (!coop) return VICK_OK;
+  /* the most shared memory any call asks for: the bound holds for all */
+  const size_t smem = ((size_t)g->d * 4 + 15) / 16 * 16 + (size_t)GS_MERGE_MAX * 9;
+  int b32 = 0, b128 = 0;
+  VICK_CUDA(call, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b32, gs_small_kernel<32, true>, GS_SMALL_THREADS,
+                                                                 smem));
+  VICK_CUDA(call, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b128, gs_small_kernel<128, true>, GS_SMALL_THREADS,
+                                                                 smem));
+  g->coop_blocks[0] = b32 * g->sms;
+  g->coop_blocks[1] = b128 * g->sms;
   return VICK_OK;
+}
+
+/* The call on io: one copy in, the kernels (pivots and search, or the
+ * fused search alone), one copy out (two straight into the caller's arrays
+ * without pinned staging), one wait. */
+static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, const float *q,
+                  int64_t m, int k, const vick_gsearch_params *p, int64_t *ids, float *dist) {
+  const size_t qb = (size_t)m * g->d * 4, ib = (size_t)m * k * 8, db = (size_t)m * k * 4;
+  float *dq = (float *)io->dev;
+  int64_t *dids = (int64_t *)(io->dev + P->off_res);
+  float *ddist = (float *)(dids + m * k);
+  char *hres = io->host ? io->host + P->host_res : NULL;
+  if (io->host) {
+    memcpy(io->host, q, qb);
+    VICK_CUDA(call, cudaMemcpyAsync(dq, io->host, qb, cudaMemcpyHostToDevice, io->stream));
+  } else {
+    VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
+  }
+  gs_graph G = {g->x, g->g,      g->occl,           g->pid,   g->pcomp, g->members,           g->coff,
+                g->n, g->d,      g->degree,         p->occlusion_limit, gs_slices(g->pivots), g->components == 1};
+  VICK_CUDA(call, cudaEventRecord(io->ev_start, io->stream));
+  int fused = P->fused, too_large = 0;
+  if (fused) {
+    if (P->RS == 32) VICK_TRY(gs_small_launch<32>(call, g, io, P, G, dq, m, k, 1, dids, ddist, &too_large));
+    else VICK_TRY(gs_small_launch<128>(call, g, io, P, G, dq, m, k, 1, dids, ddist, &too_large));
+    fused = !too_large;
+  }
+  if (!fused) {
+    VICK_TRY(gs_pivot_launch(call, g, dq, m, (unsigned long long *)(io->dev + P->off_near),
+                             P->small ? io->count : NULL, io->stream));
+    VICK_CUDA(call, cudaEventRecord(io->ev_pivots, io->stream));
+  }
+  if (fused) {
+    /* launched above */
+  } else if (P->small) {
+    if (P->RS == 32) VICK_TRY(gs_small_launch<32>(call, g, io, P, G, dq, m, k, 0, dids, ddist, &too_large));
+    else VICK_TRY(gs_small_launch<128>(call, g, io, P, G, dq, m, k, 0, dids, ddist, &too_large));
+  } else if (P->L <= 64) {
+    VICK_TRY(gs_large_launch<64>(call, io, P, G, dq, m, k, p->delta, dids, ddist));
+  } else if (P->L <= 128) {
+    VICK_TRY(gs_large_launch<128>(call, io, P, G, dq, m, k, p->delta, dids, ddist));
+  } else {
+    VICK_TRY(gs_large_launch<256>(call, io, P, G, dq, m, k, p->delta, dids, ddist));
+  }
+  VICK_CUDA(call, cudaEventRecord(io->ev_stop, io->stream));
+  if (hres) {
+    VICK_CUDA(call, cudaMemcpyAsync(hres, dids, ib + db, cudaMemcpyDeviceToHost, io->stream));
+  } else {
+    VICK_CUDA(call, cudaMemcpyAsync(ids, dids, ib, cudaMemcpyDeviceToHost, io->stream));
+    VICK_CUDA(call, cudaMemcpyAsync(dist, ddist, db, cudaMemcpyDeviceToHost, io->stream));
+  }
+  VICK_CUDA(call, cudaStreamSynchronize(io->stream));
+  if (hres) {
+    memcpy(ids, hres, ib);
+    memcpy(dist, hres + ib, db);
+  }
+  float ms = 0.f, pivot_ms = 0.f;
+  VICK_CUDA(call, cudaEventElapsedTime(&ms, io->ev_start, io->ev_stop));
+  if (!fused) VICK_CUDA(call, cudaEventElapsedTime(&pivot_ms, io->ev_start, io->ev_pivots));
+  call->seconds_kernel = 1e-3 * ms;
+  if (!fused) vick_stage_add(call, "pivots", 1e-3 * pivot_ms);
+  vick_stage_add(call, fused ? "search (fused pivots)" : "search", 1e-3 * (ms - pivot_ms));
+  return VICK_OK;
+}
+
+/* A call on resources of its own (a large batch, or the workspace busy). */
+static int gs_query_own(vick_call *call, const vick_gsearch *g, const gs_plan *P, const float *q, int64_t m, int k,
+                        const vick_gsearch_params *p, int64_t *ids, float *dist) {
+  vick_env env;
+  vick_buf all = {NULL, 0};
+  gs_io io;
+  memset(&io, 0, sizeof io);
+  int rc = vick_begin(call, &env);
+  if (rc == VICK_OK) {
+    const cudaError_t e = cudaEventCreate(&io.ev_pivots);
+    if (e != cudaSuccess) {
+      io.ev_pivots = NULL;
+      rc = vick_cuda_fail(call, e, "cudaEventCreate", __FILE__, __LINE__);
+    }
+  }
+  const size_t cb = P->small ? gs_align((size_t)m * 8) : 0;
+  if (rc == VICK_OK)
+    rc = vick_buf_alloc(call, &env, &all, cb + P->dev_bytes, "queries, pivot candidates, results and rankings");
+  if (rc == VICK_OK && cb) {
+    const cudaError_t e = cudaMemsetAsync(all.p, 0, cb, env.stream);
+    if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaMemsetAsync", __FILE__, __LINE__);
+  }
+  if (rc == VICK_OK) {
+    io.stream = env.stream;
+    io.ev_start = env.ev_a;
+    io.ev_stop = env.ev_b;
+    io.count = cb ? (int *)all.p : NULL;
+    io.arrive = cb ? io.count + m : NULL;
+    io.dev = (char *)all.p + cb;
+    io.dev_bytes = P->dev_bytes;
+    rc = gs_run(call, g, &io, P, q, m, k, p, ids, dist);
+  }
+  vick_buf_free(&env, &all);
+  if (io.ev_pivots) cudaEventDestroy(io.ev_pivots);
+  return vick_end(call, &env, rc);
 }
 
 int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int32_t k,
@@ -458,18 +697,21 @@ int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, i
   if (call->device != g->device)
     return vick_fail(call, VICK_ARGUMENT, "graph search: the graph lives on device %d, the call names %d", g->device,
                      call->device);
-  gs_ws w;
-  memset(&w, 0, sizeof w);
-  int rc = vick_begin(call, &w.env);
-  if (rc == VICK_OK) {
-    const cudaError_t e = cudaEventCreate(&w.ev_pivots);
-    if (e != cudaSuccess) {
-      w.ev_pivots = NULL;
-      rc = vick_cuda_fail(call, e, "cudaEventCreate", __FILE__, __LINE__);
-    }
-  }
-  if (rc == VICK_OK) rc = gs_run(call, &w, g, q, m, k, p, ids, dist);
-  vick_buf_free(&w.env, &w.all);
-  if (w.ev_pivots) cudaEventDestroy(w.ev_pivots);
-  return vick_end(call, &w.env, rc);
+  gs_plan P;
+  VICK_TRY(gs_plan_make(call, g, m, k, p, &P));
+  if (!P.small || m > GS_WS_QUERIES || !gs_ws_acquire(g)) return gs_query_own(call, g, &P, q, m, k, p, ids, dist);
+  /* the index's workspace: no stream, event or buffer made, no device
+   * memory query (vick_begin's) on the way */
+  const double t_start = vick_now();
+  call->seconds_transfer = call->seconds_kernel = call->seconds_total = 0;
+  call->n_stages = 0;
+  call->message[0] = '\0';
+  gs_io io;
+  cudaError_t e = cudaSetDevice(call->device);
+  int rc = e == cudaSuccess ? VICK_OK : vick_cuda_fail(call, e, "cudaSetDevice", __FILE__, __LINE__);
+  if (rc == VICK_OK) rc = gs_ws_reserve(call, g, P.dev_bytes, P.host_bytes, &io);
+  if (rc == VICK_OK) rc = gs_run(call, g, &io, &P, q, m, k, p, ids, dist);
+  gs_ws_release(g, rc != VICK_OK);
+  call->seconds_total = vick_now() - t_start;
+  return rc;
 }

@@ -14,6 +14,8 @@
 #define GS_PIVOTS_MAX 8192
 #define GS_SLICES_MAX (GS_PIVOTS_MAX / GS_SLICE)
 
+struct gs_small_ws; /* grnnd_workspace.cu */
+
 struct vick_gsearch {
   int device;
   int64_t n;
@@ -30,6 +32,19 @@ struct vick_gsearch {
   int32_t *members; /* device n: nodes grouped by component */
   int32_t *coff;    /* device components + 1: offsets into members */
   size_t bytes;
+  /* blocks of the fused small-batch kernel (ranking 32, 128) that are
+   * resident at once (a cooperative launch's upper bound); 0: no fused
+   * launch (the device cannot launch cooperatively) */
+  int coop_blocks[2];
+  struct gs_small_ws *ws; /* small-batch calls' reusable resources */
+};
+
+/* The pivots as the fused small-batch kernel reads them: the query's
+ * t0 blocks split them into `parts` ranges (one each, blocks beyond
+ * `parts` none) and exchange their nearest GS_EMAX through global memory. */
+struct gs_pivots {
+  const float4 *pt4;
+  int P, parts;
 };
 
 /* What a search kernel reads of the graph. */
@@ -53,6 +68,37 @@ int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int6
 
 static inline int gs_slices(int32_t pivots) { return (pivots + GS_SLICE - 1) / GS_SLICE; }
 
+/* Fill g->coop_blocks (grnnd_search.cu: it holds the kernel). */
+int gs_small_coop_capacity(vick_call *call, vick_gsearch *g);
+
+/* ------------------------------------------- small-batch workspace */
+/* What one search call runs on: its stream, events, device buffers (the
+ * two counters of the small procedure first, zeroed) and, where it has
+ * them, pinned host staging for the queries and the results. */
+struct gs_io {
+  cudaStream_t stream;
+  cudaEvent_t ev_start, ev_pivots, ev_stop;
+  char *dev;          /* counters, then the call's buffers */
+  size_t dev_bytes;
+  int *count, *arrive;/* GS_WS_QUERIES each when from the workspace, else m each */
+  char *host;         /* pinned: queries, then ids and distances; NULL = copy the caller's arrays */
+  size_t host_bytes;
+};
+
+#define GS_WS_QUERIES 1024 /* small batches up to this many queries run on the workspace */
+
+/* The index's workspace (created with it, buffers grown on demand), for
+ * one call at a time: gs_ws_acquire returns 0 while another thread holds
+ * it (that call then makes its own resources).  reserve: the device and
+ * pinned bytes a call needs beyond the counters (which it zeroes again on
+ * the stream after a reallocation or a failed call). */
+int gs_ws_create(vick_call *call, vick_gsearch *g);
+void gs_ws_destroy(vick_gsearch *g);
+int gs_ws_acquire(const vick_gsearch *g);
+int gs_ws_reserve(vick_call *call, const vick_gsearch *g, size_t dev_bytes, size_t host_bytes, gs_io *io);
+/* failed: the counters may not be zero; waits for the stream either way */
+void gs_ws_release(const vick_gsearch *g, int failed);
+
 /* The query's nearest pivots (by index, ascending distance, -1 where none)
  * into near[0..GS_EMAX) from its slices' candidates (GS_EMAX ascending keys
  * per slice): a candidate's rank is the sum over the slices of the keys
@@ -62,7 +108,8 @@ static inline int gs_slices(int32_t pivots) { return (pivots + GS_SLICE - 1) / G
 __device__ __forceinline__ void gs_pick_near(const unsigned long long *cand, int slices, unsigned long long *sk,
                                              int32_t *near, int tid, int nt) {
   const int nk = slices * GS_EMAX;
-  for (int i = tid; i < nk; i += nt) sk[i] = cand[i];
+  /* L2, not L1: in the fused kernel other blocks wrote them moments ago */
+  for (int i = tid; i < nk; i += nt) sk[i] = __ldcg(cand + i);
   __syncthreads();
   for (int i = tid; i < nk; i += nt) {
     const unsigned long long key = sk[i];

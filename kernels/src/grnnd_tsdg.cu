@@ -27,7 +27,7 @@ __global__ void ts_stage1_kernel(const float *x, int64_t n, int d, const int32_t
   __shared__ int32_t id[TS_KMAX];
   __shared__ float d0[TS_KMAX];
   __shared__ int kidx[TS_KMAX];
-  __shared__ int nk, occluded;
+  __shared__ int occluded;
   const int64_t v = blockIdx.x;
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const float *xv = x + v * d;
@@ -35,13 +35,16 @@ __global__ void ts_stage1_kernel(const float *x, int64_t n, int d, const int32_t
     int32_t u = knn[v * k + j];
     id[j] = (u >= 0 && u < n && u != v) ? u : -1;
   }
-  if (threadIdx.x == 0) nk = 0;
   __syncthreads();
   for (int j = w; j < k; j += TS_WARPS) {
     float s = id[j] >= 0 ? gr_warp_l2(xv, x + (int64_t)id[j] * d, d, lane) : 0.f;
     if (lane == 0) d0[j] = id[j] >= 0 ? sqrtf(s) : __int_as_float(0x7f800000);
   }
   __syncthreads();
+  /* the count of kept edges is block-uniform and lives in a register of
+   * every thread: a shared counter that thread 0 bumps while the others read
+   * it (the compiler may load it speculatively) was a read/write race */
+  int nk = 0;
   for (int j = 0; j < k; ++j) {
     if (id[j] < 0) continue; /* block-uniform */
     bool dup = false;
@@ -59,9 +62,15 @@ __global__ void ts_stage1_kernel(const float *x, int64_t n, int d, const int32_t
       }
     }
     __syncthreads();
-    if (!occluded && threadIdx.x == 0) kidx[nk++] = j;
+    const bool keep = !occluded;
+    /* every thread has read the flag before thread 0 clears it again */
     __syncthreads();
+    if (keep) {
+      if (threadIdx.x == 0) kidx[nk] = j;
+      ++nk;
+    }
   }
+  __syncthreads();
   for (int t = threadIdx.x; t < k; t += TS_THREADS) {
     kept[v * k + t] = t < nk ? id[kidx[t]] : -1;
     kept_d[v * k + t] = t < nk ? d0[kidx[t]] : 0.f;
@@ -94,7 +103,10 @@ __global__ void ts_stage2_kernel(const float *x, int64_t n, int d, int k, const 
     cd[t] = t < k ? kept_d[v * k + t] : 0.f;
   }
   __syncthreads();
-  /* reverse edges: their distance, or -1 when kept already holds the id */
+  /* reverse edges: their distance, or -1 when kept already holds the id.
+   * A repeat is marked in cd (-1) and dropped from cid only after the
+   * barrier: other warps are still scanning cid[0..t) for their own
+   * repeats (that scan racing with the drop was the reported hazard). */
   for (int t = k + w; t < 2 * k; t += TS_WARPS) {
     const int32_t u = cid[t];
     if (u < 0) continue;
@@ -102,12 +114,11 @@ __global__ void ts_stage2_kernel(const float *x, int64_t n, int d, int k, const 
     for (int i = lane; i < t; i += 32) dup |= cid[i] == u;
     dup = __any_sync(GR_FULL, dup);
     float s = dup ? 0.f : gr_warp_l2(xv, x + (int64_t)u * d, d, lane);
-    __syncwarp();
-    if (lane == 0) {
-      if (dup) cid[t] = -1;
-      cd[t] = sqrtf(s);
-    }
+    if (lane == 0) cd[t] = dup ? -1.f : sqrtf(s);
   }
+  __syncthreads();
+  for (int t = k + threadIdx.x; t < 2 * k; t += TS_THREADS)
+    if (cd[t] < 0.f) cid[t] = -1;
   __syncthreads();
   /* sort the candidates by (distance, id): rank of each */
   for (int t = threadIdx.x; t < 2 * k; t += TS_THREADS) {

@@ -16,7 +16,7 @@ CUDA_LIBS="-L$CU/lib64 -Wl,-rpath,$CU/lib64 -lcudart_static -lstdc++ -lm -ldl -l
 CORE="$B/lib/libvicinity_core.a $B/lib/libvicinity_kernels.a /usr/lib/x86_64-linux-gnu/blas/libblas.a -lcublas -lcublasLt -lz"
 gcc -O2 -std=c11 -fopenmp -I core/include -I testing/core -I kernels/include testing/gpu/test_grnnd.c \
   $B/lib/libvic_test_util.a $B/lib/libvic_io.a $CORE $CUDA_LIBS -o .gpu_carry/grnnd/test_grnnd
-gcc -O2 -std=c11 -I kernels/include testing/gpu/grnnd_bench.c $B/lib/libvicinity_kernels.a -lcublas -lcublasLt $CUDA_LIBS \
+gcc -O2 -std=c11 -fopenmp -I core/include -I kernels/include testing/gpu/grnnd_bench.c $CORE $CUDA_LIBS \
   -o .gpu_carry/grnnd/grnnd_bench
 strip .gpu_carry/grnnd/test_grnnd .gpu_carry/grnnd/grnnd_bench
 du -sh .gpu_carry/grnnd

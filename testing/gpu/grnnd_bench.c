@@ -11,13 +11,20 @@
  *    + merge, CUDA events, inputs already on the device), and the wall-clock
  *    time of the whole call (allocation, copies, stream and events included);
  *  - batch 10,000 recall@100 (k = 100);
- *  - with GGNN: its own query at batch 10,000, k = 10 and k = 100.
+ *  - with GGNN: its own query at batch 10,000, k = 10 and k = 100;
+ *  - the public API (vicinity.h): GRNND and TSDG indexes built by
+ *    vic_index_build and searched by vic_index_search with the core's
+ *    defaults at batch 1 and 10: recall@10, the kernel time it reports
+ *    (CUDA events), its own total and the wall-clock time of the call.
  * Every line of the curves is printed as it comes; a compact table last.
  *
- *   grnnd_bench DIR N M D [ggnn] [quick]
+ *   grnnd_bench DIR N M D [ggnn] [quick] [latency]
  *
- * "quick": fewer points of each sweep (islands runs use it). */
+ * "quick": fewer points of each sweep (islands runs use it).  "latency":
+ * only batch 1 and 10 (a few small-batch settings around recall 0.95 and
+ * three large-batch lists) through the kernel API, then the public API. */
 #define _POSIX_C_SOURCE 199309L
+#include "vicinity.h"
 #include "vic_kernels_ggnn.h"
 #include "vic_kernels_gnnd.h"
 #include "vic_kernels_grnnd.h"
@@ -64,6 +71,7 @@ static double recall(const int64_t *ids, int k, int64_t first, int64_t m, int c)
 
 typedef struct {
   double recall, qps, us, wall_us, pivot_us;
+  int fused; /* calls whose pivot stage ran inside the search kernel */
 } point;
 
 /* m queries per call from query `first` on, `calls` calls: recall over all,
@@ -73,6 +81,7 @@ static point run(const vick_gsearch *g, const vick_gsearch_params *p, int k, int
   float *dist = malloc((size_t)batch * k * 4);
   vick_call call;
   double sec = 0, rec = 0, wall = 0, piv = 0;
+  int fused = 0;
   for (int64_t c = -1; c < calls; ++c) { /* call -1: warm-up */
     int64_t first = c < 0 ? 0 : (c * batch) % M;
     if (first + batch > M) first = 0;
@@ -87,14 +96,16 @@ static point run(const vick_gsearch *g, const vick_gsearch_params *p, int k, int
     }
     if (c < 0) continue;
     sec += call.seconds_kernel;
-    for (int s = 0; s < call.n_stages; ++s)
+    for (int s = 0; s < call.n_stages; ++s) {
       if (strcmp(call.stages[s].name, "pivots") == 0) piv += call.stages[s].seconds;
+      if (strstr(call.stages[s].name, "fused")) fused++;
+    }
     rec += recall(ids, k, first, batch, k < 10 ? k : (k >= 100 ? 100 : 10));
   }
   free(ids);
   free(dist);
   point r = {rec / (double)calls, (double)(batch * calls) / sec, sec * 1e6 / (double)calls, wall * 1e6 / (double)calls,
-             piv * 1e6 / (double)calls};
+             piv * 1e6 / (double)calls, fused};
   return r;
 }
 
@@ -102,6 +113,69 @@ static point run(const vick_gsearch *g, const vick_gsearch_params *p, int k, int
 static char table[200][200];
 static int rows;
 #define ROW(...) snprintf(table[rows < 199 ? rows++ : rows], 200, __VA_ARGS__)
+
+/* An index of method m built and searched through the public API with the
+ * core's defaults (its small/large choice and small-batch settings):
+ * batch 1 (1,000 calls) and batch 10 (300 calls) after a warm-up call. */
+static void core_api(const float *x, int64_t n, vic_method m) {
+  vic_ctx_options co;
+  vic_ctx_options_init(&co);
+  co.backend = VIC_BACKEND_CUDA;
+  co.seed = 3;
+  vic_ctx *c = NULL;
+  if (vic_ctx_create(&co, &c) != VIC_OK) {
+    fprintf(stderr, "core API: no context\n");
+    exit(1);
+  }
+  vic_data xv = {x, n, D, 0, VIC_L2, NULL};
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.method = m;
+  vic_index *ix = NULL;
+  const double tb = now_s();
+  if (vic_index_build(c, &xv, &o, &ix) != VIC_OK) {
+    fprintf(stderr, "core API: %s build failed: %s\n", vic_method_name(m), vic_ctx_error(c));
+    exit(1);
+  }
+  printf("-- public API, %s index: built in %.3f s (%s)\n", vic_method_name(m), now_s() - tb,
+         vic_index_report(ix)->reason);
+  vic_search_options so;
+  vic_search_options_init(&so);
+  so.k = 10;
+  for (int bi = 0; bi < 2; ++bi) {
+    const int64_t batch = bi == 0 ? 1 : 10, calls = bi == 0 ? 1000 : 300;
+    double gpu = 0, total = 0, wall = 0, rec = 0;
+    char reason[160] = "";
+    for (int64_t cc = -1; cc < calls; ++cc) { /* call -1: warm-up */
+      int64_t first = cc < 0 ? 0 : (cc * batch) % M;
+      if (first + batch > M) first = 0;
+      vic_data qv = {Q + first * D, batch, D, 0, VIC_L2, NULL};
+      vic_knn r;
+      const double t0 = now_s();
+      if (vic_index_search(c, ix, &qv, &so, &r) != VIC_OK) {
+        fprintf(stderr, "core API: %s search failed: %s\n", vic_method_name(m), vic_ctx_error(c));
+        exit(1);
+      }
+      const double t1 = now_s();
+      if (cc >= 0) {
+        wall += t1 - t0;
+        gpu += r.report.seconds_kernel;
+        total += r.report.seconds_total;
+        rec += recall(r.ids, 10, first, batch, 10);
+        snprintf(reason, sizeof reason, "%s", r.report.reason);
+      }
+      vic_knn_free(&r);
+    }
+    const double us = 1e6 / (double)calls;
+    printf("%s batch %lld (%lld calls): recall@10 %.4f, GPU %.1f us, core total %.1f us, wall %.1f us per call "
+           "(%s)\n", vic_method_name(m), (long long)batch, (long long)calls, rec / (double)calls, gpu * us,
+           total * us, wall * us, reason);
+    ROW("%-8s API    b=%-3lld default  recall@10 %.4f  GPU %6.1f us  wall %6.1f us per call", vic_method_name(m),
+        (long long)batch, rec / (double)calls, gpu * us, wall * us);
+  }
+  vic_index_free(ix);
+  vic_ctx_destroy(c);
+}
 
 /* the point of best QPS at recall >= goal of a sweep (-1 when none reaches it) */
 static int best_at(const point *pts, int np, double goal) {
@@ -111,15 +185,19 @@ static int best_at(const point *pts, int np, double goal) {
   return b;
 }
 
-static void sweep_graph(const char *name, const vick_gsearch *g, int occ_small, int occ_large, int quick) {
+/* mode: 0 full, 1 quick, 2 latency (batch 1 and 10 only, settings near recall 0.95) */
+static void sweep_graph(const char *name, const vick_gsearch *g, int occ_small, int occ_large, int mode) {
   vick_gsearch_params p;
   static const int lists[] = {16, 24, 32, 48, 64, 96, 128, 192, 256};
   /* small-batch points: (t0, hop limit; 0 = the default 64) */
   static const int t0s[] = {2, 4, 8, 16, 32, 8, 16, 4, 8, 16, 32, 8, 16, 32, 16, 32, 64};
   static const int hopss[] = {0, 0, 0, 0, 0, 16, 16, 8, 8, 8, 8, 6, 6, 6, 4, 4, 4};
-  static const int qt[] = {1, 2, 3, 8, 9, 12, 15}; /* quick: a few of them */
-  const int nl = quick ? 4 : 9, nt = quick ? 7 : 17;
+  static const int qt[] = {1, 2, 3, 8, 9, 12, 15};   /* quick: a few of them */
+  static const int lt[] = {11, 8, 14, 12, 9, 15};    /* latency: (8,6) (8,8) (16,4) (16,6) (16,8) (32,4) */
+  const int quick = mode == 1, latency = mode == 2;
+  const int nl = quick ? 4 : (latency ? 3 : 9), nt = quick ? 7 : (latency ? 6 : 17);
   point pts[16];
+  if (latency) goto small_batches;
   /* batch 10,000 curve, k = 10, large-batch procedure */
   printf("-- %s: batch %lld, large-batch procedure, k=10\n%8s %10s %12s\n", name, (long long)M, "list", "recall@10",
          "QPS");
@@ -154,26 +232,28 @@ static void sweep_graph(const char *name, const vick_gsearch *g, int occ_small, 
     printf("%s batch %lld small t0=16: recall@10 %.4f QPS %.0f\n", name, (long long)M, r.recall, r.qps);
     ROW("%-8s small  b=%-5lld k=10  t0=16     recall@10 %.4f  QPS %10.0f", name, (long long)M, r.recall, r.qps);
   }
+small_batches:
   /* batch 1 and 10: small-batch (t0) vs large-batch (list) */
   for (int bi = 0; bi < 2; ++bi) {
     /* enough queries that recall@10 near 0.95 is told apart from it (1,000 at batch 1) */
     const int64_t batch = bi == 0 ? 1 : 10, calls = quick ? (bi == 0 ? 300 : 100) : (bi == 0 ? 1000 : 300);
     point sp[24], lp[16];
     int st0[24], shop[24], llist[16];
-    printf("-- %s: batch %lld (%lld calls; us/call: kernels by CUDA events, wall: the whole call)\n"
-           "%8s %6s %6s %10s %12s %10s %10s %10s\n",
+    printf("-- %s: batch %lld (%lld calls; us/call: kernels by CUDA events, wall: the whole call; fused: calls "
+           "with the pivot stage inside the search kernel)\n"
+           "%8s %6s %6s %10s %12s %10s %10s %10s %6s\n",
            name, (long long)batch, (long long)calls, "proc", "t0/L", "hops", "recall@10", "QPS", "us/call", "pivots us",
-           "wall us");
+           "wall us", "fused");
     for (int i = 0; i < nt; ++i) {
-      const int j = quick ? qt[i] : i;
+      const int j = quick ? qt[i] : (latency ? lt[i] : i);
       vick_gsearch_params_init(&p);
       p.procedure = VICK_GSEARCH_SMALL;
       p.occlusion_limit = occ_small;
       p.searches = st0[i] = t0s[j];
       p.hops = shop[i] = hopss[j];
       sp[i] = run(g, &p, 10, batch, calls);
-      printf("%8s %6d %6d %10.4f %12.0f %10.1f %10.1f %10.1f\n", "small", p.searches, p.hops, sp[i].recall, sp[i].qps,
-             sp[i].us, sp[i].pivot_us, sp[i].wall_us);
+      printf("%8s %6d %6d %10.4f %12.0f %10.1f %10.1f %10.1f %6d\n", "small", p.searches, p.hops, sp[i].recall,
+             sp[i].qps, sp[i].us, sp[i].pivot_us, sp[i].wall_us, sp[i].fused);
     }
     for (int i = 0; i < nl; ++i) {
       vick_gsearch_params_init(&p);
@@ -181,15 +261,16 @@ static void sweep_graph(const char *name, const vick_gsearch *g, int occ_small, 
       p.occlusion_limit = occ_large;
       p.list = llist[i] = quick ? lists[2 * i + 1] : lists[i];
       lp[i] = run(g, &p, 10, batch, calls);
-      printf("%8s %6d %6s %10.4f %12.0f %10.1f %10.1f %10.1f\n", "large", p.list, "-", lp[i].recall, lp[i].qps,
-             lp[i].us, lp[i].pivot_us, lp[i].wall_us);
+      printf("%8s %6d %6s %10.4f %12.0f %10.1f %10.1f %10.1f %6d\n", "large", p.list, "-", lp[i].recall, lp[i].qps,
+             lp[i].us, lp[i].pivot_us, lp[i].wall_us, lp[i].fused);
     }
     const int bs = best_at(sp, nt, 0.95), bl = best_at(lp, nl, 0.95);
     if (bs >= 0 && bl >= 0)
-      ROW("%-8s b=%-3lld @R10>=0.95: small t0 %d hops %d QPS %8.0f (R %.3f, %5.1f us, wall %5.1f us)  large L %d QPS "
-          "%8.0f (R %.3f, %5.1f us)  ratio %.2f",
-          name, (long long)batch, st0[bs], shop[bs], sp[bs].qps, sp[bs].recall, sp[bs].us, sp[bs].wall_us, llist[bl],
-          lp[bl].qps, lp[bl].recall, lp[bl].us, sp[bs].qps / lp[bl].qps);
+      ROW("%-8s b=%-3lld @R10>=0.95: small t0 %d hops %d QPS %8.0f (R %.3f, %5.1f us, wall %5.1f us%s)  large L %d "
+          "QPS %8.0f (R %.3f, %5.1f us, wall %5.1f us)  ratio %.2f (wall %.2f)",
+          name, (long long)batch, st0[bs], shop[bs], sp[bs].qps, sp[bs].recall, sp[bs].us, sp[bs].wall_us,
+          sp[bs].fused ? ", fused" : "", llist[bl], lp[bl].qps, lp[bl].recall, lp[bl].us, lp[bl].wall_us,
+          sp[bs].qps / lp[bl].qps, lp[bl].wall_us / sp[bs].wall_us);
     else
       ROW("%-8s b=%-3lld @R10>=0.95: small %s, large %s", name, (long long)batch, bs >= 0 ? "reached" : "NOT reached",
           bl >= 0 ? "reached" : "NOT reached");
@@ -205,11 +286,13 @@ int main(int argc, char **argv) {
   int64_t n = atoll(argv[2]);
   M = atoll(argv[3]);
   D = atoi(argv[4]);
-  int with_ggnn = 0, quick = 0;
+  int with_ggnn = 0, quick = 0, latency = 0;
   for (int i = 5; i < argc; ++i) {
     with_ggnn |= strcmp(argv[i], "ggnn") == 0;
     quick |= strcmp(argv[i], "quick") == 0;
+    latency |= strcmp(argv[i], "latency") == 0;
   }
+  const int mode = latency ? 2 : (quick ? 1 : 0);
   float *x = load(dir, "base.f32", (size_t)n * D * 4);
   Q = load(dir, "query.f32", (size_t)M * D * 4);
   QT = load(dir, "qtruth.i32", (size_t)M * 400);
@@ -298,9 +381,13 @@ int main(int argc, char **argv) {
   ROW("components GRNND %lld TSDG %lld kNN %lld; pivots %d / %d / %d; SMs %d", (long long)ig.components,
       (long long)it.components, (long long)ik.components, ig.entry_points, it.entry_points, ik.entry_points, ig.sms);
 
-  sweep_graph("GRNND", gs_g, 0, 0, quick);
-  sweep_graph("TSDG", gs_t, 10, 5, quick);
-  if (!quick) sweep_graph("kNN32", gs_k, 0, 0, 1);
+  sweep_graph("GRNND", gs_g, 0, 0, mode);
+  sweep_graph("TSDG", gs_t, 10, 5, mode);
+  if (mode == 0) sweep_graph("kNN32", gs_k, 0, 0, 1);
+  vick_gsearch_free(gs_k);
+  gs_k = NULL;
+  core_api(x, n, VIC_METHOD_TSDG);
+  core_api(x, n, VIC_METHOD_GRNND);
 
   if (with_ggnn) {
     vick_ggnn_params q;

@@ -9,8 +9,8 @@
 #   testing/gpu/run_grnnd_tsdg.sh OUTDIR [N]
 #
 # Binaries: .gpu_carry/grnnd/{test_grnnd,grnnd_bench} when carried (linked
-# on the CPU machine by testing/gpu/build_grnnd_carry.sh), else compiled
-# here with nvcc from the kernel sources they need.  make_synthetic.py from
+# on the CPU machine by testing/gpu/build_grnnd_carry.sh), else built here
+# with CMake (only those two targets).  make_synthetic.py from
 # .gpu_carry/ (or ../shared/tools).  GRNND_GGNN=0 leaves GGNN out.
 set -u
 OUT=${1:?usage: run_grnnd_tsdg.sh OUTDIR [N]}
@@ -36,17 +36,15 @@ gen() { python3 $SYN "$@"; }
 DATA=$!
 
 if [ ! -x $B/grnnd_bench ] || [ ! -x $B/test_grnnd ]; then
-  echo "== compiling (no carried binaries)"
+  echo "== building (no carried binaries)"
+  BD=/tmp/grnnd-build
+  { cmake -S . -B $BD -DCMAKE_BUILD_TYPE=Release -DVIC_CUDA=ON -DVIC_CUDA_ARCHITECTURES=native -DVIC_PLUGIN=OFF \
+      -DVIC_SANITIZE_TESTS=OFF && make -C $BD -j16 gpu_test_grnnd grnnd_bench; } > $OUT/build.log 2>&1 ||
+    tail -20 $OUT/build.log
   B=/tmp/grnnd-bin
-  mkdir -p $B/o
-  NV="nvcc -O3 -std=c++17 -arch=native --expt-relaxed-constexpr -Ikernels/include -Ikernels/src"
-  for f in common gnnd_build gnnd_kernels gnnd_merge gnnd_shards grnnd_build grnnd_tsdg grnnd_entry grnnd_search \
-           ggnn_build ggnn_components ggnn_layers ggnn_merge ggnn_query ggnn_sym; do
-    [ -f kernels/src/$f.cu ] && $NV -c kernels/src/$f.cu -o $B/o/$f.o &
-  done
-  wait
-  nvcc -O2 -arch=native -Ikernels/include testing/gpu/grnnd_bench.c $B/o/*.o -lcublas -lcublasLt -o $B/grnnd_bench \
-    > $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; }
+  mkdir -p $B
+  cp "$(find $BD -name gpu_test_grnnd -type f | head -1)" $B/test_grnnd
+  cp "$(find $BD -name grnnd_bench -type f | head -1)" $B/grnnd_bench
 fi
 
 if [ -x $B/test_grnnd ]; then

@@ -9,6 +9,11 @@
  *    0.95 on 40 far-apart islands (a disconnected kNN graph, entry points
  *    from pivots spread over the components), also with the islands joined
  *    in pairs by one edge each (components of two far-apart islands);
+ *  - small batches (1 and 10 queries) on the index's reused workspace:
+ *    the pivot stage fused into the search kernel at batch 1, recall as
+ *    above, a repeated call and calls from two threads at once (one on
+ *    the workspace, one on its own resources) giving the same results as
+ *    one thread alone, also after calls of another size and procedure;
  *  - out-of-range parameters refused.
  * Exits 77 (skip) where no CUDA device is usable.  "small" (argv[1]) runs
  * a reduced case for compute-sanitizer. */
@@ -17,6 +22,7 @@
 #include "vic_kernels_grnnd.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 static int small_run = 0;
@@ -148,6 +154,105 @@ static void search_both(const char *what, const vick_gsearch *gs, const float *q
   free(dist);
 }
 
+static int fused_call(const vick_call *call) {
+  for (int i = 0; i < call->n_stages; ++i)
+    if (strstr(call->stages[i].name, "fused")) return 1;
+  return 0;
+}
+
+/* calls of `batch` queries from `first` on, one after another */
+typedef struct {
+  const vick_gsearch *gs;
+  const vick_gsearch_params *p;
+  const float *q;
+  int d, batch, first, calls;
+  int64_t *ids; /* calls * batch * 10 */
+  float *dist;
+  int failed, fused;
+} batch_job;
+
+static void *run_batches(void *arg) {
+  batch_job *j = (batch_job *)arg;
+  for (int c = 0; c < j->calls; ++c) {
+    vick_call call;
+    memset(&call, 0, sizeof call);
+    call.seed = 9;
+    const int64_t off = (int64_t)c * j->batch;
+    if (vick_gsearch_query(&call, j->gs, j->q + (j->first + off) * j->d, j->batch, 10, j->p, j->ids + off * 10,
+                           j->dist + off * 10) != VICK_OK) {
+      fprintf(stderr, "batch call failed: %s\n", call.message);
+      j->failed++;
+    }
+    j->fused += fused_call(&call);
+  }
+  return NULL;
+}
+
+/* Small batches on the workspace: recall at batch 1 and 10, the fused
+ * pivot stage at batch 1, repeat and two-thread results equal to one
+ * thread's (a search depends on the query, its place in the batch and the
+ * seed only, whichever resources run it). */
+static void small_batches(const char *what, const vick_gsearch *gs, const float *q, int64_t m, int d,
+                          const int64_t *truth, int tk, int occlusion, double want) {
+  vick_gsearch_params p;
+  vick_gsearch_params_init(&p);
+  p.procedure = VICK_GSEARCH_SMALL;
+  p.occlusion_limit = occlusion;
+  p.searches = 16;
+  /* fewer under compute-sanitizer ("small") */
+  const int calls = small_run ? 8 : (int)(m / 2 < 40 ? m / 2 : 40), calls10 = small_run ? 3 : 8;
+  for (int bi = 0; bi < 2; ++bi) {
+    const int batch = bi == 0 ? 1 : 10, nb = bi == 0 ? calls : (int)(m / 10 < calls10 ? m / 10 : calls10);
+    const int64_t nq = (int64_t)nb * batch;
+    int64_t *ids = malloc((size_t)nq * 10 * 8 * 3);
+    float *dist = malloc((size_t)nq * 10 * 4 * 3);
+    batch_job a = {gs, &p, q, d, batch, 0, nb, ids, dist, 0, 0};
+    run_batches(&a);
+    double r = recall_at(ids, 10, truth, tk, nq, 10);
+    printf("%s small batch %d: recall@10 %.4f over %lld queries, %d of %d calls with fused pivots\n", what, batch, r,
+           (long long)nq, a.fused, nb);
+    VT_CHECK(a.failed == 0, "%s batch %d: %d calls failed", what, batch, a.failed);
+    VT_CHECK(r >= want, "%s small batch %d recall@10 %.4f < %.2f", what, batch, r, want);
+    if (batch == 1) VT_CHECK(a.fused == nb, "%s batch 1: %d of %d calls fused the pivot stage", what, a.fused, nb);
+    /* a large-batch call in between, then the same calls from two threads */
+    {
+      vick_gsearch_params lp;
+      vick_gsearch_params_init(&lp);
+      lp.procedure = VICK_GSEARCH_LARGE;
+      lp.occlusion_limit = occlusion;
+      vick_call call;
+      memset(&call, 0, sizeof call);
+      int64_t *li = malloc((size_t)m * 10 * 8);
+      float *ld = malloc((size_t)m * 10 * 4);
+      VT_CHECK(vick_gsearch_query(&call, gs, q, m, 10, &lp, li, ld) == VICK_OK, "%s large call between: %s", what,
+               call.message);
+      free(li);
+      free(ld);
+    }
+    batch_job t1 = {gs, &p, q, d, batch, 0, nb / 2, ids + nq * 10, dist + nq * 10, 0, 0};
+    batch_job t2 = {gs, &p, q, d, batch, (nb / 2) * batch, nb - nb / 2, ids + (nq + (int64_t)(nb / 2) * batch) * 10,
+                    dist + (nq + (int64_t)(nb / 2) * batch) * 10, 0, 0};
+    pthread_t th;
+    const int started = pthread_create(&th, NULL, run_batches, &t2) == 0;
+    run_batches(&t1);
+    if (started) pthread_join(th, NULL);
+    else run_batches(&t2);
+    batch_job again = {gs, &p, q, d, batch, 0, nb, ids + 2 * nq * 10, dist + 2 * nq * 10, 0, 0};
+    run_batches(&again);
+    int64_t diff_threads = 0, diff_repeat = 0;
+    for (int64_t i = 0; i < nq * 10; ++i) {
+      diff_threads += ids[nq * 10 + i] != ids[i] || dist[nq * 10 + i] != dist[i];
+      diff_repeat += ids[2 * nq * 10 + i] != ids[i] || dist[2 * nq * 10 + i] != dist[i];
+    }
+    VT_CHECK(t1.failed + t2.failed + again.failed == 0, "%s batch %d: calls failed", what, batch);
+    VT_CHECK(diff_threads == 0, "%s batch %d: two threads differ from one in %lld entries", what, batch,
+             (long long)diff_threads);
+    VT_CHECK(diff_repeat == 0, "%s batch %d: a repeat differs in %lld entries", what, batch, (long long)diff_repeat);
+    free(ids);
+    free(dist);
+  }
+}
+
 /* n rows of d dimensions on a random `intrinsic`-dimensional subspace:
  * Gaussian clusters there (vt_clusters), mapped by a fixed random matrix,
  * plus a little isotropic noise: a searchable manifold like real data. */
@@ -206,6 +311,8 @@ static void clustered(void) {
   rc = vick_gsearch_create(&call, x, n, d, gids, gp.r, NULL, 0, &gs);
   VT_CHECK(rc == VICK_OK, "create: %s", call.message);
   if (rc == VICK_OK) {
+    /* the fused small-batch kernel first: early in a time-limited racecheck run */
+    small_batches("GRNND", gs, q, m, d, truth, 100, 0, small_run ? 0.8 : 0.95);
     search_both("GRNND", gs, q, m, d, truth, 100, 0, 0, small_run ? 0.8 : 0.95);
     vick_gsearch_free(gs);
   }
@@ -214,6 +321,7 @@ static void clustered(void) {
   VT_CHECK(rc == VICK_OK, "create: %s", call.message);
   if (rc == VICK_OK) {
     search_both("TSDG", gs, q, m, d, truth, 100, 10, 5, small_run ? 0.8 : 0.95);
+    small_batches("TSDG", gs, q, m, d, truth, 100, 10, small_run ? 0.8 : 0.95);
     vick_gsearch_free(gs);
   }
 
@@ -255,6 +363,7 @@ static void islands(void) {
     printf("islands: %lld components, %d entry points\n", (long long)info.components, info.entry_points);
     VT_CHECK(info.components >= nc, "islands: %lld components < %d", (long long)info.components, nc);
     search_both("islands TSDG", gs, q, m, d, truth, 10, 10, 5, 0.95);
+    small_batches("islands TSDG", gs, q, m, d, truth, 10, 10, 0.95);
     vick_gsearch_free(gs);
   }
   /* the plain kNN graph searched the same way */
