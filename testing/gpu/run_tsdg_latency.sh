@@ -5,9 +5,9 @@
 # H100 with 16 cores:
 #  1. CMake build of the two programs it runs (gpu_test_grnnd, grnnd_bench;
 #     sm_90, -j16) while the data are made;
-#  2. test_grnnd (GPU results against the CPU reference);
-#  3. compute-sanitizer memcheck and racecheck on its small case, side by
-#     side, 90 s each (racecheck is slow: a timeout leaves a partial report);
+#  2. side by side: test_grnnd (GPU results against the CPU reference) and
+#     compute-sanitizer memcheck and racecheck on its small case, 90 s each
+#     (racecheck is slow: a timeout leaves a partial report);
 #  4. grnnd_bench in latency mode on manifold 1,000,000 x 128 (seed 0) with
 #     10,000 queries (seed 1), exact 100-NN by grnnd_truth.py, no GGNN:
 #     batch 1 and 10, GPU time and wall time of the whole call through the
@@ -18,8 +18,10 @@
 #
 # Needs make_synthetic.py in .gpu_carry/ (or ../shared/tools), python3 with
 # numpy and torch, cmake.  BUILD=dir reuses a build folder (default
-# /tmp/b-tsdg-lat); DATA=dir the data folder (default /tmp/grnnd-data, the
-# same as run_grnnd_tsdg.sh's, reused when present).
+# /tmp/b-tsdg-lat); BIN=dir skips the build and runs gpu_test_grnnd and
+# grnnd_bench from there (only binaries built from this same tree);
+# DATA=dir the data folder (default /tmp/grnnd-data, the same as
+# run_grnnd_tsdg.sh's, reused when present).
 set -u
 OUT=${1:?usage: run_tsdg_latency.sh OUTDIR}
 mkdir -p "$OUT"
@@ -42,28 +44,36 @@ mkdir -p $D
   python3 testing/gpu/grnnd_truth.py $D/m.fvecs $D/mq.fvecs $D/m && rm -f $D/m.fvecs ) > $OUT/data.log 2>&1 &
 DATA_PID=$!
 
-echo "== build ($B)"
-{ cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DVIC_CUDA=ON -DVIC_CUDA_ARCHITECTURES=90 -DVIC_PLUGIN=OFF \
-    -DVIC_SANITIZE_TESTS=OFF && make -C $B -j16 gpu_test_grnnd grnnd_bench; } > $OUT/build.log 2>&1
-BRC=$?
-echo "build rc=$BRC ($(el))"
-TEST=$(find $B -name gpu_test_grnnd -type f -perm -u+x | head -1)
-BENCH=$(find $B -name grnnd_bench -type f -perm -u+x | head -1)
+if [ -n "${BIN:-}" ]; then
+  # binaries linked elsewhere from this very tree (never older ones)
+  echo "== using $BIN/gpu_test_grnnd and $BIN/grnnd_bench"
+  TEST=$BIN/gpu_test_grnnd
+  BENCH=$BIN/grnnd_bench
+  BRC=0
+else
+  echo "== build ($B)"
+  { cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DVIC_CUDA=ON -DVIC_CUDA_ARCHITECTURES=90 -DVIC_PLUGIN=OFF \
+      -DVIC_SANITIZE_TESTS=OFF && make -C $B -j16 gpu_test_grnnd grnnd_bench; } > $OUT/build.log 2>&1
+  BRC=$?
+  echo "build rc=$BRC ($(el))"
+  TEST=$(find $B -name gpu_test_grnnd -type f -perm -u+x | head -1)
+  BENCH=$(find $B -name grnnd_bench -type f -perm -u+x | head -1)
+fi
 if [ $BRC -ne 0 ] || [ -z "$TEST" ] || [ -z "$BENCH" ]; then
   tail -30 $OUT/build.log
   exit 1
 fi
 
-echo "== test_grnnd"
-timeout 120 $TEST > $OUT/test.log 2>&1
-echo "test rc=$? ($(el))"
-grep -h "recall\|check failed\|all checks" $OUT/test.log
-
-echo "== compute-sanitizer memcheck and racecheck (small case, side by side, 90 s each)"
+# side by side (none of them is timed): the test, and the sanitizers on its small case
+echo "== test_grnnd, compute-sanitizer memcheck and racecheck (small case; 90 s each)"
+timeout 120 $TEST > $OUT/test.log 2>&1 &
+TP=$!
 timeout 90 compute-sanitizer --tool memcheck --leak-check no $TEST small > $OUT/memcheck.log 2>&1 &
 MC=$!
 timeout 90 compute-sanitizer --tool racecheck $TEST small > $OUT/racecheck.log 2>&1 &
 RC=$!
+wait $TP; echo "test rc=$?"
+grep -h "recall\|check failed\|all checks" $OUT/test.log
 wait $MC; echo "memcheck rc=$?"
 wait $RC; echo "racecheck rc=$? (124: stopped by its timeout, partial) ($(el))"
 grep "Race reported\|Invalid\|Misaligned\|Uninitialized" $OUT/memcheck.log $OUT/racecheck.log 2>/dev/null |
