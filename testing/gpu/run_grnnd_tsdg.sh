@@ -39,7 +39,7 @@ if [ ! -x $B/grnnd_bench ] || [ ! -x $B/test_grnnd ]; then
   echo "== building (no carried binaries)"
   BD=/tmp/grnnd-build
   { cmake -S . -B $BD -DCMAKE_BUILD_TYPE=Release -DVIC_CUDA=ON -DVIC_CUDA_ARCHITECTURES=native -DVIC_PLUGIN=OFF \
-      -DVIC_SANITIZE_TESTS=OFF && make -C $BD -j16 gpu_test_grnnd grnnd_bench; } > $OUT/build.log 2>&1 ||
+      -DVIC_SANITIZE_TESTS=OFF && cmake --build $BD -j 16 --target gpu_test_grnnd grnnd_bench; } > $OUT/build.log 2>&1 ||
     tail -20 $OUT/build.log
   B=/tmp/grnnd-bin
   mkdir -p $B

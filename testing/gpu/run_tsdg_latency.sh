@@ -53,7 +53,7 @@ if [ -n "${BIN:-}" ]; then
 else
   echo "== build ($B)"
   { cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DVIC_CUDA=ON -DVIC_CUDA_ARCHITECTURES=90 -DVIC_PLUGIN=OFF \
-      -DVIC_SANITIZE_TESTS=OFF && make -C $B -j16 gpu_test_grnnd grnnd_bench; } > $OUT/build.log 2>&1
+      -DVIC_SANITIZE_TESTS=OFF && cmake --build $B -j 16 --target gpu_test_grnnd grnnd_bench; } > $OUT/build.log 2>&1
   BRC=$?
   echo "build rc=$BRC ($(el))"
   TEST=$(find $B -name gpu_test_grnnd -type f -perm -u+x | head -1)
