@@ -224,7 +224,7 @@ vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options 
       for (int64_t i = 0; s == VIC_OK && i < x->n * (int64_t)k; ++i) dist[i] *= dist[i];
     }
     if (s != VIC_OK) return s;
-    for (int64_t i = 0; i < x->n * (int64_t)k; ++i) dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(x->metric, dist[i]);
+    vic__true_lists(c, x->metric, x->n, k, ids, dist);
     return VIC_OK;
   }
 
@@ -235,8 +235,7 @@ vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options 
   if (s != VIC_OK) return s;
 
   /* kernels return working distances; report true ones as the CPU does */
-  int64_t total = x->n * (int64_t)k;
-  for (int64_t i = 0; i < total; ++i) dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(x->metric, dist[i]);
+  vic__true_lists(c, x->metric, x->n, k, ids, dist);
 
   rep->seconds_transfer += call.seconds_transfer;
   rep->seconds_kernel += call.seconds_kernel;

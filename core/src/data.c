@@ -1,5 +1,6 @@
 /* Data views: validation, metric preparation and distances. */
 #include "internal.h"
+#include "topk.h"
 
 #include <string.h>
 
@@ -56,5 +57,15 @@ float vic__true_dist(vic_metric m, float work) {
   case VIC_L2: return sqrtf(work > 0.f ? work : 0.f);
   case VIC_COSINE: return 0.5f * work;
   default: return work;
+  }
+}
+
+void vic__true_lists(vic_ctx *c, vic_metric m, int64_t n, int32_t k, int64_t *ids, float *dist) {
+#pragma omp parallel for num_threads(vic__threads(c)) schedule(static, 4096)
+  for (int64_t i = 0; i < n; ++i) {
+    float *d = dist + i * k;
+    int64_t *id = ids + i * k;
+    for (int32_t t = 0; t < k; ++t) d[t] = id[t] < 0 ? INFINITY : vic__true_dist(m, d[t]);
+    vic__sort_pairs(d, id, k);
   }
 }

@@ -96,6 +96,11 @@ static inline float vic__dot(const float *a, const float *b, int32_t d) {
  *   squared distance, true = sq/2; inner product: -dot, unchanged. */
 float vic__work_dist(const vic_data *x, const float *a, const float *b);
 float vic__true_dist(vic_metric m, float work);
+/* n lists of k working distances (a kernel's output) made true in place,
+ * in the CPU's (distance, id) order: the conversion can round distinct
+ * working distances to one float, and such runs are then ordered by id;
+ * missing entries (id < 0) become +inf.  Rows in parallel. */
+void vic__true_lists(vic_ctx *c, vic_metric m, int64_t n, int32_t k, int64_t *ids, float *dist);
 
 /* Cosine data are normalised once into a private copy so every method can
  * run L2 on them.  *owned receives the buffer to free (NULL if x was used
