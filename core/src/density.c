@@ -169,6 +169,51 @@ vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const f
   return vic__cpu_density(c, x, nn, mass, unit_mass, o.sph, knn_density, sph_density, smoothing_length);
 }
 
+vic_status vic__check_density_input(vic_ctx *c, const vic_data *x, int32_t k) {
+  vic_status s = vic_data_validate(c, x);
+  if (s != VIC_OK) return s;
+  if (x->metric != VIC_L2)
+    return vic__fail(c, VIC_E_UNSUPPORTED, "density needs the L2 metric (got %s): densities are volumes in Euclidean space",
+                     vic_metric_name(x->metric));
+  if (k < 2 || (int64_t)k >= x->n)
+    return vic__fail(c, VIC_E_ARGUMENT, "density needs 2 <= k < n neighbours per point (got k = %d, n = %lld)", (int)k,
+                     (long long)x->n);
+  return VIC_OK;
+}
+
+vic_status vic__device_grid_lists(vic_ctx *c, const vic_data *x, int32_t k, int keep, const char *on_device,
+                                  vic_knn *out) {
+  memset(out, 0, sizeof *out);
+  out->n = x->n;
+  out->k = k;
+  if (keep) {
+    out->ids = vic__malloc(c, (size_t)x->n * (size_t)k * sizeof *out->ids, "neighbour ids");
+    out->dist = out->ids ? vic__malloc(c, (size_t)x->n * (size_t)k * sizeof *out->dist, "neighbour distances") : NULL;
+    if (!out->dist) { vic_knn_free(out); return VIC_E_NOMEM; }
+  }
+  vic_report *rep = &out->report;
+  rep->method = VIC_METHOD_GRID;
+  rep->backend = VIC_BACKEND_CUDA;
+  rep->k_requested = rep->k = k;
+  vic__report_reason(rep, "d = %d <= 3 with the L2 metric: exact cell grid, %s on the device", (int)x->d, on_device);
+  return VIC_OK;
+}
+
+vic_status vic__fail_duplicate_row(vic_ctx *c, int64_t row, int32_t k) {
+  return vic__fail(c, VIC_E_ARGUMENT,
+                   "point %lld has its k = %d nearest neighbours at distance 0 (duplicate points): its density is "
+                   "infinite; remove duplicates or raise k",
+                   (long long)row, (int)k);
+}
+
+void vic__finish_device_lists(vic_ctx *c, vic_knn *lists, int kept, double t0) {
+  vic_report *rep = &lists->report;
+  if (kept) vic__report_dnn1(lists, rep);
+  rep->recall_estimate = 1.0;
+  rep->seconds_total = vic__now() - t0;
+  rep->warnings = c->warnings;
+}
+
 vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass,
                            const vic_density_options *o_in, vic_knn *nn, float *knn_density, float *sph_density,
                            float *smoothing_length) {
@@ -179,14 +224,8 @@ vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float
   const double t0 = vic__now();
   vic_density_options o;
   if (o_in) o = *o_in; else vic_density_options_init(&o);
-  vic_status s = vic_data_validate(c, x);
+  vic_status s = vic__check_density_input(c, x, k);
   if (s != VIC_OK) return s;
-  if (x->metric != VIC_L2)
-    return vic__fail(c, VIC_E_UNSUPPORTED, "density needs the L2 metric (got %s): densities are volumes in Euclidean space",
-                     vic_metric_name(x->metric));
-  if (k < 2 || (int64_t)k >= x->n)
-    return vic__fail(c, VIC_E_ARGUMENT, "density needs 2 <= k < n neighbours per point (got k = %d, n = %lld)", (int)k,
-                     (long long)x->n);
   if ((s = vic__check_density_options(c, x->n, mass, &o)) != VIC_OK) return s;
   if ((s = vic__progress(c, "density", 0.0)) != VIC_OK) return s;
   const double unit_mass = o.total_mass > 0 ? o.total_mass / (double)x->n : 1.0;
@@ -195,35 +234,17 @@ vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float
   if (gpu && x->d <= 3) {
     /* grid lists and densities in one device call: the lists stay there */
     vic_knn out;
-    memset(&out, 0, sizeof out);
-    out.n = x->n;
-    out.k = k;
-    if (nn) {
-      out.ids = vic__malloc(c, (size_t)x->n * (size_t)k * sizeof *out.ids, "neighbour ids");
-      out.dist = out.ids ? vic__malloc(c, (size_t)x->n * (size_t)k * sizeof *out.dist, "neighbour distances") : NULL;
-      if (!out.dist) { vic_knn_free(&out); return VIC_E_NOMEM; }
-    }
-    vic_report *rep = &out.report;
-    rep->method = VIC_METHOD_GRID;
-    rep->backend = VIC_BACKEND_CUDA;
-    rep->k_requested = rep->k = k;
-    vic__report_reason(rep, "d = %d <= 3 with the L2 metric: exact cell grid, densities on the device", (int)x->d);
+    if ((s = vic__device_grid_lists(c, x, k, nn != NULL, "densities", &out)) != VIC_OK) return s;
     int64_t bad = -1;
     s = vic__cuda_knn_density(c, x, k, mass, unit_mass, o.sph, knn_density, sph_density, smoothing_length, out.ids,
-                              out.dist, rep, &bad);
+                              out.dist, &out.report, &bad);
     if (s == VIC_OK && bad >= 0) {
       vic_knn_free(&out);
-      return vic__fail(c, VIC_E_ARGUMENT,
-                       "point %lld has its k = %d nearest neighbours at distance 0 (duplicate points): its density is "
-                       "infinite; remove duplicates or raise k",
-                       (long long)bad, (int)k);
+      return vic__fail_duplicate_row(c, bad, k);
     }
     if (s == VIC_OK) {
       if (nn) {
-        vic__report_dnn1(&out, rep);
-        rep->recall_estimate = 1.0;
-        rep->seconds_total = vic__now() - t0;
-        rep->warnings = c->warnings;
+        vic__finish_device_lists(c, &out, 1, t0);
         *nn = out;
       }
       return vic__progress(c, "density", 1.0);

@@ -37,40 +37,22 @@ static vic_status on_gpu(vic_ctx *c, const vic_data *x, int32_t k, const float *
                          float *sph_density, float *smoothing_length, vic_peaks *out, double t0, int *done) {
   *done = 0;
   vic_knn lists;
-  memset(&lists, 0, sizeof lists);
-  lists.n = x->n;
-  lists.k = k;
-  if (nn) {
-    lists.ids = vic__malloc(c, (size_t)x->n * (size_t)k * sizeof *lists.ids, "neighbour ids");
-    lists.dist = lists.ids ? vic__malloc(c, (size_t)x->n * (size_t)k * sizeof *lists.dist, "neighbour distances") : NULL;
-    if (!lists.dist) { vic_knn_free(&lists); return VIC_E_NOMEM; }
-  }
-  vic_report *rep = &lists.report;
-  rep->method = VIC_METHOD_GRID;
-  rep->backend = VIC_BACKEND_CUDA;
-  rep->k_requested = rep->k = k;
-  vic__report_reason(rep, "d = %d <= 3 with the L2 metric: exact cell grid, densities and peaks on the device",
-                     (int)x->d);
+  vic_status s = vic__device_grid_lists(c, x, k, nn != NULL, "densities and peaks", &lists);
+  if (s != VIC_OK) return s;
   int64_t bad = -1;
-  vic_status s = vic__cuda_density_peaks(c, x, k, mass, unit_mass, o->sph, po, knn_density, sph_density,
-                                         smoothing_length, lists.ids, lists.dist, rep, &bad, out);
+  s = vic__cuda_density_peaks(c, x, k, mass, unit_mass, o->sph, po, knn_density, sph_density, smoothing_length,
+                              lists.ids, lists.dist, &lists.report, &bad, out);
   if (s == VIC_OK && bad >= 0) {
     vic_knn_free(&lists);
-    return vic__fail(c, VIC_E_ARGUMENT,
-                     "point %lld has its k = %d nearest neighbours at distance 0 (duplicate points): its density is "
-                     "infinite; remove duplicates or raise k",
-                     (long long)bad, (int)k);
+    return vic__fail_duplicate_row(c, bad, k);
   }
   if (s != VIC_OK) {
     vic_knn_free(&lists);
     return vic__density_after_gpu(c, s, "grid + density + peaks");
   }
   *done = 1;
-  rep->recall_estimate = 1.0;
-  rep->seconds_total = vic__now() - t0;
-  rep->warnings = c->warnings;
-  if (nn) vic__report_dnn1(&lists, rep);
-  out->report = *rep;
+  vic__finish_device_lists(c, &lists, nn != NULL, t0);
+  out->report = lists.report;
   if (nn) *nn = lists;
   return VIC_OK;
 }
@@ -90,14 +72,8 @@ vic_status vic_knn_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, const
   if (o_in) o = *o_in; else vic_density_options_init(&o);
   vic_peak_options po;
   if (po_in) po = *po_in; else vic_peak_options_init(&po);
-  vic_status s = vic_data_validate(c, x);
+  vic_status s = vic__check_density_input(c, x, k);
   if (s != VIC_OK) return s;
-  if (x->metric != VIC_L2)
-    return vic__fail(c, VIC_E_UNSUPPORTED, "density needs the L2 metric (got %s): densities are volumes in Euclidean space",
-                     vic_metric_name(x->metric));
-  if (k < 2 || (int64_t)k >= x->n)
-    return vic__fail(c, VIC_E_ARGUMENT, "density needs 2 <= k < n neighbours per point (got k = %d, n = %lld)", (int)k,
-                     (long long)x->n);
   if ((s = vic__check_density_options(c, x->n, mass, &o)) != VIC_OK) return s;
   if ((s = vic__check_peak_options(c, &po)) != VIC_OK) return s;
   if ((s = vic__progress(c, "peaks", 0.0)) != VIC_OK) return s;

@@ -23,4 +23,17 @@ vic_status vic__check_density_options(vic_ctx *c, int64_t n, const float *mass, 
 vic_status vic__density_use_gpu(vic_ctx *c, const char *what, int *gpu);
 vic_status vic__density_after_gpu(vic_ctx *c, vic_status s, const char *what);
 
+/* The checks of x and k every density entry point makes, in one wording. */
+vic_status vic__check_density_input(vic_ctx *c, const vic_data *x, int32_t k);
+/* Lists of a device pipeline on the exact grid (density.c, density_peaks.c):
+ * the report says grid, CUDA, k and "<on_device> on the device"; host ids
+ * and distances are allocated only when the caller keeps the lists. */
+vic_status vic__device_grid_lists(vic_ctx *c, const vic_data *x, int32_t k, int keep, const char *on_device,
+                                  vic_knn *out);
+/* A row whose k neighbours all lie at distance 0 has no finite density. */
+vic_status vic__fail_duplicate_row(vic_ctx *c, int64_t row, int32_t k);
+/* The report of finished device lists: exact (recall 1), total time since
+ * t0, warnings, and the d_nn1 statistics when the lists were kept. */
+void vic__finish_device_lists(vic_ctx *c, vic_knn *lists, int kept, double t0);
+
 #endif
