@@ -12,6 +12,8 @@
  *
  * usage: density_bench --data FILE [--name NAME] [--k 32] [--backend cuda|cpu|auto]
  *                      [--repeats R] [--limit N] [--check] */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#include "bench_util.h"
 #include "vic_io.h"
 #include "vicinity.h"
 
@@ -23,12 +25,6 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void log_cb(void *user, vic_log_level level, const char *msg) {
   (void)user;
@@ -82,10 +78,10 @@ int main(int argc, char **argv) {
 
   char err[512];
   vio_matrix m;
-  double tl = now();
+  double tl = bench_now();
   if (vio_load(path, &m, err, sizeof err) != 0) { fprintf(stderr, "density_bench: %s\n", err); return 1; }
   if (limit > 0 && limit < m.n) m.n = limit;
-  fprintf(stderr, "density_bench: %s: %lld x %d loaded in %.2f s\n", path, (long long)m.n, m.d, now() - tl);
+  fprintf(stderr, "density_bench: %s: %lld x %d loaded in %.2f s\n", path, (long long)m.n, m.d, bench_now() - tl);
   if (m.d > 3) { fprintf(stderr, "density_bench: expects 3-d particles (got d = %d)\n", m.d); return 1; }
 
   vic_ctx_options co;
@@ -122,10 +118,10 @@ int main(int argc, char **argv) {
   int64_t n_peaks = 0, main_members = 0;
   for (int r = 0; r < repeats; ++r) {
     vic_peaks pk;
-    double t0 = now();
+    double t0 = bench_now();
     if ((s = vic_knn_density_peaks(c, &x, k, NULL, &o, NULL, NULL, rho, sph, NULL, &pk)) != VIC_OK)
       return die(c, "vic_knn_density_peaks", s);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     fprintf(stderr, "density_bench: repeat %d: density + peaks %.3f s wall (%s: kernels %.3f s, transfers %.3f s), %lld peaks\n",
             r, t, vic_backend_name(pk.report.backend), pk.report.seconds_kernel, pk.report.seconds_transfer,
             (long long)pk.n_peaks);
@@ -144,17 +140,17 @@ int main(int argc, char **argv) {
   if (check) {
     vic_knn nn;
     vic_peaks gp, cp;
-    double t0 = now();
+    double t0 = bench_now();
     if ((s = vic_knn_density_peaks(c, &x, k, NULL, &o, NULL, &nn, rho, sph, NULL, &gp)) != VIC_OK)
       return die(c, "vic_knn_density_peaks with lists", s);
-    check_lists = now() - t0;
+    check_lists = bench_now() - t0;
     vic_ctx_options cc = co;
     cc.backend = VIC_BACKEND_CPU;
     vic_ctx *cpu = NULL;
     if ((s = vic_ctx_create(&cc, &cpu)) != VIC_OK) return die(cpu, "CPU context", s);
-    t0 = now();
+    t0 = bench_now();
     if ((s = vic_peaks_find(cpu, &x, &nn, rho, NULL, &cp)) != VIC_OK) return die(cpu, "vic_peaks_find", s);
-    check_cpu = now() - t0;
+    check_cpu = bench_now() - t0;
     mism = differ_i(gp.parent, cp.parent, n) + differ_f(gp.delta, cp.delta, n) +
            differ_f(gp.saliency, cp.saliency, n) + differ_i(gp.peak_id, cp.peak_id, n) +
            (gp.n_peaks != cp.n_peaks) +

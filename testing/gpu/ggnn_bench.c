@@ -12,24 +12,13 @@
  * the layers above (0 or absent = default); unset = the defaults once.
  *
  * DIR holds base.f32, query.f32, qtruth.i32, sample.i32, truth.i32. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#include "bench_util.h"
 #include "vic_kernels_ggnn.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *load(const char *dir, const char *name, size_t bytes) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "rb");
-  void *b = malloc(bytes);
-  if (!f || !b || fread(b, 1, bytes, f) != bytes) {
-    fprintf(stderr, "cannot read %zu bytes from %s\n", bytes, path);
-    exit(2);
-  }
-  fclose(f);
-  return b;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -57,9 +46,9 @@ int main(int argc, char **argv) {
   int64_t n = atoll(argv[2]), m = atoll(argv[3]);
   int d = atoi(argv[4]), k = atoi(argv[5]);
   int64_t ns = argc > 6 ? atoll(argv[6]) : 10000;
-  float *x = load(dir, "base.f32", (size_t)n * d * 4), *q = load(dir, "query.f32", (size_t)m * d * 4);
-  int32_t *qt = load(dir, "qtruth.i32", (size_t)m * 40), *rows = load(dir, "sample.i32", (size_t)ns * 4);
-  int32_t *st = load(dir, "truth.i32", (size_t)ns * 40);
+  float *x = bench_load(dir, "base.f32", (size_t)n * d * 4), *q = bench_load(dir, "query.f32", (size_t)m * d * 4);
+  int32_t *qt = bench_load(dir, "qtruth.i32", (size_t)m * 40), *rows = bench_load(dir, "sample.i32", (size_t)ns * 4);
+  int32_t *st = bench_load(dir, "truth.i32", (size_t)ns * 40);
   vick_call call;
   vick_ggnn_params p;
   vick_ggnn *g = NULL;

@@ -10,29 +10,13 @@
  * quarter of the in-memory need, and incremental growth by 10% against a
  * rebuild.  Same data, same process, same card for every line. */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#include "bench_util.h"
 #include "vic_kernels_gnnd.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static void *load(const char *path, size_t bytes) {
-  FILE *f = fopen(path, "rb");
-  void *b = malloc(bytes);
-  if (!f || !b || fread(b, 1, bytes, f) != bytes) {
-    fprintf(stderr, "cannot read %zu bytes from %s\n", bytes, path);
-    exit(2);
-  }
-  fclose(f);
-  return b;
-}
 
 static int32_t *S, *T; /* sample rows, their exact 10-NN */
 static int64_t NS;
@@ -81,9 +65,9 @@ static void ggm_iterations(const float *x, int64_t n, int32_t d, vick_gnnd_param
   int64_t *ids = malloc((size_t)n * 10 * 8);
   float *dist = malloc((size_t)n * 10 * 4);
   vick_call c = fresh_call(0);
-  double t = now();
+  double t = bench_now();
   check(vick_gnnd_knn(&c, x, n, d, 10, &q, ids, dist), &c, "rebuild");
-  t = now() - t;
+  t = bench_now() - t;
   printf("ggm-it rebuild K=%d p=%d it=%d %.3f recall=%.4f\n", q.k_build, q.samples, q.iterations, t, recall64(ids, 10));
   int32_t K = q.k_build;
   int64_t n1 = n / 2, n2 = n - n1, n_old = n - n / 10, n_new = n / 10;
@@ -102,14 +86,14 @@ static void ggm_iterations(const float *x, int64_t n, int32_t d, vick_gnnd_param
     vick_gnnd_params m = q;
     m.merge_iterations = caps[i];
     c = fresh_call(0);
-    t = now();
+    t = bench_now();
     check(vick_gnnd_merge(&c, x, n1, n2, d, &m, &g1, &g2, &gm), &c, "merge");
-    t = now() - t;
+    t = bench_now() - t;
     double rm = recall32(gm.ids, 10);
     c = fresh_call(0);
-    double ta = now();
+    double ta = bench_now();
     check(vick_gnnd_add(&c, x, n_old, n_new, d, &m, &go, &gm), &c, "add");
-    ta = now() - ta;
+    ta = bench_now() - ta;
     printf("ggm-it merge_iterations=%d halves_merge=%.3f recall=%.4f add10=%.3f recall=%.4f\n", caps[i], t, rm, ta,
            recall32(gm.ids, 10));
     fflush(stdout);
@@ -121,7 +105,7 @@ static void ggm_iterations(const float *x, int64_t n, int32_t d, vick_gnnd_param
 /* Every entry point once on the first n rows with small parameters, for
  * compute-sanitizer: no recall, only status codes. */
 static int quick(const char *path, int64_t n, int32_t d) {
-  float *x = load(path, (size_t)n * d * 4);
+  float *x = bench_load(NULL, path, (size_t)n * d * 4);
   vick_gnnd_params q = params(32, 8, 3);
   int64_t *ids = malloc((size_t)n * 10 * 8);
   float *dist = malloc((size_t)n * 10 * 4);
@@ -161,9 +145,9 @@ int main(int argc, char **argv) {
   int64_t n = atoll(argv[2]);
   int32_t d = atoi(argv[3]);
   NS = atoll(argv[6]);
-  float *x = load(argv[1], (size_t)n * d * 4);
-  S = load(argv[4], (size_t)NS * 4);
-  T = load(argv[5], (size_t)NS * 40);
+  float *x = bench_load(NULL, argv[1], (size_t)n * d * 4);
+  S = bench_load(NULL, argv[4], (size_t)NS * 4);
+  T = bench_load(NULL, argv[5], (size_t)NS * 40);
   int64_t *ids = malloc((size_t)n * 10 * 8);
   float *dist = malloc((size_t)n * 10 * 4);
   vick_call c;
@@ -192,9 +176,9 @@ int main(int argc, char **argv) {
   for (size_t s = 0; s < sizeof sweep / sizeof sweep[0]; ++s) {
     vick_gnnd_params q = params(sweep[s][0], sweep[s][1], sweep[s][2]);
     c = fresh_call(0);
-    double t = now();
+    double t = bench_now();
     rc = vick_gnnd_knn(&c, x, n, d, 10, &q, ids, dist);
-    t = now() - t;
+    t = bench_now() - t;
     check(rc, &c, "gnnd");
     double r = recall64(ids, 10);
     printf("sweep K=%d p=%d it=%d %.3f %.3f %.4f\n", q.k_build, q.samples, q.iterations, t, c.seconds_kernel, r);
@@ -205,9 +189,9 @@ int main(int argc, char **argv) {
   vick_gnnd_params q = params(sweep[best][0], sweep[best][1], sweep[best][2]);
   for (int rep = 0; rep < 3; ++rep) { /* repeat the chosen setting: spread of the timing */
     c = fresh_call(0);
-    double t = now();
+    double t = bench_now();
     check(vick_gnnd_knn(&c, x, n, d, 10, &q, ids, dist), &c, "gnnd repeat");
-    t = now() - t;
+    t = bench_now() - t;
     printf("chosen K=%d p=%d it=%d %.3f %.3f %.4f stages:", q.k_build, q.samples, q.iterations, t, c.seconds_kernel,
            recall64(ids, 10));
     for (int i = 0; i < c.n_stages; ++i) printf(" %s=%.3f", c.stages[i].name, c.stages[i].seconds);
@@ -223,16 +207,16 @@ int main(int argc, char **argv) {
     vick_gnnd_graph g1 = {n1, K, malloc((size_t)n1 * K * 4), malloc((size_t)n1 * K * 4)};
     vick_gnnd_graph g2 = {n2, K, malloc((size_t)n2 * K * 4), malloc((size_t)n2 * K * 4)};
     vick_gnnd_graph gm = {n, 10, malloc((size_t)n * 10 * 4), malloc((size_t)n * 10 * 4)};
-    double t = now();
+    double t = bench_now();
     c = fresh_call(0);
     check(vick_gnnd_build(&c, x, n1, d, &q, &g1), &c, "half 1");
     c = fresh_call(0);
     check(vick_gnnd_build(&c, x + (size_t)n1 * d, n2, d, &q, &g2), &c, "half 2");
-    double tb = now() - t;
+    double tb = bench_now() - t;
     c = fresh_call(0);
-    t = now();
+    t = bench_now();
     check(vick_gnnd_merge(&c, x, n1, n2, d, &q, &g1, &g2, &gm), &c, "merge");
-    t = now() - t;
+    t = bench_now() - t;
     double r = recall32(gm.ids, 10);
     printf("ggm halves build=%.3f merge=%.3f recall=%.4f single=%.4f diff=%.4f\n", tb, t, r, single_recall,
            single_recall - r);
@@ -243,9 +227,9 @@ int main(int argc, char **argv) {
     c = fresh_call(0);
     check(vick_gnnd_build(&c, x, n_old, d, &q, &go), &c, "old 90%");
     c = fresh_call(0);
-    t = now();
+    t = bench_now();
     check(vick_gnnd_add(&c, x, n_old, n_new, d, &q, &go, &gm), &c, "add 10%");
-    t = now() - t;
+    t = bench_now() - t;
     printf("add10 add=%.3f recall=%.4f rebuild=%.3f (chosen setting) stages:", t, recall32(gm.ids, 10), best_t);
     for (int i = 0; i < c.n_stages; ++i) printf(" %s=%.3f", c.stages[i].name, c.stages[i].seconds);
     printf("\n");
@@ -256,9 +240,9 @@ int main(int argc, char **argv) {
   {
     size_t need = vick_gnnd_bytes(n, d, &q, 0);
     c = fresh_call(need / 4);
-    double t = now();
+    double t = bench_now();
     check(vick_gnnd_knn(&c, x, n, d, 10, &q, ids, dist), &c, "sharded");
-    t = now() - t;
+    t = bench_now() - t;
     double r = recall64(ids, 10);
     printf("oom budget=%.0fMB need=%.0fMB %s seconds=%.3f recall=%.4f single=%.4f diff=%.4f stages:", need / 4 / 1e6,
            need / 1e6, c.message, t, r, single_recall, single_recall - r);

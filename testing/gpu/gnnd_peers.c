@@ -5,29 +5,13 @@
  *
  *   gnnd_peers DATA.f32 N D SAMPLE.i32 TRUTH.i32 NSAMPLE */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#include "bench_util.h"
 #include "vicinity.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static void *load(const char *path, size_t bytes) {
-  FILE *f = fopen(path, "rb");
-  void *b = malloc(bytes);
-  if (!f || !b || fread(b, 1, bytes, f) != bytes) {
-    fprintf(stderr, "cannot read %zu bytes from %s\n", bytes, path);
-    exit(2);
-  }
-  fclose(f);
-  return b;
-}
 
 int main(int argc, char **argv) {
   if (argc < 7) {
@@ -36,8 +20,8 @@ int main(int argc, char **argv) {
   }
   int64_t n = atoll(argv[2]), ns = atoll(argv[6]);
   int32_t d = atoi(argv[3]);
-  float *x = load(argv[1], (size_t)n * d * 4);
-  int32_t *S = load(argv[4], (size_t)ns * 4), *T = load(argv[5], (size_t)ns * 40);
+  float *x = bench_load(NULL, argv[1], (size_t)n * d * 4);
+  int32_t *S = bench_load(NULL, argv[4], (size_t)ns * 4), *T = bench_load(NULL, argv[5], (size_t)ns * 40);
   vic_ctx_options co;
   vic_ctx_options_init(&co);
   co.backend = VIC_BACKEND_CUDA;
@@ -67,9 +51,9 @@ int main(int argc, char **argv) {
     vic_data v = data;
     if (r == 0) v.n = 20000;
     vic_knn out;
-    double t = now();
+    double t = bench_now();
     vic_status s = vic_knn_build(c, &v, &o, &out);
-    t = now() - t;
+    t = bench_now() - t;
     if (s != VIC_OK) {
       printf("%s: %s: %s\n", runs[r].label, vic_status_name(s), vic_ctx_error(c));
       continue;

@@ -24,6 +24,7 @@
  * only batch 1 and 10 (a few small-batch settings around recall 0.95 and
  * three large-batch lists) through the kernel API, then the public API. */
 #define _POSIX_C_SOURCE 199309L
+#include "bench_util.h"
 #include "vicinity.h"
 #include "vic_kernels_ggnn.h"
 #include "vic_kernels_gnnd.h"
@@ -33,25 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void *load(const char *dir, const char *name, size_t bytes) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "rb");
-  void *b = malloc(bytes);
-  if (!f || !b || fread(b, 1, bytes, f) != bytes) {
-    fprintf(stderr, "cannot read %zu bytes from %s\n", bytes, path);
-    exit(2);
-  }
-  fclose(f);
-  return b;
-}
 
 static int64_t M;
 static int D;
@@ -87,9 +69,9 @@ static point run(const vick_gsearch *g, const vick_gsearch_params *p, int k, int
     if (first + batch > M) first = 0;
     memset(&call, 0, sizeof call);
     call.seed = (uint64_t)(c + 2);
-    const double t0 = now_s();
+    const double t0 = bench_now();
     const int rc = vick_gsearch_query(&call, g, Q + first * D, batch, k, p, ids, dist);
-    if (c >= 0) wall += now_s() - t0;
+    if (c >= 0) wall += bench_now() - t0;
     if (rc != VICK_OK) {
       fprintf(stderr, "search failed: %s\n", call.message);
       exit(1);
@@ -132,12 +114,12 @@ static void core_api(const float *x, int64_t n, vic_method m) {
   vic_build_options_init(&o);
   o.method = m;
   vic_index *ix = NULL;
-  const double tb = now_s();
+  const double tb = bench_now();
   if (vic_index_build(c, &xv, &o, &ix) != VIC_OK) {
     fprintf(stderr, "core API: %s build failed: %s\n", vic_method_name(m), vic_ctx_error(c));
     exit(1);
   }
-  printf("-- public API, %s index: built in %.3f s (%s)\n", vic_method_name(m), now_s() - tb,
+  printf("-- public API, %s index: built in %.3f s (%s)\n", vic_method_name(m), bench_now() - tb,
          vic_index_report(ix)->reason);
   vic_search_options so;
   vic_search_options_init(&so);
@@ -151,12 +133,12 @@ static void core_api(const float *x, int64_t n, vic_method m) {
       if (first + batch > M) first = 0;
       vic_data qv = {Q + first * D, batch, D, 0, VIC_L2, NULL};
       vic_knn r;
-      const double t0 = now_s();
+      const double t0 = bench_now();
       if (vic_index_search(c, ix, &qv, &so, &r) != VIC_OK) {
         fprintf(stderr, "core API: %s search failed: %s\n", vic_method_name(m), vic_ctx_error(c));
         exit(1);
       }
-      const double t1 = now_s();
+      const double t1 = bench_now();
       if (cc >= 0) {
         wall += t1 - t0;
         gpu += r.report.seconds_kernel;
@@ -293,9 +275,9 @@ int main(int argc, char **argv) {
     latency |= strcmp(argv[i], "latency") == 0;
   }
   const int mode = latency ? 2 : (quick ? 1 : 0);
-  float *x = load(dir, "base.f32", (size_t)n * D * 4);
-  Q = load(dir, "query.f32", (size_t)M * D * 4);
-  QT = load(dir, "qtruth.i32", (size_t)M * 400);
+  float *x = bench_load(dir, "base.f32", (size_t)n * D * 4);
+  Q = bench_load(dir, "query.f32", (size_t)M * D * 4);
+  QT = bench_load(dir, "qtruth.i32", (size_t)M * 400);
   vick_call call;
   int rc;
 

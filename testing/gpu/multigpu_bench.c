@@ -17,6 +17,8 @@
  *
  * DEVICES: 1, 2, ... or -1 for all; a count may repeat (1 1 2 shows
  * whether one device repeats itself). */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#include "bench_util.h"
 #include "vic_io.h"
 #include "vicinity.h"
 
@@ -105,19 +107,6 @@ static int bench_grid(int argc, char **argv) {
   return 0;
 }
 
-static void *load(const char *dir, const char *file, size_t bytes) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s", dir, file);
-  FILE *f = fopen(path, "rb");
-  void *b = malloc(bytes);
-  if (!f || !b || fread(b, 1, bytes, f) != bytes) {
-    fprintf(stderr, "cannot read %zu bytes from %s\n", bytes, path);
-    exit(2);
-  }
-  fclose(f);
-  return b;
-}
-
 /* c of the first c truth ids found among the first c of each row */
 static double hits(const int64_t *ids, int k, const int32_t *truth, int64_t rows, const int32_t *which, int c) {
   int64_t hit = 0;
@@ -138,9 +127,9 @@ static int bench_ggnn(int argc, char **argv) {
   float tau = (float)atof(argv[8]);
   int det = atoi(argv[9]);
   const int64_t ns = 10000;
-  float *base = load(dir, "base.f32", (size_t)n * d * 4), *qr = load(dir, "query.f32", (size_t)m * d * 4);
-  int32_t *qt = load(dir, "qtruth.i32", (size_t)m * 40), *sample = load(dir, "sample.i32", (size_t)ns * 4);
-  int32_t *st = load(dir, "truth.i32", (size_t)ns * 40);
+  float *base = bench_load(dir, "base.f32", (size_t)n * d * 4), *qr = bench_load(dir, "query.f32", (size_t)m * d * 4);
+  int32_t *qt = bench_load(dir, "qtruth.i32", (size_t)m * 40), *sample = bench_load(dir, "sample.i32", (size_t)ns * 4);
+  int32_t *st = bench_load(dir, "truth.i32", (size_t)ns * 40);
   vic_data x = {base, n, d, 0, VIC_L2, NULL}, q = {qr, m, d, 0, VIC_L2, NULL};
   vic_build_options o;
   vic_build_options_init(&o);
