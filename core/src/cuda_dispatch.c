@@ -93,29 +93,39 @@ void vic__cuda_call_init(vic_ctx *c, vick_call *call, int device, size_t budget,
   call->user = c;
 }
 
-/* GNND: the options' defaults resolved (k_build = max(k, 32) rounded up to
- * the 32-entry segments), strided rows packed, periodic boxes refused. */
-static int run_gnnd(const vick_points *p, const vic_build_options *o, int32_t k, int64_t *ids, float *dist,
-                    vick_call *call) {
+/* The graph methods take packed rows: strided ones are copied (*packed,
+ * freed by the caller); periodic boxes are refused (no minimum image in
+ * their kernels). */
+static int packed_rows(const vick_points *p, vick_call *call, const float **rows, float **packed) {
+  *rows = p->rows;
+  *packed = NULL;
   if (p->box) {
     snprintf(call->message, sizeof call->message, "periodic boxes are not supported (use grid or brute)");
     return VICK_ARGUMENT;
   }
+  if (p->stride == p->d) return VICK_OK;
+  *packed = malloc((size_t)p->n * (size_t)p->d * sizeof(float));
+  if (!*packed) {
+    snprintf(call->message, sizeof call->message, "no host memory to pack strided rows");
+    return VICK_NOMEM;
+  }
+  for (int64_t i = 0; i < p->n; ++i) memcpy(*packed + i * p->d, p->rows + i * p->stride, (size_t)p->d * sizeof(float));
+  *rows = *packed;
+  return VICK_OK;
+}
+
+/* GNND: the options' defaults resolved (k_build = max(k, 32) rounded up to
+ * the 32-entry segments), strided rows packed, periodic boxes refused. */
+static int run_gnnd(const vick_points *p, const vic_build_options *o, int32_t k, int64_t *ids, float *dist,
+                    vick_call *call) {
   int32_t kb = o->gnnd.k_build > 0 ? o->gnnd.k_build : 32;
   if (kb < k) kb = k;
   vick_gnnd_params q = {(kb + 31) / 32 * 32, o->gnnd.samples, o->gnnd.iterations, o->gnnd.converge, o->shard_size, 0};
-  const float *rows = p->rows;
+  const float *rows;
   float *packed = NULL;
-  if (p->stride != p->d) {
-    packed = malloc((size_t)p->n * (size_t)p->d * sizeof(float));
-    if (!packed) {
-      snprintf(call->message, sizeof call->message, "no host memory to pack strided rows");
-      return VICK_NOMEM;
-    }
-    for (int64_t i = 0; i < p->n; ++i) memcpy(packed + i * p->d, p->rows + i * p->stride, (size_t)p->d * sizeof(float));
-    rows = packed;
-  }
-  int rc = vick_gnnd_knn(call, rows, p->n, p->d, k, &q, ids, dist);
+  int rc = packed_rows(p, call, &rows, &packed);
+  if (rc != VICK_OK) return rc;
+  rc = vick_gnnd_knn(call, rows, p->n, p->d, k, &q, ids, dist);
   free(packed);
   return rc;
 }
@@ -125,10 +135,6 @@ static int run_gnnd(const vick_points *p, const vic_build_options *o, int32_t k,
  * kernel; d_nn1 statistics go into the report by the caller's dnn1 pass. */
 static int run_ggnn(const vick_points *p, const vic_build_options *o, int32_t k, int64_t *ids, float *dist,
                     vick_call *call) {
-  if (p->box) {
-    snprintf(call->message, sizeof call->message, "periodic boxes are not supported (use grid or brute)");
-    return VICK_ARGUMENT;
-  }
   vick_ggnn_params q;
   vick_ggnn_params_init(&q);
   q.k = o->ggnn.k_build > k ? o->ggnn.k_build : k;
@@ -137,19 +143,12 @@ static int run_ggnn(const vick_points *p, const vic_build_options *o, int32_t k,
   q.refinements = o->ggnn.refinements;
   q.tau_build = o->ggnn.tau_build;
   q.deterministic = o->ggnn.deterministic;
-  const float *rows = p->rows;
+  const float *rows;
   float *packed = NULL;
-  if (p->stride != p->d) {
-    packed = malloc((size_t)p->n * (size_t)p->d * sizeof(float));
-    if (!packed) {
-      snprintf(call->message, sizeof call->message, "no host memory to pack strided rows");
-      return VICK_NOMEM;
-    }
-    for (int64_t i = 0; i < p->n; ++i) memcpy(packed + i * p->d, p->rows + i * p->stride, (size_t)p->d * sizeof(float));
-    rows = packed;
-  }
+  int rc = packed_rows(p, call, &rows, &packed);
+  if (rc != VICK_OK) return rc;
   vick_ggnn *g = NULL;
-  int rc = vick_ggnn_build(call, rows, p->n, p->d, &q, &g);
+  rc = vick_ggnn_build(call, rows, p->n, p->d, &q, &g);
   free(packed);
   if (rc != VICK_OK) return rc;
   vick_call fc = *call;
