@@ -10,6 +10,7 @@
 #   usage: testing/gpu/run_release_check.sh OUTDIR
 # The small case: argv "small" for the method tests that take it,
 # VIC_TEST_SMALL=1 for the others (both are passed; each test reads its own).
+# MEMCHECK_TESTS / RACECHECK_TESTS name the tests to sanitize (empty: none).
 set -u
 OUT=${1:?usage: run_release_check.sh OUTDIR}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,9 +34,9 @@ sanitize() { # tool test
     --error-exitcode 9 "$BUILD/bin/gpu_$t" small > "$log" 2>&1
   echo "$tool $t: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
 }
-for t in ${MEMCHECK_TESTS:-test_gpu_exact test_gpu_policy test_gpu_density test_gpu_peaks test_ggnn test_gnnd test_grnnd test_multigpu}; do
+for t in ${MEMCHECK_TESTS-test_gpu_exact test_gpu_policy test_gpu_density test_gpu_peaks test_ggnn test_gnnd test_grnnd test_multigpu}; do
   sanitize memcheck "$t"
 done
-for t in ${RACECHECK_TESTS:-test_gpu_exact test_grnnd}; do sanitize racecheck "$t"; done
+for t in ${RACECHECK_TESTS-test_gpu_exact test_grnnd}; do sanitize racecheck "$t"; done
 [ "${RELEASE_BENCH:-1}" = 1 ] && VIC_GPU_BUILD=$BUILD "$SRC/testing/gpu/run_gpu.sh" "$OUT/exact"
 echo "== $(date -u +%FT%TZ) done in $(( $(date +%s) - t0 )) s"
