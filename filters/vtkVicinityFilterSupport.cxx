@@ -292,6 +292,19 @@ Outcome CheckCall(vtkAlgorithm* self, const char* label, Context& ctx, vic_statu
 }
 
 // ----------------------------------------------------------------- n-body
+vic_peak_options MakePeakOptions(
+  double minDensity, double minDelta, double deltaFactor, double minProminence, vtkIdType minMembers)
+{
+  vic_peak_options o;
+  vic_peak_options_init(&o);
+  o.min_density = minDensity;
+  o.min_delta = minDelta;
+  o.delta_factor = deltaFactor;
+  o.min_prominence = minProminence;
+  o.min_members = minMembers;
+  return o;
+}
+
 NBodyChoices MakeNBodyChoices(int k, int method, bool useFeature, bool useMass, bool periodic,
   const double* boxLengths, const std::function<vtkDataArray*(int, int&)>& inputArray)
 {

@@ -138,6 +138,11 @@ struct NBodyChoices
   const double* BoxLengths = nullptr;
 };
 
+// The peak thresholds of Salient Points' properties, the rest the core's
+// defaults (one place for the filter's single-process and MPI paths).
+vic_peak_options MakePeakOptions(
+  double minDensity, double minDelta, double deltaFactor, double minProminence, vtkIdType minMembers);
+
 // The n-body filters' shared properties as choices.  inputArray(idx,
 // association) is the filter's GetInputArrayToProcess (protected in
 // vtkAlgorithm): index 0 is the feature array, index 1 the mass array; it is

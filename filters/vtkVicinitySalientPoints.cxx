@@ -122,13 +122,8 @@ bool vtkVicinitySalientPoints::ProcessDataSet(
     this->UseFeatureArray, this->UseMassArray, this->Periodic, this->BoxLengths,
     [&](int idx, int& association) { return this->GetInputArrayToProcess(idx, input, association); });
 
-  vic_peak_options o;
-  vic_peak_options_init(&o);
-  o.min_density = this->MinDensity;
-  o.min_delta = this->MinDelta;
-  o.delta_factor = this->DeltaFactor;
-  o.min_prominence = this->MinProminence;
-  o.min_members = this->MinMembers;
+  const vic_peak_options o = vtkVicinity::MakePeakOptions(
+    this->MinDensity, this->MinDelta, this->DeltaFactor, this->MinProminence, this->MinMembers);
 
   vtkVicinity::NBodyLists lists;
   vtkVicinity::Outcome outcome = vtkVicinity::SelectNBodyInputs(this, Label, input, choices, lists);

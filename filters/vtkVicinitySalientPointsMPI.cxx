@@ -101,13 +101,8 @@ bool vtkVicinitySalientPoints::ProcessDistributed(
   choices.K = this->K;
   choices.Method = static_cast<vic_method>(this->Method);
   choices.UseMass = this->UseMassArray;
-  vic_peak_options po;
-  vic_peak_options_init(&po);
-  po.min_density = this->MinDensity;
-  po.min_delta = this->MinDelta;
-  po.delta_factor = this->DeltaFactor;
-  po.min_prominence = this->MinProminence;
-  po.min_members = this->MinMembers;
+  const vic_peak_options po = vtkVicinity::MakePeakOptions(
+    this->MinDensity, this->MinDelta, this->DeltaFactor, this->MinProminence, this->MinMembers);
 
   vtkVicinity::NBodyLists lists;
   std::vector<float> density;
