@@ -93,25 +93,18 @@ void vic__cuda_call_init(vic_ctx *c, vick_call *call, int device, size_t budget,
   call->user = c;
 }
 
-/* The graph methods take packed rows: strided ones are copied (*packed,
- * freed by the caller); periodic boxes are refused (no minimum image in
- * their kernels). */
+/* The graph methods take packed rows (vic__cuda_packed_rows: strided ones
+ * are copied into *packed, freed by the caller); periodic boxes are refused
+ * (no minimum image in their kernels). */
 static int packed_rows(const vick_points *p, vick_call *call, const float **rows, float **packed) {
-  *rows = p->rows;
   *packed = NULL;
   if (p->box) {
     snprintf(call->message, sizeof call->message, "periodic boxes are not supported (use grid or brute)");
     return VICK_ARGUMENT;
   }
-  if (p->stride == p->d) return VICK_OK;
-  *packed = malloc((size_t)p->n * (size_t)p->d * sizeof(float));
-  if (!*packed) {
-    snprintf(call->message, sizeof call->message, "no host memory to pack strided rows");
-    return VICK_NOMEM;
-  }
-  for (int64_t i = 0; i < p->n; ++i) memcpy(*packed + i * p->d, p->rows + i * p->stride, (size_t)p->d * sizeof(float));
-  *rows = *packed;
-  return VICK_OK;
+  const vic_data view = {p->rows, p->n, p->d, p->stride, VIC_L2, NULL};
+  *rows = vic__cuda_packed_rows(&view, packed, call);
+  return *rows ? VICK_OK : VICK_NOMEM;
 }
 
 /* GNND: the options' defaults resolved (k_build = max(k, 32) rounded up to
@@ -176,19 +169,22 @@ static int run_method(vic_ctx *c, const vick_points *p, const vic_build_options 
   }
 }
 
-vic_status vic__cuda_translate(vic_ctx *c, int rc, const vick_call *call, vic_method m) {
-  const char *name = vic_method_name(m);
+vic_status vic__kernel_status(vic_ctx *c, int rc, const vick_call *call, const char *what) {
   switch (rc) {
   case VICK_OK: return VIC_OK;
-  case VICK_NOMEM: return vic__fail(c, VIC_E_NOMEM, "GPU %s ran out of device memory: %s", name, call->message);
+  case VICK_NOMEM: return vic__fail(c, VIC_E_NOMEM, "GPU %s ran out of device memory: %s", what, call->message);
   case VICK_CANCELLED:
     /* vic__progress already worded it when the caller cancelled */
     if (vic__cancelled(c) && c->error[0]) return VIC_E_CANCELLED;
-    return vic__fail(c, VIC_E_CANCELLED, "GPU %s: %s", name, call->message);
-  case VICK_ARGUMENT: return vic__fail(c, VIC_E_UNSUPPORTED, "GPU %s: %s", name, call->message);
-  case VICK_NODEVICE: return vic__fail(c, VIC_E_NODEVICE, "GPU %s: %s", name, call->message);
-  default: return vic__fail(c, VIC_E_DEVICE, "GPU %s failed: %s", name, call->message);
+    return vic__fail(c, VIC_E_CANCELLED, "GPU %s: %s", what, call->message);
+  case VICK_ARGUMENT: return vic__fail(c, VIC_E_UNSUPPORTED, "GPU %s: %s", what, call->message);
+  case VICK_NODEVICE: return vic__fail(c, VIC_E_NODEVICE, "GPU %s: %s", what, call->message);
+  default: return vic__fail(c, VIC_E_DEVICE, "GPU %s failed: %s", what, call->message);
   }
+}
+
+vic_status vic__cuda_translate(vic_ctx *c, int rc, const vick_call *call, vic_method m) {
+  return vic__kernel_status(c, rc, call, vic_method_name(m));
 }
 
 static int method_max_k(vic_method m) {

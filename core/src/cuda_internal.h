@@ -1,5 +1,6 @@
 /* What the CUDA bridge's files share (cuda_dispatch.c, cuda_multi.c,
- * cuda_ggnn_index.c): the device set of a context, a vick_call set up for
+ * cuda_ggnn_index.c, and the GPU parts of density_cuda.c, peaks_cuda.c and
+ * flat_index.c): the device set of a context, a vick_call set up for
  * one device, and the translation of vick codes into the context's status
  * and message.  CUDA builds only. */
 #ifndef VIC_CUDA_INTERNAL_H
@@ -19,7 +20,10 @@ vic_status vic__cuda_devices(vic_ctx *c, int *first, int *count);
  * the context's error belong to the caller's thread). */
 void vic__cuda_call_init(vic_ctx *c, vick_call *call, int device, size_t budget, int threaded);
 
-/* A vick code as the context's status and message (VIC_OK for VICK_OK). */
+/* A vick code as the context's status and message (VIC_OK for VICK_OK);
+ * `what` names the step in the message ("GPU <what> ran out of ..."). */
+vic_status vic__kernel_status(vic_ctx *c, int rc, const vick_call *call, const char *what);
+/* The same for a kNN method, named as vic_method_name does. */
 vic_status vic__cuda_translate(vic_ctx *c, int rc, const vick_call *call, vic_method m);
 
 /* Rows as the kernels take them: packed row-major (a copy in *owned when

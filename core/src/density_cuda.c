@@ -12,10 +12,6 @@
 #ifdef VIC_WITH_CUDA
 #include "vic_kernels_density.h"
 
-static int poll_ctx(void *user, const char *stage, double fraction) {
-  return vic__progress((vic_ctx *)user, stage, fraction) != VIC_OK;
-}
-
 vick_density_params vic__density_params(int32_t d, double unit_mass, vic_sph_convention sph) {
   vick_density_params p;
   p.d = d;
@@ -24,27 +20,6 @@ vick_density_params vic__density_params(int32_t d, double unit_mass, vic_sph_con
   p.sigma = vic__m4_norm(d);
   p.h_of_rk = sph == VIC_SPH_PYNBODY ? 0.5 : 1.0;
   return p;
-}
-
-void vic__kernel_call_init(vic_ctx *c, vick_call *call) {
-  memset(call, 0, sizeof *call);
-  call->device = c->opt.device;
-  call->seed = c->opt.seed;
-  call->progress = poll_ctx;
-  call->user = c;
-}
-
-vic_status vic__kernel_status(vic_ctx *c, int rc, const vick_call *call, const char *what) {
-  switch (rc) {
-  case VICK_OK: return VIC_OK;
-  case VICK_NOMEM: return vic__fail(c, VIC_E_NOMEM, "GPU %s ran out of device memory: %s", what, call->message);
-  case VICK_CANCELLED:
-    if (vic__cancelled(c) && c->error[0]) return VIC_E_CANCELLED;
-    return vic__fail(c, VIC_E_CANCELLED, "GPU %s: %s", what, call->message);
-  case VICK_ARGUMENT: return vic__fail(c, VIC_E_UNSUPPORTED, "GPU %s: %s", what, call->message);
-  case VICK_NODEVICE: return vic__fail(c, VIC_E_NODEVICE, "GPU %s: %s", what, call->message);
-  default: return vic__fail(c, VIC_E_DEVICE, "GPU %s failed: %s", what, call->message);
-  }
 }
 
 void vic__kernel_log(vic_ctx *c, const vick_call *call, const char *what) {
@@ -57,7 +32,7 @@ void vic__kernel_log(vic_ctx *c, const vick_call *call, const char *what) {
 vic_status vic__cuda_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass, double unit_mass,
                              vic_sph_convention sph, float *knn_density, float *sph_density, float *smoothing_length) {
   vick_call call;
-  vic__kernel_call_init(c, &call);
+  vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
   vick_density_params p = vic__density_params(x->d, unit_mass, sph);
   int rc = vick_density(&call, x->n, nn->k, nn->ids, nn->dist, mass, &p, knn_density, sph_density, smoothing_length);
   vic_status s = vic__kernel_status(c, rc, &call, "density");
@@ -70,7 +45,7 @@ vic_status vic__cuda_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const
                                  float *smoothing_length, int64_t *ids, float *dist, vic_report *rep,
                                  int64_t *bad_row) {
   vick_call call;
-  vic__kernel_call_init(c, &call);
+  vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
   vick_density_params p = vic__density_params(x->d, unit_mass, sph);
   vick_points pts = {x->rows, x->n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
   int rc = vick_grid_knn_density(&call, &pts, k, mass, &p, knn_density, sph_density, smoothing_length, ids, dist,

@@ -23,13 +23,11 @@ vic_status vic__cuda_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const
                                  int64_t *bad_row);
 
 #ifdef VIC_WITH_CUDA
+#include "cuda_internal.h"
 #include "vic_kernels_density.h"
-/* Shared with peaks_cuda.c: a kernel call set up from the context (device,
- * seed, progress), the formulas' constants, the kernel code turned into a
- * status and message (`what` names the step), and the timing log line. */
-void vic__kernel_call_init(vic_ctx *c, vick_call *call);
+/* Shared with peaks_cuda.c: the formulas' constants and the timing log
+ * line (calls are set up and their codes read by cuda_internal.h's). */
 vick_density_params vic__density_params(int32_t d, double unit_mass, vic_sph_convention sph);
-vic_status vic__kernel_status(vic_ctx *c, int rc, const vick_call *call, const char *what);
 void vic__kernel_log(vic_ctx *c, const vick_call *call, const char *what);
 #endif
 

@@ -12,6 +12,7 @@
 #include <omp.h>
 #endif
 #ifdef VIC_WITH_CUDA
+#include "cuda_internal.h"
 #include "vic_kernels_grnnd.h"
 #endif
 
@@ -228,48 +229,13 @@ static vic_status cpu_search(vic_ctx *c, const vic_index *ix, const vic_data *q,
 
 /* ------------------------------------------------------------ GPU parts */
 #ifdef VIC_WITH_CUDA
-static int poll_flat(void *user, const char *stage, double fraction) {
-  return vic__progress((vic_ctx *)user, stage, fraction) != VIC_OK;
-}
-
-static vic_status kfail(vic_ctx *c, int rc, const vick_call *call, const char *what) {
-  switch (rc) {
-  case VICK_OK: return VIC_OK;
-  case VICK_NOMEM: return vic__fail(c, VIC_E_NOMEM, "GPU %s ran out of device memory: %s", what, call->message);
-  case VICK_CANCELLED:
-    if (vic__cancelled(c) && c->error[0]) return VIC_E_CANCELLED;
-    return vic__fail(c, VIC_E_CANCELLED, "GPU %s: %s", what, call->message);
-  case VICK_ARGUMENT: return vic__fail(c, VIC_E_UNSUPPORTED, "GPU %s: %s", what, call->message);
-  case VICK_NODEVICE: return vic__fail(c, VIC_E_NODEVICE, "GPU %s: %s", what, call->message);
-  default: return vic__fail(c, VIC_E_DEVICE, "GPU %s failed: %s", what, call->message);
-  }
-}
-
-static void call_init(vic_ctx *c, vick_call *call, size_t budget) {
-  memset(call, 0, sizeof *call);
-  call->device = c->opt.device;
-  call->memory_budget = budget;
-  call->seed = c->opt.seed;
-  call->progress = poll_flat;
-  call->user = c;
-}
-
-static void add_stages(vic_report *rep, const vick_call *call) {
-  rep->seconds_transfer += call->seconds_transfer;
-  rep->seconds_kernel += call->seconds_kernel;
-  for (int i = 0; i < call->n_stages; ++i) vic__report_stage(rep, call->stages[i].name, call->stages[i].seconds);
-}
-
-/* packed rows (a copy when strided) */
+/* packed rows (vic__cuda_packed_rows), a failure worded in the context */
 static const float *packed(vic_ctx *c, const vic_data *x, float **owned) {
-  *owned = NULL;
-  int64_t stride = x->stride ? x->stride : x->d;
-  if (stride == x->d) return x->rows;
-  float *p = vic__malloc(c, (size_t)x->n * (size_t)x->d * sizeof(float), "packed rows");
-  if (!p) return NULL;
-  for (int64_t i = 0; i < x->n; ++i) memcpy(p + i * x->d, x->rows + i * stride, (size_t)x->d * sizeof(float));
-  *owned = p;
-  return p;
+  vick_call note;
+  memset(&note, 0, sizeof note);
+  const float *rows = vic__cuda_packed_rows(x, owned, &note);
+  if (!rows) vic__fail(c, VIC_E_NOMEM, "%s", note.message);
+  return rows;
 }
 
 static int gpu_usable(vic_ctx *c) {
@@ -281,10 +247,10 @@ static int gpu_usable(vic_ctx *c) {
 
 static vic_status attach(vic_ctx *c, vic_index *ix, const float *rows) {
   vick_call call;
-  call_init(c, &call, 0);
+  vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
   vick_gsearch *gs = NULL;
   int rc = vick_gsearch_create(&call, rows, ix->x.n, ix->x.d, ix->flat.ids, ix->flat.degree, ix->flat.occl, 0, &gs);
-  vic_status s = kfail(c, rc, &call, "graph upload");
+  vic_status s = vic__kernel_status(c, rc, &call, "graph upload");
   if (s != VIC_OK) return s;
   ix->flat.gpu = gs;
   vick_gsearch_info info;
@@ -368,11 +334,11 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
     g->ids = vic__malloc(c, (size_t)x->n * (size_t)p.r * sizeof(int32_t), "GRNND graph");
     if (!g->ids) { free(owned); return VIC_E_NOMEM; }
     vick_call call;
-    call_init(c, &call, o->device_memory_budget);
+    vic__cuda_call_init(c, &call, c->opt.device, o->device_memory_budget, 0);
     double deg = 0;
-    s = kfail(c, vick_grnnd_build(&call, rows, x->n, x->d, &p, g->ids, NULL, &deg), &call, "GRNND");
+    s = vic__kernel_status(c, vick_grnnd_build(&call, rows, x->n, x->d, &p, g->ids, NULL, &deg), &call, "GRNND");
     if (s == VIC_OK) {
-      add_stages(&ix->report, &call);
+      vic__cuda_copy_stages(&ix->report, &call);
       vic__report_reason(&ix->report, "requested by the caller: GRNND graph on the GPU (S %d, R %d, T1 %d, T2 %d, "
                                       "rho %.2f; mean degree %.1f)", p.s, p.r, p.t1, p.t2, (double)p.rho, deg);
     }
@@ -400,9 +366,9 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
       if (!rows) { free(knn); return VIC_E_NOMEM; }
       vick_tsdg_params p = {alpha, lambda0, degree};
       vick_call call;
-      call_init(c, &call, o->device_memory_budget);
-      s = kfail(c, vick_tsdg_build(&call, rows, x->n, x->d, knn, k, &p, g->ids, g->occl, NULL), &call, "TSDG");
-      if (s == VIC_OK) add_stages(&ix->report, &call);
+      vic__cuda_call_init(c, &call, c->opt.device, o->device_memory_budget, 0);
+      s = vic__kernel_status(c, vick_tsdg_build(&call, rows, x->n, x->d, knn, k, &p, g->ids, g->occl, NULL), &call, "TSDG");
+      if (s == VIC_OK) vic__cuda_copy_stages(&ix->report, &call);
 #endif
     } else {
       s = vic__tsdg_cpu(c, x, knn, k, alpha, lambda0, degree, g->ids, g->occl);
@@ -457,16 +423,16 @@ vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, 
     p.delta = o->tau;
     if (o->entry_points > 0) p.entries = o->entry_points;
     vick_call call;
-    call_init(c, &call, 0);
+    vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
     float *owned = NULL;
     const float *rows = packed(c, q, &owned);
     if (!rows) return VIC_E_NOMEM;
-    vic_status s = kfail(c, vick_gsearch_query(&call, (const vick_gsearch *)g->gpu, rows, q->n, k, &p, ids, dist),
+    vic_status s = vic__kernel_status(c, vick_gsearch_query(&call, (const vick_gsearch *)g->gpu, rows, q->n, k, &p, ids, dist),
                          &call, "graph search");
     free(owned);
     if (s != VIC_OK) return s;
     for (int64_t i = 0; i < q->n * (int64_t)k; ++i) dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(ix->x.metric, dist[i]);
-    add_stages(rep, &call);
+    vic__cuda_copy_stages(rep, &call);
     rep->backend = VIC_BACKEND_CUDA;
     char hl[32] = "no hop limit";
     if (p.hops) snprintf(hl, sizeof hl, "hop limit %d", (int)p.hops);

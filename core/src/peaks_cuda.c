@@ -14,6 +14,7 @@
 #include <string.h>
 
 #ifdef VIC_WITH_CUDA
+#include "cuda_internal.h"
 #include "vic_kernels_peaks.h"
 
 /* Index of point id among the maxima (ascending ids), -1 when absent. */
@@ -109,7 +110,7 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
   memset(out, 0, sizeof *out);
   *bad_row = -1;
   vick_call call;
-  vic__kernel_call_init(c, &call);
+  vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
   vick_density_params p = vic__density_params(x->d, unit_mass, sph);
   vick_points pts = {x->rows, x->n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
   vick_peaks_run *run = NULL;
