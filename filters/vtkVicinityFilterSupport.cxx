@@ -18,6 +18,8 @@
 #include <vtkInformationVector.h>
 #include <vtkIntArray.h>
 #include <vtkMultiProcessController.h>
+#include <vtkCellArray.h>
+#include <vtkPointData.h>
 #include <vtkPointSet.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
@@ -292,6 +294,45 @@ Outcome CheckCall(vtkAlgorithm* self, const char* label, Context& ctx, vic_statu
 }
 
 // ----------------------------------------------------------------- n-body
+void WritePeakPoints(const std::vector<PeakRecord>& peaks, vtkPolyData* out)
+{
+  const vtkIdType np = static_cast<vtkIdType>(peaks.size());
+  auto points = vtkSmartPointer<vtkPoints>::New();
+  points->SetDataTypeToFloat();
+  points->SetNumberOfPoints(np);
+  auto particle = vtkSmartPointer<vtkFloatArray>::New();
+  particle->SetName("Peak Particle Position");
+  particle->SetNumberOfComponents(3);
+  particle->SetNumberOfTuples(np);
+  std::vector<float> rho(np), delta(np), saliency(np);
+  std::vector<int64_t> rank(np), point(np), members(np);
+  auto verts = vtkSmartPointer<vtkCellArray>::New();
+  for (vtkIdType q = 0; q < np; ++q)
+  {
+    const PeakRecord& p = peaks[q];
+    points->SetPoint(q, p.Centre);
+    particle->SetTuple(q, p.Particle);
+    rho[q] = static_cast<float>(p.Density);
+    delta[q] = static_cast<float>(p.Delta);
+    saliency[q] = static_cast<float>(p.Saliency);
+    rank[q] = q;
+    point[q] = static_cast<int64_t>(p.GlobalId);
+    members[q] = static_cast<int64_t>(p.Members);
+    verts->InsertNextCell(1, &q);
+  }
+  out->SetPoints(points);
+  out->SetVerts(verts);
+  vtkPointData* pd = out->GetPointData();
+  pd->AddArray(vtkVicinity::WrapIdValues(rank.data(), np, "Peak Id"));
+  pd->AddArray(vtkVicinity::WrapIdValues(point.data(), np, "Point Id"));
+  pd->AddArray(vtkVicinity::WrapFloats(rho.data(), np, 1, "Density"));
+  pd->AddArray(vtkVicinity::WrapFloats(delta.data(), np, 1, "Delta"));
+  pd->AddArray(vtkVicinity::WrapFloats(saliency.data(), np, 1, "Saliency"));
+  pd->AddArray(vtkVicinity::WrapIdValues(members.data(), np, "Member Count"));
+  pd->AddArray(particle);
+  pd->SetActiveScalars("Saliency");
+}
+
 vic_peak_options MakePeakOptions(
   double minDensity, double minDelta, double deltaFactor, double minProminence, vtkIdType minMembers)
 {

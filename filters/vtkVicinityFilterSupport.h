@@ -138,6 +138,17 @@ struct NBodyChoices
   const double* BoxLengths = nullptr;
 };
 
+// One peak of Salient Points' output port 1 (plain doubles, so that the
+// MPI path can send them between ranks as they are).
+struct PeakRecord
+{
+  double Saliency, GlobalId, Density, Delta, Members, Centre[3], Particle[3];
+};
+
+// Output port 1 of Salient Points: one vertex per peak at its Centre, in
+// the given order (the Peak Id), with the peak's values as point data.
+void WritePeakPoints(const std::vector<PeakRecord>& peaks, vtkPolyData* out);
+
 // The peak thresholds of Salient Points' properties, the rest the core's
 // defaults (one place for the filter's single-process and MPI paths).
 vic_peak_options MakePeakOptions(

@@ -1,7 +1,6 @@
 #include "vtkVicinitySalientPoints.h"
 #include "vtkVicinityFilterSupport.h"
 
-#include <vtkCellArray.h>
 #include <vtkDataSet.h>
 #include <vtkFieldData.h>
 #include <vtkFloatArray.h>
@@ -10,7 +9,6 @@
 #include <vtkInformationVector.h>
 #include <vtkObjectFactory.h>
 #include <vtkPointData.h>
-#include <vtkPoints.h>
 #include <vtkPolyData.h>
 #include <vtkSmartPointer.h>
 
@@ -35,61 +33,33 @@ struct PeaksHolder
   ~PeaksHolder() { vic_peaks_free(&this->P); }
 };
 
-// Output port 1: one vertex per peak (see the class documentation for the
-// position rule), with the peak's values as point data.
+// Output port 1 (see the class documentation for the position rule): the
+// peaks as vtkVicinity::WritePeakPoints writes them under MPI too, plus
+// the centre in row space when the rows are not the 3-d coordinates.
 void BuildPeakPoints(vtkDataSet* input, const vic_peaks& p, const float* density, int d,
   bool centresAreCoordinates, vtkPolyData* out)
 {
-  const vtkIdType np = p.n_peaks;
-  auto points = vtkSmartPointer<vtkPoints>::New();
-  points->SetDataTypeToFloat();
-  points->SetNumberOfPoints(np);
-  auto particle = vtkSmartPointer<vtkFloatArray>::New();
-  particle->SetName("Peak Particle Position");
-  particle->SetNumberOfComponents(3);
-  particle->SetNumberOfTuples(np);
-  std::vector<float> rho(np), delta(np), saliency(np);
-  std::vector<int64_t> rank(np);
-  for (vtkIdType q = 0; q < np; ++q)
+  std::vector<vtkVicinity::PeakRecord> records(p.n_peaks);
+  for (int64_t q = 0; q < p.n_peaks; ++q)
   {
     const int64_t i = p.peak_point[q];
-    double xyz[3];
-    input->GetPoint(static_cast<vtkIdType>(i), xyz);
-    particle->SetTuple(q, xyz);
-    if (centresAreCoordinates)
+    vtkVicinity::PeakRecord& r = records[q];
+    input->GetPoint(static_cast<vtkIdType>(i), r.Particle);
+    for (int j = 0; j < 3; ++j)
     {
-      const float* c = p.peak_centre + q * d;
-      points->SetPoint(q, c[0], c[1], c[2]);
+      r.Centre[j] = centresAreCoordinates ? p.peak_centre[q * d + j] : r.Particle[j];
     }
-    else
-    {
-      points->SetPoint(q, xyz);
-    }
-    rho[q] = density[i];
-    delta[q] = p.delta[i];
-    saliency[q] = p.saliency[i];
-    rank[q] = q;
+    r.Saliency = p.saliency[i];
+    r.GlobalId = static_cast<double>(i);
+    r.Density = density[i];
+    r.Delta = p.delta[i];
+    r.Members = static_cast<double>(p.peak_members[q]);
   }
-  auto verts = vtkSmartPointer<vtkCellArray>::New();
-  for (vtkIdType q = 0; q < np; ++q)
-  {
-    verts->InsertNextCell(1, &q);
-  }
-  out->SetPoints(points);
-  out->SetVerts(verts);
-  vtkPointData* pd = out->GetPointData();
-  pd->AddArray(vtkVicinity::WrapIdValues(rank.data(), np, "Peak Id"));
-  pd->AddArray(vtkVicinity::WrapIdValues(p.peak_point, np, "Point Id"));
-  pd->AddArray(vtkVicinity::WrapFloats(rho.data(), np, 1, "Density"));
-  pd->AddArray(vtkVicinity::WrapFloats(delta.data(), np, 1, "Delta"));
-  pd->AddArray(vtkVicinity::WrapFloats(saliency.data(), np, 1, "Saliency"));
-  pd->AddArray(vtkVicinity::WrapIdValues(p.peak_members, np, "Member Count"));
-  pd->AddArray(particle);
+  vtkVicinity::WritePeakPoints(records, out);
   if (!centresAreCoordinates)
   {
-    pd->AddArray(vtkVicinity::WrapFloats(p.peak_centre, np, d, "Peak Centre"));
+    out->GetPointData()->AddArray(vtkVicinity::WrapFloats(p.peak_centre, p.n_peaks, d, "Peak Centre"));
   }
-  pd->SetActiveScalars("Saliency");
 }
 } // namespace
 

@@ -13,7 +13,6 @@
 #include "vtkVicinityFilterSupport.h"
 #include "vtkVicinitySalientPoints.h"
 
-#include <vtkCellArray.h>
 #include <vtkCommunicator.h>
 #include <vtkDataSet.h>
 #include <vtkFieldData.h>
@@ -21,7 +20,6 @@
 #include <vtkIdTypeArray.h>
 #include <vtkMPIController.h>
 #include <vtkPointData.h>
-#include <vtkPoints.h>
 #include <vtkPolyData.h>
 
 #include <algorithm>
@@ -35,51 +33,8 @@ namespace
 {
 const char* const Label = "Salient Points";
 
-// One kept peak as it travels between ranks.
-struct PeakRecord
-{
-  double Saliency, GlobalId, Density, Delta, Members, Centre[3], Particle[3];
-};
+using vtkVicinity::PeakRecord;
 constexpr int RecordDoubles = sizeof(PeakRecord) / sizeof(double);
-
-void WritePeaks(const std::vector<PeakRecord>& peaks, vtkPolyData* out)
-{
-  const vtkIdType np = static_cast<vtkIdType>(peaks.size());
-  auto points = vtkSmartPointer<vtkPoints>::New();
-  points->SetDataTypeToFloat();
-  points->SetNumberOfPoints(np);
-  auto particle = vtkSmartPointer<vtkFloatArray>::New();
-  particle->SetName("Peak Particle Position");
-  particle->SetNumberOfComponents(3);
-  particle->SetNumberOfTuples(np);
-  std::vector<float> rho(np), delta(np), saliency(np);
-  std::vector<int64_t> rank(np), point(np), members(np);
-  auto verts = vtkSmartPointer<vtkCellArray>::New();
-  for (vtkIdType q = 0; q < np; ++q)
-  {
-    const PeakRecord& p = peaks[q];
-    points->SetPoint(q, p.Centre);
-    particle->SetTuple(q, p.Particle);
-    rho[q] = static_cast<float>(p.Density);
-    delta[q] = static_cast<float>(p.Delta);
-    saliency[q] = static_cast<float>(p.Saliency);
-    rank[q] = q;
-    point[q] = static_cast<int64_t>(p.GlobalId);
-    members[q] = static_cast<int64_t>(p.Members);
-    verts->InsertNextCell(1, &q);
-  }
-  out->SetPoints(points);
-  out->SetVerts(verts);
-  vtkPointData* pd = out->GetPointData();
-  pd->AddArray(vtkVicinity::WrapIdValues(rank.data(), np, "Peak Id"));
-  pd->AddArray(vtkVicinity::WrapIdValues(point.data(), np, "Point Id"));
-  pd->AddArray(vtkVicinity::WrapFloats(rho.data(), np, 1, "Density"));
-  pd->AddArray(vtkVicinity::WrapFloats(delta.data(), np, 1, "Delta"));
-  pd->AddArray(vtkVicinity::WrapFloats(saliency.data(), np, 1, "Saliency"));
-  pd->AddArray(vtkVicinity::WrapIdValues(members.data(), np, "Member Count"));
-  pd->AddArray(particle);
-  pd->SetActiveScalars("Saliency");
-}
 } // namespace
 
 bool vtkVicinitySalientPoints::ProcessDistributed(
@@ -268,7 +223,7 @@ bool vtkVicinitySalientPoints::ProcessDistributed(
   cloud->SetFieldData(fd);
   if (c->GetLocalProcessId() == 0)
   {
-    WritePeaks(peaks, peaksOut); // once, not once per rank
+    vtkVicinity::WritePeakPoints(peaks, peaksOut); // once, not once per rank
   }
   peaksOut->SetFieldData(fd);
   vic_peaks_free(&found);
