@@ -23,16 +23,18 @@
 #define TSDG_K_DEFAULT 32
 
 /* Small-batch search defaults, from the H100 sweeps of manifold 1M x 128
- * (BENCHMARKS.md, "Pivot entry points and faster small-batch hops"):
- * t0 = 16 searches per query, and a hop limit, which the paper's "until no
- * improvement" lacks, where most of the time went.  At batch 1, t0 16:
- * TSDG 6 hops recall@10 0.979 in 73 us, 8 hops 0.986 in 82 us, no limit
- * 0.993 in 114 us; GRNND (no occlusion order, more hops needed) 6 hops
- * 0.969, 8 hops 0.975 in 99 us, and on disconnected islands 6 hops 0.960,
- * 8 hops 0.974.  Measured with k = 10 (32-key rankings); for k > 32 the
- * search keeps no limit (not measured). */
+ * (BENCHMARKS.md, "Small-batch search without the pivot exchange"): t0
+ * searches per query and a hop limit, which the paper's "until no
+ * improvement" lacks, where most of the time went.  At batch 1, k = 10:
+ * TSDG t0 32, 4 hops recall@10 0.986 in 39 us (t0 16, 6 hops: 0.976 in
+ * 48 us); GRNND (no occlusion order, more hops needed) t0 16, 8 hops 0.979
+ * in 72 us, and on islands (where GRNND's graph joins the islands by few
+ * edges) 0.975, against 0.932 for t0 32, 4 hops.  k > 32 (128-key
+ * rankings) takes t0 16 (t0 x k merged keys <= 2048) and no hop limit
+ * (not measured). */
+#define SMALL_SEARCHES_TSDG 32
 #define SMALL_SEARCHES 16
-#define SMALL_HOPS_TSDG 6
+#define SMALL_HOPS_TSDG 4
 #define SMALL_HOPS_GRNND 8
 
 void vic__flat_free(vic_flat_graph *g) {
@@ -415,7 +417,7 @@ vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, 
     const int small = (double)q->n <= threshold;
     p.procedure = small ? VICK_GSEARCH_SMALL : VICK_GSEARCH_LARGE;
     p.occlusion_limit = o->occlusion_limit > 0 ? o->occlusion_limit : tsdg ? (small ? TSDG_LIMIT_SMALL : TSDG_LIMIT_LARGE) : 0;
-    p.searches = SMALL_SEARCHES;
+    p.searches = tsdg && k <= 32 ? SMALL_SEARCHES_TSDG : SMALL_SEARCHES;
     p.list = small ? 0 : (2 * k < 64 ? 64 : (2 * k > 256 ? 256 : 2 * k));
     if (p.list && p.list < k) p.list = k;
     p.hops = o->max_visits;

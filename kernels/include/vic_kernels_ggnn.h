@@ -61,6 +61,12 @@ int vick_ggnn_build(vick_call *call, const float *x, int64_t n, int32_t d, const
  * ids/dist: n*kk, -1/+inf where fewer exist. */
 int vick_ggnn_forall(vick_call *call, const vick_ggnn *g, int32_t kk, int64_t *ids, float *dist);
 
+/* The bottom layer as a flat graph (ids: n * k, host): row r holds input
+ * row r's edges (its kNN part and inverse links), input row ids, -1 after
+ * them, so that another search procedure (grnnd_search.cu) can walk the
+ * same graph. */
+int vick_ggnn_bottom_graph(vick_call *call, const vick_ggnn *g, int32_t *ids);
+
 /* d_nn1 of every point (n floats, in input row order; may be NULL) and its
  * mean and max (Eq. 3-4) from the final bottom layer. */
 int vick_ggnn_dnn1(vick_call *call, const vick_ggnn *g, float *dnn1, double *mean, double *max);

@@ -102,14 +102,18 @@ void vick_gsearch_params_init(vick_gsearch_params *p);
  * Small-batch calls (up to 1,024 queries) run on a workspace that the
  * graph keeps (a stream, events, device buffers and pinned staging, made
  * once and grown on demand): one copy in, one launch, one copy out, one
- * wait.  When the batch's t0 blocks per query all fit on the device at
- * once, the pivot stage runs inside the search kernel (a cooperative
- * launch); otherwise a pivot kernel runs first.  The graph may be searched
+ * wait.  On a graph of one weakly connected component, when the batch's
+ * t0 blocks per query all fit on the device at once, each block finds the
+ * nearest pivots of its 1/t0 share of them inside the search kernel and
+ * starts from those (no pivot kernel, no exchange between blocks);
+ * otherwise a pivot kernel runs first and every search starts from the
+ * query's nearest pivots overall (so that on a disconnected graph they
+ * start on the query's island).  The graph may be searched
  * from several threads at once: one call at a time uses the workspace (a
  * lock), the others make their own resources as large batches do.
  * call->seconds_kernel: CUDA-event time of the kernels (launch gaps
  * included, copies not); the stages name "pivots" and "search", or
- * "search (fused pivots)"; seconds_transfer is not measured (0). */
+ * "search (pivots inside)"; seconds_transfer is not measured (0). */
 int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int32_t k,
                        const vick_gsearch_params *p, int64_t *ids, float *dist);
 
@@ -123,6 +127,19 @@ typedef struct {
 } vick_gsearch_info;
 
 int vick_gsearch_info_get(const vick_gsearch *g, vick_gsearch_info *info);
+
+#ifdef VICK_GS_TRACE
+/* Development builds only (CMake -DVIC_GS_TRACE=ON): the global timer (ns)
+ * at the stages of the small-batch kernel for its first GS_TRACE_BLOCKS
+ * blocks in the last call (0 where a block did not reach a stage), then
+ * cleared.  Stages: 0 start, 1 the block's pivots found (batches that
+ * find them inside the kernel), 3 entry points set, 4 seeds merged, 5 hops
+ * done, 6 ranking written and counted, 7 merge done (the query's last
+ * block only); 2 is not used. */
+#define GS_TRACE_BLOCKS 64
+#define GS_TRACE_STAGES 8
+int vick_gsearch_trace(unsigned long long *out /* GS_TRACE_BLOCKS * GS_TRACE_STAGES */);
+#endif
 void vick_gsearch_free(vick_gsearch *g);
 
 #ifdef __cplusplus

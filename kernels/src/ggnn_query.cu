@@ -63,6 +63,21 @@ __global__ void ggnn_k_forall(const int32_t *__restrict__ forall, const float *_
   dd[o] = v < 0 ? __int_as_float(0x7f800000) : dist[i * k + j];
 }
 
+// Bottom-layer row i (layer-0 order) becomes the row of input row perm[i]:
+// its edges (kNN part and inverse links) first, input ids, -1 after them.
+__global__ void ggnn_k_bottom(const int32_t *__restrict__ graph, const int32_t *__restrict__ perm, int64_t n, int k,
+                              int32_t *ids) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int32_t *o = ids + (int64_t)perm[i] * k;
+  int c = 0;
+  for (int j = 0; j < k; ++j) {
+    const int32_t v = graph[i * k + j];
+    if (v >= 0) o[c++] = perm[v];
+  }
+  for (; c < k; ++c) o[c] = -1;
+}
+
 __global__ void ggnn_k_unpermute(const float *__restrict__ v, const int32_t *__restrict__ perm, int64_t n, float *out) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[perm[i]] = v[i];
@@ -213,6 +228,24 @@ fail:
   cudaFree(di);
   cudaFree(dd);
   free(hi);
+  return rc;
+}
+
+extern "C" int vick_ggnn_bottom_graph(vick_call *call, const vick_ggnn *g, int32_t *ids) {
+  int rc = VICK_OK;
+  int32_t *di = nullptr;
+  call->message[0] = '\0';
+  if (!g || !ids) {
+    snprintf(call->message, sizeof call->message, "GGNN bottom graph: no graph or no output");
+    return VICK_ARGUMENT;
+  }
+  GGNN_CUDA(call, cudaSetDevice(g->device));
+  GGNN_CUDA(call, cudaMalloc(&di, (size_t)g->n * g->k * sizeof(int32_t)));
+  ggnn_k_bottom<<<(unsigned)((g->n + 255) / 256), 256>>>(g->layer[0].graph, g->perm, g->n, g->k, di);
+  GGNN_LAUNCHED(call);
+  GGNN_CUDA(call, cudaMemcpy(ids, di, (size_t)g->n * g->k * sizeof(int32_t), cudaMemcpyDeviceToHost));
+fail:
+  cudaFree(di);
   return rc;
 }
 

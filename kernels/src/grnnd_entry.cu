@@ -318,7 +318,7 @@ int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d
     if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaDeviceGetAttribute", __FILE__, __LINE__);
   }
   if (rc == VICK_OK) rc = gs_upload(call, g, rows, graph, occl, &L);
-  if (rc == VICK_OK) rc = gs_small_coop_capacity(call, g);
+  if (rc == VICK_OK) rc = gs_small_wave_capacity(call, g);
   if (rc == VICK_OK) rc = gs_ws_create(call, g);
   layout_free(&L);
   if (rc != VICK_OK) {

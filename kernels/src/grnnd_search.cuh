@@ -32,16 +32,15 @@ struct vick_gsearch {
   int32_t *members; /* device n: nodes grouped by component */
   int32_t *coff;    /* device components + 1: offsets into members */
   size_t bytes;
-  /* blocks of the fused small-batch kernel (ranking 32, 128) that are
-   * resident at once (a cooperative launch's upper bound); 0: no fused
-   * launch (the device cannot launch cooperatively) */
-  int coop_blocks[2];
+  /* blocks of the small-batch kernel (ranking 32, 128) resident at once:
+   * batches of up to this many blocks find their pivots inside it */
+  int wave_blocks[2];
   struct gs_small_ws *ws; /* small-batch calls' reusable resources */
 };
 
-/* The pivots as the fused small-batch kernel reads them: the query's
- * t0 blocks split them into `parts` ranges (one each, blocks beyond
- * `parts` none) and exchange their nearest GS_EMAX through global memory. */
+/* The pivots as the small-batch kernel reads them when it finds them
+ * itself: the query's t0 blocks split them into `parts` ranges (block j
+ * takes range j mod parts), and each starts from the nearest of its own. */
 struct gs_pivots {
   const float4 *pt4;
   int P, parts;
@@ -68,8 +67,8 @@ int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int6
 
 static inline int gs_slices(int32_t pivots) { return (pivots + GS_SLICE - 1) / GS_SLICE; }
 
-/* Fill g->coop_blocks (grnnd_search.cu: it holds the kernel). */
-int gs_small_coop_capacity(vick_call *call, vick_gsearch *g);
+/* Fill g->wave_blocks (grnnd_search.cu: it holds the kernel). */
+int gs_small_wave_capacity(vick_call *call, vick_gsearch *g);
 
 /* ------------------------------------------- small-batch workspace */
 /* What one search call runs on: its stream, events, device buffers (the
@@ -80,7 +79,7 @@ struct gs_io {
   cudaEvent_t ev_start, ev_pivots, ev_stop;
   char *dev;          /* counters, then the call's buffers */
   size_t dev_bytes;
-  int *count, *arrive;/* GS_WS_QUERIES each when from the workspace, else m each */
+  int *count;         /* GS_WS_QUERIES when from the workspace, else m */
   char *host;         /* pinned: queries, then ids and distances; NULL = copy the caller's arrays */
   size_t host_bytes;
 };
@@ -108,7 +107,7 @@ void gs_ws_release(const vick_gsearch *g, int failed);
 __device__ __forceinline__ void gs_pick_near(const unsigned long long *cand, int slices, unsigned long long *sk,
                                              int32_t *near, int tid, int nt) {
   const int nk = slices * GS_EMAX;
-  /* L2, not L1: in the fused kernel other blocks wrote them moments ago */
+  /* L2, not L1: written by the pivot kernel of the same call */
   for (int i = tid; i < nk; i += nt) sk[i] = __ldcg(cand + i);
   __syncthreads();
   for (int i = tid; i < nk; i += nt) {

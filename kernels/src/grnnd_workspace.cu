@@ -6,7 +6,7 @@
  * 55-60 us of host time per call on the H100 before).
  *
  * The buffers only grow (to the largest small batch seen, at most
- * GS_WS_QUERIES queries).  The device buffer starts with the two per-query
+ * GS_WS_QUERIES queries).  The device buffer starts with the per-query
  * counters of the small procedure; the search kernel leaves them at zero
  * for the next call, and they are cleared on the stream after a
  * reallocation or a failed call.  A lock makes it one call at a time;
@@ -23,7 +23,7 @@ struct gs_small_ws {
   int dirty; /* counters to clear before the next kernel */
 };
 
-static const size_t gs_counter_bytes = (size_t)2 * GS_WS_QUERIES * sizeof(int);
+static const size_t gs_counter_bytes = (size_t)GS_WS_QUERIES * sizeof(int);
 
 int gs_ws_create(vick_call *call, vick_gsearch *g) {
   gs_small_ws *w = new (std::nothrow) gs_small_ws();
@@ -78,7 +78,6 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, size_t dev_bytes, size
   }
   *io = w->io;
   io->count = (int *)w->io.dev;
-  io->arrive = io->count + GS_WS_QUERIES;
   io->dev = w->io.dev + gs_counter_bytes;
   io->dev_bytes = dev_bytes;
   io->host_bytes = host_bytes;

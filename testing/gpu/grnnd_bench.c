@@ -18,11 +18,14 @@
  *    (CUDA events), its own total and the wall-clock time of the call.
  * Every line of the curves is printed as it comes; a compact table last.
  *
- *   grnnd_bench DIR N M D [ggnn] [quick] [latency]
+ *   grnnd_bench DIR N M D [ggnn] [quick] [latency] [compare] [profile] [ncu]
  *
  * "quick": fewer points of each sweep (islands runs use it).  "latency":
  * only batch 1 and 10 (a few small-batch settings around recall 0.95 and
- * three large-batch lists) through the kernel API, then the public API. */
+ * three large-batch lists) through the kernel API, then the public API.
+ * "compare": the build comparison at equal recall of one search (GRNND
+ * settings, GGNN's bottom layers, TSDG) and GGNN's own query at batch
+ * 10,000.  "profile" / "ncu": see profile(). */
 #define _POSIX_C_SOURCE 199309L
 #include "bench_util.h"
 #include "vicinity.h"
@@ -80,7 +83,7 @@ static point run(const vick_gsearch *g, const vick_gsearch_params *p, int k, int
     sec += call.seconds_kernel;
     for (int s = 0; s < call.n_stages; ++s) {
       if (strcmp(call.stages[s].name, "pivots") == 0) piv += call.stages[s].seconds;
-      if (strstr(call.stages[s].name, "fused")) fused++;
+      if (strstr(call.stages[s].name, "inside")) fused++;
     }
     rec += recall(ids, k, first, batch, k < 10 ? k : (k >= 100 ? 100 : 10));
   }
@@ -172,12 +175,13 @@ static void sweep_graph(const char *name, const vick_gsearch *g, int occ_small, 
   vick_gsearch_params p;
   static const int lists[] = {16, 24, 32, 48, 64, 96, 128, 192, 256};
   /* small-batch points: (t0, hop limit; 0 = the default 64) */
-  static const int t0s[] = {2, 4, 8, 16, 32, 8, 16, 4, 8, 16, 32, 8, 16, 32, 16, 32, 64};
-  static const int hopss[] = {0, 0, 0, 0, 0, 16, 16, 8, 8, 8, 8, 6, 6, 6, 4, 4, 4};
+  static const int t0s[] = {2, 4, 8, 16, 32, 8, 16, 4, 8, 16, 32, 8, 16, 32, 16, 32, 64, 16, 24, 32, 24, 12, 16};
+  static const int hopss[] = {0, 0, 0, 0, 0, 16, 16, 8, 8, 8, 8, 6, 6, 6, 4, 4, 4, 3, 3, 3, 4, 4, 5};
   static const int qt[] = {1, 2, 3, 8, 9, 12, 15};   /* quick: a few of them */
-  static const int lt[] = {11, 8, 14, 12, 9, 15};    /* latency: (8,6) (8,8) (16,4) (16,6) (16,8) (32,4) */
+  /* latency: (8,6) (16,3) (24,3) (32,3) (12,4) (16,4) (24,4) (32,4) (16,5) (16,6) (16,8) */
+  static const int lt[] = {11, 17, 18, 19, 21, 14, 20, 15, 22, 12, 9};
   const int quick = mode == 1, latency = mode == 2;
-  const int nl = quick ? 4 : (latency ? 3 : 9), nt = quick ? 7 : (latency ? 6 : 17);
+  const int nl = quick ? 4 : (latency ? 3 : 9), nt = quick ? 7 : (latency ? 11 : 17);
   point pts[16];
   if (latency) goto small_batches;
   /* batch 10,000 curve, k = 10, large-batch procedure */
@@ -219,8 +223,8 @@ small_batches:
   for (int bi = 0; bi < 2; ++bi) {
     /* enough queries that recall@10 near 0.95 is told apart from it (1,000 at batch 1) */
     const int64_t batch = bi == 0 ? 1 : 10, calls = quick ? (bi == 0 ? 300 : 100) : (bi == 0 ? 1000 : 300);
-    point sp[24], lp[16];
-    int st0[24], shop[24], llist[16];
+    point sp[24], lp[24];
+    int st0[24], shop[24], llist[24];
     printf("-- %s: batch %lld (%lld calls; us/call: kernels by CUDA events, wall: the whole call; fused: calls "
            "with the pivot stage inside the search kernel)\n"
            "%8s %6s %6s %10s %12s %10s %10s %10s %6s\n",
@@ -259,20 +263,286 @@ small_batches:
   }
 }
 
+/* ------------------------------------------------------------ "compare" */
+/* One graph's recall@10 / QPS curve at batch 10,000 under the large-batch
+ * procedure, the same lists for every graph. */
+static void large_curve(const char *name, const vick_gsearch *g, int occ) {
+  static const int lists[] = {16, 24, 32, 48, 64, 96};
+  vick_gsearch_params p;
+  for (int i = 0; i < 6; ++i) {
+    vick_gsearch_params_init(&p);
+    p.procedure = VICK_GSEARCH_LARGE;
+    p.occlusion_limit = occ;
+    p.list = lists[i];
+    const point r = run(g, &p, 10, M, 3);
+    printf("%-22s large b=%lld k=10 list %3d: recall@10 %.4f QPS %9.0f\n", name, (long long)M, p.list, r.recall, r.qps);
+    ROW("%-22s large  list=%-3d recall@10 %.4f  QPS %9.0f", name, p.list, r.recall, r.qps);
+  }
+}
+
+static void large_k100(const char *name, const vick_gsearch *g, int occ) {
+  static const int lists[] = {100, 128, 192, 256};
+  vick_gsearch_params p;
+  for (int i = 0; i < 4; ++i) {
+    vick_gsearch_params_init(&p);
+    p.procedure = VICK_GSEARCH_LARGE;
+    p.occlusion_limit = occ;
+    p.list = lists[i];
+    const point r = run(g, &p, 100, M, 1);
+    printf("%-22s large b=%lld k=100 list %3d: recall@100 %.4f QPS %9.0f\n", name, (long long)M, p.list, r.recall,
+           r.qps);
+    ROW("%-22s large  k=100 list=%-3d recall@100 %.4f  QPS %9.0f", name, p.list, r.recall, r.qps);
+  }
+}
+
+static vick_gsearch *upload(const float *x, int64_t n, const int32_t *graph, int deg, const uint8_t *occl) {
+  vick_call call;
+  memset(&call, 0, sizeof call);
+  vick_gsearch *g = NULL;
+  if (vick_gsearch_create(&call, x, n, D, graph, deg, occl, 0, &g) != VICK_OK) {
+    fprintf(stderr, "upload failed: %s\n", call.message);
+    exit(1);
+  }
+  return g;
+}
+
+/* GGNN's own query at batch 10,000: median kernel time of 3 after a warm-up */
+static void ggnn_own_query(const vick_ggnn *g, const char *name, int k, const float *taus, int nt) {
+  int64_t *ids = malloc((size_t)M * k * 8);
+  float *dist = malloc((size_t)M * k * 4);
+  vick_call call;
+  for (int t = 0; t < nt; ++t) {
+    double s[4];
+    for (int r = 0; r < 4; ++r) {
+      memset(&call, 0, sizeof call);
+      if (vick_ggnn_query(&call, g, Q, M, k, taus[t], 0, ids, dist) != VICK_OK) {
+        fprintf(stderr, "GGNN query failed: %s\n", call.message);
+        exit(1);
+      }
+      s[r] = call.seconds_kernel;
+    }
+    /* s[0] is the warm-up; the median of the other three */
+    double a = s[1], b = s[2], c = s[3], med = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+    const double rr = recall(ids, k, 0, M, k);
+    printf("%-22s own query k=%d tau %.2f: recall@%d %.4f QPS %9.0f (%.3f us/query)\n", name, k, (double)taus[t], k, rr,
+           (double)M / med, med * 1e6 / (double)M);
+    ROW("%-22s own    k=%-3d tau=%.2f recall@%d %.4f  QPS %9.0f", name, k, (double)taus[t], k, rr, (double)M / med);
+  }
+  free(ids);
+  free(dist);
+}
+
+/* Issue 7's build comparison at equal recall of the same search: GRNND
+ * graphs of several (R, T1, T2) settings, GGNN search graphs (k = 24,
+ * 64 and 32 merge iterations; their bottom layers) and TSDG on the GNND
+ * K = 32 graph, each searched by the same large-batch procedure at the same
+ * lists (batch 10,000, k = 10); build = wall time of the build call (rows
+ * uploaded inside it), after the warm-up.  Then batch 10,000 against GGNN's
+ * own query at k = 10 and k = 100. */
+static void compare(const float *x, int64_t n) {
+  /* the paper's defaults first; T1 below 4 leaves too few reverse-edge
+   * rounds (T1 2: recall@10 at most 0.50, T1 1: 0.04 on manifold 1M, H100
+   * 2026-11-26), so the cheaper settings cut T2 and R */
+  static const int set[][4] = {{20, 96, 4, 15}, {20, 96, 4, 8}, {20, 96, 4, 6}, {20, 96, 4, 4}, {20, 64, 4, 6},
+                               {20, 96, 6, 3}};
+  vick_call call;
+  char name[64];
+  for (int i = 0; i < 6; ++i) {
+    vick_grnnd_params gp;
+    vick_grnnd_params_init(&gp);
+    gp.s = set[i][0];
+    gp.r = set[i][1];
+    gp.t1 = set[i][2];
+    gp.t2 = set[i][3];
+    int32_t *gg = malloc((size_t)n * gp.r * 4);
+    double deg = 0;
+    memset(&call, 0, sizeof call);
+    call.seed = 1;
+    const double t0 = bench_now();
+    if (vick_grnnd_build(&call, x, n, D, &gp, gg, NULL, &deg) != VICK_OK) {
+      fprintf(stderr, "GRNND failed: %s\n", call.message);
+      exit(1);
+    }
+    const double w = bench_now() - t0;
+    snprintf(name, sizeof name, "GRNND R%d T1=%d T2=%d", gp.r, gp.t1, gp.t2);
+    printf("%s: build %.3f s wall (%.3f s in the call), degree %.1f\n", name, w, call.seconds_total, deg);
+    ROW("%-22s build  %.3f s, mean degree %.1f", name, w, deg);
+    vick_gsearch *g = upload(x, n, gg, gp.r, NULL);
+    free(gg);
+    large_curve(name, g, 0);
+    if (i == 0) large_k100(name, g, 0);
+    vick_gsearch_free(g);
+  }
+  {
+    vick_gnnd_params np = {32, 16, 10, 0.001f, 0, 0};
+    vick_gnnd_graph kg = {n, 32, malloc((size_t)n * 32 * 4), malloc((size_t)n * 32 * 4)};
+    memset(&call, 0, sizeof call);
+    double t0 = bench_now();
+    if (vick_gnnd_build(&call, x, n, D, &np, &kg) != VICK_OK) {
+      fprintf(stderr, "GNND failed: %s\n", call.message);
+      exit(1);
+    }
+    const double wk = bench_now() - t0;
+    vick_tsdg_params tp;
+    vick_tsdg_params_init(&tp);
+    int32_t *tg = malloc((size_t)n * tp.degree * 4);
+    uint8_t *to = malloc((size_t)n * tp.degree);
+    double deg = 0;
+    memset(&call, 0, sizeof call);
+    t0 = bench_now();
+    if (vick_tsdg_build(&call, x, n, D, kg.ids, kg.k, &tp, tg, to, &deg) != VICK_OK) {
+      fprintf(stderr, "TSDG failed: %s\n", call.message);
+      exit(1);
+    }
+    const double wt = bench_now() - t0;
+    printf("TSDG on GNND K=32: build %.3f + %.3f s wall, degree %.1f\n", wk, wt, deg);
+    ROW("%-22s build  %.3f + %.3f s, mean degree %.1f", "TSDG (GNND K=32)", wk, wt, deg);
+    free(kg.ids);
+    free(kg.dist);
+    vick_gsearch *g = upload(x, n, tg, tp.degree, to);
+    free(tg);
+    free(to);
+    large_curve("TSDG (GNND K=32)", g, 5);
+    large_curve("TSDG occlusion < 3", g, 3);
+    large_curve("TSDG occlusion < 8", g, 8);
+    large_k100("TSDG (GNND K=32)", g, 5);
+    vick_gsearch_free(g);
+  }
+  static const int merges[] = {64, 32};
+  static const float t10[] = {0.02f, 0.04f, 0.06f, 0.08f, 0.10f, 0.12f, 0.16f, 0.20f, 0.30f};
+  static const float t100[] = {0.06f, 0.10f, 0.20f, 0.30f, 0.50f};
+  for (int i = 0; i < 2; ++i) {
+    vick_ggnn_params q;
+    vick_ggnn_params_init(&q);
+    q.k = 24;
+    q.cover_components = 1;
+    q.merge_iterations = merges[i];
+    vick_ggnn *gn = NULL;
+    memset(&call, 0, sizeof call);
+    const double t0 = bench_now();
+    if (vick_ggnn_build(&call, x, n, D, &q, &gn) != VICK_OK) {
+      fprintf(stderr, "GGNN build failed: %s\n", call.message);
+      exit(1);
+    }
+    const double w = bench_now() - t0;
+    snprintf(name, sizeof name, "GGNN k24 merge %d", merges[i]);
+    int32_t *bg = malloc((size_t)n * 24 * 4);
+    memset(&call, 0, sizeof call);
+    if (vick_ggnn_bottom_graph(&call, gn, bg) != VICK_OK) {
+      fprintf(stderr, "GGNN bottom graph: %s\n", call.message);
+      exit(1);
+    }
+    int64_t edges = 0;
+    for (int64_t j = 0; j < n * 24; ++j) edges += bg[j] >= 0;
+    printf("%s: build %.3f s wall, bottom degree %.1f\n", name, w, (double)edges / (double)n);
+    ROW("%-22s build  %.3f s, bottom degree %.1f", name, w, (double)edges / (double)n);
+    vick_gsearch *g = upload(x, n, bg, 24, NULL);
+    free(bg);
+    large_curve(name, g, 0);
+    if (i == 0) large_k100(name, g, 0);
+    vick_gsearch_free(g);
+    ggnn_own_query(gn, name, 10, t10, i == 0 ? 9 : 5);
+    if (i == 0) ggnn_own_query(gn, name, 100, t100, 5);
+    vick_ggnn_free(gn);
+  }
+}
+
+/* ------------------------------------------------------------ "profile" */
+/* Where a single query's small-batch time goes, by leaving parts out:
+ * batch 1 on the TSDG graph, the hop limit swept at t0 16 and t0 swept at
+ * 4 hops (the intercept of time against hops is the per-call cost outside
+ * the hops).  "ncu": only t0 16, 4 hops, 40 calls (for a profiler). */
+static void profile(const vick_gsearch *g, int only) {
+  vick_gsearch_params p;
+  static const int t0s[] = {16, 16, 16, 16, 16, 16, 16, 16, 1, 2, 4, 8, 24, 32, 48};
+  static const int hops[] = {1, 2, 3, 4, 5, 6, 7, 8, 4, 4, 4, 4, 4, 4, 4};
+  for (int i = 0; i < (only ? 1 : 15); ++i) {
+    vick_gsearch_params_init(&p);
+    p.procedure = VICK_GSEARCH_SMALL;
+    p.occlusion_limit = 10;
+    p.searches = only ? 16 : t0s[i];
+    p.hops = only ? 4 : hops[i];
+    const point r = run(g, &p, 10, 1, only ? 40 : 500);
+    printf("profile TSDG b=1 small t0 %2d hops %2d: recall@10 %.4f  %6.1f us (wall %6.1f us) fused %d\n", p.searches,
+           p.hops, r.recall, r.us, r.wall_us, r.fused);
+  }
+}
+
+#ifdef VICK_GS_TRACE
+/* Stage times inside the fused small-batch kernel (a -DVIC_GS_TRACE=ON
+ * build): per call, each block's global-timer stamps relative to the first
+ * block's start; mean over the calls of the mean and of the latest block
+ * at each stage (the query waits for its latest block twice: at the pivot
+ * exchange and at the merge). */
+static void trace(const vick_gsearch *g, int t0, int hops, int calls) {
+  static const char *names[GS_TRACE_STAGES] = {"start",        "pivots found", "(not used)",      "entry points set",
+                                               "seeds merged", "hops done",    "ranking counted", "merge done"};
+  unsigned long long buf[GS_TRACE_BLOCKS * GS_TRACE_STAGES];
+  double mean[GS_TRACE_STAGES] = {0}, late[GS_TRACE_STAGES] = {0}, ev = 0;
+  int64_t ids[10];
+  float dist[10];
+  vick_gsearch_params p;
+  vick_gsearch_params_init(&p);
+  p.procedure = VICK_GSEARCH_SMALL;
+  p.occlusion_limit = 10;
+  p.searches = t0;
+  p.hops = hops;
+  if (vick_gsearch_trace(buf)) { /* clears the stamps of earlier calls */
+    fprintf(stderr, "trace read failed\n");
+    exit(1);
+  }
+  for (int c = 0; c < calls; ++c) {
+    vick_call call;
+    memset(&call, 0, sizeof call);
+    call.seed = (uint64_t)c + 7;
+    if (vick_gsearch_query(&call, g, Q + (int64_t)(c % M) * D, 1, 10, &p, ids, dist) != VICK_OK ||
+        vick_gsearch_trace(buf)) {
+      fprintf(stderr, "trace: search failed: %s\n", call.message);
+      exit(1);
+    }
+    ev += call.seconds_kernel;
+    unsigned long long base = ~0ull;
+    for (int b = 0; b < t0; ++b)
+      if (buf[b * GS_TRACE_STAGES] && buf[b * GS_TRACE_STAGES] < base) base = buf[b * GS_TRACE_STAGES];
+    for (int st = 0; st < GS_TRACE_STAGES; ++st) {
+      double sum = 0, mx = 0;
+      int nb = 0;
+      for (int b = 0; b < t0; ++b) {
+        const unsigned long long v = buf[b * GS_TRACE_STAGES + st];
+        if (!v) continue;
+        const double us = (double)(v - base) * 1e-3;
+        sum += us;
+        if (us > mx) mx = us;
+        nb++;
+      }
+      mean[st] += nb ? sum / nb : 0;
+      late[st] += mx;
+    }
+  }
+  printf("trace TSDG b=1 small t0 %d hops %d (%d calls): CUDA-event time %.1f us\n", t0, hops, calls,
+         ev * 1e6 / calls);
+  for (int st = 0; st < GS_TRACE_STAGES; ++st)
+    printf("  %-18s mean block %6.2f us   latest block %6.2f us\n", names[st], mean[st] / calls, late[st] / calls);
+}
+#endif
+
 int main(int argc, char **argv) {
   if (argc < 5) {
-    fprintf(stderr, "usage: grnnd_bench DIR N M D [ggnn] [quick]\n");
+    fprintf(stderr, "usage: grnnd_bench DIR N M D [ggnn] [quick | latency | compare | profile | ncu]\n");
     return 2;
   }
   const char *dir = argv[1];
   int64_t n = atoll(argv[2]);
   M = atoll(argv[3]);
   D = atoi(argv[4]);
-  int with_ggnn = 0, quick = 0, latency = 0;
+  int with_ggnn = 0, quick = 0, latency = 0, cmp = 0, prof = 0, ncu = 0;
   for (int i = 5; i < argc; ++i) {
     with_ggnn |= strcmp(argv[i], "ggnn") == 0;
     quick |= strcmp(argv[i], "quick") == 0;
     latency |= strcmp(argv[i], "latency") == 0;
+    cmp |= strcmp(argv[i], "compare") == 0;
+    prof |= strcmp(argv[i], "profile") == 0;
+    ncu |= strcmp(argv[i], "ncu") == 0;
   }
   const int mode = latency ? 2 : (quick ? 1 : 0);
   float *x = bench_load(dir, "base.f32", (size_t)n * D * 4);
@@ -295,6 +565,38 @@ int main(int argc, char **argv) {
       return 1;
     }
     free(w);
+  }
+
+  if (cmp) {
+    compare(x, n);
+    printf("\n==== compare (%s, n=%lld, %lld queries, d=%d; QPS from CUDA-event kernel time) ====\n", dir,
+           (long long)n, (long long)M, D);
+    for (int i = 0; i < rows; ++i) printf("%s\n", table[i]);
+    return 0;
+  }
+  if (prof || ncu) {
+    vick_gnnd_params np = {32, 16, 10, 0.001f, 0, 0};
+    vick_gnnd_graph kg = {n, 32, malloc((size_t)n * 32 * 4), malloc((size_t)n * 32 * 4)};
+    vick_tsdg_params tp;
+    vick_tsdg_params_init(&tp);
+    int32_t *tg = malloc((size_t)n * tp.degree * 4);
+    uint8_t *to = malloc((size_t)n * tp.degree);
+    memset(&call, 0, sizeof call);
+    if (vick_gnnd_build(&call, x, n, D, &np, &kg) != VICK_OK ||
+        vick_tsdg_build(&call, x, n, D, kg.ids, kg.k, &tp, tg, to, NULL) != VICK_OK) {
+      fprintf(stderr, "GNND / TSDG failed: %s\n", call.message);
+      return 1;
+    }
+    vick_gsearch *g = upload(x, n, tg, tp.degree, to);
+#ifdef VICK_GS_TRACE
+    trace(g, 16, 4, 300);
+    trace(g, 8, 4, 300);
+    trace(g, 16, 1, 300);
+    trace(g, 32, 4, 300);
+#endif
+    profile(g, ncu);
+    vick_gsearch_free(g);
+    return 0;
   }
 
   /* GRNND */
