@@ -25,17 +25,33 @@
 /* Small-batch search defaults, from the H100 sweeps of manifold 1M x 128
  * (BENCHMARKS.md, "Small-batch search without the pivot exchange"): t0
  * searches per query and a hop limit, which the paper's "until no
- * improvement" lacks, where most of the time went.  At batch 1, k = 10:
- * TSDG t0 32, 4 hops recall@10 0.986 in 39 us (t0 16, 6 hops: 0.976 in
- * 48 us); GRNND (no occlusion order, more hops needed) t0 16, 8 hops 0.979
- * in 72 us, and on islands (where GRNND's graph joins the islands by few
- * edges) 0.975, against 0.932 for t0 32, 4 hops.  k > 32 (128-key
- * rankings) takes t0 16 (t0 x k merged keys <= 2048) and no hop limit
+ * improvement" lacks, where most of the time went.  k = 10, TSDG: batch 1
+ * t0 32, 4 hops recall@10 0.986 in 39 us; batch 10 t0 24, 4 hops 0.976 in
+ * 45 us, where t0 32 (320 blocks, more than one wave of 264) takes the
+ * pivot kernel path and 86 us; t0 16, 6 hops 0.976 in 54 us.  So TSDG
+ * takes the most searches (32, 24, then 16 with 6 hops) whose blocks fit
+ * in one wave.  GRNND (no occlusion order, more hops needed): t0 16, 8
+ * hops 0.979 at batch 1 in 72 us and 0.975 on islands, where GRNND's graph
+ * joins the islands by few edges and t0 32, 4 hops gives 0.932.  k > 32
+ * (128-key rankings): t0 16 (t0 x k merged keys <= 2048) and no hop limit
  * (not measured). */
-#define SMALL_SEARCHES_TSDG 32
 #define SMALL_SEARCHES 16
-#define SMALL_HOPS_TSDG 4
+#define SMALL_HOPS_TSDG_WIDE 4 /* t0 24 or 32 */
+#define SMALL_HOPS_TSDG 6
 #define SMALL_HOPS_GRNND 8
+
+/* t0 and the hop limit of a small-batch search of n queries (k <= 32) */
+static void small_defaults(int tsdg, int64_t n, int32_t wave_blocks, int32_t *t0, int32_t *hops) {
+  *t0 = SMALL_SEARCHES;
+  *hops = tsdg ? SMALL_HOPS_TSDG : SMALL_HOPS_GRNND;
+  if (!tsdg) return;
+  for (int32_t wide = 32; wide > SMALL_SEARCHES; wide -= 8)
+    if (n * wide <= wave_blocks) {
+      *t0 = wide;
+      *hops = SMALL_HOPS_TSDG_WIDE;
+      return;
+    }
+}
 
 void vic__flat_free(vic_flat_graph *g) {
 #ifdef VIC_WITH_CUDA
@@ -417,11 +433,16 @@ vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, 
     const int small = (double)q->n <= threshold;
     p.procedure = small ? VICK_GSEARCH_SMALL : VICK_GSEARCH_LARGE;
     p.occlusion_limit = o->occlusion_limit > 0 ? o->occlusion_limit : tsdg ? (small ? TSDG_LIMIT_SMALL : TSDG_LIMIT_LARGE) : 0;
-    p.searches = tsdg && k <= 32 ? SMALL_SEARCHES_TSDG : SMALL_SEARCHES;
+    p.searches = SMALL_SEARCHES;
     p.list = small ? 0 : (2 * k < 64 ? 64 : (2 * k > 256 ? 256 : 2 * k));
     if (p.list && p.list < k) p.list = k;
     p.hops = o->max_visits;
-    if (small && !p.hops && k <= 32) p.hops = tsdg ? SMALL_HOPS_TSDG : SMALL_HOPS_GRNND;
+    if (small && k <= 32) {
+      int32_t t0, hops;
+      small_defaults(tsdg, q->n, info.small_wave_blocks, &t0, &hops);
+      p.searches = t0;
+      if (!p.hops) p.hops = hops;
+    }
     p.delta = o->tau;
     if (o->entry_points > 0) p.entries = o->entry_points;
     vick_call call;

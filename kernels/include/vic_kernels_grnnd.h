@@ -123,6 +123,8 @@ typedef struct {
   int64_t components;    /* weakly connected components of the graph */
   int32_t entry_points;  /* pivots drawn */
   int32_t sms;           /* multiprocessors of the device */
+  int32_t small_wave_blocks; /* small-batch blocks (k <= 32) resident at once: batches of up to this many
+                                (queries x t0) find their pivots inside the search kernel on a connected graph */
   size_t device_bytes;
 } vick_gsearch_info;
 

@@ -338,6 +338,7 @@ int vick_gsearch_info_get(const vick_gsearch *g, vick_gsearch_info *info) {
   info->components = g->components;
   info->entry_points = g->pivots;
   info->sms = g->sms;
+  info->small_wave_blocks = g->wave_blocks[0];
   info->device_bytes = g->bytes;
   return VICK_OK;
 }

@@ -43,7 +43,11 @@
 #define GS_GROUP 8           /* lanes per distance in the small procedure */
 #define GS_SMALL_THREADS 512
 #define GS_CHUNK (GS_SMALL_THREADS / GS_GROUP) /* neighbours compared per pass */
+#ifndef VICK_GS_HASH
 #define GS_HASH 2048         /* visited table slots of the large procedure */
+#else
+#define GS_HASH VICK_GS_HASH /* a power of two: an experiment's build (-DVICK_GS_HASH=...) */
+#endif
 #define GS_MERGE_MAX 2048    /* t0 x min(k, ranking) keys merged per query */
 
 #ifdef VICK_GS_TRACE
