@@ -31,6 +31,8 @@ typedef struct {
   int32_t t1;  /* outer iterations (reverse-edge sampling between them) */
   int32_t t2;  /* inner rounds of disordered propagation per outer iteration */
   float rho;   /* reverse-edge sampling ratio in (0, 1] */
+  int32_t final_reverse; /* nonzero: reverse-edge sampling after the last outer iteration too (not in the
+                            paper's Alg. 3, which skips it there): fewer iterations leave no node unreachable */
 } vick_grnnd_params;
 
 /* RNN-Descent's defaults (Ono and Matsui): S = 20, R = 96, T1 = 4, T2 = 15;
@@ -92,6 +94,9 @@ typedef struct {
                               the k-th distance found */
   int32_t entries;         /* nearest pivots used, 1..16 (0 = 16): the large procedure starts from all of
                               them, search j of the small one from the (j mod entries)-th */
+  int32_t pivots;          /* pivots the pivot kernel compares each query with (a prefix, rounded up to 256;
+                              0 = 512 on a connected graph, all on a disconnected one); the small procedure's
+                              blocks that find their own pivots always split all of them */
 } vick_gsearch_params;
 
 void vick_gsearch_params_init(vick_gsearch_params *p);

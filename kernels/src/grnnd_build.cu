@@ -178,6 +178,7 @@ void vick_grnnd_params_init(vick_grnnd_params *p) {
   p->t1 = 4;
   p->t2 = 15;
   p->rho = 0.6f;
+  p->final_reverse = 0;
 }
 
 typedef struct {
@@ -226,7 +227,7 @@ static int gr_run(vick_call *call, gr_ws *w, const float *rows, int64_t n, int d
       a = 1 - a;
     }
     VICK_TRY(vick_timer_stop(call, &w->env, &kt, "propagate"));
-    if (t1 + 1 < p->t1) {
+    if (t1 + 1 < p->t1 || p->final_reverse) {
       VICK_TRY(vick_timer_start(call, &w->env));
       gr_reverse_kernel<<<blocks, 32 * GR_WARPS, 0, w->env.stream>>>(n, R, gr_pool(w, a), gr_pool(w, 1 - a), p->rho);
       VICK_LAUNCH(call, "gr_reverse_kernel");

@@ -86,9 +86,11 @@ __global__ void __launch_bounds__(GS_SLICE)
   }
 }
 
-int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, unsigned long long *near,
-                    int *count, cudaStream_t stream) {
-  const dim3 grid((unsigned)((m + GS_PQT - 1) / GS_PQT), (unsigned)gs_slices(g->pivots));
+int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int slices,
+                    unsigned long long *near, int *count, cudaStream_t stream) {
+  /* the first `slices` slices (a prefix of the pivots: they are drawn at
+   * random, largest components first) */
+  const dim3 grid((unsigned)((m + GS_PQT - 1) / GS_PQT), (unsigned)slices);
   const size_t smem = (size_t)GS_PQT * ((g->d + 3) / 4) * 16;
   gs_pivot_kernel<<<grid, GS_SLICE, smem, stream>>>((const float4 *)g->pt, g->pivots, g->d, q, m, near, count);
   VICK_LAUNCH(call, "gs_pivot_kernel");

@@ -401,6 +401,7 @@ template <int LS>
 struct gs_large_smem {
   unsigned long long keys[LS];  /* the sorted list: expanded entries flagged, VICK_KEY_NONE after the last */
   unsigned long long batch[32]; /* one insertion's new keys, ascending */
+  int32_t cand[32];             /* one pass's new rows, compacted (grouped distances) */
   union { /* the pivot candidates are read before the visited table is used */
     uint32_t hash[GS_HASH];
     unsigned long long sk[GS_SLICES_MAX * GS_EMAX];
@@ -466,35 +467,70 @@ __device__ __forceinline__ void gs_list_insert(unsigned long long *keys, int L, 
   __syncwarp();
 }
 
-/* Squared distances of the warp's candidate rows (one row id per lane, -1:
- * none), eight lanes per row, four rows per pass: each load instruction of
- * the warp reads four rows' 128-byte pieces whole instead of 32 scattered
- * 16-byte pieces (one lane per row), which the load units of a full
- * multiprocessor serve far faster when many queries run at once.  Lane i
- * gets its own row's distance. */
-__device__ __forceinline__ float gs_warp_rows_l2(const float *q, const float *x, int d, int64_t row, int lane) {
-  const unsigned valid = __ballot_sync(GR_FULL, row >= 0);
-  const int grp = lane >> 3, gl = lane & 7;
+/* Keys (distance, id) of the warp's candidate rows (one row id per lane,
+ * -1: none), grouped: the rows are first compacted (cand: 32 ids of shared
+ * scratch), then eight lanes per row, two rows per group in flight, four
+ * groups: each load instruction of the warp reads whole 128-byte pieces of
+ * eight rows instead of 32 scattered 16-byte pieces (one lane per row),
+ * which the load units of a multiprocessor serve far faster when many
+ * queries run at once, and only ceil(n / 8) rounds for n rows.  Lane i
+ * gets the key of the i-th row (VICK_KEY_NONE past the last): the keys
+ * come in another order than the lanes', which the insertion (it sorts)
+ * does not mind. */
+__device__ __forceinline__ unsigned long long gs_warp_rows_keys(const float *q, const float *x, int d, int64_t row,
+                                                               int lane, int32_t *cand) {
+  const unsigned has = __ballot_sync(GR_FULL, row >= 0);
+  const int nt = __popc(has);
+  if (row >= 0) cand[__popc(has & ((1u << lane) - 1u))] = (int32_t)row;
+  __syncwarp();
+  const int grp = (lane >> 3) & 3, gl = lane & 7;
   float mine = 0.f;
-#pragma unroll 2
-  for (int pass = 0; pass < 8; ++pass) {
-    if (!((valid >> (pass * 4)) & 0xfu)) continue; /* warp-uniform */
-    const int64_t r = __shfl_sync(GR_FULL, row, pass * 4 + grp);
-    const float s = gs_group_l2(q, x + (r < 0 ? 0 : r) * d, d, gl, r >= 0);
-    const float got = __shfl_sync(GR_FULL, s, (lane & 3) * 8);
-    if ((lane >> 2) == pass) mine = got;
+  for (int r = 0; r < nt; r += 8) {
+    const int c0 = r + grp, c1 = r + 4 + grp; /* this group's two rows */
+    const bool ok0 = c0 < nt, ok1 = c1 < nt;
+    const float *p0 = x + (int64_t)(ok0 ? cand[c0] : 0) * d, *p1 = x + (int64_t)(ok1 ? cand[c1] : 0) * d;
+    float a0 = 0.f, a1 = 0.f;
+    if ((d & 3) == 0) {
+      const float4 *q4 = (const float4 *)q, *r0 = (const float4 *)p0, *r1 = (const float4 *)p1;
+#pragma unroll 4
+      for (int j = gl; j < (d >> 2); j += 8) {
+        const float4 b = q4[j];
+        const float4 v0 = ok0 ? __ldg(r0 + j) : b, v1 = ok1 ? __ldg(r1 + j) : b;
+        float t0 = v0.x - b.x, t1 = v0.y - b.y, t2 = v0.z - b.z, t3 = v0.w - b.w;
+        a0 = fmaf(t0, t0, fmaf(t1, t1, fmaf(t2, t2, fmaf(t3, t3, a0))));
+        t0 = v1.x - b.x, t1 = v1.y - b.y, t2 = v1.z - b.z, t3 = v1.w - b.w;
+        a1 = fmaf(t0, t0, fmaf(t1, t1, fmaf(t2, t2, fmaf(t3, t3, a1))));
+      }
+    } else {
+      for (int j = gl; j < d; j += 8) {
+        const float t0 = ok0 ? __ldg(p0 + j) - q[j] : 0.f, t1 = ok1 ? __ldg(p1 + j) - q[j] : 0.f;
+        a0 = fmaf(t0, t0, a0);
+        a1 = fmaf(t1, t1, a1);
+      }
+    }
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) {
+      a0 += __shfl_xor_sync(GR_FULL, a0, o);
+      a1 += __shfl_xor_sync(GR_FULL, a1, o);
+    }
+    /* row r + i (i < 8) is row (i >> 2) of group (i & 3): lane r + i takes it */
+    const float g0 = __shfl_sync(GR_FULL, a0, (lane & 3) * 8), g1 = __shfl_sync(GR_FULL, a1, (lane & 3) * 8);
+    if ((lane & ~7) == r) mine = (lane & 4) ? g1 : g0;
   }
-  return mine;
+  const unsigned long long key = lane < nt ? vick_key(mine, (uint32_t)cand[lane]) : VICK_KEY_NONE;
+  __syncwarp(); /* cand is read before the next call writes it */
+  return key;
 }
 
-/* The large procedure's distances: grouped (above) when many queries
- * share the device, one lane per row when few do and each query's latency
- * is the cost: all of a lane's loads of its row are in flight at once,
- * where the grouped form walks the rows in eight passes. */
+/* The large procedure's keys: grouped (above) when many queries share the
+ * device, one lane per row when few do and each query's latency is the
+ * cost: all of a lane's loads of its row are in flight at once, where the
+ * grouped form walks the rows in rounds. */
 template <bool GROUPED>
-__device__ __forceinline__ float gs_rows_l2(const float *q, const float *x, int d, int64_t row, int lane) {
-  if (GROUPED) return gs_warp_rows_l2(q, x, d, row, lane);
-  return row >= 0 ? gr_lane_l2(q, x + row * d, d) : 0.f;
+__device__ __forceinline__ unsigned long long gs_rows_keys(const float *q, const float *x, int d, int64_t row,
+                                                          int lane, int32_t *cand) {
+  if (GROUPED) return gs_warp_rows_keys(q, x, d, row, lane, cand);
+  return row >= 0 ? vick_key(gr_lane_l2(q, x + row * d, d), (uint32_t)row) : VICK_KEY_NONE;
 }
 
 __device__ __forceinline__ bool gs_hash_insert(uint32_t *h, uint32_t id) {
@@ -533,8 +569,7 @@ __global__ void __launch_bounds__(32)
     if (pass == 0) v = gs_seed(G, sm.near, ne, gr_rand(seed, (uint64_t)qi, 0, (uint64_t)lane), lane);
     else if (lane < ne) v = G.pid[sm.near[lane]];
     bool fresh = v >= 0 && gs_hash_insert(sm.hash, (uint32_t)v);
-    const float dv = gs_rows_l2<GROUPED>(sq, G.x, d, fresh ? v : -1, lane);
-    const unsigned long long key = fresh ? vick_key(dv, (uint32_t)v) : VICK_KEY_NONE;
+    const unsigned long long key = gs_rows_keys<GROUPED>(sq, G.x, d, fresh ? v : -1, lane, sm.cand);
     gs_list_insert(sm.keys, L, key, sm.batch, lane);
   }
   const float slack = (1.f + delta) * (1.f + delta);
@@ -560,8 +595,7 @@ __global__ void __launch_bounds__(32)
       bool ok = gs_edge_ok(G, u, base + lane, &v);
       if (!__any_sync(GR_FULL, ok)) break; /* padding / occlusion limit reached */
       bool fresh = ok && gs_hash_insert(sm.hash, (uint32_t)v);
-      const float dv = gs_rows_l2<GROUPED>(sq, G.x, d, fresh ? (int64_t)v : -1, lane);
-      const unsigned long long key = fresh ? vick_key(dv, (uint32_t)v) : VICK_KEY_NONE;
+      const unsigned long long key = gs_rows_keys<GROUPED>(sq, G.x, d, fresh ? (int64_t)v : -1, lane, sm.cand);
       gs_list_insert(sm.keys, L, key, sm.batch, lane);
     }
   }
@@ -582,6 +616,7 @@ void vick_gsearch_params_init(vick_gsearch_params *p) {
   p->list = 0;
   p->delta = 0.1f;
   p->entries = 0;
+  p->pivots = 0;
 }
 
 /* What one call runs: the procedure and the byte layout of its device
@@ -589,6 +624,7 @@ void vick_gsearch_params_init(vick_gsearch_params *p) {
 typedef struct {
   int small, fused, RS, t0, kk, ne, parts, L, hops;
   int grouped; /* large: eight lanes per distance (a batch that fills the device) */
+  int slices;  /* pivot slices the pivot kernel scans (a prefix of the pivots) */
   size_t qbytes;                                  /* one query in shared memory */
   size_t off_near, off_res, off_rank, dev_bytes;  /* the queries at offset 0 */
   size_t host_res, host_bytes;                    /* pinned: queries, then ids and distances */
@@ -607,6 +643,15 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
   P->kk = k < P->RS ? k : P->RS;
   const int slices = gs_slices(g->pivots);
   int nl = slices; /* pivot candidate lists per query */
+  /* The pivot kernel's share: on a connected graph any start leads to the
+   * query, so a few pivots are enough to start close; comparing every
+   * query with all 4,096 took 1.2 ms of a 2.4-2.8 ms batch of 10,000
+   * (TSDG, manifold 1M, H100).  A disconnected graph needs them all: its
+   * searches must start on the query's island. */
+  {
+    int want = p->pivots > 0 ? p->pivots : (g->components == 1 ? GS_PIVOTS_CONNECTED : g->pivots);
+    P->slices = gs_slices(want < g->pivots ? want : g->pivots);
+  }
   if (P->small) {
     if (P->t0 < 1 || P->t0 > 64 || P->t0 * P->kk > GS_MERGE_MAX)
       return vick_fail(call, VICK_ARGUMENT, "small-batch search: t0 = %d must be 1..%d for k = %d", P->t0,
@@ -652,7 +697,7 @@ static int gs_small_launch(vick_call *call, const vick_gsearch *g, const gs_io *
   const size_t smem = P->qbytes + (size_t)P->t0 * P->kk * 8;
   unsigned long long *near = (unsigned long long *)(io->dev + P->off_near);
   unsigned long long *rank = (unsigned long long *)(io->dev + P->off_rank);
-  const int nlists = gs_slices(g->pivots);
+  const int nlists = P->slices;
   const gs_pivots PV = {(const float4 *)g->pt, g->pivots, P->parts};
   if (fused) {
     gs_small_kernel<RS, true><<<(unsigned)(m * P->t0), GS_SMALL_THREADS, smem, io->stream>>>(
@@ -710,11 +755,11 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
     VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
   }
   gs_graph G = {g->x, g->g,      g->occl,           g->pid,   g->pcomp, g->members,           g->coff,
-                g->n, g->d,      g->degree,         p->occlusion_limit, gs_slices(g->pivots), g->components == 1};
+                g->n, g->d,      g->degree,         p->occlusion_limit, P->slices, g->components == 1};
   VICK_CUDA(call, cudaEventRecord(io->ev_start, io->stream));
   const int fused = P->fused;
   if (!fused) {
-    VICK_TRY(gs_pivot_launch(call, g, dq, m, (unsigned long long *)(io->dev + P->off_near),
+    VICK_TRY(gs_pivot_launch(call, g, dq, m, P->slices, (unsigned long long *)(io->dev + P->off_near),
                              P->small ? io->count : NULL, io->stream));
     VICK_CUDA(call, cudaEventRecord(io->ev_pivots, io->stream));
   }
@@ -792,8 +837,8 @@ int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, i
     return vick_fail(call, VICK_ARGUMENT, "graph search: needs a graph, queries (m >= 1), 1 <= k <= 128, outputs");
   if (p->procedure != VICK_GSEARCH_SMALL && p->procedure != VICK_GSEARCH_LARGE)
     return vick_fail(call, VICK_ARGUMENT, "graph search: unknown procedure %d", p->procedure);
-  if (!(p->delta >= 0.f) || p->hops < 0 || p->occlusion_limit < 0)
-    return vick_fail(call, VICK_ARGUMENT, "graph search: delta, hops and occlusion_limit must be >= 0");
+  if (!(p->delta >= 0.f) || p->hops < 0 || p->occlusion_limit < 0 || p->pivots < 0)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: delta, hops, occlusion_limit and pivots must be >= 0");
   if (m > 0x7fffffffLL / 64) return vick_fail(call, VICK_ARGUMENT, "graph search: m = %lld too large", (long long)m);
   if (call->device != g->device)
     return vick_fail(call, VICK_ARGUMENT, "graph search: the graph lives on device %d, the call names %d", g->device,

@@ -12,6 +12,7 @@
 #define GS_PQT 8        /* queries per block of the pivot kernel: each pivot value loaded serves 8 */
 #define GS_PIVOTS 4096  /* default pivot target */
 #define GS_PIVOTS_MAX 8192
+#define GS_PIVOTS_CONNECTED 512 /* pivots the pivot kernel scans on a connected graph by default */
 #define GS_SLICES_MAX (GS_PIVOTS_MAX / GS_SLICE)
 
 struct gs_small_ws; /* grnnd_workspace.cu */
@@ -57,13 +58,13 @@ struct gs_graph {
   int one_component;
 };
 
-/* Pivot distances of queries q (device, m x d) in slices of GS_SLICE: the
+/* Pivot distances of queries q (device, m x d) in the first `slices` slices of GS_SLICE: the
  * nearest GS_EMAX of each slice as keys (distance, pivot index) into
  * near (device, m x slices x GS_EMAX, VICK_KEY_NONE where fewer).  count
  * (device, m, or NULL) is zeroed on the way: the small procedure's blocks
  * count themselves there, and the last one of a query merges. */
-int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, unsigned long long *near,
-                    int *count, cudaStream_t stream);
+int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int slices,
+                    unsigned long long *near, int *count, cudaStream_t stream);
 
 static inline int gs_slices(int32_t pivots) { return (pivots + GS_SLICE - 1) / GS_SLICE; }
 

@@ -266,19 +266,26 @@ small_batches:
 /* ------------------------------------------------------------ "compare" */
 /* One graph's recall@10 / QPS curve at batch 10,000 under the large-batch
  * procedure, the same lists for every graph. */
-static void large_curve(const char *name, const vick_gsearch *g, int occ) {
+static int cmp_pivots; /* pivots of the large curves (0: the kernels' default) */
+
+static void large_curve_delta(const char *name, const vick_gsearch *g, int occ, float delta) {
   static const int lists[] = {16, 24, 32, 48, 64, 96};
   vick_gsearch_params p;
   for (int i = 0; i < 6; ++i) {
     vick_gsearch_params_init(&p);
     p.procedure = VICK_GSEARCH_LARGE;
     p.occlusion_limit = occ;
+    p.pivots = cmp_pivots;
+    if (delta >= 0.f) p.delta = delta;
     p.list = lists[i];
     const point r = run(g, &p, 10, M, 3);
-    printf("%-22s large b=%lld k=10 list %3d: recall@10 %.4f QPS %9.0f\n", name, (long long)M, p.list, r.recall, r.qps);
+    printf("%-22s large b=%lld k=10 list %3d: recall@10 %.4f QPS %9.0f (pivot kernel %.0f of %.0f us)\n", name,
+           (long long)M, p.list, r.recall, r.qps, r.pivot_us, r.us);
     ROW("%-22s large  list=%-3d recall@10 %.4f  QPS %9.0f", name, p.list, r.recall, r.qps);
   }
 }
+
+static void large_curve(const char *name, const vick_gsearch *g, int occ) { large_curve_delta(name, g, occ, -1.f); }
 
 static void large_k100(const char *name, const vick_gsearch *g, int occ) {
   static const int lists[] = {100, 128, 192, 256};
@@ -342,18 +349,23 @@ static void ggnn_own_query(const vick_ggnn *g, const char *name, int k, const fl
 static void compare(const float *x, int64_t n) {
   /* the paper's defaults first; T1 below 4 leaves too few reverse-edge
    * rounds (T1 2: recall@10 at most 0.50, T1 1: 0.04 on manifold 1M, H100
-   * 2026-11-26), so the cheaper settings cut T2 and R */
-  static const int set[][4] = {{20, 96, 4, 15}, {20, 96, 4, 8}, {20, 96, 4, 6}, {20, 96, 4, 4}, {20, 64, 4, 6},
-                               {20, 96, 6, 3}};
+   * 2026-11-26), and T2 below 15 loses much (T2 8: 0.91, T2 4: 0.36); so
+   * also the same with a reverse-edge pass after the last outer iteration */
+  /* S, R, T1, T2, final reverse-edge pass (not the paper's: an option) */
+  static const int set[][5] = {{20, 96, 4, 15, 0}, {20, 96, 4, 8, 0},  {20, 96, 4, 4, 0},  {20, 96, 2, 8, 0},
+                               {20, 96, 2, 8, 1},  {20, 96, 1, 15, 1}, {20, 96, 1, 8, 1},  {20, 96, 2, 4, 1},
+                               {20, 64, 2, 8, 1},  {20, 96, 4, 15, 1}};
+  const int nset = (int)(sizeof set / sizeof set[0]);
   vick_call call;
   char name[64];
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < nset; ++i) {
     vick_grnnd_params gp;
     vick_grnnd_params_init(&gp);
     gp.s = set[i][0];
     gp.r = set[i][1];
     gp.t1 = set[i][2];
     gp.t2 = set[i][3];
+    gp.final_reverse = set[i][4];
     int32_t *gg = malloc((size_t)n * gp.r * 4);
     double deg = 0;
     memset(&call, 0, sizeof call);
@@ -364,7 +376,7 @@ static void compare(const float *x, int64_t n) {
       exit(1);
     }
     const double w = bench_now() - t0;
-    snprintf(name, sizeof name, "GRNND R%d T1=%d T2=%d", gp.r, gp.t1, gp.t2);
+    snprintf(name, sizeof name, "GRNND R%d T1=%d T2=%d%s", gp.r, gp.t1, gp.t2, gp.final_reverse ? " +rev" : "");
     printf("%s: build %.3f s wall (%.3f s in the call), degree %.1f\n", name, w, call.seconds_total, deg);
     ROW("%-22s build  %.3f s, mean degree %.1f", name, w, deg);
     vick_gsearch *g = upload(x, n, gg, gp.r, NULL);
@@ -405,6 +417,11 @@ static void compare(const float *x, int64_t n) {
     large_curve("TSDG (GNND K=32)", g, 5);
     large_curve("TSDG occlusion < 3", g, 3);
     large_curve("TSDG occlusion < 8", g, 8);
+    large_curve_delta("TSDG delta 0.05", g, 5, 0.05f);
+    large_curve_delta("TSDG delta 0.2", g, 5, 0.2f);
+    cmp_pivots = 4096;
+    large_curve("TSDG all 4096 pivots", g, 5);
+    cmp_pivots = 0;
     large_k100("TSDG (GNND K=32)", g, 5);
     vick_gsearch_free(g);
   }
