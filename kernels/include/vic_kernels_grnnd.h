@@ -142,9 +142,11 @@ int vick_gsearch_info_get(const vick_gsearch *g, vick_gsearch_info *info);
  * cleared.  Stages: 0 start, 1 the block's pivots found (batches that
  * find them inside the kernel), 3 entry points set, 4 seeds merged, 5 hops
  * done, 6 ranking written and counted, 7 merge done (the query's last
- * block only); 2 is not used. */
+ * block only); 2 is not used; 8 and 9: clock64() at stages 0 and 5 (the
+ * multiprocessor's clock rate over the search is their difference over the
+ * timer's). */
 #define GS_TRACE_BLOCKS 64
-#define GS_TRACE_STAGES 8
+#define GS_TRACE_STAGES 10
 int vick_gsearch_trace(unsigned long long *out /* GS_TRACE_BLOCKS * GS_TRACE_STAGES */);
 #endif
 void vick_gsearch_free(vick_gsearch *g);

@@ -175,13 +175,14 @@ static void sweep_graph(const char *name, const vick_gsearch *g, int occ_small, 
   vick_gsearch_params p;
   static const int lists[] = {16, 24, 32, 48, 64, 96, 128, 192, 256};
   /* small-batch points: (t0, hop limit; 0 = the default 64) */
-  static const int t0s[] = {2, 4, 8, 16, 32, 8, 16, 4, 8, 16, 32, 8, 16, 32, 16, 32, 64, 16, 24, 32, 24, 12, 16};
-  static const int hopss[] = {0, 0, 0, 0, 0, 16, 16, 8, 8, 8, 8, 6, 6, 6, 4, 4, 4, 3, 3, 3, 4, 4, 5};
+  static const int t0s[] = {2,  4,  8, 16, 32, 8, 16, 4, 8, 16, 32, 8, 16,
+                            32, 16, 32, 64, 16, 24, 32, 24, 12, 16, 48, 64, 48};
+  static const int hopss[] = {0, 0, 0, 0, 0, 16, 16, 8, 8, 8, 8, 6, 6, 6, 4, 4, 4, 3, 3, 3, 4, 4, 5, 3, 3, 4};
   static const int qt[] = {1, 2, 3, 8, 9, 12, 15};   /* quick: a few of them */
-  /* latency: (8,6) (16,3) (24,3) (32,3) (12,4) (16,4) (24,4) (32,4) (16,5) (16,6) (16,8) */
-  static const int lt[] = {11, 17, 18, 19, 21, 14, 20, 15, 22, 12, 9};
+  /* latency: (8,6) (16,3) (24,3) (32,3) (48,3) (64,3) (12,4) (16,4) (24,4) (32,4) (48,4) (16,5) (16,6) (16,8) */
+  static const int lt[] = {11, 17, 18, 19, 23, 24, 21, 14, 20, 15, 25, 22, 12, 9};
   const int quick = mode == 1, latency = mode == 2;
-  const int nl = quick ? 4 : (latency ? 3 : 9), nt = quick ? 7 : (latency ? 11 : 17);
+  const int nl = quick ? 4 : (latency ? 3 : 9), nt = quick ? 7 : (latency ? 14 : 17);
   point pts[16];
   if (latency) goto small_batches;
   /* batch 10,000 curve, k = 10, large-batch procedure */
@@ -492,10 +493,10 @@ static void profile(const vick_gsearch *g, int only) {
  * at each stage (the query waits for its latest block twice: at the pivot
  * exchange and at the merge). */
 static void trace(const vick_gsearch *g, int t0, int hops, int calls) {
-  static const char *names[GS_TRACE_STAGES] = {"start",        "pivots found", "(not used)",      "entry points set",
-                                               "seeds merged", "hops done",    "ranking counted", "merge done"};
+  static const char *names[8] = {"start",        "pivots found", "(not used)",      "entry points set",
+                                 "seeds merged", "hops done",    "ranking counted", "merge done"};
   unsigned long long buf[GS_TRACE_BLOCKS * GS_TRACE_STAGES];
-  double mean[GS_TRACE_STAGES] = {0}, late[GS_TRACE_STAGES] = {0}, ev = 0;
+  double mean[8] = {0}, late[8] = {0}, ev = 0, ghz = 0;
   int64_t ids[10];
   float dist[10];
   vick_gsearch_params p;
@@ -521,7 +522,9 @@ static void trace(const vick_gsearch *g, int t0, int hops, int calls) {
     unsigned long long base = ~0ull;
     for (int b = 0; b < t0; ++b)
       if (buf[b * GS_TRACE_STAGES] && buf[b * GS_TRACE_STAGES] < base) base = buf[b * GS_TRACE_STAGES];
-    for (int st = 0; st < GS_TRACE_STAGES; ++st) {
+    /* block 0's clock rate over its search (cycles per timer nanosecond) */
+    if (buf[5] > buf[0]) ghz += (double)(buf[9] - buf[8]) / (double)(buf[5] - buf[0]);
+    for (int st = 0; st < 8; ++st) {
       double sum = 0, mx = 0;
       int nb = 0;
       for (int b = 0; b < t0; ++b) {
@@ -536,9 +539,9 @@ static void trace(const vick_gsearch *g, int t0, int hops, int calls) {
       late[st] += mx;
     }
   }
-  printf("trace TSDG b=1 small t0 %d hops %d (%d calls): CUDA-event time %.1f us\n", t0, hops, calls,
-         ev * 1e6 / calls);
-  for (int st = 0; st < GS_TRACE_STAGES; ++st)
+  printf("trace TSDG b=1 small t0 %d hops %d (%d calls): CUDA-event time %.1f us, SM clock %.2f GHz\n", t0, hops,
+         calls, ev * 1e6 / calls, ghz / calls);
+  for (int st = 0; st < 8; ++st)
     printf("  %-18s mean block %6.2f us   latest block %6.2f us\n", names[st], mean[st] / calls, late[st] / calls);
 }
 #endif

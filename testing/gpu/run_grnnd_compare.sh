@@ -5,6 +5,8 @@
 #            build with -DVIC_GS_TRACE=ON, grnnd_bench "profile");
 #   profile  where a single query's small-batch time goes: grnnd_bench
 #            "profile" (TSDG graph, batch 1, hop limit and t0 swept);
+#            PROFILE_N="1000000 50000" also on the first 50,000 rows (the
+#            data then fit in L2) for trace and profile;
 #   ncu      Nsight Compute on one fused small-batch search (t0 16, 4 hops):
 #            the details page and the per-SASS-line stall samples;
 #   compare  grnnd_bench "compare": GRNND settings, GGNN's bottom layers and
@@ -67,16 +69,22 @@ if has trace; then
   { cmake -S . -B $B-trace -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIC_CUDA=ON -DVIC_CUDA_ARCHITECTURES=native \
       -DVIC_PLUGIN=OFF -DVIC_SANITIZE_TESTS=OFF -DVIC_GS_TRACE=ON && cmake --build $B-trace -j "$(nproc)" \
       --target grnnd_bench; } > $OUT/build_trace.log 2>&1 || { tail -20 $OUT/build_trace.log; exit 1; }
-  timeout 120 $(find $B-trace -name grnnd_bench -type f -perm -u+x | head -1) $D/m $N $M 128 profile \
-    > $OUT/trace.log 2>&1
-  echo "trace rc=$? ($(el))"
-  grep -v "^profile" $OUT/trace.log
+  for PN in ${PROFILE_N:-$N}; do
+    echo "-- n = $PN (the first rows of the base set)"
+    timeout 120 $(find $B-trace -name grnnd_bench -type f -perm -u+x | head -1) $D/m $PN $M 128 profile \
+      > $OUT/trace.log 2>&1
+    echo "trace rc=$? ($(el))"
+    grep -v "^profile" $OUT/trace.log
+  done
 fi
 if has profile; then
   echo "== profile"
-  timeout 120 $BENCH $D/m $N $M 128 profile > $OUT/profile.log 2>&1
-  echo "profile rc=$? ($(el))"
-  grep "^profile" $OUT/profile.log
+  for PN in ${PROFILE_N:-$N}; do
+    echo "-- n = $PN (the first rows of the base set; recall against the full set's truth only for n = $N)"
+    timeout 120 $BENCH $D/m $PN $M 128 profile > $OUT/profile.log 2>&1
+    echo "profile rc=$? ($(el))"
+    grep "^profile" $OUT/profile.log
+  done
 fi
 if has ncu; then
   echo "== ncu"
