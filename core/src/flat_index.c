@@ -23,7 +23,7 @@
 #define TSDG_K_DEFAULT 32
 
 /* Small-batch search defaults, from the H100 sweeps of manifold 1M x 128
- * (BENCHMARKS.md, "Small-batch search without the pivot exchange"): t0
+ * (BENCHMARKS.md, "Small batches without the pivot exchange"): t0
  * searches per query and a hop limit, which the paper's "until no
  * improvement" lacks, where most of the time went.  k = 10, TSDG: batch 1
  * t0 32, 4 hops recall@10 0.986 in 39 us; batch 10 t0 24, 4 hops 0.976 in
