@@ -140,13 +140,12 @@ int vick_gsearch_info_get(const vick_gsearch *g, vick_gsearch_info *info);
  * at the stages of the small-batch kernel for its first GS_TRACE_BLOCKS
  * blocks in the last call (0 where a block did not reach a stage), then
  * cleared.  Stages: 0 start, 1 the block's pivots found (batches that
- * find them inside the kernel), 3 entry points set, 4 seeds merged, 5 hops
- * done, 6 ranking written and counted, 7 merge done (the query's last
- * block only); 2 is not used; 8 and 9: clock64() at stages 0 and 5 (the
- * multiprocessor's clock rate over the search is their difference over the
- * timer's). */
+ * find them inside the kernel), 2 entry points set, 3 seeds merged, 4 hops
+ * done, 5 ranking written and counted, 6 merge done (the query's last
+ * block only); 7 and 8: clock64() at stages 0 and 4 (the multiprocessor's
+ * clock rate over the search is their difference over the timer's). */
 #define GS_TRACE_BLOCKS 64
-#define GS_TRACE_STAGES 10
+#define GS_TRACE_STAGES 9
 int vick_gsearch_trace(unsigned long long *out /* GS_TRACE_BLOCKS * GS_TRACE_STAGES */);
 #endif
 void vick_gsearch_free(vick_gsearch *g);

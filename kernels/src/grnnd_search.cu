@@ -43,11 +43,7 @@
 #define GS_GROUP 8           /* lanes per distance in the small procedure */
 #define GS_SMALL_THREADS 512
 #define GS_CHUNK (GS_SMALL_THREADS / GS_GROUP) /* neighbours compared per pass */
-#ifndef VICK_GS_HASH
 #define GS_HASH 2048         /* visited table slots of the large procedure */
-#else
-#define GS_HASH VICK_GS_HASH /* a power of two: an experiment's build (-DVICK_GS_HASH=...) */
-#endif
 #define GS_MERGE_MAX 2048    /* t0 x min(k, ranking) keys merged per query */
 
 #ifdef VICK_GS_TRACE
@@ -62,8 +58,8 @@ __device__ unsigned long long gs_trace_buf[GS_TRACE_BLOCKS * GS_TRACE_STAGES];
       asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g_));                        \
       gs_trace_buf[blockIdx.x * GS_TRACE_STAGES + (j)] = g_;                        \
       /* the multiprocessor's clock beside it at the start and after the hops */   \
-      if ((j) == 0 || (j) == 5)                                                     \
-        gs_trace_buf[blockIdx.x * GS_TRACE_STAGES + ((j) == 0 ? 8 : 9)] = clock64(); \
+      if ((j) == 0 || (j) == 4)                                                     \
+        gs_trace_buf[blockIdx.x * GS_TRACE_STAGES + ((j) == 0 ? 7 : 8)] = clock64(); \
     }                                                                               \
   } while (0)
 extern "C" int vick_gsearch_trace(unsigned long long *out) {
@@ -125,17 +121,6 @@ struct gs_small_smem {
   int32_t near[GS_EMAX];
   int last;
 };
-
-/* first index of sorted a[0..n) not below key */
-__device__ __forceinline__ int gs_lower(const unsigned long long *a, int n, unsigned long long key) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    const int mid = (lo + hi) >> 1;
-    if (a[mid] < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /* Merge the candidates c into R by ranks (block-wide; keys are distinct
  * per node, and a node's key is the same in every pass): a candidate is
@@ -358,7 +343,7 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS, 2)
   } else {
     gs_pick_near(pnear + qi * nlists * GS_EMAX, nlists, sm.sk, sm.near, t, blockDim.x);
   }
-  GS_STAMP(3);
+  GS_STAMP(2);
   int ne = 0;
   while (ne < ne_want && sm.near[ne] >= 0) ++ne;
   {
@@ -371,7 +356,7 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS, 2)
   __syncthreads();
   int cur = 0;
   gs_small_merge<RS>(sm, cur, 0, t);
-  GS_STAMP(4);
+  GS_STAMP(3);
   for (int h = 0;; ++h) {
     /* the nearest entry that came in during the last hop, if still in R */
     const unsigned long long b = sm.best[h & 1];
@@ -396,7 +381,7 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS, 2)
       if (!full) break;
     }
   }
-  GS_STAMP(5);
+  GS_STAMP(4);
   unsigned long long *o = out + (qi * t0 + sj) * RS;
   for (int i = t; i < RS; i += blockDim.x) o[i] = sm.r[cur][i];
   /* the last search of the query to finish merges all t0 rankings (no
@@ -405,7 +390,7 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS, 2)
   __syncthreads();
   if (t == 0) sm.last = atomicAdd(count + qi, 1) == t0 - 1;
   __syncthreads();
-  GS_STAMP(6);
+  GS_STAMP(5);
   if (!sm.last) return;
   __threadfence();
   /* every block of the query has counted itself: zero for the next call on
@@ -413,7 +398,7 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS, 2)
    * reallocation or a failure) */
   if (t == 0) count[qi] = 0;
   gs_merge_query(out + qi * t0 * RS, t0, RS, kk, k, mk, ids + qi * k, dist + qi * k, t, blockDim.x);
-  GS_STAMP(7);
+  GS_STAMP(6);
 }
 
 /* ----------------------------------------------------- large batch: Alg. 2 */
@@ -445,12 +430,7 @@ __device__ __forceinline__ void gs_list_insert(unsigned long long *keys, int L, 
   bool keep = key != VICK_KEY_NONE && !(lane > 0 && below == key);
   int lo = 0;
   if (keep) {
-    int hi = L;
-    while (lo < hi) {
-      const int mid = (lo + hi) >> 1;
-      if (keys[mid] < key) lo = mid + 1;
-      else hi = mid;
-    }
+    lo = gs_lower(keys, L, key);
     /* the node's entry, flagged, sorts just after it (or after others of
      * exactly the same distance) */
     for (int j = lo; j < L && (keys[j] >> 32) == (key >> 32); ++j) keep &= gr_plain(keys[j]) != key;
@@ -469,15 +449,7 @@ __device__ __forceinline__ void gs_list_insert(unsigned long long *keys, int L, 
     int to = L;
     if (j < L) {
       e = keys[j];
-      if (e != VICK_KEY_NONE) {
-        int a = 0, b = nb;
-        while (a < b) {
-          const int mid = (a + b) >> 1;
-          if (batch[mid] < e) a = mid + 1;
-          else b = mid;
-        }
-        to = j + a;
-      }
+      if (e != VICK_KEY_NONE) to = j + gs_lower(batch, nb, e);
     }
     __syncwarp();
     if (to < L) keys[to] = e;

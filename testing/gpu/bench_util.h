@@ -1,11 +1,13 @@
-/* What every GPU bench program needs: a monotonic clock and raw binary
+/* What every GPU bench program needs: a monotonic clock, raw binary
  * files read whole (the data and truth files the run scripts write), with
  * the run stopped by a message when a file is short or missing -- a bench
- * must never time garbage.  Header-only: the benches are also linked by
+ * must never time garbage -- and the recall of lists against exact ones.
+ * Header-only: the benches are also linked by
  * plain gcc lines (build_*_carry.sh) without CMake. */
 #ifndef VIC_BENCH_UTIL_H
 #define VIC_BENCH_UTIL_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -29,6 +31,22 @@ static inline void *bench_load(const char *dir, const char *name, size_t bytes) 
   }
   fclose(f);
   return b;
+}
+
+/* Recall of c against c: the share of each row's first c truth ids
+ * (truth rows of tstride ids) found among the first c of its list (lists
+ * of stride k >= c; list row which[i], or i when which is NULL).  The
+ * C@c of GGNN's paper and the recall@c of the ANN benchmarks. */
+static inline double bench_hits(const int64_t *ids, int k, const int32_t *truth, int tstride, int64_t rows,
+                                const int32_t *which, int c) {
+  int64_t hit = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t *a = ids + (which ? (int64_t)which[i] : i) * k;
+    for (int t = 0; t < c; ++t)
+      for (int u = 0; u < c; ++u)
+        if (a[u] == truth[i * tstride + t]) { hit++; break; }
+  }
+  return (double)hit / (double)(rows * c);
 }
 
 #endif

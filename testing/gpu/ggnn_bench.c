@@ -25,18 +25,6 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* C@10 of lists (stride k >= 10) against truth rows of 10 */
-static double consensus(const int64_t *ids, int k, const int32_t *truth, int64_t rows, const int32_t *which, int c) {
-  int64_t hit = 0;
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t *a = ids + (which ? (int64_t)which[i] : i) * k;
-    for (int t = 0; t < c; ++t)
-      for (int u = 0; u < c; ++u)
-        if (a[u] == truth[i * 10 + t]) { hit++; break; }
-  }
-  return (double)hit / (double)(rows * c);
-}
-
 int main(int argc, char **argv) {
   if (argc < 6) {
     fprintf(stderr, "usage: ggnn_bench DIR N M D K [NSAMPLE] [TAU ...]\n");
@@ -107,8 +95,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "forall failed: %s\n", call.message);
     return 1;
   }
-  printf("for-all on %lld sampled rows: C@1 %.4f C@10 %.4f\n", (long long)ns, consensus(fa, kk, st, ns, rows, 1),
-         consensus(fa, kk, st, ns, rows, kk));
+  printf("for-all on %lld sampled rows: C@1 %.4f C@10 %.4f\n", (long long)ns,
+         bench_hits(fa, kk, st, 10, ns, rows, 1), bench_hits(fa, kk, st, 10, ns, rows, kk));
   double mean = 0, mx = 0;
   float *dn = malloc((size_t)n * 4);
   vick_ggnn_dnn1(&call, g, dn, &mean, &mx);
@@ -130,8 +118,8 @@ int main(int argc, char **argv) {
       sec[r] = call.seconds_kernel;
     }
     qsort(sec + 1, 3, sizeof(double), cmp_double); /* run 0 is the warm-up */
-    printf("%8.2f %8.4f %8.4f %10.4f %10.4f\n", tau, consensus(ids, 10, qt, m, NULL, 1),
-           consensus(ids, 10, qt, m, NULL, 10), sec[2] * 1e6 / m, call.seconds_transfer);
+    printf("%8.2f %8.4f %8.4f %10.4f %10.4f\n", tau, bench_hits(ids, 10, qt, 10, m, NULL, 1),
+           bench_hits(ids, 10, qt, 10, m, NULL, 10), sec[2] * 1e6 / m, call.seconds_transfer);
   }
   vick_ggnn_free(g);
   free(fa); free(fd); free(dn); free(ids); free(dist);

@@ -43,15 +43,9 @@ static int D;
 static float *Q;
 static int32_t *QT; /* M x 100 */
 
+/* recall@c of m lists (stride k >= c) of the queries from `first` on */
 static double recall(const int64_t *ids, int k, int64_t first, int64_t m, int c) {
-  int64_t hit = 0;
-  for (int64_t i = 0; i < m; ++i) {
-    const int32_t *t = QT + (first + i) * 100;
-    for (int a = 0; a < c; ++a)
-      for (int b = 0; b < c && b < k; ++b)
-        if (ids[i * k + b] == t[a]) { hit++; break; }
-  }
-  return (double)hit / (double)(m * c);
+  return bench_hits(ids, k, QT + first * 100, 100, m, NULL, c);
 }
 
 typedef struct {
@@ -264,19 +258,57 @@ small_batches:
   }
 }
 
+/* The GNND kNN graph (K = 32) and TSDG's diversification of it with the
+ * kernels' defaults: the graph every TSDG figure here searches.  Wall time
+ * of each build; the TSDG call's stages stay in *call; exits on failure.
+ * The kNN lists (n x 32) are handed back when keep_knn, else freed. */
+typedef struct {
+  vick_tsdg_params p;
+  int32_t *ids, *knn;
+  uint8_t *occl;
+  double mean_degree, s_gnnd, s_tsdg;
+} tsdg_graph;
+
+static tsdg_graph build_tsdg(const float *x, int64_t n, vick_call *call, int keep_knn) {
+  tsdg_graph t;
+  memset(&t, 0, sizeof t);
+  vick_gnnd_params np = {32, 16, 10, 0.001f, 0, 0};
+  vick_gnnd_graph kg = {n, 32, malloc((size_t)n * 32 * 4), malloc((size_t)n * 32 * 4)};
+  memset(call, 0, sizeof *call);
+  double t0 = bench_now();
+  if (vick_gnnd_build(call, x, n, D, &np, &kg) != VICK_OK) {
+    fprintf(stderr, "GNND failed: %s\n", call->message);
+    exit(1);
+  }
+  t.s_gnnd = bench_now() - t0;
+  vick_tsdg_params_init(&t.p);
+  t.ids = malloc((size_t)n * t.p.degree * 4);
+  t.occl = malloc((size_t)n * t.p.degree);
+  memset(call, 0, sizeof *call);
+  t0 = bench_now();
+  if (vick_tsdg_build(call, x, n, D, kg.ids, kg.k, &t.p, t.ids, t.occl, &t.mean_degree) != VICK_OK) {
+    fprintf(stderr, "TSDG failed: %s\n", call->message);
+    exit(1);
+  }
+  t.s_tsdg = bench_now() - t0;
+  free(kg.dist);
+  if (keep_knn) t.knn = kg.ids;
+  else free(kg.ids);
+  return t;
+}
+
 /* ------------------------------------------------------------ "compare" */
 /* One graph's recall@10 / QPS curve at batch 10,000 under the large-batch
  * procedure, the same lists for every graph. */
-static int cmp_pivots; /* pivots of the large curves (0: the kernels' default) */
-
-static void large_curve_delta(const char *name, const vick_gsearch *g, int occ, float delta) {
+/* delta < 0 and pivots 0: the kernels' defaults */
+static void large_curve_opts(const char *name, const vick_gsearch *g, int occ, float delta, int pivots) {
   static const int lists[] = {16, 24, 32, 48, 64, 96};
   vick_gsearch_params p;
   for (int i = 0; i < 6; ++i) {
     vick_gsearch_params_init(&p);
     p.procedure = VICK_GSEARCH_LARGE;
     p.occlusion_limit = occ;
-    p.pivots = cmp_pivots;
+    p.pivots = pivots;
     if (delta >= 0.f) p.delta = delta;
     p.list = lists[i];
     const point r = run(g, &p, 10, M, 3);
@@ -286,7 +318,7 @@ static void large_curve_delta(const char *name, const vick_gsearch *g, int occ, 
   }
 }
 
-static void large_curve(const char *name, const vick_gsearch *g, int occ) { large_curve_delta(name, g, occ, -1.f); }
+static void large_curve(const char *name, const vick_gsearch *g, int occ) { large_curve_opts(name, g, occ, -1.f, 0); }
 
 static void large_k100(const char *name, const vick_gsearch *g, int occ) {
   static const int lists[] = {100, 128, 192, 256};
@@ -387,42 +419,18 @@ static void compare(const float *x, int64_t n) {
     vick_gsearch_free(g);
   }
   {
-    vick_gnnd_params np = {32, 16, 10, 0.001f, 0, 0};
-    vick_gnnd_graph kg = {n, 32, malloc((size_t)n * 32 * 4), malloc((size_t)n * 32 * 4)};
-    memset(&call, 0, sizeof call);
-    double t0 = bench_now();
-    if (vick_gnnd_build(&call, x, n, D, &np, &kg) != VICK_OK) {
-      fprintf(stderr, "GNND failed: %s\n", call.message);
-      exit(1);
-    }
-    const double wk = bench_now() - t0;
-    vick_tsdg_params tp;
-    vick_tsdg_params_init(&tp);
-    int32_t *tg = malloc((size_t)n * tp.degree * 4);
-    uint8_t *to = malloc((size_t)n * tp.degree);
-    double deg = 0;
-    memset(&call, 0, sizeof call);
-    t0 = bench_now();
-    if (vick_tsdg_build(&call, x, n, D, kg.ids, kg.k, &tp, tg, to, &deg) != VICK_OK) {
-      fprintf(stderr, "TSDG failed: %s\n", call.message);
-      exit(1);
-    }
-    const double wt = bench_now() - t0;
-    printf("TSDG on GNND K=32: build %.3f + %.3f s wall, degree %.1f\n", wk, wt, deg);
-    ROW("%-22s build  %.3f + %.3f s, mean degree %.1f", "TSDG (GNND K=32)", wk, wt, deg);
-    free(kg.ids);
-    free(kg.dist);
-    vick_gsearch *g = upload(x, n, tg, tp.degree, to);
-    free(tg);
-    free(to);
+    tsdg_graph t = build_tsdg(x, n, &call, 0);
+    printf("TSDG on GNND K=32: build %.3f + %.3f s wall, degree %.1f\n", t.s_gnnd, t.s_tsdg, t.mean_degree);
+    ROW("%-22s build  %.3f + %.3f s, mean degree %.1f", "TSDG (GNND K=32)", t.s_gnnd, t.s_tsdg, t.mean_degree);
+    vick_gsearch *g = upload(x, n, t.ids, t.p.degree, t.occl);
+    free(t.ids);
+    free(t.occl);
     large_curve("TSDG (GNND K=32)", g, 5);
     large_curve("TSDG occlusion < 3", g, 3);
     large_curve("TSDG occlusion < 8", g, 8);
-    large_curve_delta("TSDG delta 0.05", g, 5, 0.05f);
-    large_curve_delta("TSDG delta 0.2", g, 5, 0.2f);
-    cmp_pivots = 4096;
-    large_curve("TSDG all 4096 pivots", g, 5);
-    cmp_pivots = 0;
+    large_curve_opts("TSDG delta 0.05", g, 5, 0.05f, 0);
+    large_curve_opts("TSDG delta 0.2", g, 5, 0.2f, 0);
+    large_curve_opts("TSDG all 4096 pivots", g, 5, -1.f, 4096);
     large_k100("TSDG (GNND K=32)", g, 5);
     vick_gsearch_free(g);
   }
@@ -493,10 +501,10 @@ static void profile(const vick_gsearch *g, int only) {
  * at each stage (the query waits for its latest block twice: at the pivot
  * exchange and at the merge). */
 static void trace(const vick_gsearch *g, int t0, int hops, int calls) {
-  static const char *names[8] = {"start",        "pivots found", "(not used)",      "entry points set",
-                                 "seeds merged", "hops done",    "ranking counted", "merge done"};
+  static const char *names[7] = {"start",     "pivots found",    "entry points set", "seeds merged",
+                                 "hops done", "ranking counted", "merge done"};
   unsigned long long buf[GS_TRACE_BLOCKS * GS_TRACE_STAGES];
-  double mean[8] = {0}, late[8] = {0}, ev = 0, ghz = 0;
+  double mean[7] = {0}, late[7] = {0}, ev = 0, ghz = 0;
   int64_t ids[10];
   float dist[10];
   vick_gsearch_params p;
@@ -523,8 +531,8 @@ static void trace(const vick_gsearch *g, int t0, int hops, int calls) {
     for (int b = 0; b < t0; ++b)
       if (buf[b * GS_TRACE_STAGES] && buf[b * GS_TRACE_STAGES] < base) base = buf[b * GS_TRACE_STAGES];
     /* block 0's clock rate over its search (cycles per timer nanosecond) */
-    if (buf[5] > buf[0]) ghz += (double)(buf[9] - buf[8]) / (double)(buf[5] - buf[0]);
-    for (int st = 0; st < 8; ++st) {
+    if (buf[4] > buf[0]) ghz += (double)(buf[8] - buf[7]) / (double)(buf[4] - buf[0]);
+    for (int st = 0; st < 7; ++st) {
       double sum = 0, mx = 0;
       int nb = 0;
       for (int b = 0; b < t0; ++b) {
@@ -541,7 +549,7 @@ static void trace(const vick_gsearch *g, int t0, int hops, int calls) {
   }
   printf("trace TSDG b=1 small t0 %d hops %d (%d calls): CUDA-event time %.1f us, SM clock %.2f GHz\n", t0, hops,
          calls, ev * 1e6 / calls, ghz / calls);
-  for (int st = 0; st < 8; ++st)
+  for (int st = 0; st < 7; ++st)
     printf("  %-18s mean block %6.2f us   latest block %6.2f us\n", names[st], mean[st] / calls, late[st] / calls);
 }
 #endif
@@ -595,19 +603,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (prof || ncu) {
-    vick_gnnd_params np = {32, 16, 10, 0.001f, 0, 0};
-    vick_gnnd_graph kg = {n, 32, malloc((size_t)n * 32 * 4), malloc((size_t)n * 32 * 4)};
-    vick_tsdg_params tp;
-    vick_tsdg_params_init(&tp);
-    int32_t *tg = malloc((size_t)n * tp.degree * 4);
-    uint8_t *to = malloc((size_t)n * tp.degree);
-    memset(&call, 0, sizeof call);
-    if (vick_gnnd_build(&call, x, n, D, &np, &kg) != VICK_OK ||
-        vick_tsdg_build(&call, x, n, D, kg.ids, kg.k, &tp, tg, to, NULL) != VICK_OK) {
-      fprintf(stderr, "GNND / TSDG failed: %s\n", call.message);
-      return 1;
-    }
-    vick_gsearch *g = upload(x, n, tg, tp.degree, to);
+    tsdg_graph t = build_tsdg(x, n, &call, 0);
+    vick_gsearch *g = upload(x, n, t.ids, t.p.degree, t.occl);
+    free(t.ids);
+    free(t.occl);
 #ifdef VICK_GS_TRACE
     trace(g, 16, 4, 300);
     trace(g, 8, 4, 300);
@@ -637,42 +636,27 @@ int main(int argc, char **argv) {
       gp.t2, (double)gp.rho, gdeg);
 
   /* GNND kNN graph, then TSDG */
-  vick_gnnd_params np = {32, 16, 10, 0.001f, 0, 0};
-  vick_gnnd_graph kg = {n, 32, malloc((size_t)n * 32 * 4), malloc((size_t)n * 32 * 4)};
-  memset(&call, 0, sizeof call);
-  if ((rc = vick_gnnd_build(&call, x, n, D, &np, &kg)) != VICK_OK) {
-    fprintf(stderr, "GNND failed: %s\n", call.message);
-    return 1;
-  }
-  double t_gnnd = call.seconds_total;
-  vick_tsdg_params tp;
-  vick_tsdg_params_init(&tp);
-  int32_t *tg = malloc((size_t)n * tp.degree * 4);
-  uint8_t *to = malloc((size_t)n * tp.degree);
-  double tdeg = 0;
-  memset(&call, 0, sizeof call);
-  if ((rc = vick_tsdg_build(&call, x, n, D, kg.ids, kg.k, &tp, tg, to, &tdeg)) != VICK_OK) {
-    fprintf(stderr, "TSDG failed: %s\n", call.message);
-    return 1;
-  }
-  printf("GNND K=32: %.3f s; TSDG alpha=%.2f lambda0=%d: %.3f s, mean degree %.2f\n", t_gnnd, (double)tp.alpha,
-         tp.lambda0, call.seconds_total, tdeg);
+  tsdg_graph tsdg = build_tsdg(x, n, &call, 1);
+  const vick_tsdg_params tp = tsdg.p;
+  int32_t *tg = tsdg.ids, *knn = tsdg.knn;
+  uint8_t *to = tsdg.occl;
+  printf("GNND K=32: %.3f s; TSDG alpha=%.2f lambda0=%d: %.3f s, mean degree %.2f\n", tsdg.s_gnnd,
+         (double)tp.alpha, tp.lambda0, tsdg.s_tsdg, tsdg.mean_degree);
   for (int i = 0; i < call.n_stages; ++i) printf("  stage %-10s %.3f s\n", call.stages[i].name, call.stages[i].seconds);
-  ROW("GNND(K=32) %.3f s + TSDG %.3f s (alpha %.1f, lambda0 %d), mean degree %.1f", t_gnnd, call.seconds_total,
-      (double)tp.alpha, tp.lambda0, tdeg);
+  ROW("GNND(K=32) %.3f s + TSDG %.3f s (alpha %.1f, lambda0 %d), mean degree %.1f", tsdg.s_gnnd, tsdg.s_tsdg,
+      (double)tp.alpha, tp.lambda0, tsdg.mean_degree);
   int64_t hist[12] = {0};
   for (int64_t i = 0; i < n * tp.degree; ++i)
     if (tg[i] >= 0) hist[to[i] < 11 ? to[i] : 11]++;
   printf("TSDG edges per row by occlusion factor:");
   for (int i = 0; i < 12; ++i) printf(" %d:%.2f", i, (double)hist[i] / (double)n);
   printf("\n");
-  free(kg.dist);
 
   vick_gsearch *gs_g = NULL, *gs_t = NULL, *gs_k = NULL;
   memset(&call, 0, sizeof call);
   if (vick_gsearch_create(&call, x, n, D, gg, gp.r, NULL, 0, &gs_g) != VICK_OK ||
       vick_gsearch_create(&call, x, n, D, tg, tp.degree, to, 0, &gs_t) != VICK_OK ||
-      vick_gsearch_create(&call, x, n, D, kg.ids, 32, NULL, 0, &gs_k) != VICK_OK) {
+      vick_gsearch_create(&call, x, n, D, knn, 32, NULL, 0, &gs_k) != VICK_OK) {
     fprintf(stderr, "upload failed: %s\n", call.message);
     return 1;
   }
@@ -735,6 +719,6 @@ int main(int argc, char **argv) {
   printf("\n==== summary (%s, n=%lld, %lld queries, d=%d; QPS from CUDA-event kernel time) ====\n", dir, (long long)n,
          (long long)M, D);
   for (int i = 0; i < rows; ++i) printf("%s\n", table[i]);
-  free(x); free(Q); free(QT); free(gg); free(kg.ids); free(tg); free(to);
+  free(x); free(Q); free(QT); free(gg); free(knn); free(tg); free(to);
   return 0;
 }

@@ -107,18 +107,6 @@ static int bench_grid(int argc, char **argv) {
   return 0;
 }
 
-/* c of the first c truth ids found among the first c of each row */
-static double hits(const int64_t *ids, int k, const int32_t *truth, int64_t rows, const int32_t *which, int c) {
-  int64_t hit = 0;
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t *a = ids + (which ? (int64_t)which[i] : i) * k;
-    for (int t = 0; t < c; ++t)
-      for (int u = 0; u < c; ++u)
-        if (a[u] == truth[i * 10 + t]) { hit++; break; }
-  }
-  return (double)hit / (double)(rows * c);
-}
-
 static int bench_ggnn(int argc, char **argv) {
   if (argc < 11) return 2;
   const char *dir = argv[2];
@@ -163,11 +151,11 @@ static int bench_ggnn(int argc, char **argv) {
     printf(", \"queries\": %lld, \"tau\": %.2f, \"search_s\": %.4f, \"search_kernel_s\": %.4f, "
            "\"us_per_query\": %.3f, \"R@1\": %.4f, \"R@10\": %.4f",
            (long long)m, tau, r.report.seconds_total, r.report.seconds_kernel, 1e6 * r.report.seconds_total / m,
-           hits(r.ids, 10, qt, m, NULL, 1), hits(r.ids, 10, qt, m, NULL, 10));
+           bench_hits(r.ids, 10, qt, 10, m, NULL, 1), bench_hits(r.ids, 10, qt, 10, m, NULL, 10));
     vic_index_free(ix);
     must(c, vic_knn_build(c, &x, &o, &f), "for-all");
     printf(", \"forall_s\": %.4f, \"forall_C@1\": %.4f, \"forall_C@10\": %.4f", f.report.seconds_total,
-           hits(f.ids, 10, st, ns, sample, 1), hits(f.ids, 10, st, ns, sample, 10));
+           bench_hits(f.ids, 10, st, 10, ns, sample, 1), bench_hits(f.ids, 10, st, 10, ns, sample, 10));
     print_stages(&f.report);
     if (a == 10) {
       first_q = r;

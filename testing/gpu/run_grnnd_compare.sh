@@ -13,8 +13,6 @@
 #            TSDG searched by the same large-batch procedure (build times at
 #            equal recall), GGNN's own query at batch 10,000, k = 10 / 100;
 #   latency  grnnd_bench "latency" (batch 1 and 10, small vs large);
-# HASH_SIZES="1024 4096": "compare" again from builds whose large procedure
-#            has a visited table of that many slots (-DVICK_GS_HASH);
 #   islands  grnnd_bench "quick" on islands 1,000,000 x 128 (a disconnected
 #            kNN graph): recall of every procedure;
 #   tests    every GPU test and memcheck on their small cases
@@ -112,17 +110,6 @@ if has latency; then
   echo "latency rc=$? ($(el))"
   sed -n '/==== summary/,$p' $OUT/latency.log | tail -n +2
 fi
-for HS in ${HASH_SIZES:-}; do
-  echo "== compare with a $HS-slot visited table in the large procedure (-DVICK_GS_HASH=$HS build)"
-  { cmake -S . -B $B-h$HS -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIC_CUDA=ON -DVIC_CUDA_ARCHITECTURES=native \
-      -DVIC_PLUGIN=OFF -DVIC_SANITIZE_TESTS=OFF -DCMAKE_CUDA_FLAGS=-DVICK_GS_HASH=$HS &&
-    cmake --build $B-h$HS -j "$(nproc)" --target grnnd_bench; } > $OUT/build_h$HS.log 2>&1 ||
-    { tail -20 $OUT/build_h$HS.log; exit 1; }
-  timeout 200 $(find $B-h$HS -name grnnd_bench -type f -perm -u+x | head -1) $D/m $N $M 128 compare \
-    > $OUT/compare_h$HS.log 2>&1
-  echo "compare (hash $HS) rc=$? ($(el))"
-  sed -n '/==== compare/,$p' $OUT/compare_h$HS.log | grep -E "TSDG|GGNN k24 merge 64 +(large|own) +(list|k=10 )"
-done
 if has islands; then
   echo "== islands (quick sweep: large batch 10,000, small batch 1 / 10 / 10,000)"
   timeout 150 $BENCH $D/i $N $M 128 quick > $OUT/islands.log 2>&1
