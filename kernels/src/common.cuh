@@ -23,6 +23,7 @@
 #ifndef VICK_COMMON_CUH
 #define VICK_COMMON_CUH
 
+#include "lower_bound.cuh"
 #include "vic_kernels.h"
 
 #include <cublas_v2.h>

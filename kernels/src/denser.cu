@@ -101,7 +101,8 @@ __device__ void denser_visit(const denser_grid &G, denser_query &Q, const int c0
     int order[8], nch = 0;
     int64_t cs[8], ce[8];
     for (int i = 0; i < 8; ++i) {
-      int64_t e = i == 7 ? it.b : lower_bound_in(G.codes, s, it.b, ((pre << 3) | (uint64_t)(i + 1)) << sh);
+      int64_t e =
+          i == 7 ? it.b : vick_lower_bound(G.codes, (int64_t)s, it.b, ((pre << 3) | (uint64_t)(i + 1)) << sh);
       cs[i] = s;
       ce[i] = e;
       if (e > s) {
@@ -124,8 +125,8 @@ __device__ void denser_visit(const denser_grid &G, denser_query &Q, const int c0
 
 /* Range of the cell with prefix pre at shift sh (empty: a == b). */
 __device__ __forceinline__ void cell_range(const denser_grid &G, uint64_t pre, int sh, int64_t *a, int64_t *b) {
-  *a = lower_bound_in(G.codes, 0, G.n, pre << sh);
-  *b = (*a < G.n && (G.codes[*a] >> sh) == pre) ? lower_bound_in(G.codes, *a, G.n, (pre + 1) << sh) : *a;
+  *a = vick_lower_bound(G.codes, (int64_t)0, G.n, pre << sh);
+  *b = (*a < G.n && (G.codes[*a] >> sh) == pre) ? vick_lower_bound(G.codes, *a, G.n, (pre + 1) << sh) : *a;
 }
 
 __global__ void __launch_bounds__(DENSER_THREADS)

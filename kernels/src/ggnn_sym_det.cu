@@ -6,6 +6,7 @@
 // of (point, request) groups the offers by point, and each point grants
 // its free slots to the lowest request numbers.
 #include "ggnn_steps.cuh"
+#include "lower_bound.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -20,15 +21,6 @@ __global__ void ggnn_k_offer(const int32_t *req, int rcap, int round, int64_t nr
   if (p >= 0) atomicAdd(open, 1ull); /* a count: the same whatever the order */
 }
 
-// First position whose key is >= v in the sorted keys.
-__device__ __forceinline__ int64_t ggnn_lower_bound(const uint64_t *key, int64_t n, uint64_t v) {
-  int64_t a = 0, b = n;
-  while (a < b) {
-    int64_t m = (a + b) >> 1;
-    if (key[m] < v) a = m + 1; else b = m;
-  }
-  return a;
-}
 
 // Grant: the offer at sorted position t is the (t - start)-th to point p.
 __global__ void ggnn_k_grant(const uint64_t *key, int64_t nreq, int knn, int ksym, const int32_t *symcnt,
@@ -37,7 +29,7 @@ __global__ void ggnn_k_grant(const uint64_t *key, int64_t nreq, int knn, int ksy
   if (t >= nreq || key[t] == GGNN_NO_OFFER) return;
   const int32_t p = (int32_t)(key[t] >> 32);
   const int64_t r = (int64_t)(key[t] & 0xffffffffu);
-  const int64_t rank = t - ggnn_lower_bound(key, nreq, (uint64_t)(uint32_t)p << 32);
+  const int64_t rank = t - vick_lower_bound(key, (int64_t)0, nreq, (uint64_t)(uint32_t)p << 32);
   const int used = symcnt[p];
   if (rank < ksym - used) {
     sym[(int64_t)p * ksym + used + rank] = (int32_t)(r / knn);
@@ -52,7 +44,7 @@ __global__ void ggnn_k_count(const uint64_t *key, int64_t nreq, int ksym, int32_
   if (t >= nreq || key[t] == GGNN_NO_OFFER) return;
   const uint32_t p = (uint32_t)(key[t] >> 32);
   if (t > 0 && (uint32_t)(key[t - 1] >> 32) == p) return;
-  const int64_t end = ggnn_lower_bound(key, nreq, (uint64_t)(p + 1) << 32);
+  const int64_t end = vick_lower_bound(key, (int64_t)0, nreq, (uint64_t)(p + 1) << 32);
   const int64_t want = symcnt[p] + (end - t);
   symcnt[p] = (int32_t)(want < ksym ? want : ksym);
 }

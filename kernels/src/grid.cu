@@ -74,15 +74,6 @@ __global__ void gather_kernel(const float *x, int64_t n, grid_geom g, const uint
                       d > 2 ? wrap_stored(r[2], g.box[2]) : 0.f, 0.f);
 }
 
-/* First index in [0, n) whose code is >= v. */
-__device__ __forceinline__ int64_t lower_bound(const uint64_t *codes, int64_t n, uint64_t v) {
-  int64_t a = 0, b = n;
-  while (a < b) {
-    int64_t m = (a + b) >> 1;
-    if (codes[m] < v) a = m + 1; else b = m;
-  }
-  return a;
-}
 
 /* Grow [lo, hi) to the whole run of codes sharing the prefix pre at shift,
  * by galloping outwards (the run contains [lo, hi)). */
@@ -195,7 +186,8 @@ __device__ void visit_cell(const grid_geom &g, const uint64_t *codes, const uint
     int order[8], nch = 0;
     int64_t cs[8], ce[8];
     for (int i = 0; i < 8; ++i) {
-      int64_t e = i == 7 ? it.b : lower_bound_in(codes, s, it.b, ((pre << 3) | (uint64_t)(i + 1)) << sh);
+      int64_t e =
+          i == 7 ? it.b : vick_lower_bound(codes, (int64_t)s, it.b, ((pre << 3) | (uint64_t)(i + 1)) << sh);
       cs[i] = s;
       ce[i] = e;
       if (e > s) {
@@ -276,8 +268,8 @@ __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t
             int64_t a, b;
             if (r == 0) { a = lo; b = hi; }
             else {
-              a = lower_bound(codes, n, pre << sh);
-              b = (a < n && (codes[a] >> sh) == pre) ? lower_bound(codes, n, (pre + 1) << sh) : a;
+              a = vick_lower_bound(codes, (int64_t)0, n, pre << sh);
+              b = (a < n && (codes[a] >> sh) == pre) ? vick_lower_bound(codes, (int64_t)0, n, (pre + 1) << sh) : a;
             }
             if (b > a) visit_cell(g, codes, sid, sp, q, self, u, cc, level, a, b, best);
           }

@@ -74,15 +74,6 @@ __device__ __forceinline__ float cell_dist2(const grid_geom &g, const float u[3]
   return s;
 }
 
-/* First index in [a, b) whose code is >= v. */
-__device__ __forceinline__ int64_t lower_bound_in(const uint64_t *codes, int64_t a, int64_t b, uint64_t v) {
-  while (a < b) {
-    int64_t m = (a + b) >> 1;
-    if (codes[m] < v) a = m + 1; else b = m;
-  }
-  return a;
-}
-
 /* The sorted grid a call of vick_grid_knn_dev can leave behind: the
  * Morton codes in ascending order, the point id at each sorted position,
  * the points in the CPU grid's stored form (periodic axes wrapped) in

@@ -137,7 +137,7 @@ __device__ __forceinline__ void gs_small_merge(gs_small_smem<RS> &sm, int &cur, 
     const unsigned long long key = sm.c[t];
     bool keep = key != VICK_KEY_NONE;
     if (keep) {
-      lo = gs_lower(r, RS, key);
+      lo = vick_lower_bound(r, 0, RS, key);
       keep = !(lo < RS && r[lo] == key);
     }
     /* no early exit: the loads go out together */
@@ -296,7 +296,7 @@ __device__ __forceinline__ void gs_part_pivots(const gs_pivots &PV, const float4
     if (t < GS_PV_LISTS * GS_EMAX) {
       key = sm.pv.lists[t / GS_EMAX][t % GS_EMAX];
       if (key != VICK_KEY_NONE)
-        for (int l = 0; l < GS_PV_LISTS; ++l) r += gs_lower(sm.pv.lists[l], GS_EMAX, key);
+        for (int l = 0; l < GS_PV_LISTS; ++l) r += vick_lower_bound(sm.pv.lists[l], 0, GS_EMAX, key);
     }
     __syncthreads(); /* every rank counted before the block's list is rewritten */
     if (t < GS_EMAX) best[t] = VICK_KEY_NONE;
@@ -430,7 +430,7 @@ __device__ __forceinline__ void gs_list_insert(unsigned long long *keys, int L, 
   bool keep = key != VICK_KEY_NONE && !(lane > 0 && below == key);
   int lo = 0;
   if (keep) {
-    lo = gs_lower(keys, L, key);
+    lo = vick_lower_bound(keys, 0, L, key);
     /* the node's entry, flagged, sorts just after it (or after others of
      * exactly the same distance) */
     for (int j = lo; j < L && (keys[j] >> 32) == (key >> 32); ++j) keep &= gr_plain(keys[j]) != key;
@@ -449,7 +449,7 @@ __device__ __forceinline__ void gs_list_insert(unsigned long long *keys, int L, 
     int to = L;
     if (j < L) {
       e = keys[j];
-      if (e != VICK_KEY_NONE) to = j + gs_lower(batch, nb, e);
+      if (e != VICK_KEY_NONE) to = j + vick_lower_bound(batch, 0, nb, e);
     }
     __syncwarp();
     if (to < L) keys[to] = e;

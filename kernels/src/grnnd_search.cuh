@@ -99,17 +99,6 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, size_t dev_bytes, size
 /* failed: the counters may not be zero; waits for the stream either way */
 void gs_ws_release(const vick_gsearch *g, int failed);
 
-/* first index of sorted a[0..n) not below key */
-__device__ __forceinline__ int gs_lower(const unsigned long long *a, int n, unsigned long long key) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    const int mid = (lo + hi) >> 1;
-    if (a[mid] < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /* The query's nearest pivots (by index, ascending distance, -1 where none)
  * into near[0..GS_EMAX) from its slices' candidates (GS_EMAX ascending keys
  * per slice): a candidate's rank is the sum over the slices of the keys
@@ -126,7 +115,7 @@ __device__ __forceinline__ void gs_pick_near(const unsigned long long *cand, int
     const unsigned long long key = sk[i];
     if (key == VICK_KEY_NONE) continue;
     int r = 0;
-    for (int s = 0; s < slices && r < GS_EMAX; ++s) r += gs_lower(sk + s * GS_EMAX, GS_EMAX, key);
+    for (int s = 0; s < slices && r < GS_EMAX; ++s) r += vick_lower_bound(sk + s * GS_EMAX, 0, GS_EMAX, key);
     if (r < GS_EMAX) near[r] = (int32_t)(uint32_t)key;
   }
   __syncthreads();
