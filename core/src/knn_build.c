@@ -32,8 +32,8 @@ void vic_build_options_init(vic_build_options *o) {
    * GRNND's reverse-edge ratio; vick_grnnd_params_init has the same */
   o->grnnd.s = 20;
   o->grnnd.r = 96;
-  o->grnnd.t1 = 4;
-  o->grnnd.t2 = 15;
+  o->grnnd.t1 = 3;
+  o->grnnd.t2 = 4;
   o->grnnd.rho = 0.6f;
   o->tsdg.alpha = 1.2f;
   o->tsdg.lambda0 = 10;

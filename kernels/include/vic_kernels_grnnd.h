@@ -31,12 +31,28 @@ typedef struct {
   int32_t t1;  /* outer iterations (reverse-edge sampling between them) */
   int32_t t2;  /* inner rounds of disordered propagation per outer iteration */
   float rho;   /* reverse-edge sampling ratio in (0, 1] */
-  int32_t final_reverse; /* nonzero: reverse-edge sampling after the last outer iteration too (not in the
-                            paper's Alg. 3, which skips it there): fewer iterations leave no node unreachable */
+  int32_t final_reverse; /* nonzero: reverse-edge sampling after the last outer iteration too (the paper's
+                            Alg. 3 skips it there): the pruned pools get their reverse edges back */
+  int32_t pairs;         /* which pairs of a pool a round tests, VICK_GRNND_PAIRS_* */
 } vick_grnnd_params;
 
-/* RNN-Descent's defaults (Ono and Matsui): S = 20, R = 96, T1 = 4, T2 = 15;
- * rho = 0.6 (GRNND Sec. 4.4). */
+/* VICK_GRNND_PAIRS_KEPT: RNN-Descent's update (Alg. 2) in a random order
+ * (GRNND Sec. 3.3): the pool's candidates are visited in a random order and
+ * each is tested against the neighbours kept so far, by the RNG rule of
+ * Eq. 2 (the farther of a conflicting pair is redirected to the closer's
+ * pool and leaves v's); a round is a full RNG pruning of every pool.
+ * VICK_GRNND_PAIRS_RANDOM: each candidate against one random other
+ * candidate per round (fewer distances a round, many more rounds). */
+enum { VICK_GRNND_PAIRS_KEPT = 0, VICK_GRNND_PAIRS_RANDOM = 1 };
+
+/* Defaults: S = 20, R = 96 and rho = 0.6 (RNN-Descent's S and R, Ono and
+ * Matsui; GRNND Sec. 4.4's rho); pairs KEPT with T1 = 3, T2 = 4 and the
+ * final reverse-edge pass.  Measured on manifold 1M x 128 (H100,
+ * BENCHMARKS.md): RNN-Descent's T1 4, T2 15 with KEPT pairs over-prunes
+ * (mean degree 13, recall@10 stops at 0.946 under the large-batch search)
+ * and takes 1.9 s; 3 x (4 rounds + reverse pass) builds in 0.77 s with
+ * recall@10 0.983 at list 32 (0.955 without the last reverse pass); RANDOM
+ * pairs need T1 4, T2 15 (1.36 s) for 0.974. */
 void vick_grnnd_params_init(vick_grnnd_params *p);
 
 /* GRNND graph of n rows (host, n x d) into ids/dist (host, n * p->r;

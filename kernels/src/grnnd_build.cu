@@ -38,11 +38,11 @@ struct gr_pools {
 /* Alg. 6 by one warp: insert key into the pool of vertex t. */
 __device__ void gr_warp_insert(gr_pools P, int R, int64_t t, unsigned long long key, int lane) {
   volatile unsigned long long *slot = P.key + t * R;
-  const uint32_t id = (uint32_t)key;
+  const uint32_t id = gr_id(key);
   bool found = false;
   for (int i = lane; i < R; i += 32) {
     unsigned long long s = slot[i];
-    found |= s != VICK_KEY_NONE && (uint32_t)s == id;
+    found |= s != VICK_KEY_NONE && gr_id(s) == id;
   }
   if (__any_sync(GR_FULL, found)) return;
   int c = 0;
@@ -97,7 +97,7 @@ __global__ void gr_init_kernel(const float *x, int64_t n, int d, int S, int R, g
     int64_t u = (int64_t)(gr_rand(seed, 1, (uint64_t)v, (uint64_t)i) % (uint64_t)(n - 1));
     if (u >= v) ++u;
     float dist = gr_warp_l2(xv, x + u * d, d, lane);
-    gr_warp_insert(P, R, v, vick_key(dist, (uint32_t)u), lane);
+    gr_warp_insert(P, R, v, vick_key(dist, (uint32_t)u) | GR_FLAG, lane);
   }
 }
 
@@ -121,13 +121,13 @@ __global__ void gr_update_kernel(const float *x, int64_t n, int d, int R, gr_poo
       if (i >= j) ++i;
       const unsigned long long ki = s[i];
       if (kj == VICK_KEY_NONE || ki == VICK_KEY_NONE) continue; /* warp-uniform */
-      const uint32_t ni = (uint32_t)ki, nj = (uint32_t)kj;
+      const uint32_t ni = gr_id(ki), nj = gr_id(kj);
       const float dij = gr_warp_l2(x + (int64_t)ni * d, x + (int64_t)nj * d, d, lane);
       const float dvi = vick_float_unorder((uint32_t)(ki >> 32)), dvj = vick_float_unorder((uint32_t)(kj >> 32));
       if (dij < fmaxf(dvi, dvj)) {
-        const bool i_far = ki > kj;
+        const bool i_far = gr_plain(ki) > gr_plain(kj);
         const uint32_t far = i_far ? ni : nj, close = i_far ? nj : ni;
-        gr_warp_insert(B, R, close, vick_key(dij, far), lane);
+        gr_warp_insert(B, R, close, vick_key(dij, far) | GR_FLAG, lane);
         __syncwarp();
         if (lane == 0) s[i_far ? i : j] = VICK_KEY_NONE;
         __syncwarp();
@@ -136,8 +136,165 @@ __global__ void gr_update_kernel(const float *x, int64_t n, int d, int R, gr_poo
   }
   for (int j = 0; j < c; ++j) {
     const unsigned long long kj = s[j];
-    if (kj != VICK_KEY_NONE) gr_warp_insert(B, R, v, kj, lane);
+    if (kj != VICK_KEY_NONE) gr_warp_insert(B, R, v, gr_plain(kj), lane);
   }
+}
+
+/* Sums of eight per-lane partials over the warp, by a butterfly that halves
+ * the values held at each step (9 shuffles for 8 sums instead of 40):
+ * lane 4b gets the sum of a[b] (lanes 4b+1..4b+3 too).  Each sum pairs the
+ * lanes in the same tree as gr_warp_l2's butterfly, so a distance comes
+ * out bit-identical to gr_warp_l2's and a pool never holds one id under
+ * two distances. */
+__device__ __forceinline__ float gr_sum8(float a[8], int lane) {
+  const bool u16 = lane & 16, u8 = lane & 8, u4 = lane & 4;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const float send = u16 ? a[k] : a[k + 4], keep = u16 ? a[k + 4] : a[k];
+    a[k] = keep + __shfl_xor_sync(GR_FULL, send, 16);
+  }
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const float send = u8 ? a[k] : a[k + 2], keep = u8 ? a[k + 2] : a[k];
+    a[k] = keep + __shfl_xor_sync(GR_FULL, send, 8);
+  }
+  const float send = u4 ? a[0] : a[1], keep = u4 ? a[1] : a[0];
+  float r = keep + __shfl_xor_sync(GR_FULL, send, 4);
+  r += __shfl_xor_sync(GR_FULL, r, 2);
+  return r + __shfl_xor_sync(GR_FULL, r, 1);
+}
+
+__device__ __forceinline__ int gr_gcd(int a, int b) {
+  while (b) {
+    const int t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* Test candidate kj against the entries of the kept list L[0..nl) that
+ * need it (only_new: those flagged new), eight at a time: the warp
+ * gathers the next eight such entries and sums their eight distances at
+ * once (the kept rows stay in L1).  A conflict (Eq. 2) redirects the
+ * farther of the two, as a new entry, to the closer's write pool: a kept
+ * entry that is farther leaves the list (set to VICK_KEY_NONE, *removed
+ * set) and the candidate is tested on; a farther candidate is dropped
+ * (returns true). */
+__device__ bool gr_test_kept(const float *x, int d, int R, gr_pools B, unsigned long long kj, unsigned long long *L,
+                             int nl, bool only_new, bool *removed, int lane) {
+  const uint32_t nj = gr_id(kj);
+  const float dvj = vick_float_unorder((uint32_t)(kj >> 32));
+  const float *xj = x + (int64_t)nj * d;
+  unsigned pend = 0; /* entries of the chunk at cbase still to test */
+  int cbase = -32;
+  for (;;) {
+    uint64_t at = 0; /* the batch's list positions, a byte each (nl <= 128) */
+    int nb = 0;
+    while (nb < 8) {
+      if (!pend) {
+        cbase += 32;
+        if (cbase >= nl) break;
+        const int i = cbase + lane;
+        const unsigned long long ka = i < nl ? L[i] : VICK_KEY_NONE;
+        pend = __ballot_sync(GR_FULL, ka != VICK_KEY_NONE && (!only_new || (ka & GR_FLAG)));
+        continue;
+      }
+      at |= (uint64_t)(cbase + __ffs(pend) - 1) << (8 * nb++);
+      pend &= pend - 1;
+    }
+    if (nb == 0) return false;
+    const float *xa[8];
+#pragma unroll
+    for (int b = 0; b < 8; ++b) xa[b] = b < nb ? x + (int64_t)gr_id(L[(at >> (8 * b)) & 0xff]) * d : xj;
+    float acc[8];
+#pragma unroll
+    for (int b = 0; b < 8; ++b) acc[b] = 0.f;
+    for (int k = lane; k < d; k += 32) {
+      const float xv = __ldg(xj + k);
+#pragma unroll
+      for (int b = 0; b < 8; ++b) {
+        const float u = xv - __ldg(xa[b] + k);
+        acc[b] = fmaf(u, u, acc[b]);
+      }
+    }
+    const float dist = gr_sum8(acc, lane);
+    const int mb = lane >> 2;
+    bool conflict = false;
+    if ((lane & 3) == 0 && mb < nb) {
+      const unsigned long long ka = L[(at >> (8 * mb)) & 0xff];
+      conflict = dist < fmaxf(dvj, vick_float_unorder((uint32_t)(ka >> 32)));
+    }
+    unsigned mask = __ballot_sync(GR_FULL, conflict);
+    __syncwarp();
+    while (mask) { /* lane 4b holds member b: lane order is list order */
+      const int l = __ffs(mask) - 1;
+      mask &= mask - 1;
+      const float dja = __shfl_sync(GR_FULL, dist, l);
+      const int i = (int)((at >> (8 * (l >> 2))) & 0xff);
+      const unsigned long long ka = L[i];
+      if (gr_plain(ka) > gr_plain(kj)) { /* the kept one is farther: it moves to the candidate's pool */
+        gr_warp_insert(B, R, nj, vick_key(dja, gr_id(ka)) | GR_FLAG, lane);
+        __syncwarp();
+        if (lane == 0) L[i] = VICK_KEY_NONE;
+        __syncwarp();
+        *removed = true;
+      } else {
+        gr_warp_insert(B, R, gr_id(ka), vick_key(dja, nj) | GR_FLAG, lane);
+        return true;
+      }
+    }
+    if (nb < 8) return false;
+  }
+}
+
+/* Drop the VICK_KEY_NONE entries of L[0..nl), keeping the order; the new count. */
+__device__ int gr_compact(unsigned long long *L, int nl, int lane) {
+  int out = 0;
+  for (int b0 = 0; b0 < nl; b0 += 32) {
+    const unsigned long long ka = b0 + lane < nl ? L[b0 + lane] : VICK_KEY_NONE;
+    const unsigned live = __ballot_sync(GR_FULL, ka != VICK_KEY_NONE);
+    __syncwarp();
+    if (ka != VICK_KEY_NONE) L[out + __popc(live & ((1u << lane) - 1))] = ka;
+    out += __popc(live);
+    __syncwarp();
+  }
+  return out;
+}
+
+/* One round of Alg. 4 with RNN-Descent's pairs (VICK_GRNND_PAIRS_KEPT):
+ * v's candidates in a random order (a random rotation and a stride prime
+ * to the pool size), each tested against the neighbours kept so far.
+ * RNN-Descent's new/old flags: what v kept last round is old (its pairs
+ * passed the rule then), what arrived since is new; an old candidate is
+ * tested only against the new kept ones.  The kept set goes to v's write
+ * pool as old. */
+__global__ void gr_update_kept_kernel(const float *x, int64_t n, int d, int R, gr_pools A, gr_pools B,
+                                      uint64_t seed, uint64_t round) {
+  __shared__ gr_smem sm;
+  __shared__ unsigned long long kept_all[GR_WARPS][GR_RMAX];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int64_t v = (int64_t)blockIdx.x * GR_WARPS + w;
+  if (v >= n) return;
+  unsigned long long *s = sm.s[w], *kept = kept_all[w];
+  const int c = gr_load(A, R, v, s, sm.tmp[w], lane);
+  const uint64_t r0 = gr_rand(seed, round, (uint64_t)v, 77);
+  int j = c > 0 ? (int)(r0 % (uint64_t)c) : 0;
+  int stride = c > 1 ? 1 + (int)((r0 >> 32) % (uint64_t)(c - 1)) : 1;
+  while (c > 1 && gr_gcd(stride, c) != 1) stride = stride % (c - 1) + 1;
+  int nk = 0;
+  for (int t = 0; t < c; ++t, j = (j + stride) % c) {
+    const unsigned long long kj = s[j];
+    bool removed = false;
+    const bool dropped = gr_test_kept(x, d, R, B, kj, kept, nk, !(kj & GR_FLAG), &removed, lane);
+    if (removed) nk = gr_compact(kept, nk, lane);
+    if (!dropped) {
+      if (lane == 0) kept[nk] = kj;
+      ++nk;
+    }
+    __syncwarp();
+  }
+  for (int b = 0; b < nk; ++b) gr_warp_insert(B, R, v, gr_plain(kept[b]), lane);
 }
 
 /* Reverse-edge sampling: copy v's pool A to B and insert v into the B pools
@@ -153,21 +310,23 @@ __global__ void gr_reverse_kernel(int64_t n, int R, gr_pools A, gr_pools B, floa
   const int nr = min(c, (int)ceilf(rho * (float)c));
   for (int j = 0; j < nr; ++j) {
     const unsigned long long kj = s[j];
-    gr_warp_insert(B, R, (uint32_t)kj, (kj & 0xffffffff00000000ull) | (uint64_t)v, lane);
+    gr_warp_insert(B, R, gr_id(kj), (kj & 0xffffffff00000000ull) | (uint64_t)v | GR_FLAG, lane);
   }
 }
 
 /* Sorted, repeat-free pools as flat lists (-1 / +inf padded). */
-__global__ void gr_final_kernel(int64_t n, int R, gr_pools A, int32_t *ids, float *dist) {
+__global__ void gr_final_kernel(int64_t n, int R, gr_pools A, int32_t *ids, float *dist,
+                                unsigned long long *edges) {
   __shared__ gr_smem sm;
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int64_t v = (int64_t)blockIdx.x * GR_WARPS + w;
   if (v >= n) return;
   unsigned long long *s = sm.s[w];
   const int c = gr_load(A, R, v, s, sm.tmp[w], lane);
+  if (lane == 0) atomicAdd(edges, (unsigned long long)c);
   for (int j = lane; j < R; j += 32) {
     const bool ok = j < c;
-    ids[v * R + j] = ok ? (int32_t)(uint32_t)s[j] : -1;
+    ids[v * R + j] = ok ? (int32_t)gr_id(s[j]) : -1;
     dist[v * R + j] = ok ? vick_float_unorder((uint32_t)(s[j] >> 32)) : __int_as_float(0x7f800000);
   }
 }
@@ -175,15 +334,16 @@ __global__ void gr_final_kernel(int64_t n, int R, gr_pools A, int32_t *ids, floa
 void vick_grnnd_params_init(vick_grnnd_params *p) {
   p->s = 20;
   p->r = 96;
-  p->t1 = 4;
-  p->t2 = 15;
+  p->t1 = 3;
+  p->t2 = 4;
   p->rho = 0.6f;
-  p->final_reverse = 0;
+  p->final_reverse = 1;
+  p->pairs = VICK_GRNND_PAIRS_KEPT;
 }
 
 typedef struct {
   vick_env env;
-  vick_buf x, key[2], cnt[2], ids, dist;
+  vick_buf x, key[2], cnt[2], ids, dist, edges;
 } gr_ws;
 
 static int gr_clear(vick_call *call, gr_ws *w, int b, int64_t n, int R) {
@@ -200,12 +360,19 @@ static gr_pools gr_pool(gr_ws *w, int b) {
 static int gr_run(vick_call *call, gr_ws *w, const float *rows, int64_t n, int d, const vick_grnnd_params *p,
                   int32_t *ids, float *dist, double *mean_degree) {
   const int R = p->r;
+  double th = vick_now();
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->x, (size_t)n * d * 4, "GRNND rows"));
   for (int b = 0; b < 2; ++b) {
     VICK_TRY(vick_buf_alloc(call, &w->env, &w->key[b], (size_t)n * R * 8, "GRNND pools"));
     VICK_TRY(vick_buf_alloc(call, &w->env, &w->cnt[b], (size_t)n * 4, "GRNND pool counts"));
   }
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->ids, (size_t)n * R * 4, "GRNND graph"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->dist, (size_t)n * R * 4, "GRNND distances"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->edges, 8, "GRNND edge count"));
+  vick_stage_add(call, "allocate", vick_now() - th);
+  th = vick_now();
   VICK_TRY(vick_copy_to_device(call, &w->env, w->x.p, rows, (size_t)n * d * 4));
+  vick_stage_add(call, "upload", vick_now() - th);
   const float *x = (const float *)w->x.p;
   const unsigned blocks = vick_blocks(n, GR_WARPS);
   double kt = 0;
@@ -220,8 +387,12 @@ static int gr_run(vick_call *call, gr_ws *w, const float *rows, int64_t n, int d
   for (int t1 = 0; t1 < p->t1; ++t1) {
     VICK_TRY(vick_timer_start(call, &w->env));
     for (int t2 = 0; t2 < p->t2; ++t2) {
-      gr_update_kernel<<<blocks, 32 * GR_WARPS, 0, w->env.stream>>>(x, n, d, R, gr_pool(w, a), gr_pool(w, 1 - a),
-                                                                   call->seed, ++round);
+      if (p->pairs == VICK_GRNND_PAIRS_KEPT)
+        gr_update_kept_kernel<<<blocks, 32 * GR_WARPS, 0, w->env.stream>>>(x, n, d, R, gr_pool(w, a),
+                                                                          gr_pool(w, 1 - a), call->seed, ++round);
+      else
+        gr_update_kernel<<<blocks, 32 * GR_WARPS, 0, w->env.stream>>>(x, n, d, R, gr_pool(w, a), gr_pool(w, 1 - a),
+                                                                     call->seed, ++round);
       VICK_LAUNCH(call, "gr_update_kernel");
       VICK_TRY(gr_clear(call, w, a, n, R));
       a = 1 - a;
@@ -237,21 +408,22 @@ static int gr_run(vick_call *call, gr_ws *w, const float *rows, int64_t n, int d
     }
     VICK_TRY(vick_poll(call, "grnnd", (double)(t1 + 1) / p->t1));
   }
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->ids, (size_t)n * R * 4, "GRNND graph"));
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->dist, (size_t)n * R * 4, "GRNND distances"));
   VICK_TRY(vick_timer_start(call, &w->env));
+  VICK_CUDA(call, cudaMemsetAsync(w->edges.p, 0, 8, w->env.stream));
   gr_final_kernel<<<blocks, 32 * GR_WARPS, 0, w->env.stream>>>(n, R, gr_pool(w, a), (int32_t *)w->ids.p,
-                                                               (float *)w->dist.p);
+                                                               (float *)w->dist.p, (unsigned long long *)w->edges.p);
   VICK_LAUNCH(call, "gr_final_kernel");
   VICK_TRY(vick_timer_stop(call, &w->env, &kt, "final"));
   call->seconds_kernel += kt;
+  th = vick_now();
   VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->ids.p, (size_t)n * R * 4));
   if (dist) VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->dist.p, (size_t)n * R * 4));
   if (mean_degree) {
-    int64_t e = 0;
-    for (int64_t i = 0; i < n * R; ++i) e += ids[i] >= 0;
+    unsigned long long e = 0;
+    VICK_TRY(vick_copy_to_host(call, &w->env, &e, w->edges.p, 8));
     *mean_degree = (double)e / (double)n;
   }
+  vick_stage_add(call, "download", vick_now() - th);
   return VICK_OK;
 }
 
@@ -262,15 +434,16 @@ int vick_grnnd_build(vick_call *call, const float *rows, int64_t n, int32_t d, c
     return vick_fail(call, VICK_ARGUMENT, "GRNND: needs rows, n >= 2, d >= 1 and an output graph");
   if (n >= ((int64_t)1 << 31) - 1) return vick_fail(call, VICK_ARGUMENT, "GRNND: n = %lld >= 2^31 - 1", (long long)n);
   if (p->r < 8 || p->r > GR_RMAX || p->s < 1 || p->s > p->r || p->t1 < 1 || p->t2 < 1 || !(p->rho > 0.f) ||
-      p->rho > 1.f)
+      p->rho > 1.f || (p->pairs != VICK_GRNND_PAIRS_KEPT && p->pairs != VICK_GRNND_PAIRS_RANDOM))
     return vick_fail(call, VICK_ARGUMENT,
                      "GRNND: parameters out of range (S = %d in 1..R, R = %d in 8..%d, T1 = %d, T2 = %d >= 1, "
-                     "rho = %g in (0, 1])",
-                     (int)p->s, (int)p->r, GR_RMAX, (int)p->t1, (int)p->t2, (double)p->rho);
+                     "rho = %g in (0, 1], pairs %d)",
+                     (int)p->s, (int)p->r, GR_RMAX, (int)p->t1, (int)p->t2, (double)p->rho, (int)p->pairs);
   gr_ws w;
   memset(&w, 0, sizeof w);
   int rc = vick_begin(call, &w.env);
   if (rc == VICK_OK) rc = gr_run(call, &w, rows, n, d, p, ids, dist, mean_degree);
+  const double tf = vick_now();
   vick_buf_free(&w.env, &w.x);
   for (int b = 0; b < 2; ++b) {
     vick_buf_free(&w.env, &w.key[b]);
@@ -278,5 +451,7 @@ int vick_grnnd_build(vick_call *call, const float *rows, int64_t n, int32_t d, c
   }
   vick_buf_free(&w.env, &w.ids);
   vick_buf_free(&w.env, &w.dist);
+  vick_buf_free(&w.env, &w.edges);
+  if (rc == VICK_OK) vick_stage_add(call, "release", vick_now() - tf);
   return vick_end(call, &w.env, rc);
 }

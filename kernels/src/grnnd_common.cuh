@@ -71,6 +71,7 @@ struct gr_less {
  * same entry when they agree apart from it. */
 #define GR_FLAG 0x80000000ull
 __device__ __forceinline__ unsigned long long gr_plain(unsigned long long k) { return k & ~GR_FLAG; }
+__device__ __forceinline__ uint32_t gr_id(unsigned long long k) { return (uint32_t)k & 0x7fffffffu; }
 
 /* Sort the IPT*32 keys s[0..) of one warp ascending (VICK_KEY_NONE last),
  * drop repeated entries (a repeat's flag is ORed into the copy kept) and

@@ -372,34 +372,31 @@ static void ggnn_own_query(const vick_ggnn *g, const char *name, int k, const fl
   free(dist);
 }
 
-/* Issue 7's build comparison at equal recall of the same search: GRNND
- * graphs of several (R, T1, T2) settings, GGNN search graphs (k = 24,
- * 64 and 32 merge iterations; their bottom layers) and TSDG on the GNND
- * K = 32 graph, each searched by the same large-batch procedure at the same
- * lists (batch 10,000, k = 10); build = wall time of the build call (rows
- * uploaded inside it), after the warm-up.  Then batch 10,000 against GGNN's
- * own query at k = 10 and k = 100. */
-static void compare(const float *x, int64_t n) {
-  /* the paper's defaults first; T1 below 4 leaves too few reverse-edge
-   * rounds (T1 2: recall@10 at most 0.50, T1 1: 0.04 on manifold 1M, H100
-   * 2026-11-26), and T2 below 15 loses much (T2 8: 0.91, T2 4: 0.36); so
-   * also the same with a reverse-edge pass after the last outer iteration */
-  /* S, R, T1, T2, final reverse-edge pass (not the paper's: an option) */
-  static const int set[][5] = {{20, 96, 4, 15, 0}, {20, 96, 4, 8, 0},  {20, 96, 4, 4, 0},  {20, 96, 2, 8, 0},
-                               {20, 96, 2, 8, 1},  {20, 96, 1, 15, 1}, {20, 96, 1, 8, 1},  {20, 96, 2, 4, 1},
-                               {20, 64, 2, 8, 1},  {20, 96, 4, 15, 1}};
-  const int nset = (int)(sizeof set / sizeof set[0]);
+/* GRNND graphs of the given settings, each searched by the large-batch
+ * procedure at batch 10,000 (k = 10) at the same lists; build = wall time
+ * of the build call (rows uploaded inside it, the n x R graph copied back),
+ * after the warm-up; the build's stage times show the cost of a round. */
+typedef struct {
+  int pairs, s, r, t1, t2, final_reverse;
+} grnnd_setting;
+
+static void grnnd_settings(const float *x, int64_t n, const grnnd_setting *set, int nset, int with_k100) {
   vick_call call;
   char name[64];
   for (int i = 0; i < nset; ++i) {
     vick_grnnd_params gp;
     vick_grnnd_params_init(&gp);
-    gp.s = set[i][0];
-    gp.r = set[i][1];
-    gp.t1 = set[i][2];
-    gp.t2 = set[i][3];
-    gp.final_reverse = set[i][4];
+    gp.pairs = set[i].pairs;
+    gp.s = set[i].s;
+    gp.r = set[i].r;
+    gp.t1 = set[i].t1;
+    gp.t2 = set[i].t2;
+    gp.final_reverse = set[i].final_reverse;
     int32_t *gg = malloc((size_t)n * gp.r * 4);
+    /* the output touched first: its first-touch page faults are the
+     * caller's allocation, not the build (a fresh 384 MB buffer adds about
+     * 0.2 s to the graph's download) */
+    memset(gg, 0xff, (size_t)n * gp.r * 4);
     double deg = 0;
     memset(&call, 0, sizeof call);
     call.seed = 1;
@@ -409,34 +406,30 @@ static void compare(const float *x, int64_t n) {
       exit(1);
     }
     const double w = bench_now() - t0;
-    snprintf(name, sizeof name, "GRNND R%d T1=%d T2=%d%s", gp.r, gp.t1, gp.t2, gp.final_reverse ? " +rev" : "");
-    printf("%s: build %.3f s wall (%.3f s in the call), degree %.1f\n", name, w, call.seconds_total, deg);
-    ROW("%-22s build  %.3f s, mean degree %.1f", name, w, deg);
+    snprintf(name, sizeof name, "GRNND %s S%d R%d T%d/%d%s", gp.pairs == VICK_GRNND_PAIRS_KEPT ? "kept" : "rand",
+             gp.s, gp.r, gp.t1, gp.t2, gp.final_reverse ? " +rev" : "");
+    printf("%s: build %.3f s wall (%.3f s in the call, kernels %.3f s), degree %.1f; stages", name, w,
+           call.seconds_total, call.seconds_kernel, deg);
+    for (int st = 0; st < call.n_stages; ++st) printf(" %s %.1f ms", call.stages[st].name, call.stages[st].seconds * 1e3);
+    printf("\n");
+    ROW("%-28s build  %.3f s, mean degree %.1f", name, w, deg);
     vick_gsearch *g = upload(x, n, gg, gp.r, NULL);
     free(gg);
     large_curve(name, g, 0);
-    if (i == 0) large_k100(name, g, 0);
+    if (with_k100) large_k100(name, g, 0);
     vick_gsearch_free(g);
   }
-  {
-    tsdg_graph t = build_tsdg(x, n, &call, 0);
-    printf("TSDG on GNND K=32: build %.3f + %.3f s wall, degree %.1f\n", t.s_gnnd, t.s_tsdg, t.mean_degree);
-    ROW("%-22s build  %.3f + %.3f s, mean degree %.1f", "TSDG (GNND K=32)", t.s_gnnd, t.s_tsdg, t.mean_degree);
-    vick_gsearch *g = upload(x, n, t.ids, t.p.degree, t.occl);
-    free(t.ids);
-    free(t.occl);
-    large_curve("TSDG (GNND K=32)", g, 5);
-    large_curve("TSDG occlusion < 3", g, 3);
-    large_curve("TSDG occlusion < 8", g, 8);
-    large_curve_opts("TSDG delta 0.05", g, 5, 0.05f, 0);
-    large_curve_opts("TSDG delta 0.2", g, 5, 0.2f, 0);
-    large_curve_opts("TSDG all 4096 pivots", g, 5, -1.f, 4096);
-    large_k100("TSDG (GNND K=32)", g, 5);
-    vick_gsearch_free(g);
-  }
+}
+
+/* GGNN search graphs (k = 24, 64 and 32 merge iterations): build wall time,
+ * their bottom layers under the large-batch procedure, and (own_query)
+ * GGNN's own query at batch 10,000, k = 10 and 100. */
+static void ggnn_graphs(const float *x, int64_t n, int own_query) {
   static const int merges[] = {64, 32};
   static const float t10[] = {0.02f, 0.04f, 0.06f, 0.08f, 0.10f, 0.12f, 0.16f, 0.20f, 0.30f};
   static const float t100[] = {0.06f, 0.10f, 0.20f, 0.30f, 0.50f};
+  vick_call call;
+  char name[64];
   for (int i = 0; i < 2; ++i) {
     vick_ggnn_params q;
     vick_ggnn_params_init(&q);
@@ -461,16 +454,76 @@ static void compare(const float *x, int64_t n) {
     int64_t edges = 0;
     for (int64_t j = 0; j < n * 24; ++j) edges += bg[j] >= 0;
     printf("%s: build %.3f s wall, bottom degree %.1f\n", name, w, (double)edges / (double)n);
-    ROW("%-22s build  %.3f s, bottom degree %.1f", name, w, (double)edges / (double)n);
+    ROW("%-28s build  %.3f s, bottom degree %.1f", name, w, (double)edges / (double)n);
     vick_gsearch *g = upload(x, n, bg, 24, NULL);
     free(bg);
     large_curve(name, g, 0);
-    if (i == 0) large_k100(name, g, 0);
+    if (i == 0 && own_query) large_k100(name, g, 0);
     vick_gsearch_free(g);
-    ggnn_own_query(gn, name, 10, t10, i == 0 ? 9 : 5);
-    if (i == 0) ggnn_own_query(gn, name, 100, t100, 5);
+    if (own_query) {
+      ggnn_own_query(gn, name, 10, t10, i == 0 ? 9 : 5);
+      if (i == 0) ggnn_own_query(gn, name, 100, t100, 5);
+    }
     vick_ggnn_free(gn);
   }
+}
+
+/* Issue 7's build comparison at equal recall of the same search: GRNND
+ * graphs, GGNN's bottom layers and TSDG on the GNND K = 32 graph, each
+ * searched by the same large-batch procedure at the same lists (batch
+ * 10,000, k = 10); then batch 10,000 against GGNN's own query at k = 10
+ * and k = 100. */
+static void compare(const float *x, int64_t n) {
+  /* the defaults (kept pairs, T1 3, T2 4, final reverse pass), the fastest
+   * setting measured above GGNN's recall at every list, RNN-Descent's T1 4,
+   * T2 15 with both pairings */
+  static const grnnd_setting set[] = {{VICK_GRNND_PAIRS_KEPT, 20, 96, 3, 4, 1},
+                                      {VICK_GRNND_PAIRS_KEPT, 20, 64, 2, 6, 1},
+                                      {VICK_GRNND_PAIRS_KEPT, 20, 96, 4, 15, 0},
+                                      {VICK_GRNND_PAIRS_RANDOM, 20, 96, 4, 15, 0}};
+  grnnd_settings(x, n, set, 4, 1);
+  {
+    vick_call call;
+    tsdg_graph t = build_tsdg(x, n, &call, 0);
+    printf("TSDG on GNND K=32: build %.3f + %.3f s wall, degree %.1f\n", t.s_gnnd, t.s_tsdg, t.mean_degree);
+    ROW("%-22s build  %.3f + %.3f s, mean degree %.1f", "TSDG (GNND K=32)", t.s_gnnd, t.s_tsdg, t.mean_degree);
+    vick_gsearch *g = upload(x, n, t.ids, t.p.degree, t.occl);
+    free(t.ids);
+    free(t.occl);
+    large_curve("TSDG (GNND K=32)", g, 5);
+    large_curve("TSDG occlusion < 3", g, 3);
+    large_curve("TSDG occlusion < 8", g, 8);
+    large_curve_opts("TSDG delta 0.05", g, 5, 0.05f, 0);
+    large_curve_opts("TSDG delta 0.2", g, 5, 0.2f, 0);
+    large_curve_opts("TSDG all 4096 pivots", g, 5, -1.f, 4096);
+    large_k100("TSDG (GNND K=32)", g, 5);
+    vick_gsearch_free(g);
+  }
+  ggnn_graphs(x, n, 1);
+}
+
+/* "grnnd": the GRNND settings of GRNND_SETS ("pairs,S,R,T1,T2,rev;...",
+ * pairs k(ept) or r(andom)) against GGNN's bottom layers, same search. */
+static void grnnd_sweep(const float *x, int64_t n) {
+  const char *env = getenv("GRNND_SETS");
+  if (!env) env = "k,20,96,4,15,0;k,20,96,2,4,0;r,20,96,4,15,0";
+  grnnd_setting set[32];
+  int nset = 0;
+  for (const char *c = env; *c && nset < 32;) {
+    char pr = 0;
+    grnnd_setting t;
+    int used = 0;
+    if (sscanf(c, " %c,%d,%d,%d,%d,%d%n", &pr, &t.s, &t.r, &t.t1, &t.t2, &t.final_reverse, &used) != 6) {
+      fprintf(stderr, "GRNND_SETS: cannot read \"%s\"\n", c);
+      exit(2);
+    }
+    t.pairs = pr == 'r' ? VICK_GRNND_PAIRS_RANDOM : VICK_GRNND_PAIRS_KEPT;
+    set[nset++] = t;
+    c += used;
+    while (*c == ';' || *c == ' ') ++c;
+  }
+  grnnd_settings(x, n, set, nset, 0);
+  ggnn_graphs(x, n, 0);
 }
 
 /* ------------------------------------------------------------ "profile" */
@@ -556,14 +609,14 @@ static void trace(const vick_gsearch *g, int t0, int hops, int calls) {
 
 int main(int argc, char **argv) {
   if (argc < 5) {
-    fprintf(stderr, "usage: grnnd_bench DIR N M D [ggnn] [quick | latency | compare | profile | ncu]\n");
+    fprintf(stderr, "usage: grnnd_bench DIR N M D [ggnn] [quick | latency | compare | grnnd | profile | ncu]\n");
     return 2;
   }
   const char *dir = argv[1];
   int64_t n = atoll(argv[2]);
   M = atoll(argv[3]);
   D = atoi(argv[4]);
-  int with_ggnn = 0, quick = 0, latency = 0, cmp = 0, prof = 0, ncu = 0;
+  int with_ggnn = 0, quick = 0, latency = 0, cmp = 0, prof = 0, ncu = 0, sweep = 0;
   for (int i = 5; i < argc; ++i) {
     with_ggnn |= strcmp(argv[i], "ggnn") == 0;
     quick |= strcmp(argv[i], "quick") == 0;
@@ -571,6 +624,7 @@ int main(int argc, char **argv) {
     cmp |= strcmp(argv[i], "compare") == 0;
     prof |= strcmp(argv[i], "profile") == 0;
     ncu |= strcmp(argv[i], "ncu") == 0;
+    sweep |= strcmp(argv[i], "grnnd") == 0;
   }
   const int mode = latency ? 2 : (quick ? 1 : 0);
   float *x = bench_load(dir, "base.f32", (size_t)n * D * 4);
@@ -595,10 +649,11 @@ int main(int argc, char **argv) {
     free(w);
   }
 
-  if (cmp) {
-    compare(x, n);
-    printf("\n==== compare (%s, n=%lld, %lld queries, d=%d; QPS from CUDA-event kernel time) ====\n", dir,
-           (long long)n, (long long)M, D);
+  if (cmp || sweep) {
+    if (cmp) compare(x, n);
+    else grnnd_sweep(x, n);
+    printf("\n==== %s (%s, n=%lld, %lld queries, d=%d; QPS from CUDA-event kernel time) ====\n",
+           cmp ? "compare" : "grnnd", dir, (long long)n, (long long)M, D);
     for (int i = 0; i < rows; ++i) printf("%s\n", table[i]);
     return 0;
   }

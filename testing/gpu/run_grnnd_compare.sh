@@ -12,6 +12,9 @@
 #   compare  grnnd_bench "compare": GRNND settings, GGNN's bottom layers and
 #            TSDG searched by the same large-batch procedure (build times at
 #            equal recall), GGNN's own query at batch 10,000, k = 10 / 100;
+#   grnnd    grnnd_bench "grnnd": the GRNND settings of GRNND_SETS
+#            ("pairs,S,R,T1,T2,final_reverse;...", pairs k or r) against
+#            GGNN's bottom layers (merge 64 and 32), same large-batch search;
 #   latency  grnnd_bench "latency" (batch 1 and 10, small vs large);
 #   islands  grnnd_bench "quick" on islands 1,000,000 x 128 (a disconnected
 #            kNN graph): recall of every procedure;
@@ -26,7 +29,7 @@ set -u
 OUT=${1:?usage: run_grnnd_compare.sh OUTDIR}
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
-STAGES=${STAGES:-trace profile ncu compare latency islands tests}
+STAGES=${STAGES:-trace profile ncu compare grnnd latency islands tests}
 N=1000000
 M=10000
 B=${VIC_GPU_BUILD:-/tmp/vic-gpu-build}
@@ -103,6 +106,13 @@ if has compare; then
   timeout 300 $BENCH $D/m $N $M 128 compare > $OUT/compare.log 2>&1
   echo "compare rc=$? ($(el))"
   sed -n '/==== compare/,$p' $OUT/compare.log
+fi
+if has grnnd; then
+  echo "== grnnd (GRNND_SETS=${GRNND_SETS:-default})"
+  timeout ${GRNND_LIMIT:-400} $BENCH $D/m $N $M 128 grnnd > $OUT/grnnd.log 2>&1
+  echo "grnnd rc=$? ($(el))"
+  grep ": build" $OUT/grnnd.log
+  sed -n '/==== grnnd/,$p' $OUT/grnnd.log
 fi
 if has latency; then
   echo "== latency"

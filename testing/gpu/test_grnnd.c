@@ -302,6 +302,23 @@ static void clustered(void) {
   if (rc != VICK_OK) exit(1);
   printf("GRNND n=%lld d=%d: %.3f s, mean degree %.2f\n", (long long)n, d, call.seconds_total, deg);
   check_grnnd(x, n, d, gids, gd, gp.r);
+  {
+    /* the other pairing (one random partner per candidate): a valid graph too */
+    vick_grnnd_params rp = gp;
+    rp.pairs = VICK_GRNND_PAIRS_RANDOM;
+    int32_t *rids = malloc((size_t)n * rp.r * 4);
+    float *rd = malloc((size_t)n * rp.r * 4);
+    memset(&call, 0, sizeof call);
+    call.seed = 11;
+    rc = vick_grnnd_build(&call, x, n, d, &rp, rids, rd, &deg);
+    VT_CHECK(rc == VICK_OK, "GRNND (random pairs) build: %s", call.message);
+    if (rc == VICK_OK) {
+      printf("GRNND random pairs: %.3f s, mean degree %.2f\n", call.seconds_total, deg);
+      check_grnnd(x, n, d, rids, rd, rp.r);
+    }
+    free(rids);
+    free(rd);
+  }
 
   int32_t *knn = exact_graph(x, n, d, k);
   vick_tsdg_params tp;
@@ -338,6 +355,9 @@ static void clustered(void) {
   memset(&call, 0, sizeof call);
   gp.r = 200;
   VT_CHECK(vick_grnnd_build(&call, x, n, d, &gp, gids, gd, NULL) == VICK_ARGUMENT, "R = 200 accepted");
+  gp.r = 96;
+  gp.pairs = 7;
+  VT_CHECK(vick_grnnd_build(&call, x, n, d, &gp, gids, gd, NULL) == VICK_ARGUMENT, "pairs 7 accepted");
   tp.alpha = 0.5f;
   VT_CHECK(vick_tsdg_build(&call, x, n, d, knn, k, &tp, tids, occ, NULL) == VICK_ARGUMENT, "alpha 0.5 accepted");
   free(x); free(q); free(truth); free(gids); free(gd); free(knn); free(tids); free(occ);
