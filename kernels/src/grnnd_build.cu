@@ -39,14 +39,14 @@ struct gr_pools {
 __device__ void gr_warp_insert(gr_pools P, int R, int64_t t, unsigned long long key, int lane) {
   volatile unsigned long long *slot = P.key + t * R;
   const uint32_t id = gr_id(key);
+  int c = 0; /* the counter read along with the scan: one round trip for both */
+  if (lane == 0) c = *(volatile int *)(P.cnt + t);
   bool found = false;
   for (int i = lane; i < R; i += 32) {
     unsigned long long s = slot[i];
     found |= s != VICK_KEY_NONE && gr_id(s) == id;
   }
   if (__any_sync(GR_FULL, found)) return;
-  int c = 0;
-  if (lane == 0) c = *(volatile int *)(P.cnt + t);
   c = __shfl_sync(GR_FULL, c, 0);
   if (c < R) {
     int pos = 0;
@@ -72,6 +72,20 @@ __device__ void gr_warp_insert(gr_pools P, int R, int64_t t, unsigned long long 
   }
   if (lane == 0 && wi >= 0 && key < worst)
     atomicCAS((unsigned long long *)(P.key + t * R + wi), worst, key);
+}
+
+/* v's own entries keys[0..nk) (plain: without their flags) appended to its
+ * pool at once: one claim of nk slots and no search for repeats (copies
+ * that other warps insert meanwhile are dropped by the next load, like
+ * racing inserts); what does not fit goes one at a time by Alg. 6's
+ * replacement rule. */
+__device__ void gr_warp_append(gr_pools P, int R, int64_t v, const unsigned long long *keys, int nk, bool plain,
+                               int lane) {
+  int base = 0;
+  if (lane == 0) base = atomicAdd(P.cnt + v, nk);
+  base = __shfl_sync(GR_FULL, base, 0);
+  for (int b = lane; b < nk && base + b < R; b += 32) P.key[v * R + base + b] = plain ? gr_plain(keys[b]) : keys[b];
+  for (int b = max(0, R - base); b < nk; ++b) gr_warp_insert(P, R, v, plain ? gr_plain(keys[b]) : keys[b], lane);
 }
 
 /* Load v's pool into s (GR_RMAX keys), sorted, repeats dropped; returns the size. */
@@ -174,78 +188,82 @@ __device__ __forceinline__ int gr_gcd(int a, int b) {
 }
 
 /* Test candidate kj against the entries of the kept list L[0..nl) that
- * need it (only_new: those flagged new), eight at a time: the warp
- * gathers the next eight such entries and sums their eight distances at
- * once (the kept rows stay in L1).  A conflict (Eq. 2) redirects the
- * farther of the two, as a new entry, to the closer's write pool: a kept
- * entry that is farther leaves the list (set to VICK_KEY_NONE, *removed
- * set) and the candidate is tested on; a farther candidate is dropped
- * (returns true). */
+ * need it (only_new: those flagged new), eight at a time: per chunk of 32
+ * entries the warp ranks the ones to test (pos: rank -> lane) and sums
+ * eight distances at once (the kept rows stay in L1).  A conflict (Eq. 2)
+ * redirects the farther of the two, as a new entry, to the closer's write
+ * pool: a kept entry that is farther leaves the list (set to
+ * VICK_KEY_NONE, *removed set) and the candidate is tested on; a farther
+ * candidate is dropped (returns true). */
 __device__ bool gr_test_kept(const float *x, int d, int R, gr_pools B, unsigned long long kj, unsigned long long *L,
-                             int nl, bool only_new, bool *removed, int lane) {
+                             int nl, bool only_new, unsigned char *pos, bool *removed, int lane) {
   const uint32_t nj = gr_id(kj);
   const float dvj = vick_float_unorder((uint32_t)(kj >> 32));
   const float *xj = x + (int64_t)nj * d;
-  unsigned pend = 0; /* entries of the chunk at cbase still to test */
-  int cbase = -32;
-  for (;;) {
-    uint64_t at = 0; /* the batch's list positions, a byte each (nl <= 128) */
-    int nb = 0;
-    while (nb < 8) {
-      if (!pend) {
-        cbase += 32;
-        if (cbase >= nl) break;
-        const int i = cbase + lane;
-        const unsigned long long ka = i < nl ? L[i] : VICK_KEY_NONE;
-        pend = __ballot_sync(GR_FULL, ka != VICK_KEY_NONE && (!only_new || (ka & GR_FLAG)));
-        continue;
-      }
-      at |= (uint64_t)(cbase + __ffs(pend) - 1) << (8 * nb++);
-      pend &= pend - 1;
-    }
-    if (nb == 0) return false;
-    const float *xa[8];
-#pragma unroll
-    for (int b = 0; b < 8; ++b) xa[b] = b < nb ? x + (int64_t)gr_id(L[(at >> (8 * b)) & 0xff]) * d : xj;
-    float acc[8];
-#pragma unroll
-    for (int b = 0; b < 8; ++b) acc[b] = 0.f;
-    for (int k = lane; k < d; k += 32) {
-      const float xv = __ldg(xj + k);
-#pragma unroll
-      for (int b = 0; b < 8; ++b) {
-        const float u = xv - __ldg(xa[b] + k);
-        acc[b] = fmaf(u, u, acc[b]);
-      }
-    }
-    const float dist = gr_sum8(acc, lane);
-    const int mb = lane >> 2;
-    bool conflict = false;
-    if ((lane & 3) == 0 && mb < nb) {
-      const unsigned long long ka = L[(at >> (8 * mb)) & 0xff];
-      conflict = dist < fmaxf(dvj, vick_float_unorder((uint32_t)(ka >> 32)));
-    }
-    unsigned mask = __ballot_sync(GR_FULL, conflict);
+  const bool rows4 = gr_rows4(x, x, d);
+  for (int cb = 0; cb < nl; cb += 32) {
+    const unsigned long long mine = cb + lane < nl ? L[cb + lane] : VICK_KEY_NONE;
+    const bool want = mine != VICK_KEY_NONE && (!only_new || (mine & GR_FLAG));
+    const unsigned wm = __ballot_sync(GR_FULL, want);
+    if (want) pos[__popc(wm & ((1u << lane) - 1))] = (unsigned char)lane;
     __syncwarp();
-    while (mask) { /* lane 4b holds member b: lane order is list order */
-      const int l = __ffs(mask) - 1;
-      mask &= mask - 1;
-      const float dja = __shfl_sync(GR_FULL, dist, l);
-      const int i = (int)((at >> (8 * (l >> 2))) & 0xff);
-      const unsigned long long ka = L[i];
-      if (gr_plain(ka) > gr_plain(kj)) { /* the kept one is farther: it moves to the candidate's pool */
-        gr_warp_insert(B, R, nj, vick_key(dja, gr_id(ka)) | GR_FLAG, lane);
-        __syncwarp();
-        if (lane == 0) L[i] = VICK_KEY_NONE;
-        __syncwarp();
-        *removed = true;
+    const int cnt = __popc(wm);
+    for (int g = 0; g < cnt; g += 8) {
+      const int nb = min(8, cnt - g);
+      uint32_t ia[8]; /* the members' rows (the candidate's own where there is no member) */
+#pragma unroll
+      for (int b = 0; b < 8; ++b) ia[b] = b < nb ? gr_id(L[cb + pos[g + b]]) : nj;
+      float acc[8];
+#pragma unroll
+      for (int b = 0; b < 8; ++b) acc[b] = 0.f;
+      if (rows4) {
+        const float4 *x4 = (const float4 *)x;
+        const int d4 = d >> 2;
+        for (int k = lane; k < d4; k += 32) {
+          const float4 xv = __ldg(x4 + (int64_t)nj * d4 + k);
+#pragma unroll
+          for (int b = 0; b < 8; ++b) acc[b] = gr_share4(xv, __ldg(x4 + (int64_t)ia[b] * d4 + k), acc[b]);
+        }
       } else {
-        gr_warp_insert(B, R, gr_id(ka), vick_key(dja, nj) | GR_FLAG, lane);
-        return true;
+        for (int k = lane; k < d; k += 32) {
+          const float xv = __ldg(xj + k);
+#pragma unroll
+          for (int b = 0; b < 8; ++b) {
+            const float u = xv - __ldg(x + (int64_t)ia[b] * d + k);
+            acc[b] = fmaf(u, u, acc[b]);
+          }
+        }
+      }
+      const float dist = gr_sum8(acc, lane);
+      const int mb = lane >> 2;
+      bool conflict = false;
+      if ((lane & 3) == 0 && mb < nb) {
+        const unsigned long long ka = L[cb + pos[g + mb]];
+        conflict = dist < fmaxf(dvj, vick_float_unorder((uint32_t)(ka >> 32)));
+      }
+      unsigned mask = __ballot_sync(GR_FULL, conflict);
+      __syncwarp();
+      while (mask) { /* lane 4b holds member b: lane order is list order */
+        const int l = __ffs(mask) - 1;
+        mask &= mask - 1;
+        const float dja = __shfl_sync(GR_FULL, dist, l);
+        const int i = cb + pos[g + (l >> 2)];
+        const unsigned long long ka = L[i];
+        if (gr_plain(ka) > gr_plain(kj)) { /* the kept one is farther: it moves to the candidate's pool */
+          gr_warp_insert(B, R, nj, vick_key(dja, gr_id(ka)) | GR_FLAG, lane);
+          __syncwarp();
+          if (lane == 0) L[i] = VICK_KEY_NONE;
+          __syncwarp();
+          *removed = true;
+        } else {
+          gr_warp_insert(B, R, gr_id(ka), vick_key(dja, nj) | GR_FLAG, lane);
+          return true;
+        }
       }
     }
-    if (nb < 8) return false;
+    __syncwarp(); /* pos is rewritten by the next chunk */
   }
+  return false;
 }
 
 /* Drop the VICK_KEY_NONE entries of L[0..nl), keeping the order; the new count. */
@@ -269,10 +287,12 @@ __device__ int gr_compact(unsigned long long *L, int nl, int lane) {
  * passed the rule then), what arrived since is new; an old candidate is
  * tested only against the new kept ones.  The kept set goes to v's write
  * pool as old. */
-__global__ void gr_update_kept_kernel(const float *x, int64_t n, int d, int R, gr_pools A, gr_pools B,
-                                      uint64_t seed, uint64_t round) {
+__global__ void __launch_bounds__(32 * GR_WARPS)
+    gr_update_kept_kernel(const float *x, int64_t n, int d, int R, gr_pools A, gr_pools B, uint64_t seed,
+                          uint64_t round) {
   __shared__ gr_smem sm;
   __shared__ unsigned long long kept_all[GR_WARPS][GR_RMAX];
+  __shared__ unsigned char pos_all[GR_WARPS][32];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int64_t v = (int64_t)blockIdx.x * GR_WARPS + w;
   if (v >= n) return;
@@ -286,7 +306,7 @@ __global__ void gr_update_kept_kernel(const float *x, int64_t n, int d, int R, g
   for (int t = 0; t < c; ++t, j = (j + stride) % c) {
     const unsigned long long kj = s[j];
     bool removed = false;
-    const bool dropped = gr_test_kept(x, d, R, B, kj, kept, nk, !(kj & GR_FLAG), &removed, lane);
+    const bool dropped = gr_test_kept(x, d, R, B, kj, kept, nk, !(kj & GR_FLAG), pos_all[w], &removed, lane);
     if (removed) nk = gr_compact(kept, nk, lane);
     if (!dropped) {
       if (lane == 0) kept[nk] = kj;
@@ -294,7 +314,7 @@ __global__ void gr_update_kept_kernel(const float *x, int64_t n, int d, int R, g
     }
     __syncwarp();
   }
-  for (int b = 0; b < nk; ++b) gr_warp_insert(B, R, v, gr_plain(kept[b]), lane);
+  gr_warp_append(B, R, v, kept, nk, true, lane);
 }
 
 /* Reverse-edge sampling: copy v's pool A to B and insert v into the B pools
@@ -306,7 +326,7 @@ __global__ void gr_reverse_kernel(int64_t n, int R, gr_pools A, gr_pools B, floa
   if (v >= n) return;
   unsigned long long *s = sm.s[w];
   const int c = gr_load(A, R, v, s, sm.tmp[w], lane);
-  for (int j = 0; j < c; ++j) gr_warp_insert(B, R, v, s[j], lane);
+  gr_warp_append(B, R, v, s, c, false, lane);
   const int nr = min(c, (int)ceilf(rho * (float)c));
   for (int j = 0; j < nr; ++j) {
     const unsigned long long kj = s[j];

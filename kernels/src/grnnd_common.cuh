@@ -20,19 +20,40 @@ __device__ __forceinline__ uint64_t gr_rand(uint64_t seed, uint64_t a, uint64_t 
   return gr_mix(seed ^ gr_mix(a ^ gr_mix(b ^ gr_mix(c))));
 }
 
-/* Squared distance of two rows by one warp: lanes stride the dimensions,
- * a butterfly reduction gives every lane the sum. */
+/* A lane's share of a squared distance between rows of one n x d array:
+ * float4 slices lane, lane + 32, ... when d % 4 == 0 and the rows are
+ * 16-byte aligned (every row of a cudaMalloc'd array then is), else the
+ * dimensions lane, lane + 32, ...  gr_warp_l2 and GRNND's batched
+ * distances (grnnd_build.cu) both sum these shares in the same butterfly
+ * tree, so a pair gives the same bits on every path. */
+__device__ __forceinline__ bool gr_rows4(const float *a, const float *b, int d) {
+  return (d & 3) == 0 && (((uintptr_t)a | (uintptr_t)b) & 15) == 0;
+}
+__device__ __forceinline__ float gr_share4(float4 a, float4 b, float s) {
+  const float t0 = a.x - b.x, t1 = a.y - b.y, t2 = a.z - b.z, t3 = a.w - b.w;
+  s = fmaf(t0, t0, s);
+  s = fmaf(t1, t1, s);
+  s = fmaf(t2, t2, s);
+  return fmaf(t3, t3, s);
+}
+
+/* Squared distance of two rows by one warp (Alg. 5): lane shares, then a
+ * butterfly; every lane gets the same bits (each node of the tree adds the
+ * same two values, in either order). */
 __device__ __forceinline__ float gr_warp_l2(const float *a, const float *b, int d, int lane) {
   float s = 0.f;
-  for (int j = lane; j < d; j += 32) {
-    float t = a[j] - b[j];
-    s = fmaf(t, t, s);
+  if (gr_rows4(a, b, d)) {
+    const float4 *a4 = (const float4 *)a, *b4 = (const float4 *)b;
+    for (int j = lane; j < (d >> 2); j += 32) s = gr_share4(__ldg(a4 + j), __ldg(b4 + j), s);
+  } else {
+    for (int j = lane; j < d; j += 32) {
+      float t = a[j] - b[j];
+      s = fmaf(t, t, s);
+    }
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(GR_FULL, s, o);
-  /* the butterfly sums in a different order on each lane: lane 0's value
-   * for all, so that branches on the distance stay warp-uniform */
-  return __shfl_sync(GR_FULL, s, 0);
+  return s;
 }
 
 /* Squared distance by one thread (a: shared memory, read by every lane at

@@ -9,6 +9,9 @@
 #            data then fit in L2) for trace and profile;
 #   ncu      Nsight Compute on one fused small-batch search (t0 16, 4 hops):
 #            the details page and the per-SASS-line stall samples;
+#   ncu_grnnd Nsight Compute on one early round of GRNND's kept-pairs
+#            propagation (R 64, T1 2, T2 6): details page and per-SASS-line
+#            stall samples;
 #   compare  grnnd_bench "compare": GRNND settings, GGNN's bottom layers and
 #            TSDG searched by the same large-batch procedure (build times at
 #            equal recall), GGNN's own query at batch 10,000, k = 10 / 100;
@@ -99,6 +102,20 @@ if has ncu; then
     echo "ncu pages rc=$? ($(wc -l < $OUT/ncu_source.csv) source lines)"
     grep -E "Duration|Elapsed Cycles|SM Frequency|Registers Per|Achieved Occupancy|Block Limit" $OUT/ncu_details.txt
     rm -f $OUT/ncu_small.ncu-rep
+  fi
+fi
+if has ncu_grnnd; then
+  echo "== ncu_grnnd"
+  GRNND_SETS="k,20,64,2,6,1" timeout 300 ncu --clock-control none -k regex:gr_update_kept_kernel --launch-skip 3 \
+    --launch-count 1 --set full --import-source no -f -o $OUT/ncu_grnnd $BENCH $D/m $N $M 128 grnnd \
+    > $OUT/ncu_grnnd_run.log 2>&1
+  echo "ncu rc=$? ($(el))"
+  if [ -f $OUT/ncu_grnnd.ncu-rep ]; then
+    ncu --import $OUT/ncu_grnnd.ncu-rep --page details > $OUT/ncu_grnnd_details.txt 2>&1
+    ncu --import $OUT/ncu_grnnd.ncu-rep --page source --csv --print-source sass > $OUT/ncu_grnnd_source.csv 2>&1
+    grep -E "Duration|Elapsed Cycles|SM Frequency|Registers Per|Achieved Occupancy|Block Limit|Throughput|Hit Rate|Warp Cycles Per|Issue Slots Busy" \
+      $OUT/ncu_grnnd_details.txt | head -40
+    rm -f $OUT/ncu_grnnd.ncu-rep
   fi
 fi
 if has compare; then
