@@ -98,6 +98,27 @@ int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int6
 }
 
 /* ------------------------------------------------------------ host side */
+/* Whether no row of the graph repeats an id (one pass with a stamp per
+ * node); 0 when the stamps cannot be allocated (the search then checks). */
+static int gs_rows_unique(const int32_t *graph, int64_t n, int32_t degree) {
+  int64_t *seen = (int64_t *)malloc((size_t)n * sizeof(int64_t));
+  if (!seen) return 0;
+  for (int64_t i = 0; i < n; ++i) seen[i] = -1;
+  int unique = 1;
+  for (int64_t i = 0; i < n && unique; ++i)
+    for (int32_t e = 0; e < degree; ++e) {
+      const int32_t v = graph[i * degree + e];
+      if (v < 0) continue;
+      if (seen[v] == i) {
+        unique = 0;
+        break;
+      }
+      seen[v] = i;
+    }
+  free(seen);
+  return unique;
+}
+
 static int64_t uf_find(int64_t *par, int64_t a) {
   while (par[a] != a) {
     par[a] = par[par[a]];
@@ -313,6 +334,7 @@ int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d
   g->degree = degree;
   g->components = L.ncomp;
   g->pivots = L.P;
+  g->unique_rows = gs_rows_unique(graph, n, degree);
   cudaError_t e = cudaSetDevice(call->device);
   if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaSetDevice", __FILE__, __LINE__);
   if (rc == VICK_OK) {

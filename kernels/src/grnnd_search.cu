@@ -129,7 +129,7 @@ struct gs_small_smem {
  * smaller kept candidates.  The nearest kept candidate, if it lands in
  * R, updates best[slot]. */
 template <int RS>
-__device__ __forceinline__ void gs_small_merge(gs_small_smem<RS> &sm, int &cur, int slot, int t) {
+__device__ __forceinline__ void gs_small_merge(gs_small_smem<RS> &sm, int &cur, int slot, int t, bool may_repeat) {
   const unsigned long long *r = sm.r[cur];
   unsigned long long *rn = sm.r[cur ^ 1];
   int lo = RS; /* the candidate's place among R's entries */
@@ -140,10 +140,13 @@ __device__ __forceinline__ void gs_small_merge(gs_small_smem<RS> &sm, int &cur, 
       lo = vick_lower_bound(r, 0, RS, key);
       keep = !(lo < RS && r[lo] == key);
     }
-    /* no early exit: the loads go out together */
+    /* candidates repeat only among the seeds or on a graph whose rows
+     * repeat ids; no early exit: the loads go out together */
     bool dup = false;
+    if (may_repeat) {
 #pragma unroll 16
-    for (int j = 0; j < GS_CHUNK; ++j) dup |= j < t && sm.c[j] == key;
+      for (int j = 0; j < GS_CHUNK; ++j) dup |= j < t && sm.c[j] == key;
+    }
     const unsigned long long kept = keep && !dup ? key : VICK_KEY_NONE;
     sm.ck[t] = kept;
     /* the nearest kept candidate of each of the two warps: the nearest
@@ -355,7 +358,7 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS, 2)
   }
   __syncthreads();
   int cur = 0;
-  gs_small_merge<RS>(sm, cur, 0, t);
+  gs_small_merge<RS>(sm, cur, 0, t, true);
   GS_STAMP(3);
   for (int h = 0;; ++h) {
     /* the nearest entry that came in during the last hop, if still in R */
@@ -377,7 +380,7 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS, 2)
       const float s = gs_group_l2(sq, G.x + (ok ? (int64_t)v : 0) * d, d, gl, ok);
       if (gl == 0) sm.c[g] = ok ? vick_key(s, (uint32_t)v) : VICK_KEY_NONE;
       const int full = __syncthreads_and(ok);
-      gs_small_merge<RS>(sm, cur, (h + 1) & 1, t);
+      gs_small_merge<RS>(sm, cur, (h + 1) & 1, t, !G.unique_rows);
       if (!full) break;
     }
   }
@@ -747,7 +750,8 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
     VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
   }
   gs_graph G = {g->x, g->g,      g->occl,           g->pid,   g->pcomp, g->members,           g->coff,
-                g->n, g->d,      g->degree,         p->occlusion_limit, P->slices, g->components == 1};
+                g->n, g->d,      g->degree,         p->occlusion_limit, P->slices, g->components == 1,
+                g->unique_rows};
   VICK_CUDA(call, cudaEventRecord(io->ev_start, io->stream));
   const int fused = P->fused;
   if (!fused) {

@@ -24,6 +24,7 @@ struct vick_gsearch {
   int64_t components;
   int32_t pivots;   /* P */
   int32_t sms;
+  int unique_rows;  /* no row repeats an id: a hop's candidates need no repeat check among themselves */
   float *x;         /* device n x d */
   int32_t *g;       /* device n x degree */
   uint8_t *occl;    /* device n x degree or NULL */
@@ -56,6 +57,7 @@ struct gs_graph {
   int64_t n;
   int d, degree, limit, slices;
   int one_component;
+  int unique_rows;
 };
 
 /* Pivot distances of queries q (device, m x d) in the first `slices` slices of GS_SLICE: the

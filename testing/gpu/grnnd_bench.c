@@ -164,6 +164,26 @@ static int best_at(const point *pts, int np, double goal) {
   return b;
 }
 
+/* QPS at recall exactly goal read off a sweep's frontier: the best of the
+ * points at or above it and of the straight lines from a point below it
+ * to one above it (0 when none reaches it).  Unlike best_at it does not
+ * favour the procedure whose nearest point happens to lie just above the
+ * goal. */
+static double qps_at(const point *pts, int np, double goal) {
+  double best = 0;
+  for (int j = 0; j < np; ++j) {
+    if (pts[j].recall < goal) continue;
+    if (pts[j].qps > best) best = pts[j].qps;
+    for (int i = 0; i < np; ++i) {
+      if (pts[i].recall >= goal) continue;
+      const double f = (goal - pts[i].recall) / (pts[j].recall - pts[i].recall);
+      const double q = pts[i].qps + f * (pts[j].qps - pts[i].qps);
+      if (q > best) best = q;
+    }
+  }
+  return best;
+}
+
 /* mode: 0 full, 1 quick, 2 latency (batch 1 and 10 only, settings near recall 0.95) */
 static void sweep_graph(const char *name, const vick_gsearch *g, int occ_small, int occ_large, int mode) {
   vick_gsearch_params p;
@@ -255,6 +275,10 @@ small_batches:
     else
       ROW("%-8s b=%-3lld @R10>=0.95: small %s, large %s", name, (long long)batch, bs >= 0 ? "reached" : "NOT reached",
           bl >= 0 ? "reached" : "NOT reached");
+    const double qs = qps_at(sp, nt, 0.95), ql = qps_at(lp, nl, 0.95);
+    if (qs > 0 && ql > 0)
+      ROW("%-8s b=%-3lld at R10 = 0.95 (frontier): small QPS %8.0f  large QPS %8.0f  ratio %.2f", name,
+          (long long)batch, qs, ql, qs / ql);
   }
 }
 

@@ -342,6 +342,28 @@ static void clustered(void) {
     search_both("GRNND", gs, q, m, d, truth, 100, 0, 0, small_run ? 0.8 : 0.95);
     vick_gsearch_free(gs);
   }
+  {
+    /* rows that repeat an id (each row's nearest edge again after its
+     * last one, or in place of it in a full row): the search checks a
+     * hop's candidates for repeats, results stay distinct and as good */
+    int32_t *rep = malloc((size_t)n * gp.r * 4);
+    memcpy(rep, gids, (size_t)n * gp.r * 4);
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t *row = rep + i * gp.r;
+      int e = 0;
+      while (e < gp.r && row[e] >= 0) ++e;
+      if (e > 1) row[e < gp.r ? e : gp.r - 1] = row[0];
+    }
+    memset(&call, 0, sizeof call);
+    rc = vick_gsearch_create(&call, x, n, d, rep, gp.r, NULL, 0, &gs);
+    VT_CHECK(rc == VICK_OK, "create (repeated ids): %s", call.message);
+    if (rc == VICK_OK) {
+      small_batches("GRNND repeats", gs, q, m, d, truth, 100, 0, small_run ? 0.8 : 0.95);
+      search_both("GRNND repeats", gs, q, m, d, truth, 100, 0, 0, small_run ? 0.8 : 0.95);
+      vick_gsearch_free(gs);
+    }
+    free(rep);
+  }
   memset(&call, 0, sizeof call);
   rc = vick_gsearch_create(&call, x, n, d, tids, tp.degree, occ, 0, &gs);
   VT_CHECK(rc == VICK_OK, "create: %s", call.message);
