@@ -82,16 +82,18 @@ __device__ __forceinline__ float gr_lane_l2(const float *a, const float *b, int 
   return s0 + s1;
 }
 
-struct gr_less {
-  __device__ __forceinline__ bool operator()(const unsigned long long &a, const unsigned long long &b) const {
-    return a < b;
-  }
-};
-
 /* Keys carry a flag in bit 31 of the id half (ids < 2^31): two keys are the
  * same entry when they agree apart from it. */
 #define GR_FLAG 0x80000000ull
 __device__ __forceinline__ unsigned long long gr_plain(unsigned long long k) { return k & ~GR_FLAG; }
+/* (distance, id) first, the flag last: the copies of one entry sort next to
+ * each other even when another id has exactly the same distance */
+struct gr_less_plain {
+  __device__ __forceinline__ bool operator()(const unsigned long long &a, const unsigned long long &b) const {
+    const unsigned long long pa = gr_plain(a), pb = gr_plain(b);
+    return pa != pb ? pa < pb : a < b;
+  }
+};
 __device__ __forceinline__ uint32_t gr_id(unsigned long long k) { return (uint32_t)k & 0x7fffffffu; }
 
 /* Sort the IPT*32 keys s[0..) of one warp ascending (VICK_KEY_NONE last),
@@ -104,7 +106,7 @@ __device__ __forceinline__ int gr_warp_sort_unique(unsigned long long *s,
   unsigned long long it[IPT];
 #pragma unroll
   for (int i = 0; i < IPT; ++i) it[i] = s[lane * IPT + i];
-  cub::WarpMergeSort<unsigned long long, IPT, 32>(tmp).Sort(it, gr_less());
+  cub::WarpMergeSort<unsigned long long, IPT, 32>(tmp).Sort(it, gr_less_plain());
   __syncwarp();
   /* blocked arrangement: lane holds positions lane*IPT .. lane*IPT+IPT-1 */
   unsigned long long prev = __shfl_up_sync(GR_FULL, it[IPT - 1], 1);
