@@ -278,6 +278,23 @@ static float *lowdim(int64_t n, int d, int intrinsic, int clusters, float noise,
   return x;
 }
 
+/* A search structure on the graph, then both procedures at the small
+ * batches and at the full query set (small first: the fused kernel early in
+ * a time-limited racecheck run). */
+static void search_graph(const char *what, const float *x, int64_t n, int d, const int32_t *graph, int degree,
+                         const uint8_t *occl, int occ_small, int occ_large, const float *q, int64_t m,
+                         const int64_t *truth, double want) {
+  vick_call call;
+  memset(&call, 0, sizeof call);
+  vick_gsearch *gs = NULL;
+  const int rc = vick_gsearch_create(&call, x, n, d, graph, degree, occl, 0, &gs);
+  VT_CHECK(rc == VICK_OK, "%s create: %s", what, call.message);
+  if (rc != VICK_OK) return;
+  small_batches(what, gs, q, m, d, truth, 100, occ_small, want);
+  search_both(what, gs, q, m, d, truth, 100, occ_small, occ_large, want);
+  vick_gsearch_free(gs);
+}
+
 static void clustered(void) {
   const int64_t n = small_run ? 3000 : 20000, m = small_run ? 50 : 500;
   const int d = 32, k = 32;
@@ -332,16 +349,8 @@ static void clustered(void) {
   printf("TSDG: %.3f s, mean degree %.2f\n", call.seconds_total, deg);
   check_tsdg(n, tids, occ, tp.degree, tp.lambda0);
 
-  vick_gsearch *gs = NULL;
-  memset(&call, 0, sizeof call);
-  rc = vick_gsearch_create(&call, x, n, d, gids, gp.r, NULL, 0, &gs);
-  VT_CHECK(rc == VICK_OK, "create: %s", call.message);
-  if (rc == VICK_OK) {
-    /* the fused small-batch kernel first: early in a time-limited racecheck run */
-    small_batches("GRNND", gs, q, m, d, truth, 100, 0, small_run ? 0.8 : 0.95);
-    search_both("GRNND", gs, q, m, d, truth, 100, 0, 0, small_run ? 0.8 : 0.95);
-    vick_gsearch_free(gs);
-  }
+  const double want = small_run ? 0.8 : 0.95;
+  search_graph("GRNND", x, n, d, gids, gp.r, NULL, 0, 0, q, m, truth, want);
   {
     /* rows that repeat an id (each row's nearest edge again after its
      * last one, or in place of it in a full row): the search checks a
@@ -354,24 +363,10 @@ static void clustered(void) {
       while (e < gp.r && row[e] >= 0) ++e;
       if (e > 1) row[e < gp.r ? e : gp.r - 1] = row[0];
     }
-    memset(&call, 0, sizeof call);
-    rc = vick_gsearch_create(&call, x, n, d, rep, gp.r, NULL, 0, &gs);
-    VT_CHECK(rc == VICK_OK, "create (repeated ids): %s", call.message);
-    if (rc == VICK_OK) {
-      small_batches("GRNND repeats", gs, q, m, d, truth, 100, 0, small_run ? 0.8 : 0.95);
-      search_both("GRNND repeats", gs, q, m, d, truth, 100, 0, 0, small_run ? 0.8 : 0.95);
-      vick_gsearch_free(gs);
-    }
+    search_graph("GRNND repeats", x, n, d, rep, gp.r, NULL, 0, 0, q, m, truth, want);
     free(rep);
   }
-  memset(&call, 0, sizeof call);
-  rc = vick_gsearch_create(&call, x, n, d, tids, tp.degree, occ, 0, &gs);
-  VT_CHECK(rc == VICK_OK, "create: %s", call.message);
-  if (rc == VICK_OK) {
-    search_both("TSDG", gs, q, m, d, truth, 100, 10, 5, small_run ? 0.8 : 0.95);
-    small_batches("TSDG", gs, q, m, d, truth, 100, 10, small_run ? 0.8 : 0.95);
-    vick_gsearch_free(gs);
-  }
+  search_graph("TSDG", x, n, d, tids, tp.degree, occ, 10, 5, q, m, truth, want);
 
   /* parameters out of range */
   memset(&call, 0, sizeof call);
