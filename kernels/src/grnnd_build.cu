@@ -334,7 +334,7 @@ __global__ void gr_reverse_kernel(int64_t n, int R, gr_pools A, gr_pools B, floa
   }
 }
 
-/* Sorted, repeat-free pools as flat lists (-1 / +inf padded). */
+/* Sorted, repeat-free pools as flat lists (-1 / +inf padded; dist may be NULL). */
 __global__ void gr_final_kernel(int64_t n, int R, gr_pools A, int32_t *ids, float *dist,
                                 unsigned long long *edges) {
   __shared__ gr_smem sm;
@@ -347,7 +347,7 @@ __global__ void gr_final_kernel(int64_t n, int R, gr_pools A, int32_t *ids, floa
   for (int j = lane; j < R; j += 32) {
     const bool ok = j < c;
     ids[v * R + j] = ok ? (int32_t)gr_id(s[j]) : -1;
-    dist[v * R + j] = ok ? vick_float_unorder((uint32_t)(s[j] >> 32)) : __int_as_float(0x7f800000);
+    if (dist) dist[v * R + j] = ok ? vick_float_unorder((uint32_t)(s[j] >> 32)) : __int_as_float(0x7f800000);
   }
 }
 
@@ -387,7 +387,7 @@ static int gr_run(vick_call *call, gr_ws *w, const float *rows, int64_t n, int d
     VICK_TRY(vick_buf_alloc(call, &w->env, &w->cnt[b], (size_t)n * 4, "GRNND pool counts"));
   }
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->ids, (size_t)n * R * 4, "GRNND graph"));
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->dist, (size_t)n * R * 4, "GRNND distances"));
+  if (dist) VICK_TRY(vick_buf_alloc(call, &w->env, &w->dist, (size_t)n * R * 4, "GRNND distances"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->edges, 8, "GRNND edge count"));
   vick_stage_add(call, "allocate", vick_now() - th);
   th = vick_now();

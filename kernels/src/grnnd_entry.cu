@@ -101,7 +101,7 @@ int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int6
 /* Whether no row of the graph repeats an id (one pass with a stamp per
  * node); 0 when the stamps cannot be allocated (the search then checks). */
 static int gs_rows_unique(const int32_t *graph, int64_t n, int32_t degree) {
-  int64_t *seen = (int64_t *)malloc((size_t)n * sizeof(int64_t));
+  int32_t *seen = (int32_t *)malloc((size_t)n * sizeof(int32_t)); /* n < 2^31 - 1 */
   if (!seen) return 0;
   for (int64_t i = 0; i < n; ++i) seen[i] = -1;
   int unique = 1;
@@ -109,11 +109,11 @@ static int gs_rows_unique(const int32_t *graph, int64_t n, int32_t degree) {
     for (int32_t e = 0; e < degree; ++e) {
       const int32_t v = graph[i * degree + e];
       if (v < 0) continue;
-      if (seen[v] == i) {
+      if (seen[v] == (int32_t)i) {
         unique = 0;
         break;
       }
-      seen[v] = i;
+      seen[v] = (int32_t)i;
     }
   free(seen);
   return unique;

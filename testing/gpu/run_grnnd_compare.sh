@@ -90,33 +90,30 @@ if has profile; then
     grep "^profile" $OUT/profile.log
   done
 fi
+# Nsight Compute on one launch of a kernel of a grnnd_bench run: the details
+# page, the per-SASS-line stall samples and the headline counters.
+#   ncu_one NAME KERNEL_REGEX LAUNCHES_TO_SKIP TIMEOUT BENCH_MODE
+ncu_one() {
+  local name=$1 rep=$OUT/ncu_$1
+  timeout $4 ncu --clock-control none -k regex:$2 --launch-skip $3 --launch-count 1 --set full \
+    --import-source no -f -o $rep $BENCH $D/m $N $M 128 $5 > ${rep}_run.log 2>&1
+  echo "ncu rc=$? ($(el))"
+  tail -3 ${rep}_run.log
+  [ -f $rep.ncu-rep ] || return
+  ncu --import $rep.ncu-rep --page details > ${rep}_details.txt 2>&1
+  ncu --import $rep.ncu-rep --page source --csv --print-source sass > ${rep}_source.csv 2>&1
+  echo "ncu pages rc=$? ($(wc -l < ${rep}_source.csv) source lines)"
+  grep -E "Duration|Elapsed Cycles|SM Frequency|Registers Per|Achieved Occupancy|Block Limit|Throughput|Hit Rate|Warp Cycles Per|Issue Slots Busy" \
+    ${rep}_details.txt | head -40
+  rm -f $rep.ncu-rep
+}
 if has ncu; then
   echo "== ncu"
-  timeout 240 ncu --clock-control none -k regex:gs_small_kernel --launch-skip 20 --launch-count 1 --set full \
-    --import-source no -f -o $OUT/ncu_small $BENCH $D/m $N $M 128 ncu > $OUT/ncu_run.log 2>&1
-  echo "ncu rc=$? ($(el))"
-  tail -3 $OUT/ncu_run.log
-  if [ -f $OUT/ncu_small.ncu-rep ]; then
-    ncu --import $OUT/ncu_small.ncu-rep --page details > $OUT/ncu_details.txt 2>&1
-    ncu --import $OUT/ncu_small.ncu-rep --page source --csv --print-source sass > $OUT/ncu_source.csv 2>&1
-    echo "ncu pages rc=$? ($(wc -l < $OUT/ncu_source.csv) source lines)"
-    grep -E "Duration|Elapsed Cycles|SM Frequency|Registers Per|Achieved Occupancy|Block Limit" $OUT/ncu_details.txt
-    rm -f $OUT/ncu_small.ncu-rep
-  fi
+  ncu_one small gs_small_kernel 20 240 ncu
 fi
 if has ncu_grnnd; then
   echo "== ncu_grnnd"
-  GRNND_SETS="k,20,64,2,6,1" timeout 300 ncu --clock-control none -k regex:gr_update_kept_kernel --launch-skip 3 \
-    --launch-count 1 --set full --import-source no -f -o $OUT/ncu_grnnd $BENCH $D/m $N $M 128 grnnd \
-    > $OUT/ncu_grnnd_run.log 2>&1
-  echo "ncu rc=$? ($(el))"
-  if [ -f $OUT/ncu_grnnd.ncu-rep ]; then
-    ncu --import $OUT/ncu_grnnd.ncu-rep --page details > $OUT/ncu_grnnd_details.txt 2>&1
-    ncu --import $OUT/ncu_grnnd.ncu-rep --page source --csv --print-source sass > $OUT/ncu_grnnd_source.csv 2>&1
-    grep -E "Duration|Elapsed Cycles|SM Frequency|Registers Per|Achieved Occupancy|Block Limit|Throughput|Hit Rate|Warp Cycles Per|Issue Slots Busy" \
-      $OUT/ncu_grnnd_details.txt | head -40
-    rm -f $OUT/ncu_grnnd.ncu-rep
-  fi
+  GRNND_SETS="k,20,64,2,6,1" ncu_one grnnd gr_update_kept_kernel 3 300 grnnd
 fi
 if has compare; then
   echo "== compare"
