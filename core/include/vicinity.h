@@ -16,6 +16,22 @@
  *    id, so exact results are deterministic on every backend.
  *  - A point is never its own neighbour.  Duplicate points are ordinary
  *    neighbours at distance 0.
+ *
+ * ABI (stable across 0.y releases from 0.2 on):
+ *  - Option structs begin with `size_t struct_size`, which their *_init
+ *    call sets to the caller's sizeof (the *_init names are inline
+ *    wrappers that pass it).  The library reads only the bytes the
+ *    caller's struct_size covers and uses its own defaults for the rest,
+ *    so a program built against an older header keeps working.  A newer
+ *    program's options are accepted by an older library when the fields
+ *    it does not know are zero, and refused with VIC_E_UNSUPPORTED when
+ *    they are set.  Fields are only ever appended.
+ *  - Result structs (vic_knn, vic_peaks, vic_report) are written whole by
+ *    the library and have a fixed size: new fields take bytes of their
+ *    `reserved` tail.  Their struct_size says how many bytes the library
+ *    that filled them knows.  They need no initialisation by the caller.
+ *  - Only vic_* symbols are exported; vic_version() tells the library's
+ *    version at run time (VIC_VERSION the header's).
  */
 #ifndef VICINITY_H
 #define VICINITY_H
@@ -27,8 +43,21 @@
 extern "C" {
 #endif
 
+/* Every declaration of this header is an exported symbol of the shared
+ * library (the core is compiled with hidden visibility otherwise). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define VIC_VERSION_MAJOR 0
-#define VIC_VERSION_MINOR 1
+#define VIC_VERSION_MINOR 2
+#define VIC_VERSION_PATCH 0
+#define VIC_VERSION (VIC_VERSION_MAJOR * 10000 + VIC_VERSION_MINOR * 100 + VIC_VERSION_PATCH)
+
+/* The library's version (as VIC_VERSION) and "major.minor.patch"; a
+ * program may compare them with the header's it was compiled against. */
+int vic_version(void);
+const char *vic_version_string(void);
 
 /* ------------------------------------------------------------------ status */
 typedef enum {
@@ -75,6 +104,7 @@ typedef enum { VIC_LOG_DEBUG = 0, VIC_LOG_INFO, VIC_LOG_WARNING, VIC_LOG_ERROR }
 #define VIC_DEVICES_ALL (-1) /* vic_ctx_options.devices: every device present */
 
 typedef struct {
+  size_t struct_size;  /* set by the *_init call: the caller's sizeof */
   vic_backend backend; /* default AUTO: GPU when built with CUDA and a device is present */
   int device;          /* CUDA device ordinal, default 0 */
   int devices;         /* GPUs used from `device` on: 1 (default; 0 reads as 1) = that device only, N = devices
@@ -92,7 +122,9 @@ typedef struct {
 
 typedef struct vic_ctx vic_ctx;
 
-void vic_ctx_options_init(vic_ctx_options *o);
+void vic_ctx_options_init_sized(vic_ctx_options *o, size_t struct_size);
+/* Defaults, with struct_size = sizeof as this header sees it. */
+static inline void vic_ctx_options_init(vic_ctx_options *o) { vic_ctx_options_init_sized(o, sizeof *o); }
 vic_status vic_ctx_create(const vic_ctx_options *o /* NULL = defaults */, vic_ctx **out);
 void vic_ctx_destroy(vic_ctx *c);
 /* The message of the last failure on this context ("" when none). */
@@ -126,34 +158,58 @@ typedef struct {
   double seconds;
 } vic_stage_time;
 
+/* Result structs keep a fixed size (checked where the core is built, for
+ * LP64): their fields sit in an anonymous struct inside a union with a
+ * reserve, and a new field is appended to that struct.  struct_size is
+ * written by the library: the bytes of the struct it knows and filled. */
+#define VIC_REPORT_BYTES 1024
+#define VIC_KNN_BYTES 1152
+#define VIC_PEAKS_BYTES 1280
+
 typedef struct {              /* what happened, for users and filters */
-  vic_method method;          /* the method that ran (never AUTO) */
-  char reason[160];           /* why it was chosen, in words */
-  vic_backend backend;        /* the backend that ran (never AUTO) */
-  int32_t k_requested, k;     /* k asked for and k delivered (clamped to n-1) */
-  double seconds_total;       /* wall time of the whole call */
-  double seconds_transfer;    /* host<->device copies (0 on the CPU) */
-  double seconds_kernel;      /* device kernel time (0 on the CPU) */
-  int n_stages;
-  vic_stage_time stages[VIC_MAX_STAGES];
-  double recall_estimate;     /* recall@k on a random sample; 1 when exact; -1 when not measured */
-  int64_t recall_sample;      /* points in that sample */
-  double dnn1_mean, dnn1_max; /* GGNN's d_nn1 statistics over all points */
-  int warnings;               /* number of warnings logged during the call */
+  size_t struct_size;         /* written by the library */
+  union {
+    struct {
+      vic_method method;          /* the method that ran (never AUTO) */
+      char reason[160];           /* why it was chosen, in words */
+      vic_backend backend;        /* the backend that ran (never AUTO) */
+      int32_t k_requested, k;     /* k asked for and k delivered (clamped to n-1) */
+      double seconds_total;       /* wall time of the whole call */
+      double seconds_transfer;    /* host<->device copies (0 on the CPU) */
+      double seconds_kernel;      /* device kernel time (0 on the CPU) */
+      int n_stages;
+      vic_stage_time stages[VIC_MAX_STAGES];
+      double recall_estimate;     /* recall@k on a random sample; 1 when exact; -1 when not measured */
+      int64_t recall_sample;      /* points in that sample */
+      double dnn1_mean, dnn1_max; /* GGNN's d_nn1 statistics over all points */
+      int warnings;               /* number of warnings logged during the call */
+#ifdef VIC_ABI_TEST_EXTRA_FIELD
+      double abi_test_extra;  /* only in the ABI-growth test's second build */
+#endif
+    };
+    unsigned char reserved_[VIC_REPORT_BYTES - sizeof(size_t)];
+  };
 } vic_report;
 
 /* ------------------------------------------------------------ kNN lists */
 typedef struct {
-  int64_t n;      /* rows (points or queries) */
-  int32_t k;
-  int64_t *ids;   /* n*k, -1 where fewer than k neighbours exist */
-  float *dist;    /* n*k, +inf where ids is -1 */
-  vic_report report;
+  size_t struct_size;   /* written by the library */
+  union {
+    struct {
+      int64_t n;        /* rows (points or queries) */
+      int32_t k;
+      int64_t *ids;     /* n*k, -1 where fewer than k neighbours exist */
+      float *dist;      /* n*k, +inf where ids is -1 */
+      vic_report report;
+    };
+    unsigned char reserved_[VIC_KNN_BYTES - sizeof(size_t)];
+  };
 } vic_knn;
 
 void vic_knn_free(vic_knn *r); /* frees ids/dist and zeroes the struct */
 
 typedef struct {
+  size_t struct_size;  /* set by the *_init call: the caller's sizeof */
   vic_method method;       /* default AUTO */
   int32_t k;               /* default 16 */
   int32_t recall_sample;   /* points checked against exact search; default 1000, 0 = skip */
@@ -194,9 +250,14 @@ typedef struct {
                                      and merge; for-all lists merge each point's own-shard list with
                                      its queries into the other shards.  GNND: its own shards. */
   size_t device_memory_budget;    /* bytes; 0 = what the device has free */
+#ifdef VIC_ABI_TEST_EXTRA_FIELD
+  int32_t abi_test_extra;         /* only in the ABI-growth test's second build; default 7 */
+#endif
 } vic_build_options;
 
-void vic_build_options_init(vic_build_options *o);
+void vic_build_options_init_sized(vic_build_options *o, size_t struct_size);
+/* Defaults, with struct_size = sizeof as this header sees it. */
+static inline void vic_build_options_init(vic_build_options *o) { vic_build_options_init_sized(o, sizeof *o); }
 
 /* For every point of x its k nearest other points.  out is filled on
  * VIC_OK and left zeroed on failure.  k >= n is clamped to n-1 with a
@@ -216,6 +277,7 @@ vic_status vic_knn_recall(vic_ctx *c, const vic_data *x, const vic_knn *approx, 
 typedef struct vic_index vic_index;
 
 typedef struct {
+  size_t struct_size;  /* set by the *_init call: the caller's sizeof */
   int32_t k;              /* default 10 */
   float tau;              /* slack of the stopping criterion (GGNN); default 0.5 */
   int32_t max_visits;     /* visit budget of graph searches; 0 = automatic */
@@ -223,7 +285,9 @@ typedef struct {
   int32_t entry_points;   /* random entry points per query; 0 = automatic */
 } vic_search_options;
 
-void vic_search_options_init(vic_search_options *o);
+void vic_search_options_init_sized(vic_search_options *o, size_t struct_size);
+/* Defaults, with struct_size = sizeof as this header sees it. */
+static inline void vic_search_options_init(vic_search_options *o) { vic_search_options_init_sized(o, sizeof *o); }
 
 /* Build a search structure over x.  x must outlive the index (it keeps a
  * reference to the rows, not a copy). */
@@ -255,11 +319,14 @@ typedef enum { VIC_SPH_PYNBODY = 0, VIC_SPH_GADGET } vic_sph_convention;
  * smoothing length reported.  pynbody's nsmooth and Gadget's neighbour
  * number count the particle itself: nsmooth = 32 is k = 31 here. */
 typedef struct {
+  size_t struct_size;  /* set by the *_init call: the caller's sizeof */
   vic_sph_convention sph;  /* pynbody (default): h = r_k/2, support 2h; Gadget: h = r_k, support h */
   double total_mass;       /* used when mass == NULL: each particle weighs total_mass/n; default 0 = unit masses */
 } vic_density_options;
 
-void vic_density_options_init(vic_density_options *o);
+void vic_density_options_init_sized(vic_density_options *o, size_t struct_size);
+/* Defaults, with struct_size = sizeof as this header sees it. */
+static inline void vic_density_options_init(vic_density_options *o) { vic_density_options_init_sized(o, sizeof *o); }
 
 /* Densities from kNN lists of x (self excluded; the k used is nn->k >= 2;
  * L2 metric; any d: 2-d, 3-d, 6-d phase space with the velocities scaled
@@ -285,6 +352,7 @@ vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float
 /* A peak is a local maximum (none of its k neighbours is denser) that
  * passes every threshold below; the densest point always is one. */
 typedef struct {
+  size_t struct_size;  /* set by the *_init call: the caller's sizeof */
   double min_density;     /* peaks below this density are dropped; default 0 */
   double min_delta;       /* peaks nearer than this to a denser point are dropped; default 0 = auto:
                              delta_factor times the peak's own k-th neighbour distance */
@@ -295,21 +363,29 @@ typedef struct {
                              deviations of the kNN estimator's log-density noise */
 } vic_peak_options;
 
-void vic_peak_options_init(vic_peak_options *o);
+void vic_peak_options_init_sized(vic_peak_options *o, size_t struct_size);
+/* Defaults, with struct_size = sizeof as this header sees it. */
+static inline void vic_peak_options_init(vic_peak_options *o) { vic_peak_options_init_sized(o, sizeof *o); }
 
 typedef struct {
-  int64_t n;              /* points */
-  int64_t *parent;        /* nearest denser point, -1 for the densest */
-  float *delta;           /* distance to it (max distance for the densest) */
-  float *saliency;        /* density * delta */
-  int64_t *peak_id;       /* index into peaks of the peak each point climbs to */
-  int64_t n_peaks;
-  int64_t *peak_point;    /* point id of each peak, by descending saliency */
-  int64_t *peak_members;  /* member count of each peak */
-  float *peak_centre;     /* n_peaks x d: mean position of each peak's members at least half as dense as
-                             the peak (its core; minimum image) */
-  vic_report report;      /* how it ran: backend, seconds; vic_knn_density_peaks adds the lists' and the
-                             GPU run's (kernel and transfer seconds, stages) */
+  size_t struct_size;       /* written by the library */
+  union {
+    struct {
+      int64_t n;              /* points */
+      int64_t *parent;        /* nearest denser point, -1 for the densest */
+      float *delta;           /* distance to it (max distance for the densest) */
+      float *saliency;        /* density * delta */
+      int64_t *peak_id;       /* index into peaks of the peak each point climbs to */
+      int64_t n_peaks;
+      int64_t *peak_point;    /* point id of each peak, by descending saliency */
+      int64_t *peak_members;  /* member count of each peak */
+      float *peak_centre;     /* n_peaks x d: mean position of each peak's members at least half as dense as
+                                 the peak (its core; minimum image) */
+      vic_report report;      /* how it ran: backend, seconds; vic_knn_density_peaks adds the lists' and the
+                                 GPU run's (kernel and transfer seconds, stages) */
+    };
+    unsigned char reserved_[VIC_PEAKS_BYTES - sizeof(size_t)];
+  };
 } vic_peaks;
 
 vic_status vic_peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *density,
@@ -327,6 +403,9 @@ vic_status vic_knn_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, const
                                  const vic_density_options *o, const vic_peak_options *po, vic_knn *nn,
                                  float *knn_density, float *sph_density, float *smoothing_length, vic_peaks *out);
 
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

@@ -8,11 +8,17 @@
 #include <omp.h>
 #endif
 
-void vic_ctx_options_init(vic_ctx_options *o) {
+static void defaults(vic_ctx_options *o) {
   memset(o, 0, sizeof *o);
   o->backend = VIC_BACKEND_AUTO;
   o->seed = 42;
   o->devices = 1;
+}
+
+void vic_ctx_options_init_sized(vic_ctx_options *o, size_t struct_size) {
+  vic_ctx_options d;
+  defaults(&d);
+  vic__init_sized(o, struct_size, &d, sizeof d);
 }
 
 vic_status vic_ctx_create(const vic_ctx_options *o, vic_ctx **out) {
@@ -20,7 +26,11 @@ vic_status vic_ctx_create(const vic_ctx_options *o, vic_ctx **out) {
   *out = NULL;
   vic_ctx *c = calloc(1, sizeof *c);
   if (!c) return VIC_E_NOMEM;
-  if (o) c->opt = *o; else vic_ctx_options_init(&c->opt);
+  vic_ctx_options_init(&c->opt);
+  if (o && vic__options_in(NULL, o, &c->opt, sizeof c->opt, "vic_ctx_options") != VIC_OK) {
+    free(c);
+    return VIC_E_ARGUMENT;
+  }
   if (c->opt.threads < 0 || c->opt.device < 0 || c->opt.devices < VIC_DEVICES_ALL || c->opt.backend > VIC_BACKEND_CUDA) {
     free(c);
     return VIC_E_ARGUMENT;

@@ -29,10 +29,16 @@
 #include <stdio.h>
 #include <string.h>
 
-void vic_density_options_init(vic_density_options *o) {
+static void defaults(vic_density_options *o) {
   memset(o, 0, sizeof *o);
   o->sph = VIC_SPH_PYNBODY;
   o->total_mass = 0; /* unit masses */
+}
+
+void vic_density_options_init_sized(vic_density_options *o, size_t struct_size) {
+  vic_density_options d;
+  defaults(&d);
+  vic__init_sized(o, struct_size, &d, sizeof d);
 }
 
 /* The first row whose list cannot give a density (a missing neighbour, an
@@ -153,7 +159,11 @@ vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const f
   c->error[0] = '\0';
   c->warnings = 0;
   vic_density_options o;
-  if (o_in) o = *o_in; else vic_density_options_init(&o);
+  vic_density_options_init(&o);
+  if (o_in) {
+    vic_status so_ = VIC__OPTIONS_IN(c, o_in, &o, "vic_density_options");
+    if (so_ != VIC_OK) return so_;
+  }
   vic_status s = check_inputs(c, x, nn, mass, &o);
   if (s != VIC_OK) return s;
   if (!knn_density && !sph_density && !smoothing_length) return VIC_OK; /* nothing asked */
@@ -183,7 +193,7 @@ vic_status vic__check_density_input(vic_ctx *c, const vic_data *x, int32_t k) {
 
 vic_status vic__device_grid_lists(vic_ctx *c, const vic_data *x, int32_t k, int keep, const char *on_device,
                                   vic_knn *out) {
-  memset(out, 0, sizeof *out);
+  vic__knn_clear(out);
   out->n = x->n;
   out->k = k;
   if (keep) {
@@ -218,12 +228,16 @@ vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float
                            const vic_density_options *o_in, vic_knn *nn, float *knn_density, float *sph_density,
                            float *smoothing_length) {
   if (!c) return VIC_E_ARGUMENT;
-  if (nn) memset(nn, 0, sizeof *nn);
+  if (nn) vic__knn_clear(nn);
   c->error[0] = '\0';
   c->warnings = 0;
   const double t0 = vic__now();
   vic_density_options o;
-  if (o_in) o = *o_in; else vic_density_options_init(&o);
+  vic_density_options_init(&o);
+  if (o_in) {
+    vic_status so_ = VIC__OPTIONS_IN(c, o_in, &o, "vic_density_options");
+    if (so_ != VIC_OK) return so_;
+  }
   vic_status s = vic__check_density_input(c, x, k);
   if (s != VIC_OK) return s;
   if ((s = vic__check_density_options(c, x->n, mass, &o)) != VIC_OK) return s;

@@ -61,17 +61,25 @@ vic_status vic_knn_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, const
                                  const vic_density_options *o_in, const vic_peak_options *po_in, vic_knn *nn,
                                  float *knn_density, float *sph_density, float *smoothing_length, vic_peaks *out) {
   if (!c) return VIC_E_ARGUMENT;
-  if (nn) memset(nn, 0, sizeof *nn);
-  if (out) memset(out, 0, sizeof *out);
+  if (nn) vic__knn_clear(nn);
+  if (out) vic__peaks_clear(out);
   c->error[0] = '\0';
   c->warnings = 0;
   const double t0 = vic__now();
   if (!out || !knn_density)
     return vic__fail(c, VIC_E_ARGUMENT, "density peaks need an output structure and a kNN density array");
   vic_density_options o;
-  if (o_in) o = *o_in; else vic_density_options_init(&o);
+  vic_density_options_init(&o);
+  if (o_in) {
+    vic_status so_ = VIC__OPTIONS_IN(c, o_in, &o, "vic_density_options");
+    if (so_ != VIC_OK) return so_;
+  }
   vic_peak_options po;
-  if (po_in) po = *po_in; else vic_peak_options_init(&po);
+  vic_peak_options_init(&po);
+  if (po_in) {
+    vic_status so_ = VIC__OPTIONS_IN(c, po_in, &po, "vic_peak_options");
+    if (so_ != VIC_OK) return so_;
+  }
   vic_status s = vic__check_density_input(c, x, k);
   if (s != VIC_OK) return s;
   if ((s = vic__check_density_options(c, x->n, mass, &o)) != VIC_OK) return s;

@@ -6,13 +6,19 @@
 
 #include <string.h>
 
-void vic_search_options_init(vic_search_options *o) {
+static void defaults(vic_search_options *o) {
   memset(o, 0, sizeof *o);
   o->k = 10;
   o->tau = 0.5f;
   o->max_visits = 0;
   o->occlusion_limit = 0;
   o->entry_points = 0;
+}
+
+void vic_search_options_init_sized(vic_search_options *o, size_t struct_size) {
+  vic_search_options d;
+  defaults(&d);
+  vic__init_sized(o, struct_size, &d, sizeof d);
 }
 
 vic_status vic__index_new(vic_ctx *c, const vic_data *x, vic_index_kind kind, vic_index **out) {
@@ -117,21 +123,26 @@ static vic_method kind_method(vic_index_kind k) {
                                 : VIC_METHOD_NNDESCENT;
 }
 
-vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_index **out) {
+vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o_in, vic_index **out) {
   if (!c) return VIC_E_ARGUMENT;
   if (!out) return vic__fail(c, VIC_E_ARGUMENT, "no place for the index (out is NULL)");
   *out = NULL;
   c->error[0] = '\0';
   c->warnings = 0;
-  if (!o) return vic__fail(c, VIC_E_ARGUMENT, "no build options");
+  if (!o_in) return vic__fail(c, VIC_E_ARGUMENT, "no build options");
+  vic_build_options o_full;
+  vic_build_options_init(&o_full);
+  vic_status s = VIC__OPTIONS_IN(c, o_in, &o_full, "vic_build_options");
+  if (s != VIC_OK) return s;
+  const vic_build_options *o = &o_full;
   double t0 = vic__now();
-  vic_status s = vic_data_validate(c, x);
+  s = vic_data_validate(c, x);
   if (s != VIC_OK) return s;
   if (x->n < 2) return vic__fail(c, VIC_E_ARGUMENT, "an index needs at least 2 points (got %lld)", (long long)x->n);
   if (o->k <= 0) return vic__fail(c, VIC_E_ARGUMENT, "k must be at least 1 (got %d)", (int)o->k);
 
   vic_report rep;
-  memset(&rep, 0, sizeof rep);
+  vic__report_clear(&rep);
   vic_index_kind kind = VIC_INDEX_GRAPH;
   if ((s = choose_kind(c, x, o, &rep, &kind)) != VIC_OK) return s;
   if (kind == VIC_INDEX_GRAPH && x->n >= INT32_MAX)

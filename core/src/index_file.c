@@ -63,7 +63,7 @@ static void encode_report(const vic_report *r, unsigned char *p) {
 }
 
 static int decode_report(const unsigned char *p, vic_report *r) {
-  memset(r, 0, sizeof *r);
+  vic__report_clear(r);
   r->method = (vic_method)get_u32(p); r->backend = (vic_backend)get_u32(p + 4);
   r->k_requested = (int32_t)get_u32(p + 8); r->k = (int32_t)get_u32(p + 12);
   memcpy(r->reason, p + 16, 160);

@@ -6,15 +6,20 @@
 
 #include <string.h>
 
-vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *queries, const vic_search_options *o,
+vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *queries, const vic_search_options *o_in,
                             vic_knn *out) {
   if (!c) return VIC_E_ARGUMENT;
   if (!out) return vic__fail(c, VIC_E_ARGUMENT, "no place for the results (out is NULL)");
-  memset(out, 0, sizeof *out);
+  vic__knn_clear(out);
   c->error[0] = '\0';
   c->warnings = 0;
   if (!ix) return vic__fail(c, VIC_E_ARGUMENT, "no index");
-  if (!o) return vic__fail(c, VIC_E_ARGUMENT, "no search options");
+  if (!o_in) return vic__fail(c, VIC_E_ARGUMENT, "no search options");
+  vic_search_options o_full;
+  vic_search_options_init(&o_full);
+  vic_status so_ = VIC__OPTIONS_IN(c, o_in, &o_full, "vic_search_options");
+  if (so_ != VIC_OK) return so_;
+  const vic_search_options *o = &o_full;
   if (o->k <= 0) return vic__fail(c, VIC_E_ARGUMENT, "k must be at least 1 (got %d)", (int)o->k);
   if (!(o->tau >= 0.f) || o->max_visits < 0 || o->entry_points < 0)
     return vic__fail(c, VIC_E_ARGUMENT, "search options: tau must be >= 0, max_visits and entry_points >= 0");
@@ -30,7 +35,7 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
   if (s != VIC_OK) return s;
 
   vic_report rep;
-  memset(&rep, 0, sizeof rep);
+  vic__report_clear(&rep);
   rep.method = ix->report.method;
   rep.backend = VIC_BACKEND_CPU;
   rep.k_requested = o->k;

@@ -45,6 +45,21 @@ void vic__report_reason(vic_report *r, const char *fmt, ...)
 #endif
     ;
 
+/* Result structs emptied with their struct_size set (abi.c). */
+void vic__report_clear(vic_report *r);
+void vic__knn_clear(vic_knn *k);
+void vic__peaks_clear(vic_peaks *p);
+/* Options of a public call: `full` holds this library's defaults (its
+ * *_init) and receives the bytes of `given` that the caller's struct_size
+ * covers.  Refuses a struct_size no *_init call wrote and fields of a
+ * newer header that this library does not know (when they are set).
+ * c may be NULL (vic_ctx_create): the status alone then. */
+vic_status vic__options_in(vic_ctx *c, const void *given, void *full, size_t full_size, const char *what);
+/* The body of each *_init_sized: the caller's struct_size bytes of the
+ * defaults (zero beyond this library's size), struct_size set. */
+void vic__init_sized(void *o, size_t struct_size, const void *defaults, size_t full_size);
+#define VIC__OPTIONS_IN(c, given, full, what) vic__options_in((c), (given), (full), sizeof *(full), (what))
+
 /* Allocation that fails cleanly: returns NULL and sets VIC_E_NOMEM on c. */
 void *vic__malloc(vic_ctx *c, size_t bytes, const char *what);
 void *vic__calloc(vic_ctx *c, size_t count, size_t size, const char *what);

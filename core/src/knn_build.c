@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-void vic_build_options_init(vic_build_options *o) {
+static void defaults(vic_build_options *o) {
   memset(o, 0, sizeof *o);
   o->method = VIC_METHOD_AUTO;
   o->k = 16;
@@ -37,6 +37,15 @@ void vic_build_options_init(vic_build_options *o) {
   o->grnnd.rho = 0.6f;
   o->tsdg.alpha = 1.2f;
   o->tsdg.lambda0 = 10;
+#ifdef VIC_ABI_TEST_EXTRA_FIELD
+  o->abi_test_extra = 7;
+#endif
+}
+
+void vic_build_options_init_sized(vic_build_options *o, size_t struct_size) {
+  vic_build_options d;
+  defaults(&d);
+  vic__init_sized(o, struct_size, &d, sizeof d);
 }
 
 void vic_knn_free(vic_knn *r) {
@@ -125,18 +134,26 @@ static vic_status check_options(vic_ctx *c, const vic_data *x, const vic_build_o
   return VIC_OK;
 }
 
-vic_status vic_knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_options *o, vic_knn *out) {
+vic_status vic_knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_options *o_in, vic_knn *out) {
   if (!c || !out) return VIC_E_ARGUMENT;
-  memset(out, 0, sizeof *out);
+  vic__knn_clear(out);
   c->error[0] = '\0';
   c->warnings = 0;
   double t0 = vic__now();
   vic_status s = vic_data_validate(c, x_in);
   if (s != VIC_OK) return s;
+  if (!o_in) return vic__fail(c, VIC_E_ARGUMENT, "no build options");
+  vic_build_options o_full;
+  vic_build_options_init(&o_full);
+  if ((s = VIC__OPTIONS_IN(c, o_in, &o_full, "vic_build_options")) != VIC_OK) return s;
+  const vic_build_options *o = &o_full;
+#ifdef VIC_ABI_TEST_EXTRA_FIELD
+  vic__log(c, VIC_LOG_INFO, "abi_test_extra = %d", (int)o->abi_test_extra);
+#endif
   if ((s = check_options(c, x_in, o)) != VIC_OK) return s;
 
   vic_report rep;
-  memset(&rep, 0, sizeof rep);
+  vic__report_clear(&rep);
   rep.k_requested = o->k;
   int32_t k = o->k;
   if ((int64_t)k >= x_in->n) {

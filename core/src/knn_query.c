@@ -49,7 +49,7 @@ vic_status vic_knn_query_exact(vic_ctx *c, const vic_data *x_in, const vic_data 
   c->error[0] = '\0';
   c->warnings = 0;
   if (!out) return vic__fail(c, VIC_E_ARGUMENT, "no output lists (out is NULL)");
-  memset(out, 0, sizeof *out);
+  vic__knn_clear(out);
   if (!x_in || !q_in) return vic__fail(c, VIC_E_ARGUMENT, "no %s (NULL view)", x_in ? "queries" : "data");
   double t0 = vic__now();
   vic_status s = check_pair(c, x_in, q_in);
@@ -57,7 +57,7 @@ vic_status vic_knn_query_exact(vic_ctx *c, const vic_data *x_in, const vic_data 
   if (k < 1) return vic__fail(c, VIC_E_ARGUMENT, "k must be at least 1 (got %d)", (int)k);
 
   vic_report rep;
-  memset(&rep, 0, sizeof rep);
+  vic__report_clear(&rep);
   rep.k_requested = k;
   if ((int64_t)k > x_in->n) {
     vic__log(c, VIC_LOG_WARNING, "k = %d > n = %lld data points: clamped to k = %lld", (int)k, (long long)x_in->n,

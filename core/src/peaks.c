@@ -44,12 +44,18 @@
 
 #include <string.h>
 
-void vic_peak_options_init(vic_peak_options *o) {
+static void defaults(vic_peak_options *o) {
   memset(o, 0, sizeof *o);
   o->min_density = 0;
   o->min_delta = 0;
   o->min_members = 20;
   o->delta_factor = 2.0;
+}
+
+void vic_peak_options_init_sized(vic_peak_options *o, size_t struct_size) {
+  vic_peak_options d;
+  defaults(&d);
+  vic__init_sized(o, struct_size, &d, sizeof d);
 }
 
 void vic_peaks_free(vic_peaks *p) {
@@ -230,12 +236,16 @@ vic_status vic_peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, cons
                           const vic_peak_options *o_in, vic_peaks *out) {
   if (!c) return VIC_E_ARGUMENT;
   if (!out) return vic__fail(c, VIC_E_ARGUMENT, "peak finding needs an output structure");
-  memset(out, 0, sizeof *out);
+  vic__peaks_clear(out);
   c->error[0] = '\0';
   c->warnings = 0;
   const double t0 = vic__now();
   vic_peak_options o;
-  if (o_in) o = *o_in; else vic_peak_options_init(&o);
+  vic_peak_options_init(&o);
+  if (o_in) {
+    vic_status so_ = VIC__OPTIONS_IN(c, o_in, &o, "vic_peak_options");
+    if (so_ != VIC_OK) return so_;
+  }
   vic_status s = check_inputs(c, x, nn, density, &o);
   if (s != VIC_OK) return s;
   if ((s = vic__progress(c, "peaks", 0.0)) != VIC_OK) return s;

@@ -107,7 +107,7 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
                                    vic_sph_convention sph, const vic_peak_options *o, float *knn_density,
                                    float *sph_density, float *smoothing_length, int64_t *ids, float *dist,
                                    vic_report *rep, int64_t *bad_row, vic_peaks *out) {
-  memset(out, 0, sizeof *out);
+  vic__peaks_clear(out);
   *bad_row = -1;
   vick_call call;
   vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
@@ -150,7 +150,7 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
                                    vic_report *rep, int64_t *bad_row, vic_peaks *out) {
   (void)x; (void)k; (void)mass; (void)unit_mass; (void)sph; (void)o; (void)knn_density; (void)sph_density;
   (void)smoothing_length; (void)ids; (void)dist; (void)rep;
-  memset(out, 0, sizeof *out);
+  vic__peaks_clear(out);
   *bad_row = -1;
   return vic__cuda_probe(c);
 }
