@@ -6,8 +6,11 @@ Python delivers KeyboardInterrupt to the main thread only between
 bytecodes, never inside a foreign call, so the waiting thread receives it,
 cancels the context (safe from any thread) and re-raises once the library
 has stopped.  ctypes releases the GIL for the whole library call.
+A host that keeps SIGINT for itself in C (pvpython's logger aborts on
+it) gets Python's handler for the length of the call and its own back.
 """
 import ctypes
+import signal
 import threading
 import warnings
 
@@ -63,6 +66,31 @@ def metric_code(name):
     return _enum(lib.vic_metric_parse, "metric", name)
 
 
+class _PythonSigint:
+    """Python's SIGINT handler while a call runs, when the process had a
+    handler that Python does not know (signal.getsignal gives None); the
+    host's own is put back with sigaction afterwards."""
+
+    def __enter__(self):
+        self._saved = None
+        if signal.getsignal(signal.SIGINT) is not None:
+            return self
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            saved = ctypes.create_string_buffer(512)  # larger than any struct sigaction
+            if libc.sigaction(signal.SIGINT, None, saved) == 0:
+                self._libc, self._saved = libc, saved
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+        except (OSError, AttributeError, ValueError):
+            self._saved = None
+        return self
+
+    def __exit__(self, *exc):
+        if self._saved is not None:
+            self._libc.sigaction(signal.SIGINT, self._saved, None)
+        return False
+
+
 class Context:
     """A vic_ctx for one call (or one Index's lifetime)."""
 
@@ -104,15 +132,16 @@ class Context:
         if threading.current_thread() is not threading.main_thread():
             work()  # signals reach the main thread only: nothing to catch here
         else:
-            t = threading.Thread(target=work, name="vicinity", daemon=True)
-            t.start()
             interrupted = False
-            while t.is_alive():
-                try:
-                    t.join(0.1)
-                except KeyboardInterrupt:
-                    interrupted = True
-                    lib.vic_ctx_cancel(self._handle)
+            with _PythonSigint():
+                t = threading.Thread(target=work, name="vicinity", daemon=True)
+                t.start()
+                while t.is_alive():
+                    try:
+                        t.join(0.1)
+                    except KeyboardInterrupt:
+                        interrupted = True
+                        lib.vic_ctx_cancel(self._handle)
             if interrupted:
                 raise KeyboardInterrupt("vicinity: cancelled")
         for level, msg in self.log:
