@@ -1,0 +1,25 @@
+# The filters use the library as an outside program does: the only
+# Vicinity header they include is vicinity.h, and no internal (vic__,
+# vick_) name appears in them.
+# usage: cmake -DFILTERS=filters -P filters_public_header.cmake
+file(GLOB sources ${FILTERS}/*.h ${FILTERS}/*.cxx)
+set(bad "")
+foreach(f IN LISTS sources)
+  file(STRINGS ${f} includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+  foreach(line IN LISTS includes)
+    string(REGEX REPLACE ".*\"([^\"]+)\".*" "\\1" name "${line}")
+    if(NOT name MATCHES "^(vtk|Vicinity)" AND NOT name STREQUAL "vicinity.h")
+      list(APPEND bad "${f}: #include \"${name}\"")
+    endif()
+  endforeach()
+  file(STRINGS ${f} internals REGEX "vic__|vick_")
+  if(internals)
+    list(APPEND bad "${f}: internal name: ${internals}")
+  endif()
+endforeach()
+list(LENGTH sources count)
+if(bad)
+  string(REPLACE ";" "\n" bad "${bad}")
+  message(FATAL_ERROR "filters reach past vicinity.h:\n${bad}")
+endif()
+message(STATUS "${count} filter files include only vicinity.h of Vicinity's headers")
