@@ -7,6 +7,10 @@ the shape vicinity_bench prints (run with Debian's /usr/bin/python3):
   faiss        FAISS IndexFlatL2 add + search(k+1)              exact
   hnswlib      HNSW build + query; ef raised until recall >= 0.99
   pynndescent  PyNNDescent (n_neighbors 20), timed after a numba warm-up
+  vicinity     Vicinity's Python module (vicinity.knn, CPU backend, method
+               auto: the grid for d <= 3, NN-Descent above 20,000 points)
+  vicinity_brute  the same module forced to exact brute force
+  (the module is found on PYTHONPATH, e.g. <build>/python)
 
 Each peer runs in its own process so that peak memory is its own.
 Recall is against the exact lists in --truth (an .ivecs cache shared with
@@ -22,7 +26,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_common as bc  # noqa: E402
 
-ALL = ["ckdtree", "sklearn", "faiss", "hnswlib", "pynndescent"]
+ALL = ["ckdtree", "sklearn", "faiss", "hnswlib", "pynndescent", "vicinity", "vicinity_brute"]
 
 
 def run_ckdtree(x, k, threads):
@@ -102,6 +106,18 @@ def run_pynndescent(x, k, threads):
     return bc.drop_self(ids[:, :k + 1].astype(np.int64)), st, {"n_neighbors": 20}
 
 
+def run_vicinity(x, k, threads, method="auto"):
+    """The Python module as a user calls it: the whole call is timed (the
+    library's own stages are in the extra fields)."""
+    import vicinity
+    st = bc.Stages()
+    st.start()
+    ids, _, rep = vicinity.knn(x, k, method=method, backend="cpu", threads=threads, recall_sample=0)
+    st.stop("knn")
+    return ids, st, {"vicinity_method": rep["method"], "vicinity_seconds_total": round(rep["seconds_total"], 6),
+                     "vicinity_version": vicinity.version()}
+
+
 def exact_truth(x, k, path):
     if os.path.exists(path):
         t = bc.load_ivecs(path)
@@ -129,7 +145,8 @@ def run_one(args):
             peak = bc.peak_rss_mb()  # includes the recall checks of the ef ladder
         else:
             fn = {"ckdtree": run_ckdtree, "sklearn": run_sklearn, "faiss": run_faiss,
-                  "pynndescent": run_pynndescent}[peer]
+                  "pynndescent": run_pynndescent, "vicinity": run_vicinity,
+                  "vicinity_brute": lambda x, k, t: run_vicinity(x, k, t, "brute")}[peer]
             ids, st, extra = fn(x, args.k, threads)
             peak = bc.peak_rss_mb()
         rec = bc.recall(x, np.asarray(ids), truth) if truth is not None else None
