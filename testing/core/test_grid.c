@@ -294,7 +294,8 @@ static void test_halo(void) {
       out++;
     }
   }
-  vic_knn sub = {sample, k, malloc((size_t)sample * k * sizeof(int64_t)), malloc((size_t)sample * k * sizeof(float)), r.report};
+  vic_knn sub = {.n = sample, .k = k, .ids = malloc((size_t)sample * k * sizeof(int64_t)),
+                 .dist = malloc((size_t)sample * k * sizeof(float)), .report = r.report};
   for (int64_t s = 0; s < sample; ++s) {
     memcpy(sub.ids + s * k, r.ids + rows[s] * k, k * sizeof(int64_t));
     memcpy(sub.dist + s * k, r.dist + rows[s] * k, k * sizeof(float));
