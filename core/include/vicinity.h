@@ -27,9 +27,13 @@
  *    it does not know are zero, and refused with VIC_E_UNSUPPORTED when
  *    they are set.  Fields are only ever appended.
  *  - Result structs (vic_knn, vic_peaks, vic_report) are written whole by
- *    the library and have a fixed size: new fields take bytes of their
- *    `reserved` tail.  Their struct_size says how many bytes the library
- *    that filled them knows.  They need no initialisation by the caller.
+ *    the library and have a fixed size: their fields are an anonymous
+ *    struct in a union with a reserve, and new fields are appended to that
+ *    struct (core/src/abi.c checks the sizes and records the last field).
+ *    Their struct_size says how many bytes the library that filled them
+ *    knows.  They need no initialisation by the caller.
+ *  - vic_data, a view the caller fills field by field, does not grow:
+ *    further inputs come as options or as new functions.
  *  - Only vic_* symbols are exported; vic_version() tells the library's
  *    version at run time (VIC_VERSION the header's).
  */
