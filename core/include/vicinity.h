@@ -85,7 +85,8 @@ typedef struct {
   uint64_t seed;       /* seed of every random choice; results are reproducible per seed */
   void (*log)(void *user, vic_log_level level, const char *message);
   /* Called with a stage name ("grid", "brute", "nndescent", "recall", ...)
-   * and a fraction in [0,1].  Return nonzero to cancel the running call. */
+   * and a fraction in [0,1].  Return nonzero to cancel the running call
+   * (that call only: the next call starts uncancelled). */
   int (*progress)(void *user, const char *stage, double fraction);
   void *user;
 } vic_ctx_options;
@@ -98,7 +99,10 @@ void vic_ctx_destroy(vic_ctx *c);
 /* The message of the last failure on this context ("" when none). */
 const char *vic_ctx_error(const vic_ctx *c);
 /* Ask a running call on this context to stop; safe from another thread.
- * The call returns VIC_E_CANCELLED.  vic_ctx_reset_cancel clears it. */
+ * The call returns VIC_E_CANCELLED.  A cancel applies to one call: every
+ * call clears it when it starts, so a cancel from the progress callback
+ * does not stop the next call (and one requested before a call starts is
+ * forgotten).  vic_ctx_reset_cancel clears it at any time. */
 void vic_ctx_cancel(vic_ctx *c);
 void vic_ctx_reset_cancel(vic_ctx *c);
 /* 1 when this build has the CUDA backend and a usable device exists. */
@@ -185,8 +189,8 @@ typedef struct {
     float rho;             /* reverse-edge sampling ratio; default 0.6 */
   } grnnd;
   struct {                 /* TSDG (Wang et al.) */
-    float alpha;           /* relaxed diversification; default 1.2 */
-    int32_t lambda0;       /* occlusion cut; default 10 */
+    float alpha;           /* relaxed diversification, finite and >= 1; default 1.2 (0 also means it) */
+    int32_t lambda0;       /* occlusion cut, 0..254; default 10 (0 also means it) */
   } tsdg;
   int64_t shard_size;             /* 0 = no sharding.  GGNN: more points than this are built as
                                      ceil(n / shard_size) independent graphs of consecutive rows
@@ -220,7 +224,7 @@ typedef struct {
   float tau;              /* slack of the stopping criterion (GGNN); default 0.5 */
   int32_t max_visits;     /* visit budget of graph searches; 0 = automatic */
   int32_t occlusion_limit;/* TSDG per-search occlusion limit; 0 = all edges */
-  int32_t entry_points;   /* random entry points per query; 0 = automatic */
+  int32_t entry_points;   /* random entry points per query; 0 = automatic; more than n is clamped to n */
 } vic_search_options;
 
 void vic_search_options_init(vic_search_options *o);

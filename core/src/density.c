@@ -37,10 +37,10 @@ void vic_density_options_init(vic_density_options *o) {
 
 /* The first row whose list cannot give a density (a missing neighbour, an
  * id out of range, or a zero k-th distance from duplicates), or -1. */
-static int64_t first_bad_row(const vic_knn *nn, int64_t n, int *why) {
+static int64_t first_bad_row(vic_ctx *c, const vic_knn *nn, int64_t n, int *why) {
   const int64_t k = nn->k;
   int64_t bad = INT64_MAX;
-#pragma omp parallel for reduction(min : bad) schedule(static)
+#pragma omp parallel for num_threads(vic__threads(c)) reduction(min : bad) schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     const int64_t *id = nn->ids + i * k;
     int ok = nn->dist[i * k + k - 1] > 0 && isfinite(nn->dist[i * k + k - 1]);
@@ -61,7 +61,7 @@ vic_status vic__check_density_options(vic_ctx *c, int64_t n, const float *mass, 
     return vic__fail(c, VIC_E_ARGUMENT, "total_mass must be >= 0 and finite (got %g; 0 = unit masses)", o->total_mass);
   if (mass) {
     int64_t badm = INT64_MAX;
-#pragma omp parallel for reduction(min : badm) schedule(static)
+#pragma omp parallel for num_threads(vic__threads(c)) reduction(min : badm) schedule(static)
     for (int64_t i = 0; i < n; ++i)
       if (!(mass[i] >= 0) || !isfinite(mass[i])) badm = i < badm ? i : badm;
     if (badm != INT64_MAX)
@@ -105,7 +105,7 @@ static vic_status check_inputs(vic_ctx *c, const vic_data *x, const vic_knn *nn,
   if (nn->k < 2)
     return vic__fail(c, VIC_E_ARGUMENT, "density needs k >= 2 neighbours per point (got k = %d)", (int)nn->k);
   int why = 0;
-  int64_t bad = first_bad_row(nn, x->n, &why);
+  int64_t bad = first_bad_row(c, nn, x->n, &why);
   if (bad >= 0) {
     if (why)
       return vic__fail(c, VIC_E_ARGUMENT, "point %lld has fewer than k = %d valid neighbours; densities need full lists",
@@ -147,8 +147,15 @@ vic_status vic__cpu_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, co
 }
 
 vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
-                       const vic_density_options *o_in, float *knn_density, float *sph_density,
+                       const vic_density_options *o, float *knn_density, float *sph_density,
                        float *smoothing_length) {
+  vic__begin_call(c);
+  return vic__density(c, x, nn, mass, o, knn_density, sph_density, smoothing_length);
+}
+
+vic_status vic__density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
+                        const vic_density_options *o_in, float *knn_density, float *sph_density,
+                        float *smoothing_length) {
   if (!c) return VIC_E_ARGUMENT;
   c->error[0] = '\0';
   c->warnings = 0;
@@ -215,8 +222,15 @@ void vic__finish_device_lists(vic_ctx *c, vic_knn *lists, int kept, double t0) {
 }
 
 vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass,
-                           const vic_density_options *o_in, vic_knn *nn, float *knn_density, float *sph_density,
+                           const vic_density_options *o, vic_knn *nn, float *knn_density, float *sph_density,
                            float *smoothing_length) {
+  vic__begin_call(c);
+  return vic__knn_density(c, x, k, mass, o, nn, knn_density, sph_density, smoothing_length);
+}
+
+vic_status vic__knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass,
+                            const vic_density_options *o_in, vic_knn *nn, float *knn_density, float *sph_density,
+                            float *smoothing_length) {
   if (!c) return VIC_E_ARGUMENT;
   if (nn) memset(nn, 0, sizeof *nn);
   c->error[0] = '\0';
@@ -260,10 +274,10 @@ vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float
   bo.recall_sample = 0;
   vic_knn tmp;
   const int warned = c->warnings;
-  s = vic_knn_build(c, x, &bo, &tmp);
+  s = vic__knn_build(c, x, &bo, &tmp);
   int warnings = warned + c->warnings;
   if (s == VIC_OK) {
-    s = vic_density(c, x, &tmp, mass, &o, knn_density, sph_density, smoothing_length);
+    s = vic__density(c, x, &tmp, mass, &o, knn_density, sph_density, smoothing_length);
     warnings += c->warnings;
   }
   c->warnings = warnings;

@@ -123,6 +123,7 @@ vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_option
   *out = NULL;
   c->error[0] = '\0';
   c->warnings = 0;
+  vic__begin_call(c);
   if (!o) return vic__fail(c, VIC_E_ARGUMENT, "no build options");
   double t0 = vic__now();
   vic_status s = vic_data_validate(c, x);

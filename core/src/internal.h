@@ -36,6 +36,23 @@ vic_status vic__progress(vic_ctx *c, const char *stage, double fraction);
 /* Nonzero when a cancel was requested; safe from any thread. */
 static inline int vic__cancelled(vic_ctx *c) { return atomic_load_explicit(&c->cancel, memory_order_relaxed); }
 
+/* Called first by every public call that may poll the cancel flag: a
+ * cancel (from the progress callback or vic_ctx_cancel) stops the call that
+ * is running and is cleared when the next call starts.  Public calls that
+ * the core also makes internally have a vic__ body that does not clear it,
+ * so a cancel during the outer call is not lost between its stages. */
+static inline void vic__begin_call(vic_ctx *c) {
+  if (c) atomic_store(&c->cancel, 0);
+}
+vic_status vic__knn_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_knn *out);
+vic_status vic__knn_recall(vic_ctx *c, const vic_data *x, const vic_knn *approx, int32_t sample, double *recall);
+vic_status vic__density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
+                        const vic_density_options *o, float *knn_density, float *sph_density, float *smoothing_length);
+vic_status vic__knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, const vic_density_options *o,
+                            vic_knn *nn, float *knn_density, float *sph_density, float *smoothing_length);
+vic_status vic__peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *density,
+                           const vic_peak_options *o, vic_peaks *out);
+
 int vic__threads(const vic_ctx *c); /* effective CPU thread count */
 double vic__now(void);              /* monotonic seconds */
 void vic__report_stage(vic_report *r, const char *name, double seconds);

@@ -125,7 +125,12 @@ static vic_status check_options(vic_ctx *c, const vic_data *x, const vic_build_o
   return VIC_OK;
 }
 
-vic_status vic_knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_options *o, vic_knn *out) {
+vic_status vic_knn_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_knn *out) {
+  vic__begin_call(c);
+  return vic__knn_build(c, x, o, out);
+}
+
+vic_status vic__knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_options *o, vic_knn *out) {
   if (!c || !out) return VIC_E_ARGUMENT;
   memset(out, 0, sizeof *out);
   c->error[0] = '\0';
@@ -163,6 +168,19 @@ vic_status vic_knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_optio
     vic__log(c, VIC_LOG_WARNING, "method '%s' needs a GPU; using its CPU equivalent NN-Descent", vic_method_name(m));
     vic__report_reason(&rep, "'%s' needs a GPU, none usable: CPU NN-Descent instead", vic_method_name(m));
     m = VIC_METHOD_NNDESCENT;
+  }
+  if (m == VIC_METHOD_NNDESCENT && be == VIC_BACKEND_CPU) {
+    if ((s = vic__nndescent_check_options(c, o)) != VIC_OK) return s;
+    const int32_t K = vic__nndescent_k_build(x_in, o, k);
+    if (vic__nndescent_costlier_than_exact(x_in, o, K)) {
+      vic__log(c, VIC_LOG_WARNING,
+               "NN-Descent with k_build = %d on n = %lld points would cost more than exact brute force; using brute "
+               "force",
+               (int)K, (long long)x_in->n);
+      vic__report_reason(&rep, "NN-Descent with k_build = %d costs more than brute force on n = %lld: exact brute force",
+                         (int)K, (long long)x_in->n);
+      m = VIC_METHOD_BRUTE;
+    }
   }
   rep.method = m;
   rep.backend = be;
@@ -202,7 +220,7 @@ vic_status vic_knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_optio
   } else if (o->recall_sample > 0) {
     double tr = vic__now();
     out->report = rep;
-    if ((s = vic_knn_recall(c, &x, out, o->recall_sample, &rep.recall_estimate)) != VIC_OK) goto fail;
+    if ((s = vic__knn_recall(c, &x, out, o->recall_sample, &rep.recall_estimate)) != VIC_OK) goto fail;
     rep.recall_sample = o->recall_sample < x.n ? o->recall_sample : x.n;
     vic__report_stage(&rep, "recall", vic__now() - tr);
   } else {
@@ -235,6 +253,11 @@ void vic__report_dnn1(const vic_knn *nn, vic_report *r) {
 }
 
 vic_status vic_knn_recall(vic_ctx *c, const vic_data *x, const vic_knn *approx, int32_t sample, double *recall) {
+  vic__begin_call(c);
+  return vic__knn_recall(c, x, approx, sample, recall);
+}
+
+vic_status vic__knn_recall(vic_ctx *c, const vic_data *x, const vic_knn *approx, int32_t sample, double *recall) {
   if (!c || !x || !approx || !recall || sample <= 0 || approx->n != x->n || approx->k <= 0)
     return c ? vic__fail(c, VIC_E_ARGUMENT, "recall needs lists of the same data and a positive sample size")
              : VIC_E_ARGUMENT;

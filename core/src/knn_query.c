@@ -48,6 +48,7 @@ vic_status vic_knn_query_exact(vic_ctx *c, const vic_data *x_in, const vic_data 
   if (!c) return VIC_E_ARGUMENT;
   c->error[0] = '\0';
   c->warnings = 0;
+  vic__begin_call(c);
   if (!out) return vic__fail(c, VIC_E_ARGUMENT, "no output lists (out is NULL)");
   memset(out, 0, sizeof *out);
   if (!x_in || !q_in) return vic__fail(c, VIC_E_ARGUMENT, "no %s (NULL view)", x_in ? "queries" : "data");
