@@ -34,7 +34,8 @@ extern "C" {
 typedef enum {
   VIC_OK = 0,
   VIC_E_ARGUMENT,    /* a parameter is out of range or inconsistent */
-  VIC_E_NONFINITE,   /* NaN or Inf in the data; the message names the row */
+  VIC_E_NONFINITE,   /* NaN or Inf in the data, or values whose distances or densities a float cannot
+                        hold; the message names the row or the numbers */
   VIC_E_NOMEM,       /* host allocation failed */
   VIC_E_NODEVICE,    /* the GPU backend was requested but is unavailable */
   VIC_E_DEVICE,      /* a CUDA call failed */
@@ -120,7 +121,12 @@ typedef struct {
 
 /* Check a view: n > 0, d > 0, finite values (the message names the first
  * bad row and column), box lengths positive and coordinates inside
- * [0, box) tolerated by wrapping.  Every build calls it. */
+ * [0, box) tolerated by wrapping, and a range that float distances can
+ * hold: the squared diagonal of the bounding box (L2) or the largest
+ * possible dot product (inner product) below FLT_MAX (VIC_E_NONFINITE)
+ * and, when not 0, above about 1e-31, where squared distances become
+ * subnormal (VIC_E_ARGUMENT); the message gives the factor to rescale by.
+ * Every build calls it. */
 vic_status vic_data_validate(vic_ctx *c, const vic_data *x);
 
 /* ----------------------------------------------------------------- report */

@@ -2,7 +2,98 @@
 #include "internal.h"
 #include "topk.h"
 
+#include <float.h>
 #include <string.h>
+
+/* Squared distances below this are subnormal floats or zero for every
+ * pair of points: the distances, their order and any density lose their
+ * precision (about 1e-31 in squared length, 3e-16 in length). */
+#define TINY_SQUARED ((double)FLT_MIN / (double)FLT_EPSILON)
+
+/* The float kernels form squared distances (L2, and cosine on unit rows)
+ * or dot products (inner product) as sums over the d components.  The
+ * largest squared distance is at most the squared diagonal of the data's
+ * bounding box, the largest |dot| at most the sum of the squared largest
+ * magnitudes per component: where these pass FLT_MAX the sums overflow to
+ * infinity and the lists come out wrong, so such data are refused with
+ * the numbers and the factor that would fit them. */
+static vic_status check_range(vic_ctx *c, const vic_data *x) {
+  if (x->metric == VIC_COSINE) return VIC_OK; /* unit rows, normalised in a scaled frame */
+  const int32_t d = x->d;
+  float *lo = vic__malloc(c, 2 * (size_t)d * sizeof *lo, "range check");
+  if (!lo) return VIC_E_NOMEM;
+  float *hi = lo + d;
+  const float *r0 = vic__row(x, 0);
+  for (int32_t j = 0; j < d; ++j) lo[j] = hi[j] = r0[j];
+  for (int64_t i = 1; i < x->n; ++i) {
+    const float *r = vic__row(x, i);
+    for (int32_t j = 0; j < d; ++j) {
+      if (r[j] < lo[j]) lo[j] = r[j];
+      if (r[j] > hi[j]) hi[j] = r[j];
+    }
+  }
+  double diag2 = 0, mag2 = 0, mag = 0;
+  for (int32_t j = 0; j < d; ++j) {
+    double e = (double)hi[j] - (double)lo[j];
+    if (x->box && x->box[j] > 0 && e > 0.5 * x->box[j]) e = 0.5 * x->box[j]; /* minimum image */
+    double m = fabs((double)lo[j]) > fabs((double)hi[j]) ? fabs((double)lo[j]) : fabs((double)hi[j]);
+    diag2 += e * e;
+    mag2 += m * m;
+    if (m > mag) mag = m;
+  }
+  free(lo);
+  const double big = x->metric == VIC_INNER_PRODUCT ? mag2 : diag2;
+  const char *what = x->metric == VIC_INNER_PRODUCT ? "dot products" : "squared distances";
+  if (big > (double)FLT_MAX)
+    return vic__fail(c, VIC_E_NONFINITE,
+                     "the data are too large for float %s: with d = %d and values up to %.3g in magnitude they reach "
+                     "%.3g, above the float maximum %.3g; divide the values by %.3g or more (e.g. change units)",
+                     what, (int)d, mag, big, (double)FLT_MAX, sqrt(big / (double)FLT_MAX) * 16.0);
+  if (big > 0 && big < TINY_SQUARED)
+    return vic__fail(c, VIC_E_ARGUMENT,
+                     "the data are too small for float %s: with d = %d and values up to %.3g in magnitude they are at "
+                     "most %.3g, below %.3g where floats lose their precision; multiply the values by %.3g or more "
+                     "(e.g. change units)",
+                     what, (int)d, mag, big, TINY_SQUARED, sqrt(TINY_SQUARED / big) * 16.0);
+  return VIC_OK;
+}
+
+static int zero_row(const float *r, int32_t d) {
+  for (int32_t j = 0; j < d; ++j)
+    if (r[j] != 0.f) return 0;
+  return 1;
+}
+
+void vic__unit_row(const float *r, int32_t d, float *out) {
+  /* scaled by the largest magnitude first, so that the squared norm can
+   * neither overflow (values near 1e19 and above) nor underflow */
+  float m = 0.f;
+  for (int32_t j = 0; j < d; ++j) m = fabsf(r[j]) > m ? fabsf(r[j]) : m;
+  if (m == 0.f) {
+    for (int32_t j = 0; j < d; ++j) out[j] = 0.f;
+    return;
+  }
+  double s = 0;
+  for (int32_t j = 0; j < d; ++j) { double t = (double)r[j] / m; s += t * t; }
+  const double inv = 1.0 / (m * sqrt(s));
+  for (int32_t j = 0; j < d; ++j) out[j] = (float)(r[j] * inv);
+}
+
+vic_status vic__check_distances(vic_ctx *c, int64_t n, int32_t k, const int64_t *ids, const float *dist,
+                                const char *what) {
+  int64_t bad = INT64_MAX;
+#pragma omp parallel for num_threads(vic__threads(c)) reduction(min : bad) schedule(static, 4096)
+  for (int64_t i = 0; i < n; ++i)
+    for (int32_t t = 0; t < k; ++t)
+      if (ids[i * k + t] >= 0 && !isfinite(dist[i * k + t])) { bad = i < bad ? i : bad; break; }
+  if (bad == INT64_MAX) return VIC_OK;
+  int32_t t = 0;
+  while (ids[bad * k + t] < 0 || isfinite(dist[bad * k + t])) ++t;
+  return vic__fail(c, VIC_E_NONFINITE,
+                   "%s: the distance from row %lld to its neighbour %lld is %g: a float could not hold it (values too "
+                   "large for the dimension); rescale the data",
+                   what, (long long)bad, (long long)ids[bad * k + t], (double)dist[bad * k + t]);
+}
 
 vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
   if (!c) return VIC_E_ARGUMENT;
@@ -24,10 +115,10 @@ vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
       if (!isfinite(r[j]))
         return vic__fail(c, VIC_E_NONFINITE, "row %lld, component %d is %s; remove or fix non-finite values first",
                          (long long)i, (int)j, isnan(r[j]) ? "NaN" : "infinite");
-    if (x->metric == VIC_COSINE && vic__dot(r, r, x->d) == 0.f)
+    if (x->metric == VIC_COSINE && zero_row(r, x->d))
       return vic__fail(c, VIC_E_ARGUMENT, "row %lld is the zero vector; the cosine metric is undefined for it", (long long)i);
   }
-  return VIC_OK;
+  return check_range(c, x);
 }
 
 vic_status vic__prepare_rows(vic_ctx *c, const vic_data *x, vic_data *view, float **owned) {
@@ -36,11 +127,7 @@ vic_status vic__prepare_rows(vic_ctx *c, const vic_data *x, vic_data *view, floa
   if (x->metric != VIC_COSINE) return VIC_OK;
   float *u = vic__malloc(c, (size_t)x->n * (size_t)x->d * sizeof(float), "normalised rows");
   if (!u) return VIC_E_NOMEM;
-  for (int64_t i = 0; i < x->n; ++i) {
-    const float *r = vic__row(x, i);
-    float inv = 1.f / sqrtf(vic__dot(r, r, x->d));
-    for (int32_t j = 0; j < x->d; ++j) u[i * x->d + j] = r[j] * inv;
-  }
+  for (int64_t i = 0; i < x->n; ++i) vic__unit_row(vic__row(x, i), x->d, u + i * x->d);
   view->rows = u;
   view->stride = x->d;
   *owned = u;

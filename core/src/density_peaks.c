@@ -50,6 +50,11 @@ static vic_status on_gpu(vic_ctx *c, const vic_data *x, int32_t k, const float *
     vic_knn_free(&lists);
     return vic__density_after_gpu(c, s, "grid + density + peaks");
   }
+  if (vic__density_needs_cpu_check(x->n, mass, knn_density, sph_density)) {
+    vic_knn_free(&lists); /* densities out of float range: the CPU path names them, no peaks from them */
+    vic_peaks_free(out);
+    return VIC_OK;
+  }
   *done = 1;
   vic__finish_device_lists(c, &lists, nn != NULL, t0);
   out->report = lists.report;

@@ -149,8 +149,7 @@ vic_status vic__graph_search(vic_ctx *c, const vic_index *ix, const vic_data *q,
       if ((i & 255) == 0 && vic__cancelled(c)) { atomic_store(&cancelled, 1); continue; }
       const float *qr = vic__row(q, i);
       if (normalise) { /* the index holds unit rows; so must the query */
-        float inv = 1.f / sqrtf(vic__dot(qr, qr, d));
-        for (int32_t j = 0; j < d; ++j) s.qbuf[j] = qr[j] * inv;
+        vic__unit_row(qr, d, s.qbuf);
         qr = s.qbuf;
       }
       vic_topk h;

@@ -94,6 +94,7 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
   default:
     s = vic__fail(c, VIC_E_ARGUMENT, "corrupt index (kind %d)", (int)ix->kind);
   }
+  if (s == VIC_OK) s = vic__check_distances(c, out->n, k, out->ids, out->dist, "index search");
   if (s != VIC_OK) goto fail;
   vic__report_stage(&rep, "search", vic__now() - ts);
   rep.recall_estimate = (ix->kind == VIC_INDEX_BRUTE || ix->kind == VIC_INDEX_GRID) ? 1.0 : -1.0;

@@ -119,6 +119,16 @@ float vic__true_dist(vic_metric m, float work);
  * missing entries (id < 0) become +inf.  Rows in parallel. */
 void vic__true_lists(vic_ctx *c, vic_metric m, int64_t n, int32_t k, int64_t *ids, float *dist);
 
+/* Row r scaled to unit length (computed in a frame scaled by its largest
+ * magnitude, so no value range overflows); the zero row stays zero. */
+void vic__unit_row(const float *r, int32_t d, float *out);
+
+/* VIC_E_NONFINITE naming the first row of n lists of k whose distance to a
+ * present neighbour (id >= 0) is not finite: a float overflow that slipped
+ * past validation must not come back as an answer.  what: the call. */
+vic_status vic__check_distances(vic_ctx *c, int64_t n, int32_t k, const int64_t *ids, const float *dist,
+                                const char *what);
+
 /* Cosine data are normalised once into a private copy so every method can
  * run L2 on them.  *owned receives the buffer to free (NULL if x was used
  * as is).  The returned view has metric VIC_COSINE and stride d. */

@@ -211,6 +211,7 @@ vic_status vic__knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_opti
   } else {
     s = run_cpu(c, &x, o, m, k, out);
   }
+  if (s == VIC_OK) s = vic__check_distances(c, out->n, k, out->ids, out->dist, "kNN build");
   if (s != VIC_OK) goto fail;
   vic__report_stage(&rep, vic_method_name(m), vic__now() - tm);
 
@@ -286,6 +287,20 @@ vic_status vic__knn_recall(vic_ctx *c, const vic_data *x, const vic_knn *approx,
     }
   }
   if ((s = vic__cpu_brute_knn_rows(c, x, rows, m, k, ids, dist)) != VIC_OK) goto done;
+  /* an overflowed reference (or approximate list) would compare infinities
+   * and give a meaningless fraction: refuse it with the row */
+  for (int64_t i = 0; i < m; ++i)
+    for (int32_t t = 0; t < k; ++t) {
+      const float rd = dist[i * k + t], ad = approx->dist[rows[i] * k + t];
+      if ((ids[i * k + t] >= 0 && !isfinite(rd)) || (approx->ids[rows[i] * k + t] >= 0 && !isfinite(ad))) {
+        s = vic__fail(c, VIC_E_NONFINITE,
+                      "recall: row %lld has a non-finite %s distance (%g) to neighbour %d; no estimate from "
+                      "overflowed distances (rescale the data)",
+                      (long long)rows[i], isfinite(rd) ? "approximate" : "exact", (double)(isfinite(rd) ? ad : rd),
+                      (int)t);
+        goto done;
+      }
+    }
   /* A neighbour counts as found when the approximate list holds it, or holds
    * another point at the same distance (ties are interchangeable). */
   int64_t hit = 0, total = 0;
