@@ -169,7 +169,9 @@ typedef struct {
   int32_t recall_sample;   /* points checked against exact search; default 1000, 0 = skip */
   int64_t brute_max_n;     /* AUTO uses brute force up to this n for d > 3; default 20000 */
   struct {                 /* CPU NN-Descent (Dong et al. 2011) */
-    int32_t k_build;       /* list length during the build (>= k); default max(k, 20) */
+    int32_t k_build;       /* list length during the build (>= k, <= n-1); default max(k, 20).  Where a round
+                              would cost more than exact search ((2 rho k_build)^2 > n) brute force runs
+                              instead, with a warning and report.method = BRUTE */
     float rho;             /* sample rate of new/old neighbours; default 0.5 */
     float delta;           /* stop when updates < delta*n*k; default 0.001 */
     int32_t max_iterations;/* default 20 */
@@ -219,7 +221,9 @@ vic_status vic_knn_build(vic_ctx *c, const vic_data *x, const vic_build_options 
 vic_status vic_knn_query_exact(vic_ctx *c, const vic_data *x, const vic_data *q, int32_t k, vic_knn *out);
 
 /* Recall@k of approximate lists against exact search on `sample` random
- * points of x (seeded by the context).  Writes the fraction to *recall. */
+ * points of x (seeded by the context).  Writes the fraction to *recall.
+ * A non-finite distance in the lists or the exact reference (an overflow)
+ * is VIC_E_NONFINITE: no estimate from it. */
 vic_status vic_knn_recall(vic_ctx *c, const vic_data *x, const vic_knn *approx, int32_t sample, double *recall);
 
 /* --------------------------------------------------------- search index */
@@ -278,7 +282,10 @@ void vic_density_options_init(vic_density_options *o);
  * each, any may be NULL): kNN density (k-1) m / (V_d r_k^d) (with masses:
  * the mass of the k-1 nearest neighbours, neither the particle itself nor
  * the k-th), SPH density sum_j m_j W(r_ij, r_k) over the particle itself
- * and its neighbours (cubic spline), smoothing length h. */
+ * and its neighbours (cubic spline), smoothing length h.  Computed in logs
+ * (r_k^d leaves double's range in high d); a density a float cannot hold
+ * (above 3.4e38, or nonzero below 1.2e-38) is VIC_E_NONFINITE with the
+ * range of the densities and the factor on the coordinates that fits it. */
 vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
                        const vic_density_options *o, float *knn_density, float *sph_density,
                        float *smoothing_length);
