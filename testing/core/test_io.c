@@ -317,6 +317,16 @@ static void test_huge_headers(void) {
   gzwrite(g, vec, sizeof vec);
   gzclose(g);
   expect_failure(p, "row 0 is incomplete");
+  /* Gadget: 10^8 particles (a 1.2 GB position block) declared, 16 bytes present */
+  unsigned char gad[4 + 256 + 4 + 4 + 16] = {0};
+  uint32_t m256 = 256, mpos = 1200000000u;
+  int32_t npart[6] = {100000000, 0, 0, 0, 0, 0};
+  memcpy(gad, &m256, 4);
+  memcpy(gad + 4, npart, sizeof npart);
+  memcpy(gad + 260, &m256, 4);
+  memcpy(gad + 264, &mpos, 4);
+  write_bytes(tmp_path("huge.dat", p, sizeof p), gad, sizeof gad);
+  expect_failure(p, "declares 1200000000 bytes, only 16 follow");
 #if !defined(__SANITIZE_ADDRESS__)
   if (limited) setrlimit(RLIMIT_DATA, &old);
 #endif
