@@ -4,6 +4,9 @@
 
 #include <float.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* Squared distances below this are subnormal floats or zero for every
  * pair of points: the distances, their order and any density lose their
@@ -16,22 +19,9 @@
  * bounding box, the largest |dot| at most the sum of the squared largest
  * magnitudes per component: where these pass FLT_MAX the sums overflow to
  * infinity and the lists come out wrong, so such data are refused with
- * the numbers and the factor that would fit them. */
-static vic_status check_range(vic_ctx *c, const vic_data *x) {
-  if (x->metric == VIC_COSINE) return VIC_OK; /* unit rows, normalised in a scaled frame */
+ * the numbers and the factor that would fit them.  lo, hi: the box. */
+static vic_status range_verdict(vic_ctx *c, const vic_data *x, const float *lo, const float *hi) {
   const int32_t d = x->d;
-  float *lo = vic__malloc(c, 2 * (size_t)d * sizeof *lo, "range check");
-  if (!lo) return VIC_E_NOMEM;
-  float *hi = lo + d;
-  const float *r0 = vic__row(x, 0);
-  for (int32_t j = 0; j < d; ++j) lo[j] = hi[j] = r0[j];
-  for (int64_t i = 1; i < x->n; ++i) {
-    const float *r = vic__row(x, i);
-    for (int32_t j = 0; j < d; ++j) {
-      if (r[j] < lo[j]) lo[j] = r[j];
-      if (r[j] > hi[j]) hi[j] = r[j];
-    }
-  }
   double diag2 = 0, mag2 = 0, mag = 0;
   for (int32_t j = 0; j < d; ++j) {
     double e = (double)hi[j] - (double)lo[j];
@@ -41,7 +31,6 @@ static vic_status check_range(vic_ctx *c, const vic_data *x) {
     mag2 += m * m;
     if (m > mag) mag = m;
   }
-  free(lo);
   const double big = x->metric == VIC_INNER_PRODUCT ? mag2 : diag2;
   const char *what = x->metric == VIC_INNER_PRODUCT ? "dot products" : "squared distances";
   if (big > (double)FLT_MAX)
@@ -109,16 +98,54 @@ vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
       if (!(x->box[j] >= 0) || !isfinite(x->box[j]))
         return vic__fail(c, VIC_E_ARGUMENT, "periodic box length %d is %g; it must be > 0 (or 0 for an open axis)", (int)j, x->box[j]);
   }
-  for (int64_t i = 0; i < x->n; ++i) {
-    const float *r = vic__row(x, i);
-    for (int32_t j = 0; j < x->d; ++j)
+  /* One parallel pass: the first row with a non-finite value (or, for
+   * cosine, the zero row) and the bounding box, per thread then merged. */
+  const int32_t d = x->d;
+  const int cosine = x->metric == VIC_COSINE, threads = vic__threads(c);
+  float *box = vic__malloc(c, 2 * (size_t)d * (size_t)threads * sizeof *box, "range check");
+  if (!box) return VIC_E_NOMEM;
+  int64_t bad = INT64_MAX;
+#pragma omp parallel num_threads(threads) reduction(min : bad)
+  {
+    int t = 0;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+#endif
+    float *lo = box + 2 * (size_t)d * (size_t)t, *hi = lo + d;
+    const float *r0 = vic__row(x, 0);
+    for (int32_t j = 0; j < d; ++j) lo[j] = hi[j] = isfinite(r0[j]) ? r0[j] : 0.f;
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < x->n; ++i) {
+      const float *r = vic__row(x, i);
+      int finite = 1;
+      for (int32_t j = 0; j < d; ++j) { /* branch-free: vectorises */
+        finite &= r[j] - r[j] == 0.f;   /* false for inf and NaN */
+        lo[j] = r[j] < lo[j] ? r[j] : lo[j];
+        hi[j] = r[j] > hi[j] ? r[j] : hi[j];
+      }
+      if ((!finite || (cosine && zero_row(r, d))) && i < bad) bad = i;
+    }
+  }
+  if (bad != INT64_MAX) {
+    free(box);
+    const float *r = vic__row(x, bad);
+    for (int32_t j = 0; j < d; ++j)
       if (!isfinite(r[j]))
         return vic__fail(c, VIC_E_NONFINITE, "row %lld, component %d is %s; remove or fix non-finite values first",
-                         (long long)i, (int)j, isnan(r[j]) ? "NaN" : "infinite");
-    if (x->metric == VIC_COSINE && zero_row(r, x->d))
-      return vic__fail(c, VIC_E_ARGUMENT, "row %lld is the zero vector; the cosine metric is undefined for it", (long long)i);
+                         (long long)bad, (int)j, isnan(r[j]) ? "NaN" : "infinite");
+    return vic__fail(c, VIC_E_ARGUMENT, "row %lld is the zero vector; the cosine metric is undefined for it", (long long)bad);
   }
-  return check_range(c, x);
+  for (int t = 1; t < threads; ++t) {
+    const float *lo = box + 2 * (size_t)d * (size_t)t, *hi = lo + d;
+    for (int32_t j = 0; j < d; ++j) {
+      box[j] = lo[j] < box[j] ? lo[j] : box[j];
+      box[d + j] = hi[j] > box[d + j] ? hi[j] : box[d + j];
+    }
+  }
+  /* cosine: unit rows, normalised in a scaled frame, cannot overflow */
+  vic_status s = cosine ? VIC_OK : range_verdict(c, x, box, box + d);
+  free(box);
+  return s;
 }
 
 vic_status vic__prepare_rows(vic_ctx *c, const vic_data *x, vic_data *view, float **owned) {
