@@ -263,6 +263,30 @@ static void test_density_range(void) {
   vic_ctx_destroy(c);
 }
 
+/* the global density of d_nn1 statistics in high d: V_d underflows double
+ * above d of about 780's half, so it is taken in logs */
+static void test_dnn1_high_d(void) {
+  vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 7);
+  const int64_t n = 400;
+  float *p = vt_uniform(n, 3, 100.f, 37);
+  vic_data x = {p, n, 3, 0, VIC_L2, NULL};
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.k = 2;
+  vic_knn r;
+  VT_OK(c, vic_knn_build(c, &x, &o, &r));
+  vic_dnn1_stats st;
+  const int32_t d = 700;
+  VT_OK(c, vic_dnn1_stats_compute(c, &r, d, &st));
+  const double log_vd = 0.5 * d * log(3.14159265358979323846) - lgamma(0.5 * d + 1.0);
+  const double want = d * (lgamma(1.0 + 1.0 / d) - log(st.mean)) - log_vd;
+  VT_CHECK(isfinite(st.global_density) && st.global_density > 0 && fabs(log(st.global_density) - want) < 1e-6 * fabs(want),
+           "d = 700: global density %g, want e^%.3f", st.global_density, want);
+  vic_knn_free(&r);
+  free(p);
+  vic_ctx_destroy(c);
+}
+
 /* ------------------------------------------------ recall */
 static void test_recall_refuses_overflow(void) {
   vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 7);
@@ -457,6 +481,7 @@ int main(void) {
   test_scale_sweep();
   test_cosine_large();
   test_density_range();
+  test_dnn1_high_d();
   test_recall_refuses_overflow();
   test_entry_points();
   test_k_build_bounded();
