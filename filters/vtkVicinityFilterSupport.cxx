@@ -107,6 +107,24 @@ void ExtractPointRows(vtkDataSet* input, Rows& out)
   }
 }
 
+// Why the input array `idx` came back as no numeric array: an array of that
+// name that is not numeric (strings, variants) is named as such; otherwise
+// it is missing.
+static std::string MissingArrayReason(vtkAlgorithm* self, int idx, vtkDataSet* input, const char* what)
+{
+  vtkInformation* info = self->GetInputArrayInformation(idx);
+  const char* name =
+    info && info->Has(vtkDataObject::FIELD_NAME()) ? info->Get(vtkDataObject::FIELD_NAME()) : nullptr;
+  vtkAbstractArray* found =
+    name && input && input->GetPointData() ? input->GetPointData()->GetAbstractArray(name) : nullptr;
+  if (found && !vtkArrayDownCast<vtkDataArray>(found))
+  {
+    return std::string(": the ") + what + " array '" + name + "' is not numeric (it is a " +
+      found->GetClassName() + "); choose an array of numbers";
+  }
+  return std::string(": the ") + what + " array was not found on the points";
+}
+
 bool SelectRows(vtkAlgorithm* self, const char* label, vtkDataSet* input, bool useFeature,
   vtkDataArray* array, int association, Rows& rows, std::string& source)
 {
@@ -118,9 +136,8 @@ bool SelectRows(vtkAlgorithm* self, const char* label, vtkDataSet* input, bool u
   }
   if (!array)
   {
-    vtkErrorWithObjectMacro(self, << label
-                                  << ": the feature array was not found on the points; choose a "
-                                     "point-data array or turn Use Feature Array off.");
+    vtkErrorWithObjectMacro(self, << label << MissingArrayReason(self, 0, input, "feature")
+                                  << "; choose a numeric point-data array or turn Use Feature Array off.");
     return false;
   }
   source = array->GetName() ? array->GetName() : "(unnamed array)";

@@ -67,7 +67,8 @@ const char *vic_version_string(void);
 typedef enum {
   VIC_OK = 0,
   VIC_E_ARGUMENT,    /* a parameter is out of range or inconsistent */
-  VIC_E_NONFINITE,   /* NaN or Inf in the data; the message names the row */
+  VIC_E_NONFINITE,   /* NaN or Inf in the data, or values whose distances or densities a float cannot
+                        hold; the message names the row or the numbers */
   VIC_E_NOMEM,       /* host allocation failed */
   VIC_E_NODEVICE,    /* the GPU backend was requested but is unavailable */
   VIC_E_DEVICE,      /* a CUDA call failed */
@@ -119,7 +120,8 @@ typedef struct {
   uint64_t seed;       /* seed of every random choice; results are reproducible per seed */
   void (*log)(void *user, vic_log_level level, const char *message);
   /* Called with a stage name ("grid", "brute", "nndescent", "recall", ...)
-   * and a fraction in [0,1].  Return nonzero to cancel the running call. */
+   * and a fraction in [0,1].  Return nonzero to cancel the running call
+   * (that call only: the next call starts uncancelled). */
   int (*progress)(void *user, const char *stage, double fraction);
   void *user;
 } vic_ctx_options;
@@ -134,7 +136,10 @@ void vic_ctx_destroy(vic_ctx *c);
 /* The message of the last failure on this context ("" when none). */
 const char *vic_ctx_error(const vic_ctx *c);
 /* Ask a running call on this context to stop; safe from another thread.
- * The call returns VIC_E_CANCELLED.  vic_ctx_reset_cancel clears it. */
+ * The call returns VIC_E_CANCELLED.  A cancel applies to one call: every
+ * call clears it when it starts, so a cancel from the progress callback
+ * does not stop the next call (and one requested before a call starts is
+ * forgotten).  vic_ctx_reset_cancel clears it at any time. */
 void vic_ctx_cancel(vic_ctx *c);
 void vic_ctx_reset_cancel(vic_ctx *c);
 /* 1 when this build has the CUDA backend and a usable device exists. */
@@ -152,7 +157,12 @@ typedef struct {
 
 /* Check a view: n > 0, d > 0, finite values (the message names the first
  * bad row and column), box lengths positive and coordinates inside
- * [0, box) tolerated by wrapping.  Every build calls it. */
+ * [0, box) tolerated by wrapping, and a range that float distances can
+ * hold: the squared diagonal of the bounding box (L2) or the largest
+ * possible dot product (inner product) below FLT_MAX (VIC_E_NONFINITE)
+ * and, when not 0, above about 1e-31, where squared distances become
+ * subnormal (VIC_E_ARGUMENT); the message gives the factor to rescale by.
+ * Every build calls it. */
 vic_status vic_data_validate(vic_ctx *c, const vic_data *x);
 
 /* ----------------------------------------------------------------- report */
@@ -219,7 +229,9 @@ typedef struct {
   int32_t recall_sample;   /* points checked against exact search; default 1000, 0 = skip */
   int64_t brute_max_n;     /* AUTO uses brute force up to this n for d > 3; default 20000 */
   struct {                 /* CPU NN-Descent (Dong et al. 2011) */
-    int32_t k_build;       /* list length during the build (>= k); default max(k, 20) */
+    int32_t k_build;       /* list length during the build (>= k, <= n-1); default max(k, 20).  Where a round
+                              would cost more than exact search ((2 rho k_build)^2 > n) brute force runs
+                              instead, with a warning and report.method = BRUTE */
     float rho;             /* sample rate of new/old neighbours; default 0.5 */
     float delta;           /* stop when updates < delta*n*k; default 0.001 */
     int32_t max_iterations;/* default 20 */
@@ -245,8 +257,8 @@ typedef struct {
     float rho;             /* reverse-edge sampling ratio; default 0.6 */
   } grnnd;
   struct {                 /* TSDG (Wang et al.) */
-    float alpha;           /* relaxed diversification; default 1.2 */
-    int32_t lambda0;       /* occlusion cut; default 10 */
+    float alpha;           /* relaxed diversification, finite and >= 1; default 1.2 (0 also means it) */
+    int32_t lambda0;       /* occlusion cut, 0..254; default 10 (0 also means it) */
   } tsdg;
   int64_t shard_size;             /* 0 = no sharding.  GGNN: more points than this are built as
                                      ceil(n / shard_size) independent graphs of consecutive rows
@@ -274,7 +286,9 @@ vic_status vic_knn_build(vic_ctx *c, const vic_data *x, const vic_build_options 
 vic_status vic_knn_query_exact(vic_ctx *c, const vic_data *x, const vic_data *q, int32_t k, vic_knn *out);
 
 /* Recall@k of approximate lists against exact search on `sample` random
- * points of x (seeded by the context).  Writes the fraction to *recall. */
+ * points of x (seeded by the context).  Writes the fraction to *recall.
+ * A non-finite distance in the lists or the exact reference (an overflow)
+ * is VIC_E_NONFINITE: no estimate from it. */
 vic_status vic_knn_recall(vic_ctx *c, const vic_data *x, const vic_knn *approx, int32_t sample, double *recall);
 
 /* --------------------------------------------------------- search index */
@@ -286,7 +300,7 @@ typedef struct {
   float tau;              /* slack of the stopping criterion (GGNN); default 0.5 */
   int32_t max_visits;     /* visit budget of graph searches; 0 = automatic */
   int32_t occlusion_limit;/* TSDG per-search occlusion limit; 0 = all edges */
-  int32_t entry_points;   /* random entry points per query; 0 = automatic */
+  int32_t entry_points;   /* random entry points per query; 0 = automatic; more than n is clamped to n */
 } vic_search_options;
 
 void vic_search_options_init_sized(vic_search_options *o, size_t struct_size);
@@ -339,7 +353,10 @@ static inline void vic_density_options_init(vic_density_options *o) { vic_densit
  * each, any may be NULL): kNN density (k-1) m / (V_d r_k^d) (with masses:
  * the mass of the k-1 nearest neighbours, neither the particle itself nor
  * the k-th), SPH density sum_j m_j W(r_ij, r_k) over the particle itself
- * and its neighbours (cubic spline), smoothing length h. */
+ * and its neighbours (cubic spline), smoothing length h.  Computed in logs
+ * (r_k^d leaves double's range in high d); a density a float cannot hold
+ * (above 3.4e38, or nonzero below 1.2e-38) is VIC_E_NONFINITE with the
+ * range of the densities and the factor on the coordinates that fits it. */
 vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
                        const vic_density_options *o, float *knn_density, float *sph_density,
                        float *smoothing_length);

@@ -299,6 +299,46 @@ int32_t vic__nndescent_k_build(const vic_data *x, const vic_build_options *o, in
   return K;
 }
 
+vic_status vic__nndescent_check_options(vic_ctx *c, const vic_build_options *o) {
+  if (!(o->nndescent.rho > 0.f && o->nndescent.rho <= 1.f))
+    return vic__fail(c, VIC_E_ARGUMENT, "nndescent.rho must be in (0, 1] (got %g)", (double)o->nndescent.rho);
+  if (!(o->nndescent.delta >= 0.f) || o->nndescent.max_iterations < 0)
+    return vic__fail(c, VIC_E_ARGUMENT, "nndescent.delta must be >= 0 and max_iterations >= 0 (got %g and %d)",
+                     (double)o->nndescent.delta, (int)o->nndescent.max_iterations);
+  return VIC_OK;
+}
+
+static int32_t candidates_per_point(const vic_build_options *o, int32_t K) {
+  int32_t C = (int32_t)lroundf(2.f * o->nndescent.rho * (float)K);
+  return C < 2 ? 2 : C;
+}
+
+int vic__nndescent_costlier_than_exact(const vic_data *x, const vic_build_options *o, int32_t K) {
+  const double C = (double)candidates_per_point(o, K);
+  return C * C > (double)x->n;
+}
+
+/* The exact K nearest other points in NN-Descent's output form: int32 ids
+ * and the working distances its own kernel gives. */
+static vic_status exact_lists(vic_ctx *c, const vic_data *x, int32_t K, int32_t *ids, float *work) {
+  const size_t len = (size_t)x->n * (size_t)K;
+  int64_t *bi = vic__malloc(c, len * sizeof *bi, "exact lists in place of NN-Descent");
+  float *bd = bi ? vic__malloc(c, len * sizeof *bd, "exact lists in place of NN-Descent") : NULL;
+  vic_status s = bd ? vic__cpu_brute_knn(c, x, NULL, K, bi, bd) : VIC_E_NOMEM;
+  if (s == VIC_OK) {
+#pragma omp parallel for schedule(static, 256) num_threads(vic__threads(c))
+    for (int64_t i = 0; i < x->n; ++i)
+      for (int32_t t = 0; t < K; ++t) {
+        const int64_t j = bi[i * K + t];
+        ids[i * K + t] = (int32_t)j;
+        work[i * K + t] = vic__approx_dist(x, vic__row(x, i), vic__row(x, j));
+      }
+  }
+  free(bi);
+  free(bd);
+  return s;
+}
+
 static void free_state(nnd_state *s) {
   free(s->h.id); free(s->h.dist); free(s->h.state);
   free(s->newc.id); free(s->newc.prio); free(s->newc.size);
@@ -372,10 +412,16 @@ vic_status vic__nndescent_graph(vic_ctx *c, const vic_data *x, const vic_build_o
   if (x->n >= INT32_MAX) return vic__fail(c, VIC_E_UNSUPPORTED, "NN-Descent handles up to 2^31 - 2 points (got %lld)", (long long)x->n);
   if (x->metric == VIC_INNER_PRODUCT) return vic__fail(c, VIC_E_UNSUPPORTED, "NN-Descent needs a metric; the inner product is not one");
   if (K < 1 || (int64_t)K > x->n - 1) return vic__fail(c, VIC_E_ARGUMENT, "NN-Descent list length %d must be in [1, n-1]", (int)K);
-  if (!(o->nndescent.rho > 0.f && o->nndescent.rho <= 1.f))
-    return vic__fail(c, VIC_E_ARGUMENT, "nndescent.rho must be in (0, 1] (got %g)", (double)o->nndescent.rho);
-  if (!(o->nndescent.delta >= 0.f) || o->nndescent.max_iterations < 0)
-    return vic__fail(c, VIC_E_ARGUMENT, "nndescent.delta must be >= 0 and max_iterations >= 0");
+  vic_status cs = vic__nndescent_check_options(c, o);
+  if (cs != VIC_OK) return cs;
+  if (vic__nndescent_costlier_than_exact(x, o, K)) {
+    vic__log(c, VIC_LOG_WARNING,
+             "NN-Descent with list length %d on %lld points would cost more than exact brute force; the lists are "
+             "computed exactly instead",
+             (int)K, (long long)x->n);
+    if (stats) memset(stats, 0, sizeof *stats);
+    return exact_lists(c, x, K, ids, work);
+  }
 
   nnd_state s;
   memset(&s, 0, sizeof s);
@@ -383,8 +429,7 @@ vic_status vic__nndescent_graph(vic_ctx *c, const vic_data *x, const vic_build_o
   s.x = x;
   s.n = (int32_t)x->n;
   s.K = K;
-  s.C = (int32_t)lroundf(2.f * o->nndescent.rho * (float)K);
-  if (s.C < 2) s.C = 2;
+  s.C = candidates_per_point(o, K);
   s.P = vic__threads(c);
   if (s.P > s.n) s.P = s.n;
   if (s.P < 1) s.P = 1;

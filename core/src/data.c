@@ -2,7 +2,87 @@
 #include "internal.h"
 #include "topk.h"
 
+#include <float.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Squared distances below this are subnormal floats or zero for every
+ * pair of points: the distances, their order and any density lose their
+ * precision (about 1e-31 in squared length, 3e-16 in length). */
+#define TINY_SQUARED ((double)FLT_MIN / (double)FLT_EPSILON)
+
+/* The float kernels form squared distances (L2, and cosine on unit rows)
+ * or dot products (inner product) as sums over the d components.  The
+ * largest squared distance is at most the squared diagonal of the data's
+ * bounding box, the largest |dot| at most the sum of the squared largest
+ * magnitudes per component: where these pass FLT_MAX the sums overflow to
+ * infinity and the lists come out wrong, so such data are refused with
+ * the numbers and the factor that would fit them.  lo, hi: the box. */
+static vic_status range_verdict(vic_ctx *c, const vic_data *x, const float *lo, const float *hi) {
+  const int32_t d = x->d;
+  double diag2 = 0, mag2 = 0, mag = 0;
+  for (int32_t j = 0; j < d; ++j) {
+    double e = (double)hi[j] - (double)lo[j];
+    if (x->box && x->box[j] > 0 && e > 0.5 * x->box[j]) e = 0.5 * x->box[j]; /* minimum image */
+    double m = fabs((double)lo[j]) > fabs((double)hi[j]) ? fabs((double)lo[j]) : fabs((double)hi[j]);
+    diag2 += e * e;
+    mag2 += m * m;
+    if (m > mag) mag = m;
+  }
+  const double big = x->metric == VIC_INNER_PRODUCT ? mag2 : diag2;
+  const char *what = x->metric == VIC_INNER_PRODUCT ? "dot products" : "squared distances";
+  if (big > (double)FLT_MAX)
+    return vic__fail(c, VIC_E_NONFINITE,
+                     "the data are too large for float %s: with d = %d and values up to %.3g in magnitude they reach "
+                     "%.3g, above the float maximum %.3g; divide the values by %.3g or more (e.g. change units)",
+                     what, (int)d, mag, big, (double)FLT_MAX, sqrt(big / (double)FLT_MAX) * 16.0);
+  if (big > 0 && big < TINY_SQUARED)
+    return vic__fail(c, VIC_E_ARGUMENT,
+                     "the data are too small for float %s: with d = %d and values up to %.3g in magnitude they are at "
+                     "most %.3g, below %.3g where floats lose their precision; multiply the values by %.3g or more "
+                     "(e.g. change units)",
+                     what, (int)d, mag, big, TINY_SQUARED, sqrt(TINY_SQUARED / big) * 16.0);
+  return VIC_OK;
+}
+
+static int zero_row(const float *r, int32_t d) {
+  for (int32_t j = 0; j < d; ++j)
+    if (r[j] != 0.f) return 0;
+  return 1;
+}
+
+void vic__unit_row(const float *r, int32_t d, float *out) {
+  /* scaled by the largest magnitude first, so that the squared norm can
+   * neither overflow (values near 1e19 and above) nor underflow */
+  float m = 0.f;
+  for (int32_t j = 0; j < d; ++j) m = fabsf(r[j]) > m ? fabsf(r[j]) : m;
+  if (m == 0.f) {
+    for (int32_t j = 0; j < d; ++j) out[j] = 0.f;
+    return;
+  }
+  double s = 0;
+  for (int32_t j = 0; j < d; ++j) { double t = (double)r[j] / m; s += t * t; }
+  const double inv = 1.0 / (m * sqrt(s));
+  for (int32_t j = 0; j < d; ++j) out[j] = (float)(r[j] * inv);
+}
+
+vic_status vic__check_distances(vic_ctx *c, int64_t n, int32_t k, const int64_t *ids, const float *dist,
+                                const char *what) {
+  int64_t bad = INT64_MAX;
+#pragma omp parallel for num_threads(vic__threads(c)) reduction(min : bad) schedule(static, 4096)
+  for (int64_t i = 0; i < n; ++i)
+    for (int32_t t = 0; t < k; ++t)
+      if (ids[i * k + t] >= 0 && !isfinite(dist[i * k + t])) { bad = i < bad ? i : bad; break; }
+  if (bad == INT64_MAX) return VIC_OK;
+  int32_t t = 0;
+  while (ids[bad * k + t] < 0 || isfinite(dist[bad * k + t])) ++t;
+  return vic__fail(c, VIC_E_NONFINITE,
+                   "%s: the distance from row %lld to its neighbour %lld is %g: a float could not hold it (values too "
+                   "large for the dimension); rescale the data",
+                   what, (long long)bad, (long long)ids[bad * k + t], (double)dist[bad * k + t]);
+}
 
 vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
   if (!c) return VIC_E_ARGUMENT;
@@ -18,16 +98,54 @@ vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
       if (!(x->box[j] >= 0) || !isfinite(x->box[j]))
         return vic__fail(c, VIC_E_ARGUMENT, "periodic box length %d is %g; it must be > 0 (or 0 for an open axis)", (int)j, x->box[j]);
   }
-  for (int64_t i = 0; i < x->n; ++i) {
-    const float *r = vic__row(x, i);
-    for (int32_t j = 0; j < x->d; ++j)
+  /* One parallel pass: the first row with a non-finite value (or, for
+   * cosine, the zero row) and the bounding box, per thread then merged. */
+  const int32_t d = x->d;
+  const int cosine = x->metric == VIC_COSINE, threads = vic__threads(c);
+  float *box = vic__malloc(c, 2 * (size_t)d * (size_t)threads * sizeof *box, "range check");
+  if (!box) return VIC_E_NOMEM;
+  int64_t bad = INT64_MAX;
+#pragma omp parallel num_threads(threads) reduction(min : bad)
+  {
+    int t = 0;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+#endif
+    float *lo = box + 2 * (size_t)d * (size_t)t, *hi = lo + d;
+    const float *r0 = vic__row(x, 0);
+    for (int32_t j = 0; j < d; ++j) lo[j] = hi[j] = isfinite(r0[j]) ? r0[j] : 0.f;
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < x->n; ++i) {
+      const float *r = vic__row(x, i);
+      int finite = 1;
+      for (int32_t j = 0; j < d; ++j) { /* branch-free: vectorises */
+        finite &= r[j] - r[j] == 0.f;   /* false for inf and NaN */
+        lo[j] = r[j] < lo[j] ? r[j] : lo[j];
+        hi[j] = r[j] > hi[j] ? r[j] : hi[j];
+      }
+      if ((!finite || (cosine && zero_row(r, d))) && i < bad) bad = i;
+    }
+  }
+  if (bad != INT64_MAX) {
+    free(box);
+    const float *r = vic__row(x, bad);
+    for (int32_t j = 0; j < d; ++j)
       if (!isfinite(r[j]))
         return vic__fail(c, VIC_E_NONFINITE, "row %lld, component %d is %s; remove or fix non-finite values first",
-                         (long long)i, (int)j, isnan(r[j]) ? "NaN" : "infinite");
-    if (x->metric == VIC_COSINE && vic__dot(r, r, x->d) == 0.f)
-      return vic__fail(c, VIC_E_ARGUMENT, "row %lld is the zero vector; the cosine metric is undefined for it", (long long)i);
+                         (long long)bad, (int)j, isnan(r[j]) ? "NaN" : "infinite");
+    return vic__fail(c, VIC_E_ARGUMENT, "row %lld is the zero vector; the cosine metric is undefined for it", (long long)bad);
   }
-  return VIC_OK;
+  for (int t = 1; t < threads; ++t) {
+    const float *lo = box + 2 * (size_t)d * (size_t)t, *hi = lo + d;
+    for (int32_t j = 0; j < d; ++j) {
+      box[j] = lo[j] < box[j] ? lo[j] : box[j];
+      box[d + j] = hi[j] > box[d + j] ? hi[j] : box[d + j];
+    }
+  }
+  /* cosine: unit rows, normalised in a scaled frame, cannot overflow */
+  vic_status s = cosine ? VIC_OK : range_verdict(c, x, box, box + d);
+  free(box);
+  return s;
 }
 
 vic_status vic__prepare_rows(vic_ctx *c, const vic_data *x, vic_data *view, float **owned) {
@@ -36,11 +154,7 @@ vic_status vic__prepare_rows(vic_ctx *c, const vic_data *x, vic_data *view, floa
   if (x->metric != VIC_COSINE) return VIC_OK;
   float *u = vic__malloc(c, (size_t)x->n * (size_t)x->d * sizeof(float), "normalised rows");
   if (!u) return VIC_E_NOMEM;
-  for (int64_t i = 0; i < x->n; ++i) {
-    const float *r = vic__row(x, i);
-    float inv = 1.f / sqrtf(vic__dot(r, r, x->d));
-    for (int32_t j = 0; j < x->d; ++j) u[i * x->d + j] = r[j] * inv;
-  }
+  for (int64_t i = 0; i < x->n; ++i) vic__unit_row(vic__row(x, i), x->d, u + i * x->d);
   view->rows = u;
   view->stride = x->d;
   *owned = u;

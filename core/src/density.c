@@ -26,6 +26,7 @@
 #include "backend_cuda.h"
 #include "density_cuda.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,10 +44,10 @@ void vic_density_options_init_sized(vic_density_options *o, size_t struct_size) 
 
 /* The first row whose list cannot give a density (a missing neighbour, an
  * id out of range, or a zero k-th distance from duplicates), or -1. */
-static int64_t first_bad_row(const vic_knn *nn, int64_t n, int *why) {
+static int64_t first_bad_row(vic_ctx *c, const vic_knn *nn, int64_t n, int *why) {
   const int64_t k = nn->k;
   int64_t bad = INT64_MAX;
-#pragma omp parallel for reduction(min : bad) schedule(static)
+#pragma omp parallel for num_threads(vic__threads(c)) reduction(min : bad) schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     const int64_t *id = nn->ids + i * k;
     int ok = nn->dist[i * k + k - 1] > 0 && isfinite(nn->dist[i * k + k - 1]);
@@ -67,7 +68,7 @@ vic_status vic__check_density_options(vic_ctx *c, int64_t n, const float *mass, 
     return vic__fail(c, VIC_E_ARGUMENT, "total_mass must be >= 0 and finite (got %g; 0 = unit masses)", o->total_mass);
   if (mass) {
     int64_t badm = INT64_MAX;
-#pragma omp parallel for reduction(min : badm) schedule(static)
+#pragma omp parallel for num_threads(vic__threads(c)) reduction(min : badm) schedule(static)
     for (int64_t i = 0; i < n; ++i)
       if (!(mass[i] >= 0) || !isfinite(mass[i])) badm = i < badm ? i : badm;
     if (badm != INT64_MAX)
@@ -111,7 +112,7 @@ static vic_status check_inputs(vic_ctx *c, const vic_data *x, const vic_knn *nn,
   if (nn->k < 2)
     return vic__fail(c, VIC_E_ARGUMENT, "density needs k >= 2 neighbours per point (got k = %d)", (int)nn->k);
   int why = 0;
-  int64_t bad = first_bad_row(nn, x->n, &why);
+  int64_t bad = first_bad_row(c, nn, x->n, &why);
   if (bad >= 0) {
     if (why)
       return vic__fail(c, VIC_E_ARGUMENT, "point %lld has fewer than k = %d valid neighbours; densities need full lists",
@@ -124,37 +125,100 @@ static vic_status check_inputs(vic_ctx *c, const vic_data *x, const vic_knn *nn,
   return vic__check_density_options(c, x->n, mass, o);
 }
 
+/* A density from the log of its numerator (a mass, or a kernel sum times
+ * sigma_d) and of its volume: in logs because r_k^d and V_d leave double's
+ * range in high d (r_k^512) and the ratio then is 0 or NaN.  *out gets
+ * the float, or 0 with *out_log the log10 when a float cannot hold it. */
+static inline int density_from_logs(double num, double log_num_extra, double log_volume, float *out, double *out_log10) {
+  if (num == 0) { *out = 0.f; return 1; } /* zero mass: an exact zero density */
+  const double l = log(num) + log_num_extra - log_volume;
+  if (l > log((double)FLT_MAX) || l < log((double)FLT_MIN)) {
+    *out = 0.f;
+    *out_log10 = l / log(10.0);
+    return 0;
+  }
+  *out = (float)exp(l);
+  return 1;
+}
+
 vic_status vic__cpu_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass, double unit_mass,
                             vic_sph_convention sph, float *knn_density, float *sph_density, float *smoothing_length) {
   const int64_t n = x->n, k = nn->k;
   const int32_t d = x->d;
-  const double vd = vic__unit_ball_volume(d), sigma = vic__m4_norm(d);
+  const double log_vd = vic__log_unit_ball_volume(d), log_sigma = vic__log_m4_norm(d);
   const double h_of_rk = sph == VIC_SPH_PYNBODY ? 0.5 : 1.0;
-#pragma omp parallel for num_threads(vic__threads(c)) schedule(static, 4096)
+  int64_t bad = INT64_MAX;               /* first point whose density a float cannot hold */
+  double lo = INFINITY, hi = -INFINITY;  /* log10 range of the densities, held or not */
+#pragma omp parallel for num_threads(vic__threads(c)) schedule(static, 4096) reduction(min : bad, lo) reduction(max : hi)
   for (int64_t i = 0; i < n; ++i) {
     if (vic__cancelled(c)) continue;
     const int64_t *id = nn->ids + i * k;
     const float *r = nn->dist + i * k;
-    const double rk = r[k - 1], rkd = pow(rk, d);
+    const double rk = r[k - 1], log_rkd = d * log(rk);
+    double l10 = 0;
+    int ok = 1;
     if (knn_density) {
       double m = 0;
       if (mass) for (int64_t t = 0; t < k - 1; ++t) m += mass[id[t]];
       else m = (double)(k - 1) * unit_mass;
-      knn_density[i] = (float)(m / (vd * rkd));
+      ok = density_from_logs(m, 0.0, log_vd + log_rkd, &knn_density[i], &l10);
+      if (m > 0) {
+        const double lv = ok ? log10((double)knn_density[i]) : l10;
+        lo = lv < lo ? lv : lo;
+        hi = lv > hi ? lv : hi;
+      }
     }
     if (sph_density) {
       double sum = (mass ? mass[i] : unit_mass) * vic__m4_shape(0.0);
       for (int64_t t = 0; t < k - 1; ++t) sum += (mass ? mass[id[t]] : unit_mass) * vic__m4_shape(r[t] / rk);
-      sph_density[i] = (float)(sum * sigma / rkd);
+      double ls = 0;
+      if (!density_from_logs(sum, log_sigma, log_rkd, &sph_density[i], &ls)) {
+        ok = 0;
+        lo = ls < lo ? ls : lo;
+        hi = ls > hi ? ls : hi;
+      }
     }
+    if (!ok && i < bad) bad = i;
     if (smoothing_length) smoothing_length[i] = (float)(h_of_rk * rk);
+  }
+  if (!vic__cancelled(c) && bad != INT64_MAX) {
+    /* densities scale as length^-d: a factor s on the coordinates moves
+     * log10 rho by -d log10 s, which centres the range when it fits */
+    const double span = hi - lo, lmin = log10((double)FLT_MIN), lmax = log10((double)FLT_MAX);
+    char fix[160];
+    if (span < lmax - lmin - 2)
+      snprintf(fix, sizeof fix, "multiplying the coordinates by %.3g would bring them into range", pow(10.0, 0.5 * (lo + hi) / d));
+    else
+      snprintf(fix, sizeof fix, "they span more than a float holds even after rescaling; use fewer dimensions");
+    return vic__fail(c, VIC_E_NONFINITE,
+                     "densities in d = %d: point %lld has r_k = %g, and the densities span 10^%.1f .. 10^%.1f, outside "
+                     "what a float holds (10^%.0f .. 10^%.0f); %s",
+                     (int)d, (long long)bad, (double)nn->dist[bad * k + k - 1], lo, hi, lmin, lmax, fix);
   }
   return vic__progress(c, "density", 1.0);
 }
 
+/* Densities from the GPU that a float did not hold (inf, NaN, or 0 from an
+ * underflow: r_k^d leaves the range in high d) are recomputed on the CPU,
+ * which works in logs and names the cause. */
+int vic__density_needs_cpu_check(int64_t n, const float *mass, const float *knn_density, const float *sph_density) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (knn_density && (!isfinite(knn_density[i]) || (knn_density[i] < FLT_MIN && !mass))) return 1;
+    if (sph_density && (!isfinite(sph_density[i]) || (sph_density[i] < FLT_MIN && !mass))) return 1;
+  }
+  return 0;
+}
+
 vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
-                       const vic_density_options *o_in, float *knn_density, float *sph_density,
+                       const vic_density_options *o, float *knn_density, float *sph_density,
                        float *smoothing_length) {
+  vic__begin_call(c);
+  return vic__density(c, x, nn, mass, o, knn_density, sph_density, smoothing_length);
+}
+
+vic_status vic__density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
+                        const vic_density_options *o_in, float *knn_density, float *sph_density,
+                        float *smoothing_length) {
   if (!c) return VIC_E_ARGUMENT;
   c->error[0] = '\0';
   c->warnings = 0;
@@ -173,7 +237,8 @@ vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const f
   if ((s = vic__density_use_gpu(c, "density", &gpu)) != VIC_OK) return s;
   if (gpu) {
     s = vic__cuda_density(c, x, nn, mass, unit_mass, o.sph, knn_density, sph_density, smoothing_length);
-    if (s == VIC_OK) return vic__progress(c, "density", 1.0);
+    if (s == VIC_OK && !vic__density_needs_cpu_check(x->n, mass, knn_density, sph_density)) return vic__progress(c, "density", 1.0);
+    if (s == VIC_OK) return vic__cpu_density(c, x, nn, mass, unit_mass, o.sph, knn_density, sph_density, smoothing_length);
     if ((s = vic__density_after_gpu(c, s, "density")) != VIC_OK) return s;
   }
   return vic__cpu_density(c, x, nn, mass, unit_mass, o.sph, knn_density, sph_density, smoothing_length);
@@ -225,8 +290,15 @@ void vic__finish_device_lists(vic_ctx *c, vic_knn *lists, int kept, double t0) {
 }
 
 vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass,
-                           const vic_density_options *o_in, vic_knn *nn, float *knn_density, float *sph_density,
+                           const vic_density_options *o, vic_knn *nn, float *knn_density, float *sph_density,
                            float *smoothing_length) {
+  vic__begin_call(c);
+  return vic__knn_density(c, x, k, mass, o, nn, knn_density, sph_density, smoothing_length);
+}
+
+vic_status vic__knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass,
+                            const vic_density_options *o_in, vic_knn *nn, float *knn_density, float *sph_density,
+                            float *smoothing_length) {
   if (!c) return VIC_E_ARGUMENT;
   if (nn) vic__knn_clear(nn);
   c->error[0] = '\0';
@@ -256,7 +328,7 @@ vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float
       vic_knn_free(&out);
       return vic__fail_duplicate_row(c, bad, k);
     }
-    if (s == VIC_OK) {
+    if (s == VIC_OK && !vic__density_needs_cpu_check(x->n, mass, knn_density, sph_density)) {
       if (nn) {
         vic__finish_device_lists(c, &out, 1, t0);
         *nn = out;
@@ -264,7 +336,8 @@ vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float
       return vic__progress(c, "density", 1.0);
     }
     vic_knn_free(&out);
-    if ((s = vic__density_after_gpu(c, s, "grid + density")) != VIC_OK) return s;
+    /* a density out of float range goes on to the CPU path, which names it */
+    if (s != VIC_OK && (s = vic__density_after_gpu(c, s, "grid + density")) != VIC_OK) return s;
   }
   /* the general path: exact lists (their own backend policy), then densities */
   vic_build_options bo;
@@ -274,10 +347,10 @@ vic_status vic_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float
   bo.recall_sample = 0;
   vic_knn tmp;
   const int warned = c->warnings;
-  s = vic_knn_build(c, x, &bo, &tmp);
+  s = vic__knn_build(c, x, &bo, &tmp);
   int warnings = warned + c->warnings;
   if (s == VIC_OK) {
-    s = vic_density(c, x, &tmp, mass, &o, knn_density, sph_density, smoothing_length);
+    s = vic__density(c, x, &tmp, mass, &o, knn_density, sph_density, smoothing_length);
     warnings += c->warnings;
   }
   c->warnings = warnings;

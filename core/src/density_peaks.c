@@ -14,10 +14,10 @@ static vic_status on_cpu(vic_ctx *c, const vic_data *x, int32_t k, const float *
                          const vic_peak_options *po, vic_knn *nn, float *knn_density, float *sph_density,
                          float *smoothing_length, vic_peaks *out) {
   vic_knn lists;
-  vic_status s = vic_knn_density(c, x, k, mass, o, &lists, knn_density, sph_density, smoothing_length);
+  vic_status s = vic__knn_density(c, x, k, mass, o, &lists, knn_density, sph_density, smoothing_length);
   if (s != VIC_OK) return s;
   const int warned = c->warnings;
-  s = vic_peaks_find(c, x, &lists, knn_density, po, out);
+  s = vic__peaks_find(c, x, &lists, knn_density, po, out);
   c->warnings += warned;
   if (s == VIC_OK) { /* the lists' report, with the peaks' time */
     const double peaks_seconds = out->report.seconds_total;
@@ -50,6 +50,11 @@ static vic_status on_gpu(vic_ctx *c, const vic_data *x, int32_t k, const float *
     vic_knn_free(&lists);
     return vic__density_after_gpu(c, s, "grid + density + peaks");
   }
+  if (vic__density_needs_cpu_check(x->n, mass, knn_density, sph_density)) {
+    vic_knn_free(&lists); /* densities out of float range: the CPU path names them, no peaks from them */
+    vic_peaks_free(out);
+    return VIC_OK;
+  }
   *done = 1;
   vic__finish_device_lists(c, &lists, nn != NULL, t0);
   out->report = lists.report;
@@ -61,6 +66,7 @@ vic_status vic_knn_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, const
                                  const vic_density_options *o_in, const vic_peak_options *po_in, vic_knn *nn,
                                  float *knn_density, float *sph_density, float *smoothing_length, vic_peaks *out) {
   if (!c) return VIC_E_ARGUMENT;
+  vic__begin_call(c);
   if (nn) vic__knn_clear(nn);
   if (out) vic__peaks_clear(out);
   c->error[0] = '\0';

@@ -54,8 +54,11 @@ vic_status vic_dnn1_stats_compute(vic_ctx *c, const vic_knn *nn, int32_t d, vic_
   out->max = mx;
   if (out->mean > 0) {
     /* in logarithms: (Gamma/mean)^d overflows for d = 6 and tiny distances */
-    double ln = (double)d * (lgamma(1.0 + 1.0 / d) - log(out->mean)) - log(vic__unit_ball_volume(d));
+    double ln = (double)d * (lgamma(1.0 + 1.0 / d) - log(out->mean)) - vic__log_unit_ball_volume(d);
     out->global_density = exp(ln);
+    if (out->global_density == 0 || !isfinite(out->global_density))
+      vic__log(c, VIC_LOG_WARNING, "the global density in d = %d is 10^%.1f, outside what a double holds", (int)d,
+               ln / log(10.0));
   } else {
     out->global_density = INFINITY;
     vic__log(c, VIC_LOG_WARNING, "every nearest neighbour is at distance 0 (duplicate points): the global density is infinite");

@@ -92,7 +92,7 @@ vic_status vic__tsdg_cpu(vic_ctx *c, const vic_data *x, const int32_t *knn, int3
   int32_t *nrev = rev ? vic__calloc(c, (size_t)n, sizeof(int32_t), "TSDG reverse counts") : NULL;
   if (!nrev) { free(kept); free(rev); return VIC_E_NOMEM; }
   /* stage 1: relaxed diversification (Eq. 2) */
-#pragma omp parallel for schedule(dynamic, 256)
+#pragma omp parallel for num_threads(vic__threads(c)) schedule(dynamic, 256)
   for (int64_t v = 0; v < n; ++v) {
     float d0[256];
     int32_t *kv = kept + v * k;
@@ -119,7 +119,7 @@ vic_status vic__tsdg_cpu(vic_ctx *c, const vic_data *x, const int32_t *knn, int3
       if (nrev[u] < k) rev[(int64_t)u * k + nrev[u]++] = (int32_t)v;
     }
   /* stage 2: occlusion factors (Eq. 1), order by (factor, distance), cut */
-#pragma omp parallel for schedule(dynamic, 256)
+#pragma omp parallel for num_threads(vic__threads(c)) schedule(dynamic, 256)
   for (int64_t v = 0; v < n; ++v) {
     int32_t cid[512];
     float cd[512];
@@ -177,15 +177,12 @@ static vic_status cpu_search(vic_ctx *c, const vic_index *ix, const vic_data *q,
   const vic_flat_graph *g = &ix->flat;
   const vic_data *x = &ix->x;
   const int64_t n = x->n;
-  int nt = 1;
-#ifdef _OPENMP
-  nt = omp_get_max_threads();
-#endif
+  const int nt = vic__threads(c); /* one scratch slice per thread of the region below */
   uint32_t *stamp = vic__calloc(c, (size_t)n * (size_t)nt, sizeof(uint32_t), "search visited marks");
   cand *lists = stamp ? vic__malloc(c, (size_t)(L + 1) * (size_t)nt * sizeof(cand), "search lists") : NULL;
   if (!lists) { free(stamp); return VIC_E_NOMEM; }
   const int qcos = q->metric == VIC_COSINE;
-#pragma omp parallel for schedule(dynamic, 16)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 16)
   for (int64_t qi = 0; qi < q->n; ++qi) {
     int t = 0;
 #ifdef _OPENMP
@@ -305,7 +302,7 @@ static vic_status knn_lists(vic_ctx *c, const vic_index *ix, const vic_build_opt
   so.recall_sample = 0;
   vic_knn r;
   int warnings = c->warnings;
-  vic_status s = vic_knn_build(c, &ix->x, &so, &r);
+  vic_status s = vic__knn_build(c, &ix->x, &so, &r);
   c->warnings += warnings;
   if (s != VIC_OK) return s;
   int32_t *g = vic__malloc(c, (size_t)r.n * (size_t)k * sizeof(int32_t), "kNN graph");
@@ -362,11 +359,15 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
     }
 #endif
   } else {
+    /* 0 = the default; the occlusion factors are stored in a byte (255 = no edge) */
+    if (!(o->tsdg.alpha == 0.f || (o->tsdg.alpha >= 1.f && isfinite(o->tsdg.alpha))) || o->tsdg.lambda0 < 0 ||
+        o->tsdg.lambda0 > 254)
+      return vic__fail(c, VIC_E_ARGUMENT,
+                       "TSDG: alpha = %g must be finite and >= 1 (0 = default 1.2) and lambda0 = %d in 0..254 "
+                       "(0 = default 10)",
+                       (double)o->tsdg.alpha, (int)o->tsdg.lambda0);
     const float alpha = o->tsdg.alpha > 0.f ? o->tsdg.alpha : 1.2f;
     const int32_t lambda0 = o->tsdg.lambda0 > 0 ? o->tsdg.lambda0 : 10;
-    if (alpha < 1.f || lambda0 > 254)
-      return vic__fail(c, VIC_E_ARGUMENT, "TSDG: alpha = %g must be >= 1 and lambda0 = %d at most 254", (double)alpha,
-                       (int)lambda0);
     int32_t k = o->gnnd.k_build > 0 ? o->gnnd.k_build : TSDG_K_DEFAULT;
     if (k > 128) k = 128;
     if ((int64_t)k > x->n - 1) k = (int32_t)(x->n - 1);

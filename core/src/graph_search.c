@@ -93,8 +93,9 @@ static int64_t search_one(const vic_index *ix, const float *q, float slack, int6
   int32_t lb, le;
   vic__rp_tree_route(&g->tree, x, q, &lb, &le);
   vic_rng r = vic__rng(seed, 0x5ea4c4ull + (uint64_t)qi);
-  for (int32_t e = 0; e < (le - lb) + n_random && visits < budget; ++e) {
-    int32_t id = e < le - lb ? g->tree.order[lb + e] : (int32_t)vic__rng_below(&r, (uint64_t)n);
+  const int64_t entries = (int64_t)(le - lb) + n_random; /* 64-bit: n_random may be close to INT32_MAX */
+  for (int64_t e = 0; e < entries && visits < budget; ++e) {
+    int32_t id = e < le - lb ? g->tree.order[lb + (int32_t)e] : (int32_t)vic__rng_below(&r, (uint64_t)n);
     if (!first_visit(s, id)) continue;
     float w = vic__approx_dist(x, q, vic__row(x, id));
     visits++;
@@ -148,8 +149,7 @@ vic_status vic__graph_search(vic_ctx *c, const vic_index *ix, const vic_data *q,
       if ((i & 255) == 0 && vic__cancelled(c)) { atomic_store(&cancelled, 1); continue; }
       const float *qr = vic__row(q, i);
       if (normalise) { /* the index holds unit rows; so must the query */
-        float inv = 1.f / sqrtf(vic__dot(qr, qr, d));
-        for (int32_t j = 0; j < d; ++j) s.qbuf[j] = qr[j] * inv;
+        vic__unit_row(qr, d, s.qbuf);
         qr = s.qbuf;
       }
       vic_topk h;

@@ -129,6 +129,7 @@ vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_option
   *out = NULL;
   c->error[0] = '\0';
   c->warnings = 0;
+  vic__begin_call(c);
   if (!o_in) return vic__fail(c, VIC_E_ARGUMENT, "no build options");
   vic_build_options o_full;
   vic_build_options_init(&o_full);

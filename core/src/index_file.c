@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { FORMAT_VERSION = 1, HEADER_BYTES = 96, REPORT_BYTES = 4 * 4 + 160 + 3 * 8 + 4 + VIC_MAX_STAGES * 40 + 8 + 8 + 16 + 4 };
 enum { SEC_REPORT = 1, SEC_OFFSETS = 2, SEC_EDGES = 3, SEC_ORDER = 4, SEC_LEAVES = 5, SEC_NODES = 6,
@@ -122,6 +123,7 @@ static void encode_header(const vic_index *ix, uint32_t sections, uint64_t paylo
 vic_status vic_index_save(vic_ctx *c, const vic_index *ix, const char *path) {
   if (!c) return VIC_E_ARGUMENT;
   c->error[0] = '\0';
+  vic__begin_call(c);
   if (!ix || !path || !*path) return vic__fail(c, VIC_E_ARGUMENT, "saving needs an index and a file name");
   if (!little_endian()) return vic__fail(c, VIC_E_UNSUPPORTED, "index files are little endian; this host is not");
   if (ix->kind == VIC_INDEX_GGNN)
@@ -307,6 +309,7 @@ vic_status vic_index_load(vic_ctx *c, const char *path, const vic_data *x, vic_i
   if (!c) return VIC_E_ARGUMENT;
   c->error[0] = '\0';
   c->warnings = 0;
+  vic__begin_call(c);
   if (!out) return vic__fail(c, VIC_E_ARGUMENT, "no place for the index (out is NULL)");
   *out = NULL;
   if (!path || !*path) return vic__fail(c, VIC_E_ARGUMENT, "no file name");
@@ -314,6 +317,10 @@ vic_status vic_index_load(vic_ctx *c, const char *path, const vic_data *x, vic_i
   vic_status s = vic_data_validate(c, x);
   if (s != VIC_OK) return s;
   double t0 = vic__now();
+  /* a directory opens for reading on POSIX systems and then reads nothing */
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return vic__fail(c, VIC_E_IO, "'%s' is a directory, not an index file; choose the index file inside it", path);
   FILE *f = fopen(path, "rb");
   if (!f) return vic__fail(c, VIC_E_IO, "cannot open '%s': %s", path, strerror(errno));
   unsigned char h[HEADER_BYTES];

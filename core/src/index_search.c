@@ -13,6 +13,7 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
   vic__knn_clear(out);
   c->error[0] = '\0';
   c->warnings = 0;
+  vic__begin_call(c);
   if (!ix) return vic__fail(c, VIC_E_ARGUMENT, "no index");
   if (!o_in) return vic__fail(c, VIC_E_ARGUMENT, "no search options");
   vic_search_options o_full;
@@ -21,8 +22,11 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
   if (so_ != VIC_OK) return so_;
   const vic_search_options *o = &o_full;
   if (o->k <= 0) return vic__fail(c, VIC_E_ARGUMENT, "k must be at least 1 (got %d)", (int)o->k);
-  if (!(o->tau >= 0.f) || o->max_visits < 0 || o->entry_points < 0)
-    return vic__fail(c, VIC_E_ARGUMENT, "search options: tau must be >= 0, max_visits and entry_points >= 0");
+  if (!(o->tau >= 0.f) || !isfinite(o->tau) || o->max_visits < 0 || o->entry_points < 0 || o->occlusion_limit < 0)
+    return vic__fail(c, VIC_E_ARGUMENT,
+                     "search options: tau must be finite and >= 0 (got %g), max_visits (%d), entry_points (%d) and "
+                     "occlusion_limit (%d) >= 0",
+                     (double)o->tau, (int)o->max_visits, (int)o->entry_points, (int)o->occlusion_limit);
   if (!queries) return vic__fail(c, VIC_E_ARGUMENT, "no queries");
   if (queries->d != ix->x.d)
     return vic__fail(c, VIC_E_ARGUMENT, "queries have d = %d but the index has d = %d", (int)queries->d, (int)ix->x.d);
@@ -46,6 +50,14 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
              (int)k);
   }
   rep.k = k;
+  /* more entry points than indexed points cannot help: each point enters once */
+  vic_search_options so = *o;
+  if ((int64_t)so.entry_points > ix->x.n) {
+    so.entry_points = (int32_t)ix->x.n;
+    vic__log(c, VIC_LOG_WARNING, "entry_points = %d > n = %lld indexed points: clamped to %d", (int)o->entry_points,
+             (long long)ix->x.n, (int)so.entry_points);
+  }
+  o = &so;
 
   vic_data qp;
   float *owned = NULL;
@@ -87,6 +99,7 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
   default:
     s = vic__fail(c, VIC_E_ARGUMENT, "corrupt index (kind %d)", (int)ix->kind);
   }
+  if (s == VIC_OK) s = vic__check_distances(c, out->n, k, out->ids, out->dist, "index search");
   if (s != VIC_OK) goto fail;
   vic__report_stage(&rep, "search", vic__now() - ts);
   rep.recall_estimate = (ix->kind == VIC_INDEX_BRUTE || ix->kind == VIC_INDEX_GRID) ? 1.0 : -1.0;

@@ -36,6 +36,23 @@ vic_status vic__progress(vic_ctx *c, const char *stage, double fraction);
 /* Nonzero when a cancel was requested; safe from any thread. */
 static inline int vic__cancelled(vic_ctx *c) { return atomic_load_explicit(&c->cancel, memory_order_relaxed); }
 
+/* Called first by every public call that may poll the cancel flag: a
+ * cancel (from the progress callback or vic_ctx_cancel) stops the call that
+ * is running and is cleared when the next call starts.  Public calls that
+ * the core also makes internally have a vic__ body that does not clear it,
+ * so a cancel during the outer call is not lost between its stages. */
+static inline void vic__begin_call(vic_ctx *c) {
+  if (c) atomic_store(&c->cancel, 0);
+}
+vic_status vic__knn_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_knn *out);
+vic_status vic__knn_recall(vic_ctx *c, const vic_data *x, const vic_knn *approx, int32_t sample, double *recall);
+vic_status vic__density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
+                        const vic_density_options *o, float *knn_density, float *sph_density, float *smoothing_length);
+vic_status vic__knn_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, const vic_density_options *o,
+                            vic_knn *nn, float *knn_density, float *sph_density, float *smoothing_length);
+vic_status vic__peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *density,
+                           const vic_peak_options *o, vic_peaks *out);
+
 int vic__threads(const vic_ctx *c); /* effective CPU thread count */
 double vic__now(void);              /* monotonic seconds */
 void vic__report_stage(vic_report *r, const char *name, double seconds);
@@ -116,6 +133,16 @@ float vic__true_dist(vic_metric m, float work);
  * working distances to one float, and such runs are then ordered by id;
  * missing entries (id < 0) become +inf.  Rows in parallel. */
 void vic__true_lists(vic_ctx *c, vic_metric m, int64_t n, int32_t k, int64_t *ids, float *dist);
+
+/* Row r scaled to unit length (computed in a frame scaled by its largest
+ * magnitude, so no value range overflows); the zero row stays zero. */
+void vic__unit_row(const float *r, int32_t d, float *out);
+
+/* VIC_E_NONFINITE naming the first row of n lists of k whose distance to a
+ * present neighbour (id >= 0) is not finite: a float overflow that slipped
+ * past validation must not come back as an answer.  what: the call. */
+vic_status vic__check_distances(vic_ctx *c, int64_t n, int32_t k, const int64_t *ids, const float *dist,
+                                const char *what);
 
 /* Cosine data are normalised once into a private copy so every method can
  * run L2 on them.  *owned receives the buffer to free (NULL if x was used

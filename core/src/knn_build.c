@@ -134,7 +134,12 @@ static vic_status check_options(vic_ctx *c, const vic_data *x, const vic_build_o
   return VIC_OK;
 }
 
-vic_status vic_knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_options *o_in, vic_knn *out) {
+vic_status vic_knn_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_knn *out) {
+  vic__begin_call(c);
+  return vic__knn_build(c, x, o, out);
+}
+
+vic_status vic__knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_options *o_in, vic_knn *out) {
   if (!c || !out) return VIC_E_ARGUMENT;
   vic__knn_clear(out);
   c->error[0] = '\0';
@@ -181,6 +186,19 @@ vic_status vic_knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_optio
     vic__report_reason(&rep, "'%s' needs a GPU, none usable: CPU NN-Descent instead", vic_method_name(m));
     m = VIC_METHOD_NNDESCENT;
   }
+  if (m == VIC_METHOD_NNDESCENT && be == VIC_BACKEND_CPU) {
+    if ((s = vic__nndescent_check_options(c, o)) != VIC_OK) return s;
+    const int32_t K = vic__nndescent_k_build(x_in, o, k);
+    if (vic__nndescent_costlier_than_exact(x_in, o, K)) {
+      vic__log(c, VIC_LOG_WARNING,
+               "NN-Descent with k_build = %d on n = %lld points would cost more than exact brute force; using brute "
+               "force",
+               (int)K, (long long)x_in->n);
+      vic__report_reason(&rep, "NN-Descent with k_build = %d costs more than brute force on n = %lld: exact brute force",
+                         (int)K, (long long)x_in->n);
+      m = VIC_METHOD_BRUTE;
+    }
+  }
   rep.method = m;
   rep.backend = be;
 
@@ -210,6 +228,7 @@ vic_status vic_knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_optio
   } else {
     s = run_cpu(c, &x, o, m, k, out);
   }
+  if (s == VIC_OK) s = vic__check_distances(c, out->n, k, out->ids, out->dist, "kNN build");
   if (s != VIC_OK) goto fail;
   vic__report_stage(&rep, vic_method_name(m), vic__now() - tm);
 
@@ -219,7 +238,7 @@ vic_status vic_knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_optio
   } else if (o->recall_sample > 0) {
     double tr = vic__now();
     out->report = rep;
-    if ((s = vic_knn_recall(c, &x, out, o->recall_sample, &rep.recall_estimate)) != VIC_OK) goto fail;
+    if ((s = vic__knn_recall(c, &x, out, o->recall_sample, &rep.recall_estimate)) != VIC_OK) goto fail;
     rep.recall_sample = o->recall_sample < x.n ? o->recall_sample : x.n;
     vic__report_stage(&rep, "recall", vic__now() - tr);
   } else {
@@ -252,6 +271,11 @@ void vic__report_dnn1(const vic_knn *nn, vic_report *r) {
 }
 
 vic_status vic_knn_recall(vic_ctx *c, const vic_data *x, const vic_knn *approx, int32_t sample, double *recall) {
+  vic__begin_call(c);
+  return vic__knn_recall(c, x, approx, sample, recall);
+}
+
+vic_status vic__knn_recall(vic_ctx *c, const vic_data *x, const vic_knn *approx, int32_t sample, double *recall) {
   if (!c || !x || !approx || !recall || sample <= 0 || approx->n != x->n || approx->k <= 0)
     return c ? vic__fail(c, VIC_E_ARGUMENT, "recall needs lists of the same data and a positive sample size")
              : VIC_E_ARGUMENT;
@@ -280,6 +304,20 @@ vic_status vic_knn_recall(vic_ctx *c, const vic_data *x, const vic_knn *approx, 
     }
   }
   if ((s = vic__cpu_brute_knn_rows(c, x, rows, m, k, ids, dist)) != VIC_OK) goto done;
+  /* an overflowed reference (or approximate list) would compare infinities
+   * and give a meaningless fraction: refuse it with the row */
+  for (int64_t i = 0; i < m; ++i)
+    for (int32_t t = 0; t < k; ++t) {
+      const float rd = dist[i * k + t], ad = approx->dist[rows[i] * k + t];
+      if ((ids[i * k + t] >= 0 && !isfinite(rd)) || (approx->ids[rows[i] * k + t] >= 0 && !isfinite(ad))) {
+        s = vic__fail(c, VIC_E_NONFINITE,
+                      "recall: row %lld has a non-finite %s distance (%g) to neighbour %d; no estimate from "
+                      "overflowed distances (rescale the data)",
+                      (long long)rows[i], isfinite(rd) ? "approximate" : "exact", (double)(isfinite(rd) ? ad : rd),
+                      (int)t);
+        goto done;
+      }
+    }
   /* A neighbour counts as found when the approximate list holds it, or holds
    * another point at the same distance (ties are interchangeable). */
   int64_t hit = 0, total = 0;

@@ -48,6 +48,7 @@ vic_status vic_knn_query_exact(vic_ctx *c, const vic_data *x_in, const vic_data 
   if (!c) return VIC_E_ARGUMENT;
   c->error[0] = '\0';
   c->warnings = 0;
+  vic__begin_call(c);
   if (!out) return vic__fail(c, VIC_E_ARGUMENT, "no output lists (out is NULL)");
   vic__knn_clear(out);
   if (!x_in || !q_in) return vic__fail(c, VIC_E_ARGUMENT, "no %s (NULL view)", x_in ? "queries" : "data");
@@ -89,6 +90,7 @@ vic_status vic_knn_query_exact(vic_ctx *c, const vic_data *x_in, const vic_data 
     s = vic__cpu_brute_knn(c, &x, &q, k, out->ids, out->dist);
     vic__report_stage(&rep, "brute", vic__now() - t);
   }
+  if (s == VIC_OK) s = vic__check_distances(c, out->n, k, out->ids, out->dist, "exact query");
   if (s != VIC_OK) goto fail;
   vic__report_dnn1(out, &rep);
   rep.recall_estimate = 1.0;

@@ -10,13 +10,6 @@
 
 enum { ACC = 16 };
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(__INTEL_COMPILER)
-#define VIC_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define VIC_VECTOR_CLONES
-#endif
-
 VIC_VECTOR_CLONES
 float vic__l2sq_fast(const float *a, const float *b, int32_t d) {
   float acc[ACC] = {0};

@@ -7,12 +7,29 @@
 
 #include "internal.h"
 
+/* The definitions (l2_kernel.c) carry VIC_VECTOR_CLONES.  Clang refuses
+ * to make a function multiversioned after a plain declaration has been
+ * used (the inline vic__approx_dist below), so for Clang the declarations
+ * carry it too; GCC would then emit a resolver in every file that
+ * includes this one, so for GCC they do not. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(__INTEL_COMPILER)
+#define VIC_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define VIC_VECTOR_CLONES
+#endif
+#if defined(__clang__)
+#define VIC_VECTOR_CLONES_DECL VIC_VECTOR_CLONES
+#else
+#define VIC_VECTOR_CLONES_DECL
+#endif
+
 /* Sum of (a_j - b_j)^2.  Exactly symmetric in a and b, so d(a,b) == d(b,a)
  * bit for bit, and the summation order is fixed, so results repeat. */
-float vic__l2sq_fast(const float *a, const float *b, int32_t d);
+VIC_VECTOR_CLONES_DECL float vic__l2sq_fast(const float *a, const float *b, int32_t d);
 
 /* Dot product with the same vectorisation (projection-tree margins). */
-float vic__dot_fast(const float *a, const float *b, int32_t d);
+VIC_VECTOR_CLONES_DECL float vic__dot_fast(const float *a, const float *b, int32_t d);
 
 /* The working distance of the approximate methods: the fast kernel for L2
  * and for cosine (unit rows, see vic__prepare_rows), the general one when a

@@ -18,10 +18,20 @@ typedef struct {
  * k_build, or max(k, 20) when it is 0, never below k, clamped to n - 1. */
 int32_t vic__nndescent_k_build(const vic_data *x, const vic_build_options *o, int32_t k);
 
+/* rho, delta and max_iterations in range, else VIC_E_ARGUMENT naming them. */
+vic_status vic__nndescent_check_options(vic_ctx *c, const vic_build_options *o);
+
+/* Nonzero when NN-Descent with list length K would cost more than exact
+ * brute force on x: a round of local joins computes about n C^2 distances
+ * (C = 2 rho K candidates per point), the whole exact search n^2 / 2, so
+ * with C^2 > n one round alone costs more (a large k_build on few points). */
+int vic__nndescent_costlier_than_exact(const vic_data *x, const vic_build_options *o, int32_t K);
+
 /* Approximate K nearest other points of every row of x (prepared rows:
  * L2, or cosine on unit rows; n < 2^31).  ids/work: n*K, each row sorted
  * ascending by (working distance, id).  Deterministic for a given seed and
- * any thread count.  stats may be NULL. */
+ * any thread count.  stats may be NULL.  Exact lists by brute force (with
+ * a warning) where NN-Descent would cost more. */
 vic_status vic__nndescent_graph(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t K, int32_t *ids,
                                 float *work, vic_nnd_stats *stats);
 

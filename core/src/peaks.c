@@ -233,7 +233,13 @@ done:
 }
 
 vic_status vic_peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *density,
-                          const vic_peak_options *o_in, vic_peaks *out) {
+                          const vic_peak_options *o, vic_peaks *out) {
+  vic__begin_call(c);
+  return vic__peaks_find(c, x, nn, density, o, out);
+}
+
+vic_status vic__peaks_find(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *density,
+                           const vic_peak_options *o_in, vic_peaks *out) {
   if (!c) return VIC_E_ARGUMENT;
   if (!out) return vic__fail(c, VIC_E_ARGUMENT, "peak finding needs an output structure");
   vic__peaks_clear(out);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -243,6 +244,94 @@ static void test_csv(void) {
   expect_failure(p, "no numeric rows");
 }
 
+/* The audit's CSV cases: each an error that names the cause, or read as
+ * documented (vic_io.h), never a silently different matrix. */
+static void test_csv_strict(void) {
+  char p[256];
+  write_bytes(tmp_path("empty-fields.csv", p, sizeof p), ",,,\n,,\n", 7);
+  expect_failure(p, "line 1: field 1 is empty");
+  write_bytes(tmp_path("gap.csv", p, sizeof p), "1,,2\n3,4,5\n", strlen("1,,2\n3,4,5\n"));
+  expect_failure(p, "line 1: field 2 is empty");
+  write_bytes(tmp_path("trailing.csv", p, sizeof p), "1,2\n3,4,\n", strlen("1,2\n3,4,\n"));
+  expect_failure(p, "line 2: field 3 is empty");
+  write_bytes(tmp_path("nul.csv", p, sizeof p), "1,2\n3,\0004\n", 9);
+  expect_failure(p, "line 2 holds a NUL byte");
+  const char bom[] = "\xEF\xBB\xBF" "1,2\n3,4\n";
+  float want_bom[4] = {1, 2, 3, 4};
+  write_bytes(tmp_path("bom.csv", p, sizeof p), bom, strlen(bom));
+  expect_matrix(p, 2, 2, want_bom);
+  const char bom_hdr[] = "\xEF\xBB\xBF" "a,b\n1,2\n3,4\n";
+  write_bytes(tmp_path("bom-header.csv", p, sizeof p), bom_hdr, strlen(bom_hdr));
+  expect_matrix(p, 2, 2, want_bom);
+  write_bytes(tmp_path("tiny.csv", p, sizeof p), "1e-50,2\n", strlen("1e-50,2\n"));
+  expect_failure(p, "line 1: '1e-50' is outside what a float holds");
+  write_bytes(tmp_path("huge.csv", p, sizeof p), "1,2\n-1e39,2\n", strlen("1,2\n-1e39,2\n"));
+  expect_failure(p, "line 2: '-1e39' is outside what a float holds");
+  float want_small[4] = {0, 1e-30f, 3.25f, -2};
+  write_bytes(tmp_path("small.csv", p, sizeof p), "0;1e-30\n3.25 ; -2\n", strlen("0;1e-30\n3.25 ; -2\n"));
+  expect_matrix(p, 2, 2, want_small);
+}
+
+/* Headers that declare far more data than the file holds: a plain file
+ * fails before allocating, a compressed one after reading what is there
+ * (its buffer grows with the data).  Without a sanitizer the data
+ * segment is limited to 1 GiB meanwhile, so a loader that allocated the
+ * declared 12 GiB first would fail with "out of memory" instead. */
+static void test_huge_headers(void) {
+#if !defined(__SANITIZE_ADDRESS__)
+  struct rlimit old, lim;
+  int limited = getrlimit(RLIMIT_DATA, &old) == 0;
+  if (limited) {
+    lim = old;
+    lim.rlim_cur = (rlim_t)1 << 30;
+    if (old.rlim_max != RLIM_INFINITY && old.rlim_max < lim.rlim_cur) lim.rlim_cur = old.rlim_max;
+    limited = setrlimit(RLIMIT_DATA, &lim) == 0;
+  }
+#endif
+  char p[256];
+  float some[15] = {0};
+  /* .npy: 2^30 x 3 float32 declared, 60 bytes present */
+  write_npy(tmp_path("huge.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824, 3), }",
+            some, sizeof some, 1);
+  expect_failure(p, "declares 1073741824 x 3 float32 values");
+  long len = 0;
+  unsigned char *bytes = vt_read_file(p, &len);
+  gzFile g = gzopen(tmp_path("huge.npy.gz", p, sizeof p), "wb");
+  gzwrite(g, bytes, (unsigned)len);
+  gzclose(g);
+  free(bytes);
+  expect_failure(p, "truncated");
+  /* IDX: 2^30 rows of 3 bytes declared, 6 present */
+  unsigned char idx[12 + 6] = {0, 0, 8, 2, 0x40, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4, 5, 6};
+  write_bytes(tmp_path("huge.idx", p, sizeof p), idx, sizeof idx);
+  expect_failure(p, "declares 1073741824 x 3 bytes");
+  g = gzopen(tmp_path("huge-idx2-ubyte.gz", p, sizeof p), "wb");
+  gzwrite(g, idx, sizeof idx);
+  gzclose(g);
+  expect_failure(p, "truncated");
+  /* .fvecs(.gz): a first row of 2^24 components, 16 bytes of them present */
+  unsigned char vec[4 + 16] = {0, 0, 0, 1};
+  write_bytes(tmp_path("huge.fvecs", p, sizeof p), vec, sizeof vec);
+  expect_failure(p, "row 0 is incomplete");
+  g = gzopen(tmp_path("huge.fvecs.gz", p, sizeof p), "wb");
+  gzwrite(g, vec, sizeof vec);
+  gzclose(g);
+  expect_failure(p, "row 0 is incomplete");
+  /* Gadget: 10^8 particles (a 1.2 GB position block) declared, 16 bytes present */
+  unsigned char gad[4 + 256 + 4 + 4 + 16] = {0};
+  uint32_t m256 = 256, mpos = 1200000000u;
+  int32_t npart[6] = {100000000, 0, 0, 0, 0, 0};
+  memcpy(gad, &m256, 4);
+  memcpy(gad + 4, npart, sizeof npart);
+  memcpy(gad + 260, &m256, 4);
+  memcpy(gad + 264, &mpos, 4);
+  write_bytes(tmp_path("huge.dat", p, sizeof p), gad, sizeof gad);
+  expect_failure(p, "declares 1200000000 bytes, only 16 follow");
+#if !defined(__SANITIZE_ADDRESS__)
+  if (limited) setrlimit(RLIMIT_DATA, &old);
+#endif
+}
+
 static void test_misc(void) {
   char p[256];
   expect_failure(tmp_path("does-not-exist.npy", p, sizeof p), "cannot open");
@@ -305,6 +394,8 @@ int main(void) {
   test_idx();
   test_gadget();
   test_csv();
+  test_csv_strict();
+  test_huge_headers();
   test_misc();
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

@@ -221,6 +221,19 @@ static void TestFeatureArray()
   f->SetInputArrayToProcess(0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, "no such array");
   f->Update();
   CHECK(log.Get()->ErrorContains("feature array"), "missing feature array must be refused");
+  // A string array chosen as feature: said to be not numeric, not missing.
+  vtkNew<vtkStringArray> labels;
+  labels->SetName("labels");
+  labels->SetNumberOfValues(n);
+  for (vtkIdType i = 0; i < n; ++i)
+  {
+    labels->SetValue(i, "p");
+  }
+  cloud->GetPointData()->AddArray(labels);
+  log.Get()->Clear();
+  f->SetInputArrayToProcess(0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, "labels");
+  f->Update();
+  CHECK(log.Get()->ErrorContains("'labels' is not numeric"), "a string feature array must be named as not numeric");
   vic_knn_free(&ref);
 }
 

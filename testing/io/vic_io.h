@@ -12,7 +12,12 @@
  *  - Gadget format 1 snapshots (.dat/.gadget): the positions of all
  *    particle types, concatenated in type order;
  *  - .csv / .txt: numbers separated by commas, semicolons or blanks, one
- *    row per line, optional header line; columns give d. */
+ *    row per line, optional header line; columns give d.  Strict: an empty
+ *    field, a NUL byte or a number outside float's range (above 3.4e38, or
+ *    nonzero below 1.2e-38) is an error; a UTF-8 byte-order mark is skipped.
+ * A header that declares more data than the file holds fails before the
+ * allocation (plain files) or after reading what is there (compressed
+ * files, whose buffers grow as the data arrive). */
 #ifndef VIC_IO_H
 #define VIC_IO_H
 

@@ -40,7 +40,16 @@ static int64_t record_begin(reader *r, const char *block, const int64_t *sizes) 
   if (read_u32(r, &len) != 0)
     return vio__fail(r->err, r->errsize, r->path, "truncated Gadget file: the %s block is missing", block);
   for (const int64_t *s = sizes; *s; ++s)
-    if ((int64_t)len == *s) return len;
+    if ((int64_t)len == *s) {
+      /* the block must fit in what is left of the file before it is allocated */
+      long at = ftell(r->f);
+      int64_t size = vio__file_size(r->path);
+      if (at >= 0 && size >= 0 && (int64_t)len > size - at)
+        return vio__fail(r->err, r->errsize, r->path,
+                         "truncated Gadget file: the %s block declares %u bytes, only %lld follow", block, len,
+                         (long long)(size - at));
+      return len;
+    }
   return vio__fail(r->err, r->errsize, r->path, "Gadget %s block has %u bytes, expected %lld (corrupt file or not format 1)",
                    block, len, (long long)sizes[0]);
 }

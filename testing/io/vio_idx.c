@@ -26,17 +26,32 @@ int vio__load_idx(gzFile f, const char *path, vio_matrix *out, char *err, size_t
   if (n == 0 || d == 0) return vio__fail(err, errsize, path, "the IDX array is empty");
   int64_t count = vio__mul(n, d, INT64_MAX / 4);
   if (count < 0 || (uint64_t)count > SIZE_MAX / 4) return vio__fail(err, errsize, path, "IDX array too large");
-  float *rows = malloc((size_t)count * sizeof(float));
-  if (!rows) return vio__fail(err, errsize, path, "out of memory for %lld values", (long long)count);
-  /* Read the bytes into the front of the float buffer and widen them from
-   * the back: float i covers bytes 4i..4i+3, all of which (but byte i
-   * itself, read first) were already widened. */
-  unsigned char *bytes = (unsigned char *)rows;
-  if (vio__read(f, bytes, (size_t)count) != count) {
-    free(rows);
-    return vio__fail(err, errsize, path, "truncated IDX data: fewer than %lld x %lld bytes", (long long)n, (long long)d);
+  char what[96];
+  snprintf(what, sizeof what, "%lld x %lld bytes", (long long)n, (long long)d);
+  if (vio__check_remaining(f, path, count, what, err, errsize) != 0) return -1;
+  /* bytes read in chunks and widened into a buffer grown as they arrive
+   * (gzip-compressed files cannot tell their size up front) */
+  enum { CHUNK = 1 << 16 };
+  unsigned char *bytes = malloc(CHUNK);
+  float *rows = NULL;
+  size_t cap = 0;
+  if (!bytes) return vio__fail(err, errsize, path, "out of memory");
+  for (int64_t done = 0; done < count;) {
+    int64_t m = count - done < CHUNK ? count - done : CHUNK;
+    if (vio__grow((void **)&rows, &cap, (size_t)(done + m) * sizeof(float), (size_t)count * sizeof(float)) != 0) {
+      free(bytes);
+      free(rows);
+      return vio__fail(err, errsize, path, "out of memory for %lld values", (long long)(done + m));
+    }
+    if (vio__read(f, bytes, (size_t)m) != m) {
+      free(bytes);
+      free(rows);
+      return vio__fail(err, errsize, path, "truncated IDX data: fewer than %s", what);
+    }
+    for (int64_t i = 0; i < m; ++i) rows[done + i] = (float)bytes[i];
+    done += m;
   }
-  for (int64_t i = count - 1; i >= 0; --i) rows[i] = (float)bytes[i];
+  free(bytes);
   out->rows = rows;
   out->n = n;
   out->d = (int32_t)d;

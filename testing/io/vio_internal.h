@@ -29,6 +29,19 @@ int64_t vio__mul(int64_t a, int64_t b, int64_t limit);
 
 uint32_t vio__bswap32(uint32_t v);
 
+/* For a plain (uncompressed) stream: -1 with a message when fewer than
+ * `bytes` bytes follow the current position, so that a header declaring
+ * more data than the file holds fails before anything is allocated.
+ * Compressed streams cannot tell: their readers grow buffers with
+ * vio__grow as the data arrive.  what: the data, for the message. */
+int vio__check_remaining(gzFile f, const char *path, int64_t bytes, const char *what, char *err, size_t errsize);
+
+/* Makes *buf (capacity *cap bytes) hold at least need bytes: doubling, at
+ * least 1 MiB, never past total (the size the header declares), so that a
+ * buffer costs at most about twice the data actually read.  0, or -1 when
+ * out of memory (*buf is then unchanged). */
+int vio__grow(void **buf, size_t *cap, size_t need, size_t total);
+
 /* The format readers, each taking an already opened stream positioned at
  * byte 0 (vio_load closes it). */
 int vio__load_npy(gzFile f, const char *path, vio_matrix *out, char *err, size_t errsize);

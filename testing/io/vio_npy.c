@@ -110,30 +110,34 @@ int vio__load_npy(gzFile f, const char *path, vio_matrix *out, char *err, size_t
   int64_t count = vio__mul(n, d, INT64_MAX / 8);
   if (count < 0 || (uint64_t)count > SIZE_MAX / 8) return vio__fail(err, errsize, path, "shape too large");
 
-  float *rows = malloc((size_t)count * sizeof(float));
-  if (!rows) return vio__fail(err, errsize, path, "out of memory for %lld values", (long long)count);
-  if (itemsize == 4) {
-    if (vio__read(f, rows, (size_t)count * 4) != count * 4) {
+  char what[96];
+  snprintf(what, sizeof what, "%lld x %lld float%d values", (long long)n, (long long)d, itemsize * 8);
+  if (vio__check_remaining(f, path, count * itemsize, what, err, errsize) != 0) return -1;
+  /* Read in chunks into a buffer grown as the data arrive (a compressed
+   * file cannot tell its size up front); float64 is converted chunk by
+   * chunk so the file is never held twice. */
+  enum { CHUNK = 1 << 16 };
+  double *buf = malloc(CHUNK * sizeof(double));
+  float *rows = NULL;
+  size_t cap = 0;
+  if (!buf) return vio__fail(err, errsize, path, "out of memory");
+  for (int64_t done = 0; done < count;) {
+    int64_t m = count - done < CHUNK ? count - done : CHUNK;
+    if (vio__grow((void **)&rows, &cap, (size_t)(done + m) * sizeof(float), (size_t)count * sizeof(float)) != 0) {
+      free(buf);
       free(rows);
-      return vio__fail(err, errsize, path, "truncated data: fewer than %lld x %lld float32 values", (long long)n, (long long)d);
+      return vio__fail(err, errsize, path, "out of memory for %lld values", (long long)(done + m));
     }
-  } else {
-    /* float64: convert in chunks so the file is never held twice. */
-    enum { CHUNK = 1 << 16 };
-    double *buf = malloc(CHUNK * sizeof(double));
-    if (!buf) { free(rows); return vio__fail(err, errsize, path, "out of memory"); }
-    for (int64_t done = 0; done < count;) {
-      int64_t m = count - done < CHUNK ? count - done : CHUNK;
-      if (vio__read(f, buf, (size_t)m * 8) != m * 8) {
-        free(buf);
-        free(rows);
-        return vio__fail(err, errsize, path, "truncated data: fewer than %lld x %lld float64 values", (long long)n, (long long)d);
-      }
-      for (int64_t i = 0; i < m; ++i) rows[done + i] = (float)buf[i];
-      done += m;
+    if (vio__read(f, buf, (size_t)m * (size_t)itemsize) != m * itemsize) {
+      free(buf);
+      free(rows);
+      return vio__fail(err, errsize, path, "truncated data: fewer than %s", what);
     }
-    free(buf);
+    if (itemsize == 4) memcpy(rows + done, buf, (size_t)m * 4);
+    else for (int64_t i = 0; i < m; ++i) rows[done + i] = (float)buf[i];
+    done += m;
   }
+  free(buf);
   out->rows = rows;
   out->n = n;
   out->d = (int32_t)d;

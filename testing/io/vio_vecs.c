@@ -19,21 +19,27 @@ static int load_vecs(gzFile f, const char *path, const char *kind, void **rows_o
   int64_t size = gzdirect(f) ? vio__file_size(path) : -1;
   /* A size that is not a whole number of rows is diagnosed while reading,
    * where the first ragged or partial row can be named. */
-  int64_t cap = size > 0 ? size / rec : 1024;
-  if (cap < 1) cap = 1;
-  unsigned char *rows = malloc((size_t)cap * (size_t)d * 4);
-  if (!rows) return vio__fail(err, errsize, path, "out of memory for %lld rows", (long long)cap);
+  /* The buffer grows as the rows arrive, each row in chunks, so that a
+   * huge declared d costs memory only for the bytes actually present;
+   * a plain file's whole rows bound it. */
+  const size_t row_bytes = (size_t)d * 4;
+  const size_t total = size > 0 ? (size_t)(size / rec + 1) * row_bytes : SIZE_MAX;
+  unsigned char *rows = NULL;
+  size_t cap = 0;
   int64_t n = 0;
   for (;;) {
-    if (n == cap) {
-      cap *= 2;
-      unsigned char *grown = realloc(rows, (size_t)cap * (size_t)d * 4);
-      if (!grown) { free(rows); return vio__fail(err, errsize, path, "out of memory for %lld rows", (long long)cap); }
-      rows = grown;
-    }
-    if (vio__read(f, rows + (size_t)n * (size_t)d * 4, (size_t)d * 4) != (int64_t)d * 4) {
-      free(rows);
-      return vio__fail(err, errsize, path, "truncated %s file: row %lld is incomplete", kind, (long long)n);
+    for (size_t off = 0; off < row_bytes;) {
+      const size_t m = row_bytes - off < ((size_t)1 << 16) ? row_bytes - off : (size_t)1 << 16;
+      const size_t at = (size_t)n * row_bytes + off;
+      if (vio__grow((void **)&rows, &cap, at + m, total) != 0) {
+        free(rows);
+        return vio__fail(err, errsize, path, "out of memory for %lld rows", (long long)n + 1);
+      }
+      if (vio__read(f, rows + at, m) != (int64_t)m) {
+        free(rows);
+        return vio__fail(err, errsize, path, "truncated %s file: row %lld is incomplete", kind, (long long)n);
+      }
+      off += m;
     }
     ++n;
     int32_t next;
