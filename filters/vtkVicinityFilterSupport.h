@@ -229,6 +229,26 @@ vtkSmartPointer<vtkFloatArray> WrapFloats(
 // n 64-bit ids copied into a new vtkIdTypeArray.
 vtkSmartPointer<vtkIdTypeArray> WrapIdValues(const int64_t* values, vtkIdType n, const char* name);
 
+// Neighbour lists built straight into the output's VTK arrays
+// (vic_knn_build_into), so the lists exist once in host memory: the
+// arrays' memory is allocated here, after an up-front estimate (n*k*12
+// bytes, plus extra_bytes_per_entry for what the caller builds from them,
+// e.g. the graph's edges) against the machine's memory, and every
+// allocation is checked: a shortfall is an error message on `self`, never
+// an abort.  View points into the arrays (ids, dist, n, k, report) for
+// helpers that read vic_knn; it is not freed.
+struct KnnArrays
+{
+  vtkSmartPointer<vtkIdTypeArray> Ids;
+  vtkSmartPointer<vtkFloatArray> Distances;
+  vic_knn View{};
+};
+Outcome BuildKnnIntoArrays(vtkAlgorithm* self, const char* label, Context& ctx, const vic_data& x,
+  const vic_build_options& o, double extra_bytes_per_entry, const char* ids_name,
+  const char* distances_name, KnnArrays& out);
+// Bytes of physical memory of this machine (0 when unknown).
+double PhysicalMemoryBytes();
+
 // Neighbour ids (k components) as a vtkIdTypeArray.
 vtkSmartPointer<vtkIdTypeArray> WrapIds(const vic_knn& knn, const char* name);
 // Neighbour distances (k components) as a vtkFloatArray.

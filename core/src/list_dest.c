@@ -1,0 +1,57 @@
+/* Lists into their destination (list_dest.h). */
+#define _GNU_SOURCE /* madvise, posix_memalign */
+#include "list_dest.h"
+
+#include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+void vic__lists_scatter(const vic__lists *dst, int threads, int64_t row0, const uint32_t *rows, int64_t m, int32_t k,
+                        const void *ids, const float *dist) {
+  const size_t ib = (size_t)k * (size_t)dst->id_bytes, db = (size_t)k * sizeof(float);
+  char *di = dst->ids;
+  const char *si = ids;
+#pragma omp parallel for num_threads(threads) schedule(static, 1024)
+  for (int64_t r = 0; r < m; ++r) {
+    const int64_t row = row0 + (int64_t)rows[r];
+    memcpy(di + (size_t)row * ib, si + (size_t)r * ib, ib);
+    memcpy(dst->dist + (size_t)row * (size_t)k, dist + (size_t)r * (size_t)k, db);
+  }
+}
+
+void vic__ids_narrow(int threads, const int64_t *src, int32_t *dst, int64_t count) {
+#pragma omp parallel for num_threads(threads) schedule(static, 65536)
+  for (int64_t i = 0; i < count; ++i) dst[i] = (int32_t)src[i];
+}
+
+void vic__lists_dnn1(const vic__lists *d, int64_t n, int32_t k, vic_report *r) {
+  double sum = 0, mx = 0;
+  int64_t cnt = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (vic__lists_id(d, i * k) < 0) continue;
+    float v = d->dist[i * k];
+    sum += v;
+    if (v > mx) mx = v;
+    cnt++;
+  }
+  r->dnn1_mean = cnt ? sum / (double)cnt : 0;
+  r->dnn1_max = mx;
+}
+
+void *vic__malloc_lists(vic_ctx *c, size_t bytes, const char *what) {
+#ifdef __linux__
+  const size_t huge = (size_t)2 << 20;
+  if (bytes >= 8 * huge) {
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes) != 0) {
+      vic__fail(c, VIC_E_NOMEM, "out of host memory allocating %zu bytes for %s", bytes, what);
+      return NULL;
+    }
+    /* advice only: without transparent huge pages it changes nothing */
+    (void)madvise(p, bytes, MADV_HUGEPAGE);
+    return p;
+  }
+#endif
+  return vic__malloc(c, bytes, what);
+}
