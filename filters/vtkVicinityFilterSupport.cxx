@@ -768,9 +768,12 @@ vtkSmartPointer<vtkFloatArray> WrapDistances(const vic_knn& knn, const char* nam
 
 vtkSmartPointer<vtkFloatArray> DistanceColumn(const vic_knn& knn, int rank, const char* name)
 {
-  auto a = vtkSmartPointer<vtkFloatArray>::New();
+  auto a = CheckedArray<vtkFloatArray>(knn.n);
+  if (!a)
+  {
+    return nullptr;
+  }
   a->SetName(name);
-  a->SetNumberOfTuples(knn.n);
   float* dst = a->GetPointer(0);
   for (int64_t i = 0; i < knn.n; ++i)
   {

@@ -11,9 +11,11 @@
 
 #include "vicinity.h"
 
+#include <vtkAbstractArray.h>
 #include <vtkSmartPointer.h>
 #include <vtkType.h>
 
+#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -228,6 +230,25 @@ vtkSmartPointer<vtkFloatArray> WrapFloats(
   const float* values, vtkIdType n, int components, const char* name);
 // n 64-bit ids copied into a new vtkIdTypeArray.
 vtkSmartPointer<vtkIdTypeArray> WrapIdValues(const int64_t* values, vtkIdType n, const char* name);
+
+// A VTK array of `values` values whose memory is allocated here and
+// checked: nullptr when it cannot be had.  (VTK's own SetNumberOfValues
+// aborts the process when its allocation fails.)  The array frees the
+// memory itself (free()).
+template <class ArrayT>
+vtkSmartPointer<ArrayT> CheckedArray(vtkIdType values, int components = 1)
+{
+  using T = typename ArrayT::ValueType;
+  void* p = std::malloc(static_cast<size_t>(values > 0 ? values : 1) * sizeof(T));
+  if (!p)
+  {
+    return nullptr;
+  }
+  auto a = vtkSmartPointer<ArrayT>::New();
+  a->SetNumberOfComponents(components);
+  a->SetArray(static_cast<T*>(p), values, 0, vtkAbstractArray::VTK_DATA_ARRAY_FREE);
+  return a;
+}
 
 // Neighbour lists built straight into the output's VTK arrays
 // (vic_knn_build_into), so the lists exist once in host memory: the

@@ -120,19 +120,18 @@ bool BuildGraph(vtkAlgorithm* self, vtkDataSet* input, vtkPointData* pointArrays
       edges += ids[i * k + r] >= 0;
     }
   }
-  auto offsets = vtkSmartPointer<vtkIdTypeArray>::New();
-  auto conn = vtkSmartPointer<vtkIdTypeArray>::New();
-  auto distance = vtkSmartPointer<vtkFloatArray>::New();
-  distance->SetName("Distance");
-  auto rank = vtkSmartPointer<vtkIntArray>::New();
-  rank->SetName("Rank");
-  if (!offsets->SetNumberOfValues(edges + 1) || !conn->SetNumberOfValues(2 * edges) ||
-    !distance->SetNumberOfValues(edges) || !rank->SetNumberOfValues(edges))
+  auto offsets = vtkVicinity::CheckedArray<vtkIdTypeArray>(edges + 1);
+  auto conn = offsets ? vtkVicinity::CheckedArray<vtkIdTypeArray>(2 * edges) : nullptr;
+  auto distance = conn ? vtkVicinity::CheckedArray<vtkFloatArray>(edges) : nullptr;
+  auto rank = distance ? vtkVicinity::CheckedArray<vtkIntArray>(edges) : nullptr;
+  if (!rank)
   {
     vtkErrorWithObjectMacro(self, << Label << ": out of memory allocating the graph of " << edges
                                   << " edges; turn Generate Graph off or lower k.");
     return false;
   }
+  distance->SetName("Distance");
+  rank->SetName("Rank");
   vtkIdType c = 0;
   for (vtkIdType i : *rows)
   {
@@ -240,9 +239,15 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
   const vic_knn& knn = lists.View;
 
   vtkPointData* pd = output->GetPointData();
+  auto dnn1 = vtkVicinity::DistanceColumn(knn, 0, "d_nn1");
+  if (!dnn1)
+  {
+    vtkErrorMacro(<< Label << ": out of memory allocating d_nn1 for " << knn.n << " points.");
+    return false;
+  }
   pd->AddArray(lists.Ids);
   pd->AddArray(lists.Distances);
-  pd->AddArray(vtkVicinity::DistanceColumn(knn, 0, "d_nn1"));
+  pd->AddArray(dnn1);
 
   auto fd = vtkSmartPointer<vtkFieldData>::New();
   fd->ShallowCopy(input->GetFieldData());
