@@ -85,7 +85,8 @@ vic_status vic__cuda_grid_multi(vic_ctx *c, const vick_points *p, const vic_buil
     free(call);
     return VIC_E_NOMEM;
   }
-  for (int s = 0; s < count; ++s) vic__cuda_call_init(c, &call[s], first + s, o->device_memory_budget, 1);
+  /* one device: its job runs on the calling thread, which may report progress */
+  for (int s = 0; s < count; ++s) vic__cuda_call_init(c, &call[s], first + s, o->device_memory_budget, count > 1);
   /* each device's pieces are written by its own thread: a nested team
    * would be inactive under the per-device threads (OpenMP's default) */
   int threads = count == 1 ? vic__threads(c) : 1;

@@ -18,7 +18,16 @@ vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
       if (!(x->box[j] >= 0) || !isfinite(x->box[j]))
         return vic__fail(c, VIC_E_ARGUMENT, "periodic box length %d is %g; it must be > 0 (or 0 for an open axis)", (int)j, x->box[j]);
   }
+  /* a parallel pass finds whether any row is bad; only then the serial
+   * pass below names the first one */
+  int bad = 0;
+#pragma omp parallel for num_threads(vic__threads(c)) schedule(static, 65536) reduction(| : bad)
   for (int64_t i = 0; i < x->n; ++i) {
+    const float *r = vic__row(x, i);
+    for (int32_t j = 0; j < x->d; ++j) bad |= !isfinite(r[j]);
+    if (x->metric == VIC_COSINE) bad |= vic__dot(r, r, x->d) == 0.f;
+  }
+  for (int64_t i = 0; bad && i < x->n; ++i) {
     const float *r = vic__row(x, i);
     for (int32_t j = 0; j < x->d; ++j)
       if (!isfinite(r[j]))

@@ -264,7 +264,7 @@ static vic_status build(vic_ctx *c, const vic_data *x_in, const vic_build_option
     ids64 = NULL;
     vic__report_stage(&rep, "narrow ids", vic__now() - tn);
   }
-  vic__lists_dnn1(&dst, x.n, k, &rep);
+  vic__lists_dnn1(&dst, x.n, k, vic__threads(c), &rep);
   free(owned);
   rep.seconds_total = vic__now() - t0;
   rep.warnings = c->warnings;

@@ -25,18 +25,37 @@ void vic__ids_narrow(int threads, const int64_t *src, int32_t *dst, int64_t coun
   for (int64_t i = 0; i < count; ++i) dst[i] = (int32_t)src[i];
 }
 
-void vic__lists_dnn1(const vic__lists *d, int64_t n, int32_t k, vic_report *r) {
-  double sum = 0, mx = 0;
-  int64_t cnt = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (vic__lists_id(d, i * k) < 0) continue;
-    float v = d->dist[i * k];
-    sum += v;
-    if (v > mx) mx = v;
-    cnt++;
+/* Fixed blocks summed in order: the same figures for any thread count. */
+#define DNN1_BLOCKS 1024
+void vic__lists_dnn1(const vic__lists *d, int64_t n, int32_t k, int threads, vic_report *r) {
+  double sum[DNN1_BLOCKS], mx[DNN1_BLOCKS];
+  int64_t cnt[DNN1_BLOCKS];
+  const int64_t per = (n + DNN1_BLOCKS - 1) / DNN1_BLOCKS;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 8)
+  for (int b = 0; b < DNN1_BLOCKS; ++b) {
+    double s = 0, m = 0;
+    int64_t c = 0;
+    const int64_t i1 = (b + 1) * per < n ? (b + 1) * per : n;
+    for (int64_t i = b * per; i < i1; ++i) {
+      if (vic__lists_id(d, i * k) < 0) continue;
+      float v = d->dist[i * k];
+      s += v;
+      if (v > m) m = v;
+      c++;
+    }
+    sum[b] = s;
+    mx[b] = m;
+    cnt[b] = c;
   }
-  r->dnn1_mean = cnt ? sum / (double)cnt : 0;
-  r->dnn1_max = mx;
+  double total = 0, top = 0;
+  int64_t count = 0;
+  for (int b = 0; b < DNN1_BLOCKS; ++b) {
+    total += sum[b];
+    if (mx[b] > top) top = mx[b];
+    count += cnt[b];
+  }
+  r->dnn1_mean = count ? total / (double)count : 0;
+  r->dnn1_max = top;
 }
 
 void *vic__malloc_lists(vic_ctx *c, size_t bytes, const char *what) {

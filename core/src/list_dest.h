@@ -28,7 +28,7 @@ static inline int64_t vic__lists_id(const vic__lists *d, int64_t i) {
 }
 
 /* d_nn1 statistics (column 0) of n filled lists into the report. */
-void vic__lists_dnn1(const vic__lists *d, int64_t n, int32_t k, vic_report *r);
+void vic__lists_dnn1(const vic__lists *d, int64_t n, int32_t k, int threads, vic_report *r);
 
 /* Host memory for n*k-entry result lists: like vic__malloc, but large
  * buffers are asked to come in huge pages (Linux), so that writing a fresh

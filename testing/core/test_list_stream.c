@@ -109,8 +109,8 @@ static void check_narrow_dnn1(void) {
   vic_report ra, rb;
   memset(&ra, 0, sizeof ra);
   memset(&rb, 0, sizeof rb);
-  vic__lists_dnn1(&a, n, k, &ra);
-  vic__lists_dnn1(&b, n, k, &rb);
+  vic__lists_dnn1(&a, n, k, 4, &ra);
+  vic__lists_dnn1(&b, n, k, 1, &rb);
   double sum = 0, mx = 0;
   int64_t cnt = 0;
   for (int64_t i = 0; i < n; ++i)
