@@ -35,7 +35,7 @@ typedef struct {
   int64_t chunk_rows;  /* rows per kernel launch; 0 = automatic (vick_stream_plan_make) */
 } vick_sink;
 
-#define VICK_STREAM_PIECE_BYTES ((size_t)32 << 20)
+#define VICK_STREAM_PIECE_BYTES ((size_t)16 << 20)
 
 /* How m rows of row_bytes each are cut: kernel launches of chunk_rows rows
  * (the last may be shorter), a device ring of ring_chunks such chunks

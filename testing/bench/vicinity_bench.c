@@ -78,6 +78,7 @@ static int parse_args(int argc, char **argv, bench_args *a) {
     else if (!strcmp(o, "--method")) { if (vic_method_parse(v, &a->method) != VIC_OK) goto bad; }
     else if (!strcmp(o, "--backend")) { if (vic_backend_parse(v, &a->backend) != VIC_OK) goto bad; }
     else if (!strcmp(o, "--metric")) { if (vic_metric_parse(v, &a->metric) != VIC_OK) goto bad; }
+    else if (!strcmp(o, "--into")) { if (strcmp(v, "int64") && strcmp(v, "int32")) goto bad; a->into = v; }
     else if (!is_num) goto bad;
     else if (!strcmp(o, "--k") && num > 0 && num < (1 << 20)) a->k = (int32_t)num;
     else if (!strcmp(o, "--threads") && num >= 0) a->threads = (int)num;
@@ -87,7 +88,6 @@ static int parse_args(int argc, char **argv, bench_args *a) {
     else if (!strcmp(o, "--device") && num >= 0) a->device = (int)num;
     else if (!strcmp(o, "--devices") && (num >= 1 || num == -1) && num <= 1024) a->devices = (int)num;
     else if (!strcmp(o, "--budget-mib") && num >= 0) a->budget_mib = num;
-    else if (!strcmp(o, "--into") && (!strcmp(v, "int64") || !strcmp(v, "int32"))) a->into = v;
     else if (!strcmp(o, "--limit") && num > 1) a->limit = num;
     else if (!strcmp(o, "--max-visits") && num >= 0 && num <= INT32_MAX) a->max_visits = (int)num;
     else if (!strcmp(o, "--entry-points") && num >= 0 && num <= INT32_MAX) a->entry_points = (int)num;

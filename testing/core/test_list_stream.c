@@ -54,9 +54,10 @@ static void check_plan(int64_t m, int64_t row_bytes, size_t device_bytes, size_t
   VT_CHECK(next == m, "m %lld: the chunks end at %lld", (long long)m, (long long)next);
 }
 
-static void check_scatter(int id_bytes, int threads) {
+/* k = 7: plain copies; k = 8 (and int32 ids with k = 4): whole 16-byte
+ * units, written with streaming stores where the CPU has them. */
+static void check_scatter(int id_bytes, int threads, int32_t k) {
   const int64_t n = 5000, row0 = 1000, m = 3000;
-  const int32_t k = 7;
   vic__lists d = {id_bytes, calloc((size_t)n * k, (size_t)id_bytes), calloc((size_t)n * k, sizeof(float))};
   uint32_t *rows = malloc((size_t)m * 4);
   void *ids = malloc((size_t)m * k * (size_t)id_bytes);
@@ -82,7 +83,8 @@ static void check_scatter(int id_bytes, int threads) {
       float wd = inside ? (float)(i - row0) + 0.01f * (float)t : 0.f;
       bad += got != want || gd != wd;
     }
-  VT_CHECK(bad == 0, "scatter of %d-byte ids with %d threads: %lld entries wrong", id_bytes, threads, (long long)bad);
+  VT_CHECK(bad == 0, "scatter of %d-byte ids, k = %d, %d threads: %lld entries wrong", id_bytes, (int)k, threads,
+           (long long)bad);
   free(d.ids);
   free(d.dist);
   free(rows);
@@ -150,9 +152,12 @@ int main(void) {
   VT_CHECK(vick_stream_plan_make(60000000, 388, (size_t)60 << 30, (size_t)32 << 20, 0, &p) == 0 &&
                p.chunks == VICK_STREAM_TARGET_CHUNKS && p.ring_chunks == p.chunks,
            "60M rows: %lld chunks, ring %lld", (long long)p.chunks, (long long)p.ring_chunks);
-  check_scatter(8, 1);
-  check_scatter(8, 4);
-  check_scatter(4, 3);
+  check_scatter(8, 1, 7);
+  check_scatter(8, 4, 7);
+  check_scatter(4, 3, 7);
+  check_scatter(8, 4, 8);
+  check_scatter(4, 2, 4);
+  check_scatter(4, 3, 32);
   check_narrow_dnn1();
   return vt_finish("test_list_stream");
 }
