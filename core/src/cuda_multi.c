@@ -47,9 +47,10 @@ typedef struct {
   int64_t row0;
 } grid_piece_sink;
 
-static int write_piece(void *user, const uint32_t *rows, int64_t m, int32_t k, const void *ids, const float *dist) {
+static int write_piece(void *user, int64_t first, const uint32_t *rows, int64_t m, int32_t k, const void *ids,
+                       const float *dist) {
   const grid_piece_sink *ps = user;
-  vic__lists_scatter(ps->job->dst, ps->job->threads, ps->row0, rows, m, k, ids, dist);
+  vic__lists_scatter(ps->job->dst, ps->job->threads, ps->row0 + first, rows, m, k, ids, dist);
   return vic__cancelled(ps->job->c);
 }
 
@@ -61,6 +62,9 @@ static void grid_slot(void *arg, int slot) {
   memset(&sink, 0, sizeof sink);
   sink.id_bytes = j->dst->id_bytes;
   sink.true_l2 = 1;
+  /* pieces in row order: the host writes each as one block per thread
+   * instead of scattering rows over a result far larger than the caches */
+  sink.by_rows = 1;
   sink.write = write_piece;
   sink.user = &ps;
   j->rc[slot] = vick_grid_knn_stream(&j->call[slot], j->p, j->k, q0, q1, &sink);

@@ -3,49 +3,40 @@
 #include "list_dest.h"
 
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#ifdef _OPENMP
+#include <omp.h>
+#else
+static int omp_get_thread_num(void) { return 0; }
+static int omp_get_num_threads(void) { return 1; }
 #endif
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
 
-/* One row's bytes into the destination.  Rows of whole 16-byte units at
- * 16-byte aligned places are written with streaming stores: the
- * destination's cache lines are written whole and never read first, which
- * saves a third of the memory traffic of a scatter into a result far
- * larger than the caches (the host's memory bandwidth is what limits it). */
-static inline void put_row(char *dst, const char *src, size_t bytes, int stream) {
-#if defined(__SSE2__)
-  if (stream) {
-    __m128i *d = (__m128i *)(void *)dst;
-    const __m128i *s = (const __m128i *)(const void *)src;
-    for (size_t i = 0; i < bytes / 16; ++i) _mm_stream_si128(d + i, _mm_loadu_si128(s + i));
-    return;
-  }
-#endif
-  (void)stream;
-  memcpy(dst, src, bytes);
-}
-
-void vic__lists_scatter(const vic__lists *dst, int threads, int64_t row0, const uint32_t *rows, int64_t m, int32_t k,
+void vic__lists_scatter(const vic__lists *dst, int threads, int64_t first, const uint32_t *rows, int64_t m, int32_t k,
                         const void *ids, const float *dist) {
   const size_t ib = (size_t)k * (size_t)dst->id_bytes, db = (size_t)k * sizeof(float);
-  char *di = dst->ids, *dd = (char *)dst->dist;
-  const char *si = ids, *sd = (const char *)dist;
-  const int stream_i = ib % 16 == 0 && (uintptr_t)di % 16 == 0;
-  const int stream_d = db % 16 == 0 && (uintptr_t)dd % 16 == 0;
+  char *di = dst->ids;
+  const char *si = ids;
+  if (!rows) {
+    /* consecutive rows: one contiguous block per thread, so each thread
+     * writes (and first touches) its own stretch of the destination */
 #pragma omp parallel num_threads(threads)
-  {
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < m; ++r) {
-      const size_t row = (size_t)(row0 + (int64_t)rows[r]);
-      put_row(di + row * ib, si + (size_t)r * ib, ib, stream_i);
-      put_row(dd + row * db, sd + (size_t)r * db, db, stream_d);
+    {
+      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const int64_t a = m * t / nt, b = m * (t + 1) / nt;
+      if (b > a) {
+        memcpy(di + (size_t)(first + a) * ib, si + (size_t)a * ib, (size_t)(b - a) * ib);
+        memcpy(dst->dist + (size_t)(first + a) * (size_t)k, dist + (size_t)a * (size_t)k, (size_t)(b - a) * db);
+      }
     }
-#if defined(__SSE2__)
-    _mm_sfence(); /* the streaming stores are visible before the call returns */
-#endif
+    return;
+  }
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t r = 0; r < m; ++r) {
+    const size_t row = (size_t)(first + (int64_t)rows[r]);
+    memcpy(di + row * ib, si + (size_t)r * ib, ib);
+    memcpy(dst->dist + row * (size_t)k, dist + (size_t)r * (size_t)k, db);
   }
 }
 

@@ -14,8 +14,9 @@ typedef struct {
 } vic__lists;
 
 /* A piece of m lists (k entries each, ids of the destination's width) into
- * rows row0 + rows[r] of the destination, rows in parallel. */
-void vic__lists_scatter(const vic__lists *dst, int threads, int64_t row0, const uint32_t *rows, int64_t m, int32_t k,
+ * rows first + rows[r] of the destination (rows == NULL: first + r, written
+ * as one block per thread), in parallel. */
+void vic__lists_scatter(const vic__lists *dst, int threads, int64_t first, const uint32_t *rows, int64_t m, int32_t k,
                         const void *ids, const float *dist);
 
 /* count int64 ids narrowed to int32 (ids < 2^31 by the caller's check), in

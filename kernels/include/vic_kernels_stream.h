@@ -24,18 +24,23 @@ typedef struct {
   int id_bytes; /* 4 or 8: ids are written as int32 or int64 on the device */
   int true_l2;  /* nonzero: distances leave the device as true Euclidean distances (sqrt of the working
                    distance, ties in the rounded value re-ordered by id, as the core's CPU methods) */
+  int by_rows;  /* nonzero: each launch answers a range of consecutive rows, so pieces arrive in row order
+                   (rows == NULL below) and the host writes them sequentially; zero: each launch answers a
+                   range of the sorted order (neighbouring queries, the kernel's best order) and every
+                   piece row carries its row number (a scatter on the host) */
   /* Called on the calling thread once per piece, in order.  Piece row r is
-   * row rows[r] of the answered range (0 = its first row); ids (m*k entries
-   * of id_bytes, -1 where missing) and dist (m*k, +inf where missing) are
-   * pinned host memory, valid until write returns.  Nonzero stops the call
-   * with VICK_CANCELLED. */
-  int (*write)(void *user, const uint32_t *rows, int64_t m, int32_t k, const void *ids, const float *dist);
+   * row first + (rows ? rows[r] : r) of the answered range (0 = its first
+   * row); ids (m*k entries of id_bytes, -1 where missing) and dist (m*k,
+   * +inf where missing) are pinned host memory, valid until write returns.
+   * Nonzero stops the call with VICK_CANCELLED. */
+  int (*write)(void *user, int64_t first, const uint32_t *rows, int64_t m, int32_t k, const void *ids,
+               const float *dist);
   void *user;
   size_t piece_bytes;  /* pinned bytes per slot; 0 = VICK_STREAM_PIECE_BYTES */
   int64_t chunk_rows;  /* rows per kernel launch; 0 = automatic (vick_stream_plan_make) */
 } vick_sink;
 
-#define VICK_STREAM_PIECE_BYTES ((size_t)16 << 20)
+#define VICK_STREAM_PIECE_BYTES ((size_t)32 << 20)
 
 /* How m rows of row_bytes each are cut: kernel launches of chunk_rows rows
  * (the last may be shorter), a device ring of ring_chunks such chunks

@@ -480,10 +480,10 @@ static int grid_geometry(vick_call *call, grid_ws *w, const vick_points *p, grid
 /* One launch of the query kernel on stream st for the queries of o. */
 template <typename IdT>
 static int launch_query(vick_call *call, grid_ws *w, cudaStream_t st, const grid_geom &g, int64_t n, int k,
-                        int target, const grid_out<IdT> &o) {
+                        int target, const uint32_t *qpos, const grid_out<IdT> &o) {
   const unsigned blocks = vick_blocks(o.count, GRID_THREADS);
   const uint64_t *codes = (const uint64_t *)w->codes.p;
-  const uint32_t *sid = (const uint32_t *)w->ids.p, *qpos = (const uint32_t *)w->qpos.p;
+  const uint32_t *sid = (const uint32_t *)w->ids.p;
   const float4 *sp = (const float4 *)w->sp.p;
   if (k <= 16) grid_query_kernel<16, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, sp, n, g, k, target, qpos, o);
   else if (k <= 32) grid_query_kernel<32, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, sp, n, g, k, target, qpos, o);
@@ -526,7 +526,7 @@ static int grid_select(vick_call *call, grid_ws *w, int64_t n, grid_range r) {
  * device bytes the output will need at least, checked with the rest up
  * front.  keep_x: the rows stay on the device (for vick_grid_dev). */
 static int grid_prepare(vick_call *call, grid_ws *w, const vick_points *p, grid_range r, size_t out_need,
-                        grid_geom *geom, int keep_x) {
+                        grid_geom *geom, int keep_x, int select) {
   const int64_t n = p->n;
   const int64_t m = r.q1 - r.q0;
   const int d = p->d;
@@ -569,7 +569,7 @@ static int grid_prepare(vick_call *call, grid_ws *w, const vick_points *p, grid_
                                                                   (float4 *)w->sp.p);
   VICK_LAUNCH(call, "gather_kernel");
   if (!keep_x) vick_buf_free(&w->env, &w->x);
-  VICK_TRY(grid_select(call, w, n, r));
+  if (select) VICK_TRY(grid_select(call, w, n, r));
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid sort"));
   *geom = g;
   return vick_poll(call, "grid", 0.2);
@@ -583,7 +583,7 @@ static int grid_query_device(vick_call *call, grid_ws *w, const grid_geom &g, in
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_dist, (size_t)m * k * 4, "result distances"));
   grid_out<int64_t> o = {(int64_t *)w->out_ids.p, (float *)w->out_dist.p, NULL, 0, m, 0, (uint32_t)r.q0, 0};
   VICK_TRY(vick_timer_start(call, &w->env));
-  VICK_TRY(launch_query(call, w, w->env.stream, g, n, k, grid_target(k), o));
+  VICK_TRY(launch_query(call, w, w->env.stream, g, n, k, grid_target(k), (const uint32_t *)w->qpos.p, o));
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid search"));
   return vick_poll(call, "grid", 0.9);
 }
@@ -592,7 +592,12 @@ static int grid_query_device(vick_call *call, grid_ws *w, const grid_geom &g, in
 static int64_t stream_row_bytes(int k, int id_bytes) { return (int64_t)k * (id_bytes + 4) + 4; }
 
 /* Launch chunk c of the plan into its ring slot, after the copies of the
- * chunk that used the slot before (recorded on the copy stream). */
+ * chunk that used the slot before (recorded on the copy stream).  By rows
+ * (sink->by_rows): the chunk is rows [q0 + a, q0 + b) of the range, their
+ * sorted positions picked first (a CUB select keeps the sorted order, so a
+ * warp's queries stay neighbours), and their lists land in row order.
+ * Otherwise the chunk is sorted positions [a, b) of the range and each
+ * list carries its row. */
 template <typename IdT>
 static int stream_launch(vick_call *call, grid_ws *w, const grid_geom &g, int64_t n, int k, grid_range r,
                          const vick_stream_plan *pl, const vick_sink *sink, int64_t c) {
@@ -600,18 +605,30 @@ static int stream_launch(vick_call *call, grid_ws *w, const grid_geom &g, int64_
   int64_t a, b;
   vick_stream_chunk(pl, c, &a, &b);
   if (c >= pl->ring_chunks) VICK_CUDA(call, cudaStreamWaitEvent(w->env.stream, w->ev.done[slot], 0));
-  grid_out<IdT> o = {(IdT *)w->out_ids.p, (float *)w->out_dist.p, (uint32_t *)w->out_rows.p, a, b - a,
-                     slot * pl->chunk_rows, (uint32_t)r.q0, sink->true_l2};
+  IdT *ids = (IdT *)w->out_ids.p + slot * pl->chunk_rows * k;
+  float *dist = (float *)w->out_dist.p + slot * pl->chunk_rows * k;
   VICK_CUDA(call, cudaEventRecord(w->ev.k_start[slot], w->env.stream));
-  VICK_TRY(launch_query(call, w, w->env.stream, g, n, k, grid_target(k), o));
+  if (sink->by_rows) {
+    grid_in_range pred = {(const uint32_t *)w->ids.p, (uint32_t)(r.q0 + a), (uint32_t)(b - a)};
+    thrust::counting_iterator<uint32_t> all(0);
+    size_t tb = w->tmp.bytes;
+    VICK_CUDA(call, cub::DeviceSelect::If(w->tmp.p, tb, all, (uint32_t *)w->qpos.p, (int64_t *)w->nsel.p, n, pred,
+                                          w->env.stream));
+    grid_out<IdT> o = {ids, dist, NULL, 0, b - a, 0, (uint32_t)(r.q0 + a), sink->true_l2};
+    VICK_TRY(launch_query(call, w, w->env.stream, g, n, k, grid_target(k), (const uint32_t *)w->qpos.p, o));
+  } else {
+    grid_out<IdT> o = {(IdT *)w->out_ids.p, (float *)w->out_dist.p, (uint32_t *)w->out_rows.p, a, b - a,
+                       slot * pl->chunk_rows, (uint32_t)r.q0, sink->true_l2};
+    VICK_TRY(launch_query(call, w, w->env.stream, g, n, k, grid_target(k), (const uint32_t *)w->qpos.p, o));
+  }
   VICK_CUDA(call, cudaEventRecord(w->ev.k_end[slot], w->env.stream));
   return VICK_OK;
 }
 
 /* Piece j of chunk c into pinned slot s, on the copy stream once the
  * chunk's kernel is done.  Slot layout: ids, distances, rows. */
-static int stream_copy(vick_call *call, grid_ws *w, int k, int id_bytes, const vick_stream_plan *pl, int64_t c,
-                       int64_t j, int s) {
+static int stream_copy(vick_call *call, grid_ws *w, int k, int id_bytes, int by_rows, const vick_stream_plan *pl,
+                       int64_t c, int64_t j, int s) {
   const int64_t slot = c % pl->ring_chunks;
   int64_t a, b;
   vick_stream_chunk(pl, c, &a, &b);
@@ -625,8 +642,9 @@ static int stream_copy(vick_call *call, grid_ws *w, int k, int id_bytes, const v
                                   cudaMemcpyDeviceToHost, w->copy));
   VICK_CUDA(call, cudaMemcpyAsync(h + (size_t)pl->piece_rows * ib, (const char *)w->out_dist.p + (size_t)r0 * db,
                                   (size_t)len * db, cudaMemcpyDeviceToHost, w->copy));
-  VICK_CUDA(call, cudaMemcpyAsync(h + (size_t)pl->piece_rows * (ib + db), (const uint32_t *)w->out_rows.p + r0,
-                                  (size_t)len * 4, cudaMemcpyDeviceToHost, w->copy));
+  if (!by_rows)
+    VICK_CUDA(call, cudaMemcpyAsync(h + (size_t)pl->piece_rows * (ib + db), (const uint32_t *)w->out_rows.p + r0,
+                                    (size_t)len * 4, cudaMemcpyDeviceToHost, w->copy));
   VICK_CUDA(call, cudaEventRecord(w->ev.c_end[s], w->copy));
   if (j + 1 == vick_stream_pieces(pl, c)) VICK_CUDA(call, cudaEventRecord(w->ev.done[slot], w->copy));
   return VICK_OK;
@@ -635,25 +653,37 @@ static int stream_copy(vick_call *call, grid_ws *w, int k, int id_bytes, const v
 /* The streamed output: kernel launches chunk by chunk on the call's
  * stream (one chunk ahead of the copies), device-to-pinned copies piece
  * by piece on a second stream, and sink->write emptying one pinned slot
- * while the other fills.  Kernel seconds are the launches' own, transfer
- * seconds the copies' own (they overlap each other and the host writes;
- * the stage "grid lists out" is the wall time of the whole pipeline). */
+ * while the other fills.  Kernel seconds are the launches' own (with the
+ * selects of by_rows), transfer seconds the copies' own (they overlap each
+ * other and the host writes; the stage "grid lists out" is the wall time
+ * of the whole pipeline). */
 template <typename IdT>
 static int grid_stream(vick_call *call, grid_ws *w, const grid_geom &g, int64_t n, int k, grid_range r,
                        const vick_sink *sink) {
   const int64_t m = r.q1 - r.q0;
   const int ib = sink->id_bytes;
+  const int by_rows = sink->by_rows != 0;
   const int64_t rb = stream_row_bytes(k, ib);
   const size_t piece = sink->piece_bytes ? sink->piece_bytes : VICK_STREAM_PIECE_BYTES;
+  if (by_rows) { /* one chunk's sorted positions and the select's workspace */
+    grid_in_range pred = {(const uint32_t *)w->ids.p, 0u, 1u};
+    thrust::counting_iterator<uint32_t> all(0);
+    size_t tb = 0;
+    VICK_CUDA(call, cub::DeviceSelect::If(NULL, tb, all, (uint32_t *)NULL, (int64_t *)NULL, n, pred, w->env.stream));
+    VICK_TRY(vick_buf_alloc(call, &w->env, &w->tmp, tb, "select workspace"));
+    VICK_TRY(vick_buf_alloc(call, &w->env, &w->nsel, sizeof(int64_t), "selected count"));
+  }
   vick_stream_plan pl;
   size_t left = vick_budget_left(&w->env);
-  if (vick_stream_plan_make(m, rb, left, piece, sink->chunk_rows, &pl) != 0)
+  /* by rows, each ring row also needs its position in the (one) chunk's selection */
+  if (vick_stream_plan_make(m, rb + 4 * by_rows, left, piece, sink->chunk_rows, &pl) != 0)
     return vick_fail(call, VICK_NOMEM, "grid: no device memory left for two rows of output (%.1f MiB left)",
                      left / 1048576.0);
   const int64_t ring_rows = pl.ring_chunks * pl.chunk_rows < m ? pl.ring_chunks * pl.chunk_rows : m;
+  if (by_rows) VICK_TRY(vick_buf_alloc(call, &w->env, &w->qpos, (size_t)pl.chunk_rows * 4, "positions of a chunk"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_ids, (size_t)ring_rows * k * ib, "result ids"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_dist, (size_t)ring_rows * k * 4, "result distances"));
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_rows, (size_t)ring_rows * 4, "result rows"));
+  if (!by_rows) VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_rows, (size_t)ring_rows * 4, "result rows"));
   for (int s = 0; s < 2; ++s) {
     VICK_CUDA(call, cudaHostAlloc(&w->pinned[s], (size_t)pl.piece_rows * rb, cudaHostAllocDefault));
     VICK_CUDA(call, cudaEventCreate(&w->ev.c_start[s]));
@@ -679,7 +709,7 @@ static int grid_stream(vick_call *call, grid_ws *w, const grid_geom &g, int64_t 
   int64_t launched = 0;
   const int64_t first = pl.chunks < 2 ? pl.chunks : 2;
   for (; launched < first; ++launched) VICK_TRY(stream_launch<IdT>(call, w, g, n, k, r, &pl, sink, launched));
-  VICK_TRY(stream_copy(call, w, k, ib, &pl, 0, 0, 0));
+  VICK_TRY(stream_copy(call, w, k, ib, by_rows, &pl, 0, 0, 0));
   int64_t c = 0, j = 0; /* the piece being written */
   for (int64_t q = 0;; ++q) {
     /* the next piece, enqueued before this one is written */
@@ -691,7 +721,7 @@ static int grid_stream(vick_call *call, grid_ws *w, const grid_geom &g, int64_t 
        * written (its kernel's events are read below) */
       for (; launched < pl.chunks && launched <= cn + 1 && launched < c + pl.ring_chunks; ++launched)
         VICK_TRY(stream_launch<IdT>(call, w, g, n, k, r, &pl, sink, launched));
-      VICK_TRY(stream_copy(call, w, k, ib, &pl, cn, jn, (int)((q + 1) & 1)));
+      VICK_TRY(stream_copy(call, w, k, ib, by_rows, &pl, cn, jn, (int)((q + 1) & 1)));
     }
     const int s = (int)(q & 1);
     VICK_CUDA(call, cudaEventSynchronize(w->ev.c_end[s]));
@@ -709,7 +739,8 @@ static int grid_stream(vick_call *call, grid_ws *w, const grid_geom &g, int64_t 
     const int64_t len = a + (j + 1) * pl.piece_rows < b ? pl.piece_rows : b - a - j * pl.piece_rows;
     const char *h = (const char *)w->pinned[s];
     const double tw = vick_now();
-    const int stop = sink->write(sink->user, (const uint32_t *)(h + (size_t)pl.piece_rows * (rb - 4)), len, k, h,
+    const uint32_t *rows = by_rows ? NULL : (const uint32_t *)(h + (size_t)pl.piece_rows * (rb - 4));
+    const int stop = sink->write(sink->user, by_rows ? a + j * pl.piece_rows : 0, rows, len, k, h,
                                  (const float *)(h + (size_t)pl.piece_rows * k * ib));
     t_write += vick_now() - tw;
     if (stop) return vick_fail(call, VICK_CANCELLED, "cancelled while the grid's lists were written");
@@ -745,7 +776,7 @@ int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int3
   w.env = *env;
   grid_range all = {0, p->n};
   grid_geom g;
-  int rc = grid_prepare(call, &w, p, all, (size_t)p->n * k * 12, &g, keep != NULL);
+  int rc = grid_prepare(call, &w, p, all, (size_t)p->n * k * 12, &g, keep != NULL, 1);
   if (rc == VICK_OK) rc = grid_query_device(call, &w, g, p->n, k, all);
   if (rc == VICK_OK) {
     *ids = w.out_ids;
@@ -787,7 +818,8 @@ extern "C" int vick_grid_knn_stream(vick_call *call, const vick_points *p, int32
   const size_t out_need = (size_t)min_rows * (size_t)stream_row_bytes(k, sink->id_bytes);
   int rc = vick_begin(call, &w.env);
   grid_geom g;
-  if (rc == VICK_OK) rc = grid_prepare(call, &w, p, r, out_need, &g, 0);
+  /* by rows, each chunk selects its own positions; else the range's once */
+  if (rc == VICK_OK) rc = grid_prepare(call, &w, p, r, out_need, &g, 0, !sink->by_rows);
   if (rc == VICK_OK)
     rc = sink->id_bytes == 4 ? grid_stream<int32_t>(call, &w, g, p->n, k, r, sink)
                              : grid_stream<int64_t>(call, &w, g, p->n, k, r, sink);
@@ -801,12 +833,14 @@ typedef struct {
   float *dist;
 } plain_lists;
 
-static int plain_write(void *user, const uint32_t *rows, int64_t m, int32_t k, const void *ids, const float *dist) {
+static int plain_write(void *user, int64_t first, const uint32_t *rows, int64_t m, int32_t k, const void *ids,
+                       const float *dist) {
   plain_lists *o = (plain_lists *)user;
   const int64_t *pi = (const int64_t *)ids;
   for (int64_t r = 0; r < m; ++r) {
-    memcpy(o->ids + (int64_t)rows[r] * k, pi + r * k, (size_t)k * 8);
-    memcpy(o->dist + (int64_t)rows[r] * k, dist + r * k, (size_t)k * 4);
+    const int64_t row = first + (rows ? (int64_t)rows[r] : r);
+    memcpy(o->ids + row * k, pi + r * k, (size_t)k * 8);
+    memcpy(o->dist + row * k, dist + r * k, (size_t)k * 4);
   }
   return 0;
 }

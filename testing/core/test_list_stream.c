@@ -54,9 +54,9 @@ static void check_plan(int64_t m, int64_t row_bytes, size_t device_bytes, size_t
   VT_CHECK(next == m, "m %lld: the chunks end at %lld", (long long)m, (long long)next);
 }
 
-/* k = 7: plain copies; k = 8 (and int32 ids with k = 4): whole 16-byte
- * units, written with streaming stores where the CPU has them. */
-static void check_scatter(int id_bytes, int threads, int32_t k) {
+/* Rows in a permuted order (a piece of sorted-order lists) or consecutive
+ * (a piece in row order, rows == NULL: one block per thread). */
+static void check_scatter(int id_bytes, int threads, int32_t k, int contiguous) {
   const int64_t n = 5000, row0 = 1000, m = 3000;
   vic__lists d = {id_bytes, calloc((size_t)n * k, (size_t)id_bytes), calloc((size_t)n * k, sizeof(float))};
   uint32_t *rows = malloc((size_t)m * 4);
@@ -64,7 +64,7 @@ static void check_scatter(int id_bytes, int threads, int32_t k) {
   float *dist = malloc((size_t)m * k * sizeof(float));
   if (!d.ids || !d.dist || !rows || !ids || !dist) { fprintf(stderr, "out of memory\n"); exit(1); }
   /* a permutation of [0, m): the rows of a piece come in sorted-point order */
-  for (int64_t r = 0; r < m; ++r) rows[r] = (uint32_t)((r * 1237) % m);
+  for (int64_t r = 0; r < m; ++r) rows[r] = contiguous ? (uint32_t)r : (uint32_t)((r * 1237) % m);
   for (int64_t r = 0; r < m; ++r)
     for (int32_t t = 0; t < k; ++t) {
       int64_t v = (int64_t)rows[r] * 100 + t - 1; /* -1 in the first slot of row 0 */
@@ -72,7 +72,7 @@ static void check_scatter(int id_bytes, int threads, int32_t k) {
       else ((int64_t *)ids)[r * k + t] = v;
       dist[r * k + t] = (float)rows[r] + 0.01f * (float)t;
     }
-  vic__lists_scatter(&d, threads, row0, rows, m, k, ids, dist);
+  vic__lists_scatter(&d, threads, row0, contiguous ? NULL : rows, m, k, ids, dist);
   int64_t bad = 0;
   for (int64_t i = 0; i < n; ++i)
     for (int32_t t = 0; t < k; ++t) {
@@ -83,8 +83,8 @@ static void check_scatter(int id_bytes, int threads, int32_t k) {
       float wd = inside ? (float)(i - row0) + 0.01f * (float)t : 0.f;
       bad += got != want || gd != wd;
     }
-  VT_CHECK(bad == 0, "scatter of %d-byte ids, k = %d, %d threads: %lld entries wrong", id_bytes, (int)k, threads,
-           (long long)bad);
+  VT_CHECK(bad == 0, "%s of %d-byte ids, k = %d, %d threads: %lld entries wrong", contiguous ? "blocks" : "scatter",
+           id_bytes, (int)k, threads, (long long)bad);
   free(d.ids);
   free(d.dist);
   free(rows);
@@ -152,12 +152,13 @@ int main(void) {
   VT_CHECK(vick_stream_plan_make(60000000, 388, (size_t)60 << 30, (size_t)32 << 20, 0, &p) == 0 &&
                p.chunks == VICK_STREAM_TARGET_CHUNKS && p.ring_chunks == p.chunks,
            "60M rows: %lld chunks, ring %lld", (long long)p.chunks, (long long)p.ring_chunks);
-  check_scatter(8, 1, 7);
-  check_scatter(8, 4, 7);
-  check_scatter(4, 3, 7);
-  check_scatter(8, 4, 8);
-  check_scatter(4, 2, 4);
-  check_scatter(4, 3, 32);
+  for (int contiguous = 0; contiguous < 2; ++contiguous) {
+    check_scatter(8, 1, 7, contiguous);
+    check_scatter(8, 4, 7, contiguous);
+    check_scatter(4, 3, 7, contiguous);
+    check_scatter(8, 7, 32, contiguous);
+    check_scatter(4, 3, 32, contiguous);
+  }
   check_narrow_dnn1();
   return vt_finish("test_list_stream");
 }

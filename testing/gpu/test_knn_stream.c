@@ -79,19 +79,21 @@ typedef struct {
   int64_t pieces, max_rows, stop_after;
 } piece_log;
 
-static int log_piece(void *user, const uint32_t *rows, int64_t m, int32_t k, const void *ids, const float *dist) {
+static int log_piece(void *user, int64_t first, const uint32_t *rows, int64_t m, int32_t k, const void *ids,
+                     const float *dist) {
   piece_log *l = user;
   l->pieces++;
   if (m > l->max_rows) l->max_rows = m;
   for (int64_t r = 0; r < m; ++r) {
-    l->seen[rows[r]]++;
-    memcpy(l->ids + (int64_t)rows[r] * k, (const int64_t *)ids + r * k, (size_t)k * 8);
-    memcpy(l->dist + (int64_t)rows[r] * k, dist + r * k, (size_t)k * 4);
+    const int64_t row = first + (rows ? (int64_t)rows[r] : r);
+    l->seen[row]++;
+    memcpy(l->ids + row * k, (const int64_t *)ids + r * k, (size_t)k * 8);
+    memcpy(l->dist + row * k, dist + r * k, (size_t)k * 4);
   }
   return l->stop_after > 0 && l->pieces >= l->stop_after;
 }
 
-static void check_pieces(void) {
+static void check_pieces(int by_rows) {
   const int64_t n = 20000, q0 = 1234, q1 = 17000, m = q1 - q0;
   const int32_t k = 9;
   float *p = vt_uniform(n, 3, 1.f, 5);
@@ -111,15 +113,16 @@ static void check_pieces(void) {
   sink.user = &l;
   sink.piece_bytes = 1000; /* 10 rows of 9 entries */
   sink.chunk_rows = 777;
+  sink.by_rows = by_rows;
   memset(&call, 0, sizeof call);
   VT_CHECK(vick_grid_knn_stream(&call, &x, k, q0, q1, &sink) == VICK_OK, "stream: %s", call.message);
   int64_t once = 0;
   for (int64_t r = 0; r < m; ++r) once += seen[r] == 1;
-  VT_CHECK(once == m, "%lld of %lld rows delivered exactly once", (long long)once, (long long)m);
+  VT_CHECK(once == m, "by rows %d: %lld of %lld rows delivered exactly once", by_rows, (long long)once, (long long)m);
   VT_CHECK(l.max_rows <= 10 && l.pieces >= m / 10, "%lld pieces of at most %lld rows", (long long)l.pieces,
            (long long)l.max_rows);
   VT_CHECK(memcmp(ref_i, got_i, (size_t)m * k * 8) == 0 && memcmp(ref_d, got_d, (size_t)m * k * 4) == 0,
-           "pieces of 10 rows differ from the range call's lists");
+           "by rows %d: pieces of 10 rows differ from the range call's lists", by_rows);
   /* a sink that says stop */
   memset(seen, 0, (size_t)m * sizeof(int));
   l.pieces = 0;
@@ -138,8 +141,8 @@ static void check_pieces(void) {
   free(ref_d);
   free(got_d);
   free(seen);
-  printf("pieces: %lld rows through %lld pieces of <= 10 rows, each once, equal to the range call\n", (long long)m,
-         (long long)l.pieces);
+  printf("pieces (%s): %lld rows through pieces of <= 10 rows, each once, equal to the range call\n",
+         by_rows ? "row order" : "sorted order", (long long)m);
 }
 
 /* n*k > 2^31 entries: int32 ids, rows sampled over the whole range (the
@@ -224,7 +227,8 @@ int main(void) {
   float *cl = vt_clusters(n, 3, 20, 2);
   vic_data xc = {cl, n, 3, 0, VIC_L2, NULL};
   check_case("clustered 3-d", &xc, 64, 0);
-  check_pieces();
+  check_pieces(0);
+  check_pieces(1);
   const char *big = getenv("VIC_TEST_BIG");
   if (big && *big == '1') check_big();
   else printf("big: n*k > 2^31 not run (set VIC_TEST_BIG=1; about 17 GB of host memory)\n");
