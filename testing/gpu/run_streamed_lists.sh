@@ -6,7 +6,8 @@
 # plummer3 60M, k = 32, lists in host memory.
 #
 # usage: testing/gpu/run_streamed_lists.sh OUTDIR BASELINE_SRC MAKE_SYNTHETIC_PY
-# VIC_LIGHT=1 leaves out the n*k > 2^31 case and the exact-method tests.
+# VIC_LIGHT=1 leaves out the n*k > 2^31 case and the exact-method tests;
+# VIC_MORE=1 adds int32 lists and 8 host threads to the benches.
 # Every step logs to OUTDIR (summary.txt, bench.jsonl, logs.tar.gz) with its
 # own timeout, so a slow step cannot take the others' results with it.
 set -u -x
@@ -71,10 +72,10 @@ bench() { # bench TAG BIN SET REPEATS [extra args]
 bench before "$BB/bin/vicinity_bench" uniform3 2
 bench after "$B/bin/vicinity_bench" uniform3 3
 bench after_into64 "$B/bin/vicinity_bench" uniform3 2 --into int64
-bench after_into32 "$B/bin/vicinity_bench" uniform3 2 --into int32
-bench after_threads8 "$B/bin/vicinity_bench" uniform3 2 --threads 8
+[ -n "${VIC_MORE:-}" ] && bench after_into32 "$B/bin/vicinity_bench" uniform3 2 --into int32
+[ -n "${VIC_MORE:-}" ] && bench after_threads8 "$B/bin/vicinity_bench" uniform3 2 --threads 8
 bench after "$B/bin/vicinity_bench" plummer3 2
-bench after_into32 "$B/bin/vicinity_bench" plummer3 1 --into int32
+[ -n "${VIC_MORE:-}" ] && bench after_into32 "$B/bin/vicinity_bench" plummer3 1 --into int32
 bench before "$BB/bin/vicinity_bench" plummer3 1
 
 # ---- sanitizer, the n*k > 2^31 case, the exact GPU tests -----------------------------
