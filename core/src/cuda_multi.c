@@ -62,9 +62,11 @@ static void grid_slot(void *arg, int slot) {
   memset(&sink, 0, sizeof sink);
   sink.id_bytes = j->dst->id_bytes;
   sink.true_l2 = 1;
-  /* pieces in row order: the host writes each as one block per thread
-   * instead of scattering rows over a result far larger than the caches */
-  sink.by_rows = 1;
+  /* launches over ranges of the sorted order (by_rows = 0): a warp of
+   * neighbouring queries shares its cells, which ranges of rows lose, while
+   * the host's writes into fresh memory cost about the same either way
+   * (BENCHMARKS.md, "Streamed kNN lists") */
+  sink.by_rows = 0;
   sink.write = write_piece;
   sink.user = &ps;
   j->rc[slot] = vick_grid_knn_stream(&j->call[slot], j->p, j->k, q0, q1, &sink);

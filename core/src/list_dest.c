@@ -32,7 +32,7 @@ void vic__lists_scatter(const vic__lists *dst, int threads, int64_t first, const
     }
     return;
   }
-#pragma omp parallel for num_threads(threads) schedule(static)
+#pragma omp parallel for num_threads(threads) schedule(static, 1024)
   for (int64_t r = 0; r < m; ++r) {
     const size_t row = (size_t)(first + (int64_t)rows[r]);
     memcpy(di + row * ib, si + (size_t)r * ib, ib);
