@@ -740,10 +740,12 @@ Outcome BuildKnnIntoArrays(vtkAlgorithm* self, const char* label, Context& ctx, 
 
 vtkSmartPointer<vtkIdTypeArray> WrapIds(const vic_knn& knn, const char* name)
 {
-  auto a = vtkSmartPointer<vtkIdTypeArray>::New();
+  auto a = CheckedArray<vtkIdTypeArray>(knn.n * knn.k, knn.k);
+  if (!a)
+  {
+    return nullptr;
+  }
   a->SetName(name);
-  a->SetNumberOfComponents(knn.k);
-  a->SetNumberOfTuples(knn.n);
   vtkIdType* dst = a->GetPointer(0);
   const int64_t* src = knn.ids;
   const vtkIdType count = knn.n * knn.k;
@@ -758,10 +760,12 @@ vtkSmartPointer<vtkIdTypeArray> WrapIds(const vic_knn& knn, const char* name)
 
 vtkSmartPointer<vtkFloatArray> WrapDistances(const vic_knn& knn, const char* name)
 {
-  auto a = vtkSmartPointer<vtkFloatArray>::New();
+  auto a = CheckedArray<vtkFloatArray>(knn.n * knn.k, knn.k);
+  if (!a)
+  {
+    return nullptr;
+  }
   a->SetName(name);
-  a->SetNumberOfComponents(knn.k);
-  a->SetNumberOfTuples(knn.n);
   std::copy(knn.dist, knn.dist + knn.n * knn.k, a->GetPointer(0));
   return a;
 }

@@ -270,11 +270,14 @@ Outcome BuildKnnIntoArrays(vtkAlgorithm* self, const char* label, Context& ctx, 
 // Bytes of physical memory of this machine (0 when unknown).
 double PhysicalMemoryBytes();
 
-// Neighbour ids (k components) as a vtkIdTypeArray.
+// Neighbour ids (k components) copied into a vtkIdTypeArray (nullptr when
+// it cannot be allocated).
 vtkSmartPointer<vtkIdTypeArray> WrapIds(const vic_knn& knn, const char* name);
-// Neighbour distances (k components) as a vtkFloatArray.
+// Neighbour distances (k components) copied into a vtkFloatArray (nullptr
+// when it cannot be allocated).
 vtkSmartPointer<vtkFloatArray> WrapDistances(const vic_knn& knn, const char* name);
-// Column `rank` of the distances (e.g. d_nn1 for rank 0), one component.
+// Column `rank` of the distances (e.g. d_nn1 for rank 0), one component
+// (nullptr when it cannot be allocated).
 vtkSmartPointer<vtkFloatArray> DistanceColumn(const vic_knn& knn, int rank, const char* name);
 
 // Writes what happened (k, method and reason, backend, metric, stage

@@ -313,9 +313,21 @@ bool vtkVicinityKnnGraph::ProcessDistributed(
   const vic_report report = dp.GlobalReport(owned);
   cloud->ShallowCopy(dp.OwnedCloud());
   vtkPointData* pd = cloud->GetPointData();
-  pd->AddArray(vtkVicinity::WrapIds(owned, "Neighbor Ids"));
-  pd->AddArray(vtkVicinity::WrapDistances(owned, "Neighbor Distances"));
-  pd->AddArray(vtkVicinity::DistanceColumn(owned, 0, "d_nn1"));
+  auto ids = vtkVicinity::WrapIds(owned, "Neighbor Ids");
+  auto dists = ids ? vtkVicinity::WrapDistances(owned, "Neighbor Distances") : nullptr;
+  auto dnn1 = dists ? vtkVicinity::DistanceColumn(owned, 0, "d_nn1") : nullptr;
+  if (!dnn1)
+  {
+    vtkErrorMacro(<< Label << ": out of memory allocating the output arrays of " << owned.n << " points x "
+                  << owned.k << " neighbours.");
+    vic_knn_free(&owned);
+    vic_knn_free(&knn);
+    cloud->Initialize();
+    return false;
+  }
+  pd->AddArray(ids);
+  pd->AddArray(dists);
+  pd->AddArray(dnn1);
   auto fd = vtkSmartPointer<vtkFieldData>::New();
   fd->ShallowCopy(input->GetFieldData());
   vtkVicinity::WriteReport(report, VIC_L2, 3, "Point Coordinates", fd);
