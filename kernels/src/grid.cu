@@ -32,7 +32,16 @@
  * every point but answers only the rows [q0, q1): their sorted positions,
  * picked by a CUB select, keep the sorted order, so neighbouring threads
  * still share cells.  A row's list depends only on the sorted points, the
- * same on every device, so split ranges give one device's lists. */
+ * same on every device, so split ranges give one device's lists.
+ *
+ * Lists bound for the host are streamed (vick_grid_knn_stream,
+ * vic_kernels_stream.h): the queries are launched chunk by chunk into a
+ * ring of device buffers, each finished chunk copied piece by piece into
+ * two pinned slots on a second stream and handed to the caller's writer
+ * while the next chunk computes; ids leave the device in the width asked
+ * for and distances, where asked, as true ones.  Chunks are ranges of the
+ * sorted order (each list carries its row) or, by_rows, ranges of rows
+ * whose sorted positions a CUB select picks (lists in row order). */
 #include "common.cuh"
 #include "vic_kernels_exact.h"
 #include "vic_kernels_stream.h"
