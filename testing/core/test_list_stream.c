@@ -135,14 +135,15 @@ int main(void) {
   const size_t devs[] = {0, 100, 1 << 20, (size_t)64 << 20, (size_t)80 << 30};
   const size_t pieces[] = {1, 4096, (size_t)32 << 20};
   const int64_t forced[] = {0, 1, 1000};
+  const double walk = vt_small() ? 2e4 : 2e5;
   for (size_t a = 0; a < sizeof sizes / sizeof sizes[0]; ++a)
     for (size_t b = 0; b < sizeof rows_b / sizeof rows_b[0]; ++b)
       for (size_t c = 0; c < sizeof devs / sizeof devs[0]; ++c)
         for (size_t e = 0; e < sizeof pieces / sizeof pieces[0]; ++e)
           for (size_t f = 0; f < sizeof forced / sizeof forced[0]; ++f) {
-            /* the walk below visits every piece: keep it to a million */
-            if ((double)sizes[a] * (double)rows_b[b] / (double)pieces[e] > 2e5) continue;
-            if (forced[f] > 0 && sizes[a] / forced[f] > 200000) continue;
+            /* the walk below visits every piece and chunk: keep them few */
+            if ((double)sizes[a] * (double)rows_b[b] / (double)pieces[e] > walk) continue;
+            if (forced[f] > 0 && (double)sizes[a] / (double)forced[f] > walk) continue;
             check_plan(sizes[a], rows_b[b], devs[c], pieces[e], forced[f]);
           }
   vick_stream_plan p;
