@@ -95,14 +95,20 @@ vtkSmartPointer<vtkPoints> PointsOf(vtkDataSet* input)
 // neighbours (-1), with the edge's distance and rank as cell data.  rows:
 // the rows i that get edges (nullptr: all; under MPI the owned rows of the
 // owned + halo points, so that each edge is drawn by one rank only).
-void BuildGraph(vtkDataSet* input, vtkPointData* pointArrays, const vic_knn& knn,
-  const std::vector<vtkIdType>* rows, vtkPolyData* graph)
+// Bytes per list entry of the graph at most (offsets, two connectivity
+// ids, distance, rank), for the up-front memory estimate.
+constexpr double GraphBytesPerEntry = 3 * sizeof(vtkIdType) + sizeof(float) + sizeof(int);
+
+// Returns false (with an error on self) when the graph's arrays cannot be
+// allocated.  IdT: the lists' id type (vtkIdType or int64_t).
+template <typename IdT>
+bool BuildGraph(vtkAlgorithm* self, vtkDataSet* input, vtkPointData* pointArrays, const IdT* ids,
+  const float* dists, vtkIdType n, int k, const std::vector<vtkIdType>* rows, vtkPolyData* graph)
 {
-  const int k = knn.k;
   std::vector<vtkIdType> all;
   if (!rows)
   {
-    all.resize(knn.n);
+    all.resize(n);
     std::iota(all.begin(), all.end(), vtkIdType(0));
     rows = &all;
   }
@@ -111,25 +117,27 @@ void BuildGraph(vtkDataSet* input, vtkPointData* pointArrays, const vic_knn& knn
   {
     for (int r = 0; r < k; ++r)
     {
-      edges += knn.ids[i * k + r] >= 0;
+      edges += ids[i * k + r] >= 0;
     }
   }
-  auto offsets = vtkSmartPointer<vtkIdTypeArray>::New();
-  offsets->SetNumberOfValues(edges + 1);
-  auto conn = vtkSmartPointer<vtkIdTypeArray>::New();
-  conn->SetNumberOfValues(2 * edges);
-  auto distance = vtkSmartPointer<vtkFloatArray>::New();
+  auto offsets = vtkVicinity::CheckedArray<vtkIdTypeArray>(edges + 1);
+  auto conn = offsets ? vtkVicinity::CheckedArray<vtkIdTypeArray>(2 * edges) : nullptr;
+  auto distance = conn ? vtkVicinity::CheckedArray<vtkFloatArray>(edges) : nullptr;
+  auto rank = distance ? vtkVicinity::CheckedArray<vtkIntArray>(edges) : nullptr;
+  if (!rank)
+  {
+    vtkErrorWithObjectMacro(self, << Label << ": out of memory allocating the graph of " << edges
+                                  << " edges; turn Generate Graph off or lower k.");
+    return false;
+  }
   distance->SetName("Distance");
-  distance->SetNumberOfValues(edges);
-  auto rank = vtkSmartPointer<vtkIntArray>::New();
   rank->SetName("Rank");
-  rank->SetNumberOfValues(edges);
   vtkIdType c = 0;
   for (vtkIdType i : *rows)
   {
     for (int r = 0; r < k; ++r)
     {
-      const int64_t j = knn.ids[i * k + r];
+      const int64_t j = static_cast<int64_t>(ids[i * k + r]);
       if (j < 0)
       {
         continue;
@@ -137,7 +145,7 @@ void BuildGraph(vtkDataSet* input, vtkPointData* pointArrays, const vic_knn& knn
       offsets->SetValue(c, 2 * c);
       conn->SetValue(2 * c, i);
       conn->SetValue(2 * c + 1, static_cast<vtkIdType>(j));
-      distance->SetValue(c, knn.dist[i * k + r]);
+      distance->SetValue(c, dists[i * k + r]);
       rank->SetValue(c, r);
       ++c;
     }
@@ -150,6 +158,7 @@ void BuildGraph(vtkDataSet* input, vtkPointData* pointArrays, const vic_knn& knn
   graph->GetCellData()->AddArray(distance);
   graph->GetCellData()->AddArray(rank);
   graph->GetPointData()->ShallowCopy(pointArrays); // colour the graph by d_nn1 etc.
+  return true;
 }
 } // namespace
 
@@ -213,8 +222,10 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
 
   const vic_build_options o = vtkVicinityKnnGraphOptions::Of(this);
 
-  vic_knn knn;
-  switch (vtkVicinity::CheckCall(this, Label, ctx, vic_knn_build(ctx.Get(), &x, &o, &knn)))
+  // The core writes the lists into the output's own arrays: no second copy.
+  vtkVicinity::KnnArrays lists;
+  switch (vtkVicinity::BuildKnnIntoArrays(this, Label, ctx, x, o, this->GenerateGraph ? GraphBytesPerEntry : 0,
+    "Neighbor Ids", "Neighbor Distances", lists))
   {
     case vtkVicinity::Outcome::Cancelled:
       output->Initialize();
@@ -225,11 +236,18 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
       break;
   }
   rows.Values = std::vector<float>(); // release the copy before the outputs grow
+  const vic_knn& knn = lists.View;
 
   vtkPointData* pd = output->GetPointData();
-  pd->AddArray(vtkVicinity::WrapIds(knn, "Neighbor Ids"));
-  pd->AddArray(vtkVicinity::WrapDistances(knn, "Neighbor Distances"));
-  pd->AddArray(vtkVicinity::DistanceColumn(knn, 0, "d_nn1"));
+  auto dnn1 = vtkVicinity::DistanceColumn(knn, 0, "d_nn1");
+  if (!dnn1)
+  {
+    vtkErrorMacro(<< Label << ": out of memory allocating d_nn1 for " << knn.n << " points.");
+    return false;
+  }
+  pd->AddArray(lists.Ids);
+  pd->AddArray(lists.Distances);
+  pd->AddArray(dnn1);
 
   auto fd = vtkSmartPointer<vtkFieldData>::New();
   fd->ShallowCopy(input->GetFieldData());
@@ -238,10 +256,12 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
 
   if (this->GenerateGraph)
   {
-    BuildGraph(input, pd, knn, nullptr, graph);
+    if (!BuildGraph(this, input, pd, lists.Ids->GetPointer(0), knn.dist, knn.n, knn.k, nullptr, graph))
+    {
+      return false;
+    }
     graph->SetFieldData(fd);
   }
-  vic_knn_free(&knn);
   return true;
 }
 
@@ -293,9 +313,21 @@ bool vtkVicinityKnnGraph::ProcessDistributed(
   const vic_report report = dp.GlobalReport(owned);
   cloud->ShallowCopy(dp.OwnedCloud());
   vtkPointData* pd = cloud->GetPointData();
-  pd->AddArray(vtkVicinity::WrapIds(owned, "Neighbor Ids"));
-  pd->AddArray(vtkVicinity::WrapDistances(owned, "Neighbor Distances"));
-  pd->AddArray(vtkVicinity::DistanceColumn(owned, 0, "d_nn1"));
+  auto ids = vtkVicinity::WrapIds(owned, "Neighbor Ids");
+  auto dists = ids ? vtkVicinity::WrapDistances(owned, "Neighbor Distances") : nullptr;
+  auto dnn1 = dists ? vtkVicinity::DistanceColumn(owned, 0, "d_nn1") : nullptr;
+  if (!dnn1)
+  {
+    vtkErrorMacro(<< Label << ": out of memory allocating the output arrays of " << owned.n << " points x "
+                  << owned.k << " neighbours.");
+    vic_knn_free(&owned);
+    vic_knn_free(&knn);
+    cloud->Initialize();
+    return false;
+  }
+  pd->AddArray(ids);
+  pd->AddArray(dists);
+  pd->AddArray(dnn1);
   auto fd = vtkSmartPointer<vtkFieldData>::New();
   fd->ShallowCopy(input->GetFieldData());
   vtkVicinity::WriteReport(report, VIC_L2, 3, "Point Coordinates", fd);
@@ -305,7 +337,13 @@ bool vtkVicinityKnnGraph::ProcessDistributed(
   {
     // Edges of the owned points; their far ends may be halo points, so the
     // graph's points are owned + halo (with the input's point arrays).
-    BuildGraph(dp.Local(), dp.Local()->GetPointData(), knn, &dp.OwnedRows(), graph);
+    if (!BuildGraph(this, dp.Local(), dp.Local()->GetPointData(), knn.ids, knn.dist, knn.n, knn.k,
+          &dp.OwnedRows(), graph))
+    {
+      vic_knn_free(&owned);
+      vic_knn_free(&knn);
+      return false;
+    }
     graph->SetFieldData(fd);
   }
   vic_knn_free(&owned);

@@ -280,6 +280,35 @@ static inline void vic_build_options_init(vic_build_options *o) { vic_build_opti
  * warning (report.k says what was delivered); n < 2 is VIC_E_ARGUMENT. */
 vic_status vic_knn_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_knn *out);
 
+/* The same lists written into buffers the caller owns (e.g. the arrays of
+ * a VTK data set), so that nothing is copied twice and the caller's
+ * memory is the only copy of the result.  Row i of the lists is at
+ * ids + i*k and dist + i*k, k = min(o->k, n - 1) (report.k), ascending as
+ * in vic_knn.  On the GPU the exact grid's lists leave the device in
+ * chunks through pinned memory while the next chunks compute, ids already
+ * in the requested width, and are written into the buffers by all CPU
+ * threads; other methods write int64 ids that are then narrowed when
+ * int32 is asked for (a temporary n*k*8 bytes).  vic_knn_build is this
+ * call with buffers the library allocates. */
+typedef enum {
+  VIC_IDS_INT64 = 0, /* int64_t ids (vtkIdType, vic_knn) */
+  VIC_IDS_INT32      /* int32_t ids: needs n < 2^31 (VIC_E_ARGUMENT otherwise) */
+} vic_id_type;
+
+typedef struct {
+  vic_id_type id_type;   /* element type of ids */
+  void *ids;             /* capacity entries of id_type, -1 where fewer than k neighbours exist */
+  float *dist;           /* capacity floats, +inf where the id is -1 */
+  int64_t capacity;      /* entries in each buffer: at least n * min(o->k, n - 1), else VIC_E_ARGUMENT */
+  int64_t n;             /* set by the call: rows written (0 on failure) */
+  int32_t k;             /* set by the call: entries per row (0 on failure) */
+  vic_report report;     /* set by the call on VIC_OK */
+} vic_knn_out;
+
+/* On failure the buffers' contents are unspecified (never read past
+ * capacity), n and k are 0 and the context's message says why. */
+vic_status vic_knn_build_into(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_knn_out *out);
+
 /* Exact k nearest neighbours of a query set q in x (no self exclusion:
  * a query that coincides with a data point finds it at distance 0).
  * Grid for d <= 3 with L2, brute force otherwise. */

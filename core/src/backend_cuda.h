@@ -5,6 +5,7 @@
 #define VIC_BACKEND_CUDA_H
 
 #include "internal.h"
+#include "list_dest.h"
 
 /* VIC_OK when the context's device is usable; otherwise VIC_E_NODEVICE
  * with a message saying why (not built with CUDA, no device, driver). */
@@ -16,6 +17,13 @@ int vic__cuda_has_method(vic_method m);
  * VIC_E_DEVICE lets the caller fall back to the CPU. */
 vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
                          int64_t *ids, float *dist, vic_report *rep);
+
+/* Exact grid lists (d <= 3, L2) on the context's GPUs streamed into dst:
+ * true distances, ids in dst's width, written by the context's threads
+ * while the device computes the next chunks.  Same fallback codes as
+ * vic__cuda_knn; on failure dst's contents are unspecified. */
+vic_status vic__cuda_grid_into(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k,
+                               const vic__lists *dst, vic_report *rep);
 
 /* GGNN search index (vic_index kind GGNN): the hierarchical graph stays on
  * the device behind an opaque handle.  Build takes prepared rows (unit rows

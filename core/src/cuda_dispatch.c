@@ -206,12 +206,13 @@ vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options 
   if (s != VIC_OK) return s;
   vick_points p = {x->rows, x->n, x->d, x->stride ? x->stride : x->d,
                    x->metric == VIC_INNER_PRODUCT ? VICK_METRIC_IP : VICK_METRIC_L2, x->box};
-  const int multi = m == VIC_METHOD_GRID && count > 1;
+  if (m == VIC_METHOD_GRID) { /* streamed, true distances already */
+    const vic__lists dst = {8, ids, dist};
+    return vic__cuda_grid_multi(c, &p, o, first, count, k, &dst, rep);
+  }
   const int sharded = m == VIC_METHOD_GGNN && o->shard_size > 0 && x->n > o->shard_size;
-  if (multi || sharded) {
-    if (multi) {
-      s = vic__cuda_grid_multi(c, &p, o, first, count, k, ids, dist, rep);
-    } else if (x->box) {
+  if (sharded) {
+    if (x->box) {
       s = vic__fail(c, VIC_E_UNSUPPORTED, "GPU ggnn: periodic boxes are not supported (use grid or brute)");
     } else {
       s = vic__cuda_ggnn_forall_sharded(c, x, o, k, ids, dist, rep);

@@ -38,9 +38,10 @@ void vic__cuda_copy_stages(vic_report *rep, const vick_call *call);
 void vic__cuda_parallel(int slots, void (*job)(void *arg, int slot), void *arg);
 
 /* Exact grid kNN with the queries split over `count` devices from `first`
- * (vick_grid_knn_range on each, one host thread per device). */
+ * (vick_grid_knn_stream on each, one host thread per device), true
+ * distances streamed into dst. */
 vic_status vic__cuda_grid_multi(vic_ctx *c, const vick_points *p, const vic_build_options *o, int first, int count,
-                                int32_t k, int64_t *ids, float *dist, vic_report *rep);
+                                int32_t k, const vic__lists *dst, vic_report *rep);
 
 /* GGNN for-all lists (Euclidean distances, ascending) of a sharded build:
  * see cuda_ggnn_index.c.  Unsharded builds stay in cuda_dispatch.c. */

@@ -14,6 +14,12 @@ vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options 
   return vic__cuda_probe(c);
 }
 
+vic_status vic__cuda_grid_into(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k,
+                               const vic__lists *dst, vic_report *rep) {
+  (void)x; (void)o; (void)k; (void)dst; (void)rep;
+  return vic__cuda_probe(c);
+}
+
 int vic_cuda_available(vic_ctx *c) {
   (void)c;
   return 0;

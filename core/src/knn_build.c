@@ -8,6 +8,7 @@
 #include "nndescent.h"
 
 #include <string.h>
+#include "list_dest.h"
 
 static void defaults(vic_build_options *o) {
   memset(o, 0, sizeof *o);
@@ -134,14 +135,28 @@ static vic_status check_options(vic_ctx *c, const vic_data *x, const vic_build_o
   return VIC_OK;
 }
 
-vic_status vic_knn_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_knn *out) {
-  vic__begin_call(c);
-  return vic__knn_build(c, x, o, out);
+/* The caller's buffers of vic_knn_build_into: present, of a known id
+ * type, large enough for n*k entries, and int32 ids only where every row
+ * number fits. */
+static vic_status check_into(vic_ctx *c, const vic_knn_out *into, int64_t n, int32_t k) {
+  if (!into->ids || !into->dist) return vic__fail(c, VIC_E_ARGUMENT, "vic_knn_build_into: no ids or dist buffer");
+  if (into->id_type != VIC_IDS_INT64 && into->id_type != VIC_IDS_INT32)
+    return vic__fail(c, VIC_E_ARGUMENT, "vic_knn_build_into: unknown id type %d", (int)into->id_type);
+  if (n > INT64_MAX / k)
+    return vic__fail(c, VIC_E_ARGUMENT, "n = %lld times k = %d lists do not fit 64-bit offsets", (long long)n, (int)k);
+  if (into->capacity < n * (int64_t)k)
+    return vic__fail(c, VIC_E_ARGUMENT, "vic_knn_build_into: the buffers hold %lld entries; n = %lld times k = %d needs %lld",
+                     (long long)into->capacity, (long long)n, (int)k, (long long)(n * (int64_t)k));
+  if (into->id_type == VIC_IDS_INT32 && n > ((int64_t)1 << 31))
+    return vic__fail(c, VIC_E_ARGUMENT, "int32 ids cannot hold the row numbers of n = %lld points (at most 2^31)",
+                     (long long)n);
+  return VIC_OK;
 }
 
-vic_status vic__knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_options *o_in, vic_knn *out) {
-  if (!c || !out) return VIC_E_ARGUMENT;
-  vic__knn_clear(out);
+/* The body of vic_knn_build (own != NULL: the library allocates the lists)
+ * and vic_knn_build_into (into != NULL: the caller's buffers). */
+static vic_status build(vic_ctx *c, const vic_data *x_in, const vic_build_options *o_in, vic_knn_out *into,
+                        vic_knn *own) {
   c->error[0] = '\0';
   c->warnings = 0;
   double t0 = vic__now();
@@ -167,6 +182,10 @@ vic_status vic__knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_opti
              (long long)x_in->n, (int)k);
   }
   rep.k = k;
+  if (into && (s = check_into(c, into, x_in->n, k)) != VIC_OK) return s;
+  if (!into && x_in->n > INT64_MAX / 8 / k)
+    return vic__fail(c, VIC_E_ARGUMENT, "n = %lld times k = %d lists do not fit 64-bit offsets", (long long)x_in->n,
+                     (int)k);
 
   vic_backend be;
   if ((s = choose_backend(c, &be)) != VIC_OK) return s;
@@ -204,56 +223,123 @@ vic_status vic__knn_build(vic_ctx *c, const vic_data *x_in, const vic_build_opti
 
   vic_data x;
   float *owned = NULL;
+  int64_t *ids64 = NULL; /* int64 lists before narrowing to the caller's int32 */
   if ((s = vic__prepare_rows(c, x_in, &x, &owned)) != VIC_OK) return s;
-  out->n = x.n;
-  out->k = k;
-  out->ids = vic__malloc(c, (size_t)x.n * (size_t)k * sizeof(int64_t), "neighbour ids");
-  out->dist = out->ids ? vic__malloc(c, (size_t)x.n * (size_t)k * sizeof(float), "neighbour distances") : NULL;
-  if (!out->ids || !out->dist) { s = VIC_E_NOMEM; goto fail; }
+  const size_t entries = (size_t)x.n * (size_t)k;
+  vic__lists dst = {8, NULL, NULL};
+  if (own) {
+    own->ids = vic__malloc_lists(c, entries * sizeof(int64_t), "neighbour ids");
+    own->dist = own->ids ? vic__malloc_lists(c, entries * sizeof(float), "neighbour distances") : NULL;
+    if (!own->ids || !own->dist) { s = VIC_E_NOMEM; goto fail; }
+    dst = (vic__lists){8, own->ids, own->dist};
+  } else {
+    dst = (vic__lists){into->id_type == VIC_IDS_INT32 ? 4 : 8, into->ids, into->dist};
+  }
 
   double tm = vic__now();
-  if (flat) {
-    s = vic__flat_knn(c, &x, o, m, k, out->ids, out->dist, &rep);
-  } else if (be == VIC_BACKEND_CUDA) {
-    s = vic__cuda_knn(c, &x, o, m, k, out->ids, out->dist, &rep);
-    /* UNSUPPORTED: a limit of the GPU kernels (k too large, n too large) */
+  int placed = 0; /* the lists are in dst already (the streamed grid) */
+  if (!flat && be == VIC_BACKEND_CUDA && m == VIC_METHOD_GRID) {
+    s = vic__cuda_grid_into(c, &x, o, k, &dst, &rep);
+    placed = s == VIC_OK;
     if (s == VIC_E_NOMEM || s == VIC_E_DEVICE || s == VIC_E_UNSUPPORTED) {
       if (c->opt.backend == VIC_BACKEND_CUDA) goto fail;
       vic__log(c, VIC_LOG_WARNING, "GPU failed (%s); falling back to the CPU", c->error);
       c->error[0] = '\0';
       be = rep.backend = VIC_BACKEND_CPU;
-      if (is_gpu_only(m)) m = rep.method = VIC_METHOD_NNDESCENT;
-      s = run_cpu(c, &x, o, m, k, out);
+      rep.seconds_kernel = rep.seconds_transfer = 0;
+      s = VIC_OK;
     }
-  } else {
-    s = run_cpu(c, &x, o, m, k, out);
+    if (s != VIC_OK) goto fail;
   }
-  if (s == VIC_OK) s = vic__check_distances(c, out->n, k, out->ids, out->dist, "kNN build");
-  if (s != VIC_OK) goto fail;
+  vic_knn view;
+  vic__knn_clear(&view);
+  view.n = x.n;
+  view.k = k;
+  view.dist = dst.dist;
+  if (!placed) {
+    ids64 = dst.id_bytes == 8 ? dst.ids : vic__malloc_lists(c, entries * sizeof(int64_t), "int64 neighbour ids");
+    if (!ids64) { s = VIC_E_NOMEM; goto fail; }
+    view.ids = ids64;
+    if (flat) {
+      s = vic__flat_knn(c, &x, o, m, k, view.ids, view.dist, &rep);
+    } else if (be == VIC_BACKEND_CUDA) {
+      s = vic__cuda_knn(c, &x, o, m, k, view.ids, view.dist, &rep);
+      /* UNSUPPORTED: a limit of the GPU kernels (k too large, n too large) */
+      if (s == VIC_E_NOMEM || s == VIC_E_DEVICE || s == VIC_E_UNSUPPORTED) {
+        if (c->opt.backend == VIC_BACKEND_CUDA) goto fail;
+        vic__log(c, VIC_LOG_WARNING, "GPU failed (%s); falling back to the CPU", c->error);
+        c->error[0] = '\0';
+        be = rep.backend = VIC_BACKEND_CPU;
+        if (is_gpu_only(m)) m = rep.method = VIC_METHOD_NNDESCENT;
+        s = run_cpu(c, &x, o, m, k, &view);
+      }
+    } else {
+      s = run_cpu(c, &x, o, m, k, &view);
+    }
+    if (s == VIC_OK) s = vic__check_distances(c, view.n, k, view.ids, view.dist, "kNN build");
+    if (s != VIC_OK) goto fail;
+  }
   vic__report_stage(&rep, vic_method_name(m), vic__now() - tm);
 
-  vic__report_dnn1(out, &rep);
   if (is_exact(m)) {
     rep.recall_estimate = 1.0;
   } else if (o->recall_sample > 0) {
     double tr = vic__now();
-    out->report = rep;
-    if ((s = vic__knn_recall(c, &x, out, o->recall_sample, &rep.recall_estimate)) != VIC_OK) goto fail;
+    view.report = rep;
+    if ((s = vic__knn_recall(c, &x, &view, o->recall_sample, &rep.recall_estimate)) != VIC_OK) goto fail;
     rep.recall_sample = o->recall_sample < x.n ? o->recall_sample : x.n;
     vic__report_stage(&rep, "recall", vic__now() - tr);
   } else {
     rep.recall_estimate = -1.0;
   }
+  if (ids64 && dst.id_bytes == 4) {
+    double tn = vic__now();
+    vic__ids_narrow(vic__threads(c), ids64, dst.ids, (int64_t)entries);
+    free(ids64);
+    ids64 = NULL;
+    vic__report_stage(&rep, "narrow ids", vic__now() - tn);
+  }
+  vic__lists_dnn1(&dst, x.n, k, vic__threads(c), &rep);
   free(owned);
   rep.seconds_total = vic__now() - t0;
   rep.warnings = c->warnings;
-  out->report = rep;
+  if (own) {
+    own->n = x.n;
+    own->k = k;
+    own->report = rep;
+  } else {
+    into->n = x.n;
+    into->k = k;
+    into->report = rep;
+  }
   return VIC_OK;
 
 fail:
+  if (ids64 && (void *)ids64 != dst.ids) free(ids64);
   free(owned);
-  vic_knn_free(out);
+  if (own) vic_knn_free(own);
   return s;
+}
+
+
+vic_status vic_knn_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_knn *out) {
+  vic__begin_call(c);
+  return vic__knn_build(c, x, o, out);
+}
+
+vic_status vic__knn_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_knn *out) {
+  if (!c || !out) return VIC_E_ARGUMENT;
+  vic__knn_clear(out);
+  return build(c, x, o, NULL, out);
+}
+
+vic_status vic_knn_build_into(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_knn_out *out) {
+  if (!c || !out) return VIC_E_ARGUMENT;
+  vic__begin_call(c);
+  out->n = 0;
+  out->k = 0;
+  vic__report_clear(&out->report);
+  return build(c, x, o, out, NULL);
 }
 
 void vic__report_dnn1(const vic_knn *nn, vic_report *r) {

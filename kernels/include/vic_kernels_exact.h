@@ -6,6 +6,7 @@
 #define VIC_KERNELS_EXACT_H
 
 #include "vic_kernels.h"
+#include "vic_kernels_stream.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +33,15 @@ int vick_grid_knn(vick_call *call, const vick_points *x, int32_t k, int64_t *ids
  * devices give one device's lists. */
 int vick_grid_knn_range(vick_call *call, const vick_points *x, int32_t k, int64_t q0, int64_t q1, int64_t *ids,
                         float *dist);
+
+/* As vick_grid_knn_range, but the lists leave the device in chunks
+ * through pinned memory into sink->write (vic_kernels_stream.h): ids as
+ * int32 or int64, working or true distances, while later chunks compute.
+ * The device holds the points, the grid and a ring of output chunks sized
+ * to the budget, never necessarily the whole result.  vick_grid_knn and
+ * vick_grid_knn_range are this with a sink that fills int64 lists. */
+int vick_grid_knn_stream(vick_call *call, const vick_points *x, int32_t k, int64_t q0, int64_t q1,
+                         const vick_sink *sink);
 
 #ifdef __cplusplus
 }

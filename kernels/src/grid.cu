@@ -32,9 +32,19 @@
  * every point but answers only the rows [q0, q1): their sorted positions,
  * picked by a CUB select, keep the sorted order, so neighbouring threads
  * still share cells.  A row's list depends only on the sorted points, the
- * same on every device, so split ranges give one device's lists. */
+ * same on every device, so split ranges give one device's lists.
+ *
+ * Lists bound for the host are streamed (vick_grid_knn_stream,
+ * vic_kernels_stream.h): the queries are launched chunk by chunk into a
+ * ring of device buffers, each finished chunk copied piece by piece into
+ * two pinned slots on a second stream and handed to the caller's writer
+ * while the next chunk computes; ids leave the device in the width asked
+ * for and distances, where asked, as true ones.  Chunks are ranges of the
+ * sorted order (each list carries its row) or, by_rows, ranges of rows
+ * whose sorted positions a CUB select picks (lists in row order). */
 #include "common.cuh"
 #include "vic_kernels_exact.h"
+#include "vic_kernels_stream.h"
 #include "grid_internal.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -209,13 +219,29 @@ __device__ void visit_cell(const grid_geom &g, const uint64_t *codes, const uint
   }
 }
 
-template <int KMAX>
+/* Where a launch writes its lists.  rows == NULL: row self - q0 of
+ * buffers holding the whole range (working distances, int64 ids: the
+ * device-resident lists of vick_grid_knn_dev).  Otherwise the launch
+ * answers queries [t0, t0 + count) of the range's sorted order into ring
+ * rows base.., and rows[] says which row of the range each one is. */
+template <typename IdT>
+struct grid_out {
+  IdT *ids;
+  float *dist;
+  uint32_t *rows;
+  int64_t t0, count, base;
+  uint32_t q0;
+  int true_l2;
+};
+
+template <int KMAX, typename IdT>
 __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t *codes, const uint32_t *sid,
                                                                    const float4 *sp, int64_t n, grid_geom g, int k,
-                                                                   int target, const uint32_t *qpos, int64_t m,
-                                                                   uint32_t q0, int64_t *out_ids, float *out_dist) {
-  int64_t t0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t0 >= m) return;
+                                                                   int target, const uint32_t *qpos,
+                                                                   grid_out<IdT> out) {
+  const int64_t local = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (local >= out.count) return;
+  const int64_t t0 = out.t0 + local;
   const int64_t p = qpos ? (int64_t)qpos[t0] : t0;
   const float4 q = sp[p];
   const uint32_t self = sid[p];
@@ -316,23 +342,49 @@ __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t
       if (id != self) best.push(vick_key(grid_dist(g, q, sp[t]), id));
     }
   }
-  int64_t *oi = out_ids + (int64_t)(self - q0) * k;
-  float *od = out_dist + (int64_t)(self - q0) * k;
+  if (out.true_l2) {
+    /* sqrt can round distinct squared distances to one float: such runs
+     * go by id, as the core's vic__true_lists orders them (nearly sorted
+     * already, so the insertion sort is about one pass) */
+    for (int t = 0; t < best.size; ++t) {
+      const float d2 = vick_float_unorder((uint32_t)(best.key[t] >> 32));
+      const unsigned long long kv = vick_key(__fsqrt_rn(fmaxf(d2, 0.f)), (uint32_t)(best.key[t] & 0xffffffffu));
+      int i = t;
+      while (i > 0 && best.key[i - 1] > kv) { best.key[i] = best.key[i - 1]; --i; }
+      best.key[i] = kv;
+    }
+  }
+  const int64_t row = out.rows ? out.base + local : (int64_t)(self - out.q0);
+  if (out.rows) out.rows[row] = self - out.q0;
+  IdT *oi = out.ids + row * k;
+  float *od = out.dist + row * k;
   for (int t = 0; t < k; ++t) {
     if (t < best.size) {
-      oi[t] = (int64_t)(best.key[t] & 0xffffffffu);
+      oi[t] = (IdT)(best.key[t] & 0xffffffffu);
       od[t] = vick_float_unorder((uint32_t)(best.key[t] >> 32));
     } else {
-      oi[t] = -1;
+      oi[t] = (IdT)-1;
       od[t] = INFINITY;
     }
   }
 }
 
 /* ------------------------------------------------------------------ host */
+/* Events of the streamed output (grid_stream): per ring slot the
+ * kernel's start and end and the end of its last copy, per pinned slot
+ * the copy's start and end. */
+typedef struct {
+  cudaEvent_t *k_start, *k_end, *done;
+  cudaEvent_t c_start[2], c_end[2];
+  int64_t ring;
+} grid_events;
+
 typedef struct {
   vick_env env;
-  vick_buf x, soa, mm, codes, codes2, ids, ids2, sp, tmp, qpos, nsel, out_ids, out_dist;
+  vick_buf x, soa, mm, codes, codes2, ids, ids2, sp, tmp, qpos, nsel, out_ids, out_dist, out_rows;
+  cudaStream_t copy;   /* device-to-host copies of the streamed output */
+  void *pinned[2];     /* the two host slots */
+  grid_events ev;
 } grid_ws;
 
 /* The rows whose lists a call returns: [q0, q1) of the n points. */
@@ -348,8 +400,31 @@ struct grid_in_range {
 };
 
 static void grid_ws_free(grid_ws *w) {
+  /* a failure may leave copies and kernels in flight on either stream */
+  if (w->env.stream) cudaStreamSynchronize(w->env.stream);
+  if (w->copy) {
+    cudaStreamSynchronize(w->copy);
+    cudaStreamDestroy(w->copy);
+    w->copy = NULL;
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (w->pinned[i]) cudaFreeHost(w->pinned[i]);
+    w->pinned[i] = NULL;
+    if (w->ev.c_start[i]) cudaEventDestroy(w->ev.c_start[i]);
+    if (w->ev.c_end[i]) cudaEventDestroy(w->ev.c_end[i]);
+    w->ev.c_start[i] = w->ev.c_end[i] = NULL;
+  }
+  cudaEvent_t *per_slot[] = {w->ev.k_start, w->ev.k_end, w->ev.done};
+  for (int a = 0; a < 3; ++a) {
+    for (int64_t i = 0; per_slot[a] && i < w->ev.ring; ++i)
+      if (per_slot[a][i]) cudaEventDestroy(per_slot[a][i]);
+    free(per_slot[a]);
+  }
+  w->ev.k_start = w->ev.k_end = w->ev.done = NULL;
+  w->ev.ring = 0;
+  cudaGetLastError();
   vick_buf *all[] = {&w->x, &w->soa, &w->mm, &w->codes, &w->codes2, &w->ids, &w->ids2, &w->sp, &w->tmp,
-                     &w->qpos, &w->nsel, &w->out_ids, &w->out_dist};
+                     &w->qpos, &w->nsel, &w->out_ids, &w->out_dist, &w->out_rows};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&w->env, all[i]);
 }
 
@@ -411,16 +486,26 @@ static int grid_geometry(vick_call *call, grid_ws *w, const vick_points *p, grid
   return VICK_OK;
 }
 
-template <int KMAX>
-static int launch_query(vick_call *call, grid_ws *w, const grid_geom &g, int64_t n, int k, int target,
-                        grid_range r) {
-  const int64_t m = r.q1 - r.q0;
-  grid_query_kernel<KMAX><<<vick_blocks(m, GRID_THREADS), GRID_THREADS, 0, w->env.stream>>>(
-      (const uint64_t *)w->codes.p, (const uint32_t *)w->ids.p, (const float4 *)w->sp.p, n, g, k, target,
-      (const uint32_t *)w->qpos.p, m, (uint32_t)r.q0, (int64_t *)w->out_ids.p, (float *)w->out_dist.p);
+/* One launch of the query kernel on stream st for the queries of o. */
+template <typename IdT>
+static int launch_query(vick_call *call, grid_ws *w, cudaStream_t st, const grid_geom &g, int64_t n, int k,
+                        int target, const uint32_t *qpos, const grid_out<IdT> &o) {
+  const unsigned blocks = vick_blocks(o.count, GRID_THREADS);
+  const uint64_t *codes = (const uint64_t *)w->codes.p;
+  const uint32_t *sid = (const uint32_t *)w->ids.p;
+  const float4 *sp = (const float4 *)w->sp.p;
+  if (k <= 16) grid_query_kernel<16, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, sp, n, g, k, target, qpos, o);
+  else if (k <= 32) grid_query_kernel<32, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, sp, n, g, k, target, qpos, o);
+  else if (k <= 64) grid_query_kernel<64, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, sp, n, g, k, target, qpos, o);
+  else if (k <= 128) grid_query_kernel<128, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, sp, n, g, k, target, qpos, o);
+  else grid_query_kernel<VICK_EXACT_MAX_K, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, sp, n, g, k, target, qpos, o);
   VICK_LAUNCH(call, "grid_query_kernel");
   return VICK_OK;
 }
+
+/* about k/4 points in the query's own cell: the 27 cells around it then
+ * usually hold the k nearest (see the file comment) */
+static int grid_target(int k) { return k / 4 > 2 ? k / 4 : 2; }
 
 /* Sorted positions of the range's rows, in sorted order (none for all rows). */
 static int grid_select(vick_call *call, grid_ws *w, int64_t n, grid_range r) {
@@ -446,18 +531,20 @@ static int grid_select(vick_call *call, grid_ws *w, int64_t n, grid_range r) {
   return VICK_OK;
 }
 
-/* keep_x: the rows stay on the device after the sort (for vick_grid_dev). */
-static int grid_run(vick_call *call, grid_ws *w, const vick_points *p, int k, grid_range r, int64_t *ids, float *dist,
-                    grid_geom *geom, int keep_x) {
+/* Upload, sort and (for a sub-range) select the answered rows.  out_need:
+ * device bytes the output will need at least, checked with the rest up
+ * front.  keep_x: the rows stay on the device (for vick_grid_dev). */
+static int grid_prepare(vick_call *call, grid_ws *w, const vick_points *p, grid_range r, size_t out_need,
+                        grid_geom *geom, int keep_x, int select) {
   const int64_t n = p->n;
   const int64_t m = r.q1 - r.q0;
   const int d = p->d;
   const size_t row_bytes = (size_t)d * sizeof(float);
   /* Everything the call holds at its peak, checked up front. */
-  size_t need = (size_t)n * (row_bytes + 2 * 8 + 2 * 4 + 16) + (size_t)m * (4 + (size_t)k * 12);
+  size_t need = (size_t)n * (row_bytes + 2 * 8 + 2 * 4 + 16) + (size_t)m * 4 + out_need;
   if (need > vick_budget_left(&w->env))
-    return vick_fail(call, VICK_NOMEM, "the grid needs %.1f MiB of device memory for %lld points and k = %d; the budget has %.1f MiB",
-                     need / 1048576.0, (long long)n, k, vick_budget_left(&w->env) / 1048576.0);
+    return vick_fail(call, VICK_NOMEM, "the grid needs %.1f MiB of device memory for %lld points; the budget has %.1f MiB",
+                     need / 1048576.0, (long long)n, vick_budget_left(&w->env) / 1048576.0);
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->x, (size_t)n * row_bytes, "the points"));
   VICK_TRY(vick_timer_start(call, &w->env));
   VICK_CUDA(call, cudaMemcpy2DAsync(w->x.p, row_bytes, p->rows, (size_t)p->stride * sizeof(float), row_bytes, (size_t)n,
@@ -491,27 +578,189 @@ static int grid_run(vick_call *call, grid_ws *w, const vick_points *p, int k, gr
                                                                   (float4 *)w->sp.p);
   VICK_LAUNCH(call, "gather_kernel");
   if (!keep_x) vick_buf_free(&w->env, &w->x);
-  VICK_TRY(grid_select(call, w, n, r));
+  if (select) VICK_TRY(grid_select(call, w, n, r));
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid sort"));
-  if (geom) *geom = g;
-  VICK_TRY(vick_poll(call, "grid", 0.2));
+  *geom = g;
+  return vick_poll(call, "grid", 0.2);
+}
 
+/* The lists of every answered row into device buffers (working distances,
+ * int64 ids, row self - q0): vick_grid_knn_dev. */
+static int grid_query_device(vick_call *call, grid_ws *w, const grid_geom &g, int64_t n, int k, grid_range r) {
+  const int64_t m = r.q1 - r.q0;
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_ids, (size_t)m * k * 8, "result ids"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_dist, (size_t)m * k * 4, "result distances"));
-  /* about k/4 points in the query's own cell: the 27 cells around it then
-   * usually hold the k nearest (see the file comment) */
-  int target = k / 4 > 2 ? k / 4 : 2;
+  grid_out<int64_t> o = {(int64_t *)w->out_ids.p, (float *)w->out_dist.p, NULL, 0, m, 0, (uint32_t)r.q0, 0};
   VICK_TRY(vick_timer_start(call, &w->env));
-  if (k <= 16) VICK_TRY(launch_query<16>(call, w, g, n, k, target, r));
-  else if (k <= 32) VICK_TRY(launch_query<32>(call, w, g, n, k, target, r));
-  else if (k <= 64) VICK_TRY(launch_query<64>(call, w, g, n, k, target, r));
-  else if (k <= 128) VICK_TRY(launch_query<128>(call, w, g, n, k, target, r));
-  else VICK_TRY(launch_query<VICK_EXACT_MAX_K>(call, w, g, n, k, target, r));
+  VICK_TRY(launch_query(call, w, w->env.stream, g, n, k, grid_target(k), (const uint32_t *)w->qpos.p, o));
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid search"));
-  VICK_TRY(vick_poll(call, "grid", 0.9));
-  if (!ids) return VICK_OK; /* vick_grid_knn_dev: the lists stay on the device */
-  VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->out_ids.p, (size_t)m * k * 8));
-  VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->out_dist.p, (size_t)m * k * 4));
+  return vick_poll(call, "grid", 0.9);
+}
+
+/* Bytes of one streamed row on the device and in a pinned slot. */
+static int64_t stream_row_bytes(int k, int id_bytes) { return (int64_t)k * (id_bytes + 4) + 4; }
+
+/* Launch chunk c of the plan into its ring slot, after the copies of the
+ * chunk that used the slot before (recorded on the copy stream).  By rows
+ * (sink->by_rows): the chunk is rows [q0 + a, q0 + b) of the range, their
+ * sorted positions picked first (a CUB select keeps the sorted order, so a
+ * warp's queries stay neighbours), and their lists land in row order.
+ * Otherwise the chunk is sorted positions [a, b) of the range and each
+ * list carries its row. */
+template <typename IdT>
+static int stream_launch(vick_call *call, grid_ws *w, const grid_geom &g, int64_t n, int k, grid_range r,
+                         const vick_stream_plan *pl, const vick_sink *sink, int64_t c) {
+  const int64_t slot = c % pl->ring_chunks;
+  int64_t a, b;
+  vick_stream_chunk(pl, c, &a, &b);
+  if (c >= pl->ring_chunks) VICK_CUDA(call, cudaStreamWaitEvent(w->env.stream, w->ev.done[slot], 0));
+  IdT *ids = (IdT *)w->out_ids.p + slot * pl->chunk_rows * k;
+  float *dist = (float *)w->out_dist.p + slot * pl->chunk_rows * k;
+  VICK_CUDA(call, cudaEventRecord(w->ev.k_start[slot], w->env.stream));
+  if (sink->by_rows) {
+    grid_in_range pred = {(const uint32_t *)w->ids.p, (uint32_t)(r.q0 + a), (uint32_t)(b - a)};
+    thrust::counting_iterator<uint32_t> all(0);
+    size_t tb = w->tmp.bytes;
+    VICK_CUDA(call, cub::DeviceSelect::If(w->tmp.p, tb, all, (uint32_t *)w->qpos.p, (int64_t *)w->nsel.p, n, pred,
+                                          w->env.stream));
+    grid_out<IdT> o = {ids, dist, NULL, 0, b - a, 0, (uint32_t)(r.q0 + a), sink->true_l2};
+    VICK_TRY(launch_query(call, w, w->env.stream, g, n, k, grid_target(k), (const uint32_t *)w->qpos.p, o));
+  } else {
+    grid_out<IdT> o = {(IdT *)w->out_ids.p, (float *)w->out_dist.p, (uint32_t *)w->out_rows.p, a, b - a,
+                       slot * pl->chunk_rows, (uint32_t)r.q0, sink->true_l2};
+    VICK_TRY(launch_query(call, w, w->env.stream, g, n, k, grid_target(k), (const uint32_t *)w->qpos.p, o));
+  }
+  VICK_CUDA(call, cudaEventRecord(w->ev.k_end[slot], w->env.stream));
+  return VICK_OK;
+}
+
+/* Piece j of chunk c into pinned slot s, on the copy stream once the
+ * chunk's kernel is done.  Slot layout: ids, distances, rows. */
+static int stream_copy(vick_call *call, grid_ws *w, int k, int id_bytes, int by_rows, const vick_stream_plan *pl,
+                       int64_t c, int64_t j, int s) {
+  const int64_t slot = c % pl->ring_chunks;
+  int64_t a, b;
+  vick_stream_chunk(pl, c, &a, &b);
+  const int64_t r0 = slot * pl->chunk_rows + j * pl->piece_rows;
+  const int64_t len = (a + (j + 1) * pl->piece_rows < b ? pl->piece_rows : b - a - j * pl->piece_rows);
+  char *h = (char *)w->pinned[s];
+  const size_t ib = (size_t)k * id_bytes, db = (size_t)k * 4;
+  VICK_CUDA(call, cudaStreamWaitEvent(w->copy, w->ev.k_end[slot], 0));
+  VICK_CUDA(call, cudaEventRecord(w->ev.c_start[s], w->copy));
+  VICK_CUDA(call, cudaMemcpyAsync(h, (const char *)w->out_ids.p + (size_t)r0 * ib, (size_t)len * ib,
+                                  cudaMemcpyDeviceToHost, w->copy));
+  VICK_CUDA(call, cudaMemcpyAsync(h + (size_t)pl->piece_rows * ib, (const char *)w->out_dist.p + (size_t)r0 * db,
+                                  (size_t)len * db, cudaMemcpyDeviceToHost, w->copy));
+  if (!by_rows)
+    VICK_CUDA(call, cudaMemcpyAsync(h + (size_t)pl->piece_rows * (ib + db), (const uint32_t *)w->out_rows.p + r0,
+                                    (size_t)len * 4, cudaMemcpyDeviceToHost, w->copy));
+  VICK_CUDA(call, cudaEventRecord(w->ev.c_end[s], w->copy));
+  if (j + 1 == vick_stream_pieces(pl, c)) VICK_CUDA(call, cudaEventRecord(w->ev.done[slot], w->copy));
+  return VICK_OK;
+}
+
+/* The streamed output: kernel launches chunk by chunk on the call's
+ * stream (one chunk ahead of the copies), device-to-pinned copies piece
+ * by piece on a second stream, and sink->write emptying one pinned slot
+ * while the other fills.  Kernel seconds are the launches' own (with the
+ * selects of by_rows), transfer seconds the copies' own (they overlap each
+ * other and the host writes; the stage "grid lists out" is the wall time
+ * of the whole pipeline). */
+template <typename IdT>
+static int grid_stream(vick_call *call, grid_ws *w, const grid_geom &g, int64_t n, int k, grid_range r,
+                       const vick_sink *sink) {
+  const int64_t m = r.q1 - r.q0;
+  const int ib = sink->id_bytes;
+  const int by_rows = sink->by_rows != 0;
+  const int64_t rb = stream_row_bytes(k, ib);
+  const size_t piece = sink->piece_bytes ? sink->piece_bytes : VICK_STREAM_PIECE_BYTES;
+  if (by_rows) { /* one chunk's sorted positions and the select's workspace */
+    grid_in_range pred = {(const uint32_t *)w->ids.p, 0u, 1u};
+    thrust::counting_iterator<uint32_t> all(0);
+    size_t tb = 0;
+    VICK_CUDA(call, cub::DeviceSelect::If(NULL, tb, all, (uint32_t *)NULL, (int64_t *)NULL, n, pred, w->env.stream));
+    VICK_TRY(vick_buf_alloc(call, &w->env, &w->tmp, tb, "select workspace"));
+    VICK_TRY(vick_buf_alloc(call, &w->env, &w->nsel, sizeof(int64_t), "selected count"));
+  }
+  vick_stream_plan pl;
+  size_t left = vick_budget_left(&w->env);
+  /* by rows, each ring row also needs its position in the (one) chunk's selection */
+  if (vick_stream_plan_make(m, rb + 4 * by_rows, left, piece, sink->chunk_rows, &pl) != 0)
+    return vick_fail(call, VICK_NOMEM, "grid: no device memory left for two rows of output (%.1f MiB left)",
+                     left / 1048576.0);
+  const int64_t ring_rows = pl.ring_chunks * pl.chunk_rows < m ? pl.ring_chunks * pl.chunk_rows : m;
+  if (by_rows) VICK_TRY(vick_buf_alloc(call, &w->env, &w->qpos, (size_t)pl.chunk_rows * 4, "positions of a chunk"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_ids, (size_t)ring_rows * k * ib, "result ids"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_dist, (size_t)ring_rows * k * 4, "result distances"));
+  if (!by_rows) VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_rows, (size_t)ring_rows * 4, "result rows"));
+  for (int s = 0; s < 2; ++s) {
+    VICK_CUDA(call, cudaHostAlloc(&w->pinned[s], (size_t)pl.piece_rows * rb, cudaHostAllocDefault));
+    VICK_CUDA(call, cudaEventCreate(&w->ev.c_start[s]));
+    VICK_CUDA(call, cudaEventCreate(&w->ev.c_end[s]));
+  }
+  VICK_CUDA(call, cudaStreamCreateWithFlags(&w->copy, cudaStreamNonBlocking));
+  w->ev.ring = pl.ring_chunks;
+  w->ev.k_start = (cudaEvent_t *)calloc((size_t)pl.ring_chunks, sizeof(cudaEvent_t));
+  w->ev.k_end = (cudaEvent_t *)calloc((size_t)pl.ring_chunks, sizeof(cudaEvent_t));
+  w->ev.done = (cudaEvent_t *)calloc((size_t)pl.ring_chunks, sizeof(cudaEvent_t));
+  if (!w->ev.k_start || !w->ev.k_end || !w->ev.done)
+    return vick_fail(call, VICK_NOMEM, "grid: no host memory for %lld events", (long long)pl.ring_chunks);
+  for (int64_t i = 0; i < pl.ring_chunks; ++i) {
+    VICK_CUDA(call, cudaEventCreate(&w->ev.k_start[i]));
+    VICK_CUDA(call, cudaEventCreate(&w->ev.k_end[i]));
+    VICK_CUDA(call, cudaEventCreateWithFlags(&w->ev.done[i], cudaEventDisableTiming));
+  }
+  /* the rows and sorted points are ready before either stream reads them */
+  VICK_CUDA(call, cudaStreamSynchronize(w->env.stream));
+
+  const double t_wall = vick_now();
+  double t_write = 0;
+  int64_t launched = 0;
+  const int64_t first = pl.chunks < 2 ? pl.chunks : 2;
+  for (; launched < first; ++launched) VICK_TRY(stream_launch<IdT>(call, w, g, n, k, r, &pl, sink, launched));
+  VICK_TRY(stream_copy(call, w, k, ib, by_rows, &pl, 0, 0, 0));
+  int64_t c = 0, j = 0; /* the piece being written */
+  for (int64_t q = 0;; ++q) {
+    /* the next piece, enqueued before this one is written */
+    int64_t cn = c, jn = j + 1;
+    if (jn == vick_stream_pieces(&pl, cn)) { ++cn; jn = 0; }
+    const int more = cn < pl.chunks;
+    if (more) {
+      /* one chunk ahead, never into the ring slot of the chunk being
+       * written (its kernel's events are read below) */
+      for (; launched < pl.chunks && launched <= cn + 1 && launched < c + pl.ring_chunks; ++launched)
+        VICK_TRY(stream_launch<IdT>(call, w, g, n, k, r, &pl, sink, launched));
+      VICK_TRY(stream_copy(call, w, k, ib, by_rows, &pl, cn, jn, (int)((q + 1) & 1)));
+    }
+    const int s = (int)(q & 1);
+    VICK_CUDA(call, cudaEventSynchronize(w->ev.c_end[s]));
+    float ms = 0.f;
+    VICK_CUDA(call, cudaEventElapsedTime(&ms, w->ev.c_start[s], w->ev.c_end[s]));
+    call->seconds_transfer += 1e-3 * ms;
+    if (j == 0) { /* the chunk's kernel is done: its own time */
+      const int64_t slot = c % pl.ring_chunks;
+      VICK_CUDA(call, cudaEventElapsedTime(&ms, w->ev.k_start[slot], w->ev.k_end[slot]));
+      call->seconds_kernel += 1e-3 * ms;
+      vick_stage_add(call, "grid search", 1e-3 * ms);
+    }
+    int64_t a, b;
+    vick_stream_chunk(&pl, c, &a, &b);
+    const int64_t len = a + (j + 1) * pl.piece_rows < b ? pl.piece_rows : b - a - j * pl.piece_rows;
+    const char *h = (const char *)w->pinned[s];
+    const double tw = vick_now();
+    const uint32_t *rows = by_rows ? NULL : (const uint32_t *)(h + (size_t)pl.piece_rows * (rb - 4));
+    const int stop = sink->write(sink->user, by_rows ? a + j * pl.piece_rows : 0, rows, len, k, h,
+                                 (const float *)(h + (size_t)pl.piece_rows * k * ib));
+    t_write += vick_now() - tw;
+    if (stop) return vick_fail(call, VICK_CANCELLED, "cancelled while the grid's lists were written");
+    if (!more) break;
+    c = cn;
+    j = jn;
+    if (j == 0) VICK_TRY(vick_poll(call, "grid", 0.2 + 0.8 * (double)c / (double)pl.chunks));
+  }
+  VICK_CUDA(call, cudaStreamSynchronize(w->copy));
+  vick_stage_add(call, "grid lists out", vick_now() - t_wall);
+  vick_stage_add(call, "grid host write", t_write);
   return vick_poll(call, "grid", 1.0);
 }
 
@@ -536,7 +785,8 @@ int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int3
   w.env = *env;
   grid_range all = {0, p->n};
   grid_geom g;
-  int rc = grid_run(call, &w, p, k, all, NULL, NULL, &g, keep != NULL);
+  int rc = grid_prepare(call, &w, p, all, (size_t)p->n * k * 12, &g, keep != NULL, 1);
+  if (rc == VICK_OK) rc = grid_query_device(call, &w, g, p->n, k, all);
   if (rc == VICK_OK) {
     *ids = w.out_ids;
     *dist = w.out_dist;
@@ -560,9 +810,10 @@ int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int3
   return rc;
 }
 
-extern "C" int vick_grid_knn_range(vick_call *call, const vick_points *p, int32_t k, int64_t q0, int64_t q1,
-                                   int64_t *ids, float *dist) {
-  if (!ids || !dist) return vick_fail(call, VICK_ARGUMENT, "grid: no output lists");
+extern "C" int vick_grid_knn_stream(vick_call *call, const vick_points *p, int32_t k, int64_t q0, int64_t q1,
+                                    const vick_sink *sink) {
+  if (!sink || !sink->write || (sink->id_bytes != 4 && sink->id_bytes != 8))
+    return vick_fail(call, VICK_ARGUMENT, "grid: no output sink, or ids of neither 4 nor 8 bytes");
   VICK_TRY(grid_args(call, p, k));
   if (q0 < 0 || q1 <= q0 || q1 > p->n)
     return vick_fail(call, VICK_ARGUMENT, "grid: rows [%lld, %lld) are not a range of the %lld points",
@@ -570,10 +821,49 @@ extern "C" int vick_grid_knn_range(vick_call *call, const vick_points *p, int32_
   grid_ws w;
   memset(&w, 0, sizeof w);
   grid_range r = {q0, q1};
+  const int64_t m = q1 - q0;
+  /* at least a ring of two small chunks, checked with the rest up front */
+  const int64_t min_rows = m < 2 * 4096 ? m : 2 * 4096;
+  const size_t out_need = (size_t)min_rows * (size_t)stream_row_bytes(k, sink->id_bytes);
   int rc = vick_begin(call, &w.env);
-  if (rc == VICK_OK) rc = grid_run(call, &w, p, k, r, ids, dist, NULL, 0);
+  grid_geom g;
+  /* by rows, each chunk selects its own positions; else the range's once */
+  if (rc == VICK_OK) rc = grid_prepare(call, &w, p, r, out_need, &g, 0, !sink->by_rows);
+  if (rc == VICK_OK)
+    rc = sink->id_bytes == 4 ? grid_stream<int32_t>(call, &w, g, p->n, k, r, sink)
+                             : grid_stream<int64_t>(call, &w, g, p->n, k, r, sink);
   grid_ws_free(&w);
   return vick_end(call, &w.env, rc);
+}
+
+/* vick_grid_knn_range's sink: pieces into contiguous int64/float lists. */
+typedef struct {
+  int64_t *ids;
+  float *dist;
+} plain_lists;
+
+static int plain_write(void *user, int64_t first, const uint32_t *rows, int64_t m, int32_t k, const void *ids,
+                       const float *dist) {
+  plain_lists *o = (plain_lists *)user;
+  const int64_t *pi = (const int64_t *)ids;
+  for (int64_t r = 0; r < m; ++r) {
+    const int64_t row = first + (rows ? (int64_t)rows[r] : r);
+    memcpy(o->ids + row * k, pi + r * k, (size_t)k * 8);
+    memcpy(o->dist + row * k, dist + r * k, (size_t)k * 4);
+  }
+  return 0;
+}
+
+extern "C" int vick_grid_knn_range(vick_call *call, const vick_points *p, int32_t k, int64_t q0, int64_t q1,
+                                   int64_t *ids, float *dist) {
+  if (!ids || !dist) return vick_fail(call, VICK_ARGUMENT, "grid: no output lists");
+  plain_lists o = {ids, dist};
+  vick_sink sink;
+  memset(&sink, 0, sizeof sink);
+  sink.id_bytes = 8;
+  sink.write = plain_write;
+  sink.user = &o;
+  return vick_grid_knn_stream(call, p, k, q0, q1, &sink);
 }
 
 extern "C" int vick_grid_knn(vick_call *call, const vick_points *p, int32_t k, int64_t *ids, float *dist) {

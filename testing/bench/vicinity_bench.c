@@ -22,8 +22,9 @@ typedef struct {
   vic_backend backend;
   vic_metric metric;
   int32_t k, recall_sample;
-  int threads, repeats, warmup, device;
-  int64_t limit;
+  int threads, repeats, warmup, device, devices;
+  int64_t limit, budget_mib;
+  const char *into; /* NULL, "int64" or "int32": vic_knn_build_into with the bench's buffers */
 } bench_args;
 
 static void usage(FILE *f) {
@@ -42,6 +43,9 @@ static void usage(FILE *f) {
           "  --truth FILE       exact lists cache (.ivecs): loaded, or computed and saved\n"
           "  --recall-sample S  without --truth: points in the core's sampled recall (default 1000, 0 = none)\n"
           "  --device D         CUDA device (default 0)\n"
+          "  --devices N        GPUs from --device on (default 1; -1 = all)\n"
+          "  --budget-mib M     device memory budget per GPU in MiB (default 0 = what is free)\n"
+          "  --into T           int64|int32: lists into the bench's own fresh buffers (vic_knn_build_into)\n"
           "Query mode (vic_index_build once, then vic_index_search; reports QPS):\n"
           "  --query FILE       query rows (same d as the data)\n"
           "  --query-truth FILE exact lists of the queries (.ivecs): loaded, or computed and saved\n"
@@ -74,6 +78,7 @@ static int parse_args(int argc, char **argv, bench_args *a) {
     else if (!strcmp(o, "--method")) { if (vic_method_parse(v, &a->method) != VIC_OK) goto bad; }
     else if (!strcmp(o, "--backend")) { if (vic_backend_parse(v, &a->backend) != VIC_OK) goto bad; }
     else if (!strcmp(o, "--metric")) { if (vic_metric_parse(v, &a->metric) != VIC_OK) goto bad; }
+    else if (!strcmp(o, "--into")) { if (strcmp(v, "int64") && strcmp(v, "int32")) goto bad; a->into = v; }
     else if (!is_num) goto bad;
     else if (!strcmp(o, "--k") && num > 0 && num < (1 << 20)) a->k = (int32_t)num;
     else if (!strcmp(o, "--threads") && num >= 0) a->threads = (int)num;
@@ -81,6 +86,8 @@ static int parse_args(int argc, char **argv, bench_args *a) {
     else if (!strcmp(o, "--warmup") && num >= 0) a->warmup = (int)num;
     else if (!strcmp(o, "--recall-sample") && num >= 0 && num <= INT32_MAX) a->recall_sample = (int32_t)num;
     else if (!strcmp(o, "--device") && num >= 0) a->device = (int)num;
+    else if (!strcmp(o, "--devices") && (num >= 1 || num == -1) && num <= 1024) a->devices = (int)num;
+    else if (!strcmp(o, "--budget-mib") && num >= 0) a->budget_mib = num;
     else if (!strcmp(o, "--limit") && num > 1) a->limit = num;
     else if (!strcmp(o, "--max-visits") && num >= 0 && num <= INT32_MAX) a->max_visits = (int)num;
     else if (!strcmp(o, "--entry-points") && num >= 0 && num <= INT32_MAX) a->entry_points = (int)num;
@@ -114,7 +121,9 @@ static void print_line(const bench_args *a, const char *name, const char *machin
   bench_json_str(stdout, vic_method_name(nn->report.method));
   printf(",\"backend\":");
   bench_json_str(stdout, vic_backend_name(nn->report.backend));
-  printf(",\"threads\":%d,\"machine\":", a->threads ? a->threads : omp_get_max_threads());
+  printf(",\"threads\":%d,\"devices\":%d,\"budget_mib\":%lld,\"lists\":\"%s\",\"machine\":",
+         a->threads ? a->threads : omp_get_max_threads(), a->devices ? a->devices : 1, (long long)a->budget_mib,
+         a->into ? a->into : "library");
   bench_json_str(stdout, machine);
   printf(",\"card\":");
   if (card[0]) bench_json_str(stdout, card);
@@ -145,6 +154,41 @@ static double now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* --into: fresh buffers of the bench (timed with the call, as the
+ * library's own allocation is in vic_knn_build), filled by
+ * vic_knn_build_into; nn views them (ids NULL for int32, kept in nn32). */
+static void *nn32;
+static vic_status build_into(vic_ctx *c, const vic_data *x, const vic_build_options *o, const char *type, vic_knn *nn) {
+  memset(nn, 0, sizeof *nn);
+  const int32_t k = (int64_t)o->k < x->n ? o->k : (int32_t)(x->n - 1);
+  const size_t entries = (size_t)x->n * (size_t)k;
+  vic_knn_out out;
+  memset(&out, 0, sizeof out);
+  out.id_type = strcmp(type, "int32") ? VIC_IDS_INT64 : VIC_IDS_INT32;
+  out.ids = malloc(entries * (out.id_type == VIC_IDS_INT32 ? 4 : 8));
+  out.dist = malloc(entries * sizeof(float));
+  out.capacity = (int64_t)entries;
+  if (!out.ids || !out.dist) {
+    free(out.ids);
+    free(out.dist);
+    fprintf(stderr, "vicinity_bench: no host memory for the lists\n");
+    return VIC_E_NOMEM;
+  }
+  vic_status s = vic_knn_build_into(c, x, o, &out);
+  if (s != VIC_OK) {
+    free(out.ids);
+    free(out.dist);
+    return s;
+  }
+  nn->n = out.n;
+  nn->k = out.k;
+  nn->dist = out.dist;
+  nn->report = out.report;
+  if (out.id_type == VIC_IDS_INT64) nn->ids = out.ids;
+  else nn32 = out.ids;
+  return VIC_OK;
+}
+
 int main(int argc, char **argv) {
   bench_args a;
   if (parse_args(argc, argv, &a) != 0) return 2;
@@ -161,6 +205,7 @@ int main(int argc, char **argv) {
   co.backend = a.backend;
   co.threads = a.threads;
   co.device = a.device;
+  co.devices = a.devices;
   vic_ctx *c;
   vic_status s = vic_ctx_create(&co, &c);
   if (s != VIC_OK) { fprintf(stderr, "vicinity_bench: context: %s\n", vic_status_name(s)); vio_free(&m); return 1; }
@@ -177,6 +222,7 @@ int main(int argc, char **argv) {
   o.method = a.method;
   o.k = a.k;
   o.recall_sample = 0; /* timed separately below, outside the build time */
+  o.device_memory_budget = (size_t)a.budget_mib << 20;
   if (a.query) {
     bench_query_args qa = {name, machine, a.query, a.query_truth, a.threads ? a.threads : omp_get_max_threads(),
                            a.repeats, a.warmup, a.device, {0}};
@@ -191,7 +237,8 @@ int main(int argc, char **argv) {
   for (int run = 0; run < a.warmup + a.repeats; ++run) {
     vic_knn nn;
     double t0 = now(), cpu0 = bench_cpu_seconds();
-    s = vic_knn_build(c, &x, &o, &nn);
+    if (a.into) s = build_into(c, &x, &o, a.into, &nn);
+    else s = vic_knn_build(c, &x, &o, &nn);
     double seconds = now() - t0, cpu_seconds = bench_cpu_seconds() - cpu0;
     if (s != VIC_OK) {
       fprintf(stderr, "vicinity_bench: vic_knn_build: %s: %s\n", vic_status_name(s), vic_ctx_error(c));
@@ -201,7 +248,9 @@ int main(int argc, char **argv) {
     if (run >= a.warmup) {
       double recall = -1;
       int64_t points = 0;
-      if (truth.rows) {
+      if (!nn.ids) {
+        /* int32 lists: no int64 view for the recall helpers */
+      } else if (truth.rows) {
         recall = bench_recall(&x, &nn, &truth);
         points = x.n;
       } else if (a.recall_sample > 0) {
@@ -211,7 +260,14 @@ int main(int argc, char **argv) {
       }
       print_line(&a, name, machine, &x, &nn, seconds, cpu_seconds, recall, points);
     }
-    vic_knn_free(&nn);
+    if (a.into) {
+      free(nn.ids ? (void *)nn.ids : nn32);
+      free(nn.dist);
+      nn32 = NULL;
+      memset(&nn, 0, sizeof nn);
+    } else {
+      vic_knn_free(&nn);
+    }
   }
 done:
   vio_ifree(&truth);
