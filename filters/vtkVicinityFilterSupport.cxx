@@ -34,7 +34,7 @@
 namespace vtkVicinity
 {
 
-vic_data Rows::View(vic_metric metric, const double* box) const
+vic_data Rows::View(vic_metric metric, const double* box, const double* origin) const
 {
   vic_data x;
   x.rows = this->Values.data();
@@ -43,6 +43,7 @@ vic_data Rows::View(vic_metric metric, const double* box) const
   x.stride = 0;
   x.metric = metric;
   x.box = box;
+  x.origin = origin;
   return x;
 }
 
@@ -134,10 +135,11 @@ bool SelectRows(vtkAlgorithm* self, const char* label, vtkDataSet* input, bool u
   return true;
 }
 
-bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, const double* lengths,
-  const Rows& rows, const std::string& source, const double** box)
+bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, bool useBoxFromData,
+  const double* lengths, vtkDataSet* input, const Rows& rows, const std::string& source,
+  PeriodicBoxView& box)
 {
-  *box = nullptr;
+  box = PeriodicBoxView();
   if (!periodic)
   {
     return true;
@@ -149,7 +151,39 @@ bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, const dou
                                   << " components; turn Periodic off for feature arrays.");
     return false;
   }
-  *box = lengths;
+  box.Periodic = true;
+  std::copy(lengths, lengths + 3, box.Lengths);
+  vtkFieldData* fd = input ? input->GetFieldData() : nullptr;
+  vtkDataArray* size = useBoxFromData && fd ? fd->GetArray("BoxSize") : nullptr;
+  if (!size)
+  {
+    return true;
+  }
+  const int nc = size->GetNumberOfComponents() * (size->GetNumberOfTuples() > 0 ? 1 : 0);
+  if (nc != 1 && nc != 3)
+  {
+    vtkErrorWithObjectMacro(self, << label << ": the field data BoxSize has " << nc
+                                  << " values; 1 (a cube) or 3 are a box. Turn Use Box From Data "
+                                     "off to give Box Lengths instead.");
+    return false;
+  }
+  vtkDataArray* origin = fd->GetArray("BoxOrigin");
+  vtkDataArray* flags = fd->GetArray("BoxPeriodic");
+  const bool hasOrigin = origin && origin->GetNumberOfTuples() > 0 && origin->GetNumberOfComponents() == 3;
+  const bool hasFlags = flags && flags->GetNumberOfTuples() > 0 && flags->GetNumberOfComponents() == 3;
+  for (int j = 0; j < 3; ++j)
+  {
+    const double L = size->GetComponent(0, nc == 1 ? 0 : j);
+    if (!(L > 0) || !std::isfinite(L))
+    {
+      vtkErrorWithObjectMacro(self, << label << ": the field data BoxSize is " << L << " along axis "
+                                    << j << "; a periodic box needs a positive length.");
+      return false;
+    }
+    box.Lengths[j] = hasFlags && flags->GetComponent(0, j) == 0 ? 0.0 : L;
+    box.Origin[j] = hasOrigin ? origin->GetComponent(0, j) : 0.0;
+  }
+  box.HasOrigin = hasOrigin;
   return true;
 }
 
@@ -347,7 +381,8 @@ vic_peak_options MakePeakOptions(
 }
 
 NBodyChoices MakeNBodyChoices(int k, int method, bool useFeature, bool useMass, bool periodic,
-  const double* boxLengths, const std::function<vtkDataArray*(int, int&)>& inputArray)
+  bool useBoxFromData, const double* boxLengths,
+  const std::function<vtkDataArray*(int, int&)>& inputArray)
 {
   NBodyChoices choices;
   choices.K = k;
@@ -363,6 +398,7 @@ NBodyChoices MakeNBodyChoices(int k, int method, bool useFeature, bool useMass, 
     choices.Mass = inputArray(1, choices.MassAssociation);
   }
   choices.Periodic = periodic;
+  choices.UseBoxFromData = useBoxFromData;
   choices.BoxLengths = boxLengths;
   return choices;
 }
@@ -372,8 +408,8 @@ Outcome SelectNBodyInputs(vtkAlgorithm* self, const char* label, vtkDataSet* inp
 {
   if (!SelectRows(self, label, input, choices.UseFeature, choices.Feature,
         choices.FeatureAssociation, out.Points, out.Source) ||
-    !PeriodicBox(
-      self, label, choices.Periodic, choices.BoxLengths, out.Points, out.Source, &out.Box) ||
+    !PeriodicBox(self, label, choices.Periodic, choices.UseBoxFromData, choices.BoxLengths, input,
+      out.Points, out.Source, out.Box) ||
     (choices.UseMass &&
       !SelectMass(self, label, choices.Mass, choices.MassAssociation, out.Points.N, out.Mass)))
   {

@@ -18,11 +18,11 @@ REDSHIFT = 2.0
 TIME = 1.0 / 3.0
 
 
-def particles(seed=5):
-    """Positions in [0, BOX), velocities, ids, masses and types, type by type."""
+def particles(seed=5, box=BOX):
+    """Positions in [0, box), velocities, ids, masses and types, type by type."""
     rng = np.random.default_rng(seed)
     n = sum(NPART)
-    pos = rng.uniform(0, BOX, size=(n, 3)).astype(np.float32)
+    pos = rng.uniform(0, box, size=(n, 3)).astype(np.float32)
     vel = rng.normal(0, 100, size=(n, 3)).astype(np.float32)
     ids = (rng.permutation(n) + 1000).astype(np.int64)
     types = np.repeat(np.arange(6), NPART).astype(np.int32)
@@ -44,9 +44,9 @@ def _record(e, payload, label=None):
     return out + struct.pack(e + "I", len(payload)) + payload + struct.pack(e + "I", len(payload))
 
 
-def write_gadget(base, p, fmt2=False, big_endian=False, double=False, nfiles=1):
+def write_gadget(base, p, fmt2=False, big_endian=False, double=False, nfiles=1, box=BOX):
     """One file (base) or nfiles files base.0 .. base.N-1, particles of each
-    type split evenly over the files."""
+    type split evenly over the files; box is the header's BoxSize."""
     e = ">" if big_endian else "<"
     real = e + ("f8" if double else "f4")
     starts = np.cumsum([0] + NPART)
@@ -61,7 +61,7 @@ def write_gadget(base, p, fmt2=False, big_endian=False, double=False, nfiles=1):
         head = struct.pack(e + "6i", *npart) + struct.pack(e + "6d", *MASS_TABLE)
         head += struct.pack(e + "ddii", TIME, REDSHIFT, 0, 0)
         head += struct.pack(e + "6I", *NPART) + struct.pack(e + "ii", 0, nfiles)
-        head += struct.pack(e + "dddd", BOX, 0.3, 0.7, 0.7)
+        head += struct.pack(e + "dddd", box, 0.3, 0.7, 0.7)
         head = head.ljust(256, b"\0")
         label = (lambda name: name) if fmt2 else (lambda name: None)
         data = _record(e, head, label("HEAD"))
