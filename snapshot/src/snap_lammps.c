@@ -236,11 +236,14 @@ static int lammps_read_file(vsnap *s, int file, int64_t local_first, int64_t cou
     for (int c = 0; c < lm->ncols; ++c) {
       char *end;
       errno = 0;
-      double v = strtod(p, &end);
+      const int integer = lm->role[c] == COL_ID || lm->role[c] == COL_TYPE; /* ids beyond 2^53 stay exact */
+      long long iv = integer ? strtoll(p, &end, 10) : 0;
+      double v = integer ? (double)iv : strtod(p, &end);
+      if (integer && end != p && (*end == '.' || *end == 'e' || *end == 'E')) end = p; /* not an integer */
       if (end == p) {
         while (isspace((unsigned char)*p)) ++p;
         vsnap__fail(err, errsize, path, "line %lld, column %d: %s", (long long)lineno, c + 1,
-                    *p ? "not a number" : "missing (fewer values than ATOMS columns)");
+                    !*p ? "missing (fewer values than ATOMS columns)" : integer ? "not an integer" : "not a number");
         goto done;
       }
       p = end;
@@ -249,8 +252,8 @@ static int lammps_read_file(vsnap *s, int file, int64_t local_first, int64_t cou
         int j = role - COL_X;
         out->pos[3 * r + j] = (float)(lm->scaled[j] ? lm->lo[j] + v * (lm->hi[j] - lm->lo[j]) : v);
       } else if (role >= COL_VX && role <= COL_VZ) out->vel[3 * r + role - COL_VX] = (float)v;
-      else if (role == COL_ID) out->ids[r] = (int64_t)v;
-      else if (role == COL_TYPE) out->type[r] = (int32_t)v;
+      else if (role == COL_ID) out->ids[r] = iv;
+      else if (role == COL_TYPE) out->type[r] = (int32_t)iv;
       else if (role == COL_MASS) out->mass[r] = (float)v;
       else out->extra[r * s->info.nextra + lm->extra_index[c]] = v;
     }

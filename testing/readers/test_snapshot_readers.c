@@ -244,7 +244,7 @@ static void test_lammps(void) {
   const char *good =
       "ITEM: TIMESTEP\n1200\nITEM: NUMBER OF ATOMS\n4\nITEM: BOX BOUNDS pp ff pp\n"
       "-1 3\n0 2\n0.0 10.0\nITEM: ATOMS id type xs ys zs vx vy vz mass c_pe\n"
-      "7 1 0.25 0.5 0.1 1 2 3 2.5 -1.5\n"
+      "9007199254740993 1 0.25 0.5 0.1 1 2 3 2.5 -1.5\n"
       "8 2 0.75 0.25 0.9 4 5 6 1.0 -2.5\n"
       "9 1 0.0 0.0 0.0 0 0 0 2.5 0\n"
       "10 2 0.5 1.0 0.5 -1 -1 -1 1.0 3.25\n"
@@ -270,6 +270,8 @@ static void test_lammps(void) {
       CHECK(p.pos[6] == 1.f && p.pos[7] == 2.f, "last atom (%g %g)", p.pos[6], p.pos[7]);
     }
     vsnap_particles_free(&p);
+    CHECK(vsnap_read(s, 0, 1, &p, err, sizeof err) == 0 && p.ids[0] == 9007199254740993LL, "an id past 2^53 is exact");
+    vsnap_particles_free(&p);
     vsnap_close(s);
   }
   write_text(tmp("plain.dump"), "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS pp pp pp\n0 5\n0 5\n0 5\n"
@@ -291,6 +293,9 @@ static void test_lammps(void) {
   snprintf(buf, sizeof buf, "%sITEM: ATOMS id x y z\n1 0 0 0\n2 0.5 zero 0.5\n3 1 1 1\n", head);
   write_text(tmp("bad.dump"), buf);
   expect_failure("lammps garbage value", tmp("bad.dump"), "line 11, column 3: not a number");
+  snprintf(buf, sizeof buf, "%sITEM: ATOMS id x y z\n1 0 0 0\n2.5 0.5 0.5 0.5\n3 1 1 1\n", head);
+  write_text(tmp("bad.dump"), buf);
+  expect_failure("lammps fractional id", tmp("bad.dump"), "line 11, column 1: not an integer");
   snprintf(buf, sizeof buf, "%sITEM: ATOMS id x y z\n1 0 0 0\n2 0.5 0.5\n3 1 1 1\n", head);
   write_text(tmp("bad.dump"), buf);
   expect_failure("lammps short line", tmp("bad.dump"), "missing (fewer values");
