@@ -1,6 +1,6 @@
-"""Saves the whole screen of an X display as a PNG (no xwd or ImageMagick
-needed: Xlib through ctypes, PIL from ParaView's Python).
-    pvpython xgrab.py OUT.png        (DISPLAY names the display)"""
+"""Saves the screen of an X display (or a box of it) as a PNG (no xwd or
+ImageMagick needed: Xlib through ctypes, PIL from ParaView's Python).
+    pvpython xgrab.py OUT.png [LEFT,TOP,RIGHT,BOTTOM]   (DISPLAY names the display)"""
 import ctypes
 import ctypes.util
 import sys
@@ -39,5 +39,8 @@ img = x.XGetImage(display, root, 0, 0, attr.width, attr.height, 0xFFFFFFFF, 2).c
 if img.bits_per_pixel != 32:
     sys.exit("expected a 24/32-bit display, got %d bits per pixel" % img.bits_per_pixel)
 raw = ctypes.string_at(img.data, img.bytes_per_line * img.height)
-Image.frombuffer("RGB", (img.width, img.height), raw, "raw", "BGRX", img.bytes_per_line, 1).save(sys.argv[1])
-print("saved %dx%d to %s" % (img.width, img.height, sys.argv[1]))
+shot = Image.frombuffer("RGB", (img.width, img.height), raw, "raw", "BGRX", img.bytes_per_line, 1)
+if len(sys.argv) > 2:
+    shot = shot.crop(tuple(int(v) for v in sys.argv[2].split(",")))
+shot.save(sys.argv[1], optimize=True)
+print("saved %dx%d to %s" % (shot.width, shot.height, sys.argv[1]))
