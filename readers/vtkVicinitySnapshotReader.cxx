@@ -18,8 +18,6 @@
 #include <vtkStringArray.h>
 #include <vtkTypeInt64Array.h>
 
-#include <memory>
-
 vtkStandardNewMacro(vtkVicinitySnapshotReader);
 
 namespace

@@ -42,11 +42,10 @@ static int read_u32(stream *r, uint32_t *v) {
 }
 
 /* Reads a record's start marker; -2 at a clean end of file. */
-static int64_t record_begin(stream *r, const char *block) {
+static int64_t record_begin(stream *r) {
   uint32_t len;
   if (fread(&len, 4, 1, r->f) != 1) return -2;
   if (r->swap) vsnap__swap_words(&len, 1, 4);
-  (void)block;
   return (int64_t)len;
 }
 
@@ -99,7 +98,7 @@ static double header_f64(const unsigned char *h, int at, int swap) {
 
 /* Format 2's label record before a block: its name; -2 at end of file. */
 static int read_label(stream *r, char label[5]) {
-  int64_t len = record_begin(r, "label");
+  int64_t len = record_begin(r);
   if (len == -2) return -2;
   if (len != 8)
     return vsnap__fail(r->err, r->errsize, r->path,
@@ -202,7 +201,7 @@ static int scan_file(const char *path, int format2, int first_file, vsnap_info *
   const int64_t values[NBLOCKS] = {3 * n, 3 * n, n, n_mass};
   const int needed[NBLOCKS] = {1, 1, 1, n_mass > 0};
   for (int b = 0; !format2 && b < NBLOCKS && needed[b]; ++b) {
-    int64_t len = record_begin(&r, block_name[b]);
+    int64_t len = record_begin(&r);
     if (len == -2) {
       vsnap__fail(err, errsize, path, "truncated Gadget file: the %s block is missing", block_name[b]);
       goto done;
@@ -214,7 +213,7 @@ static int scan_file(const char *path, int format2, int first_file, vsnap_info *
     int got = read_label(&r, label);
     if (got == -2) break;
     if (got != 0) goto done;
-    int64_t len = record_begin(&r, label);
+    int64_t len = record_begin(&r);
     if (len == -2) {
       vsnap__fail(err, errsize, path, "truncated Gadget file: the %s block is missing after its label", label);
       goto done;

@@ -159,7 +159,7 @@ int vsnap__open_lammps(vsnap *s, const char *path, char *err, size_t errsize) {
         goto done;
       }
       for (int j = 0; j < 3; ++j) {
-        char bl[LINE_MAX_LEN > 256 ? 256 : LINE_MAX_LEN];
+        char bl[256];
         char *rest;
         if (!fgets(bl, sizeof bl, f)) { vsnap__fail(err, errsize, path, "the dump ends inside BOX BOUNDS"); goto done; }
         ++lineno;
