@@ -140,8 +140,17 @@ bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, bool useB
   PeriodicBoxView& box)
 {
   box = PeriodicBoxView();
+  vtkFieldData* fd = input ? input->GetFieldData() : nullptr;
+  vtkDataArray* size = useBoxFromData && fd ? fd->GetArray("BoxSize") : nullptr;
   if (!periodic)
   {
+    if (size && rows.D == 3)
+    {
+      vtkWarningWithObjectMacro(self, << label << ": the data declare a periodic box (field data "
+                                         "BoxSize) but Periodic Box is off, so distances do not "
+                                         "wrap across its faces. Tick Periodic Box to use it, or "
+                                         "turn Use Box From Data off for an open volume.");
+    }
     return true;
   }
   if (rows.D != 3)
@@ -153,8 +162,6 @@ bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, bool useB
   }
   box.Periodic = true;
   std::copy(lengths, lengths + 3, box.Lengths);
-  vtkFieldData* fd = input ? input->GetFieldData() : nullptr;
-  vtkDataArray* size = useBoxFromData && fd ? fd->GetArray("BoxSize") : nullptr;
   if (!size)
   {
     return true;

@@ -75,7 +75,9 @@ struct PeriodicBoxView
 // origin, "BoxPeriodic" 0 leaving an axis open -- and otherwise `lengths`.
 // Rows that are not 3-d cannot live in the 3-length box, and a BoxSize
 // that is not positive is no box: an error on `self` and false.  Whether
-// the box holds the points is the core's check (vic_data_validate).
+// the box holds the points is the core's check (vic_data_validate).  With
+// periodic off on data that declare a box, a warning says distances do
+// not wrap.
 bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, bool useBoxFromData,
   const double* lengths, vtkDataSet* input, const Rows& rows, const std::string& source,
   PeriodicBoxView& box);

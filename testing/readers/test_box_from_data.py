@@ -90,6 +90,13 @@ got, log = run(d)
 check(len(got.get("Density", [])) == len(rho) and np.array_equal(got["Density"], rho),
       "the box from the data equals an explicit 50000 box")
 
+# Periodic Box off on data that declare a box: a warning, and open distances
+d.PeriodicBox = 0
+d.UseBoxFromData = 1
+got, log = run(d)
+check("declare a periodic box" in log and len(got.get("Density", [])) == len(rho),
+      "periodic off on a snapshot with a box: expected a warning, got %r" % log[-300:])
+
 # a header that declares a box smaller than the points
 small = os.path.join(workdir, "snap_small.gadget")
 sf.write_gadget(small, p, box=20000.0)
