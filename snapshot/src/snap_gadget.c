@@ -181,7 +181,8 @@ static int scan_file(const char *path, int format2, int first_file, vsnap_info *
     info->redshift = header_f64(h, 80, r.swap);
     info->has_time = info->has_redshift = 1;
     for (int t = 0; t < 6; ++t)
-      info->npart[t] = (int64_t)header_u32(h, 96 + 4 * t, r.swap) + ((int64_t)header_u32(h, 168 + 4 * t, r.swap) << 32);
+      info->npart[t] = (int64_t)((uint64_t)header_u32(h, 96 + 4 * t, r.swap) |
+                                 (uint64_t)header_u32(h, 168 + 4 * t, r.swap) << 32); /* a damaged high word: checked against the files */
     *nfiles = (int)header_i32(h, 124, r.swap);
     double box = header_f64(h, 128, r.swap);
     if (!(box >= 0) || box > 1e300) {

@@ -125,7 +125,8 @@ static int read_header(const char *path, int first, vsnap_info *info, int *nfile
     int64_t total[VSNAP_MAX_TYPES] = {0}, high[VSNAP_MAX_TYPES] = {0};
     if (attr_i64(h, "NumPart_Total", total, VSNAP_MAX_TYPES) > 0) {
       attr_i64(h, "NumPart_Total_HighWord", high, VSNAP_MAX_TYPES);
-      for (int t = 0; t < ntypes; ++t) info->npart[t] = (total[t] & 0xffffffffLL) + (high[t] << 32);
+      for (int t = 0; t < ntypes; ++t)
+        info->npart[t] = (int64_t)(((uint64_t)total[t] & 0xffffffffu) | (uint64_t)high[t] << 32);
     } else
       for (int t = 0; t < ntypes; ++t) info->npart[t] = -1; /* unknown: the files' sum is taken */
     double box[3];
