@@ -36,7 +36,8 @@ typedef struct {
   int nfiles;
   int ntypes;                          /* particle types the format has */
   int64_t npart[VSNAP_MAX_TYPES];      /* per type, over all files */
-  int64_t n;                           /* all particles of all files */
+  int64_t n;                           /* the particles of the selected types, all files */
+  int type_selected[VSNAP_MAX_TYPES];  /* 1: read (all, until vsnap_select_types) */
   double mass_table[VSNAP_MAX_TYPES];  /* 0: masses come per particle */
   int has_box;
   double box[3];                       /* lengths of the box */
@@ -71,6 +72,10 @@ typedef struct vsnap vsnap;
  * with its suffix).  The format is told by the content, not the name. */
 int vsnap_open(const char *path, vsnap **out, char *err, size_t errsize);
 const vsnap_info *vsnap_get_info(const vsnap *s);
+/* Reads only the types t with selected[t] != 0 (types past count stay
+ * selected); info.n and the range reads then count those particles only.
+ * Gadget and HDF5 snapshots (a LAMMPS type is a column: an error). */
+int vsnap_select_types(vsnap *s, const int *selected, int count, char *err, size_t errsize);
 /* Reads particles [first, first + count) into out (which the caller frees
  * with vsnap_particles_free). */
 int vsnap_read(vsnap *s, int64_t first, int64_t count, vsnap_particles *out, char *err, size_t errsize);

@@ -38,7 +38,8 @@ int64_t vsnap__file_size(const char *path) {
 int vsnap__file_set(vsnap *s, const char *path, int nfiles, char *err, size_t errsize) {
   s->files = calloc((size_t)nfiles, sizeof(char *));
   s->file_n = calloc((size_t)nfiles, sizeof(int64_t));
-  if (!s->files || !s->file_n) return vsnap__fail(err, errsize, path, "out of memory for the file list");
+  s->file_type_n = calloc((size_t)nfiles * VSNAP_MAX_TYPES, sizeof(int64_t));
+  if (!s->files || !s->file_n || !s->file_type_n) return vsnap__fail(err, errsize, path, "out of memory for the file list");
   s->nfiles = nfiles;
   if (nfiles == 1) {
     s->files[0] = strdup(path);
@@ -107,6 +108,7 @@ int vsnap_open(const char *path, vsnap **out, char *err, size_t errsize) {
   vsnap *s = calloc(1, sizeof *s);
   if (!s) return vsnap__fail(err, errsize, path, "out of memory");
   for (int j = 0; j < 3; ++j) s->info.periodic[j] = 1;
+  for (int t = 0; t < VSNAP_MAX_TYPES; ++t) s->info.type_selected[t] = 1;
   vsnap_format f = vsnap_detect(path);
   int rc;
   switch (f) {
@@ -130,6 +132,29 @@ int vsnap_open(const char *path, vsnap **out, char *err, size_t errsize) {
 }
 
 const vsnap_info *vsnap_get_info(const vsnap *s) { return s ? &s->info : NULL; }
+
+void vsnap__count_selected(vsnap *s) {
+  s->info.n = 0;
+  for (int f = 0; f < s->nfiles; ++f) {
+    s->file_n[f] = 0;
+    for (int t = 0; t < s->info.ntypes; ++t)
+      if (s->info.type_selected[t]) s->file_n[f] += s->file_type_n[(size_t)f * VSNAP_MAX_TYPES + t];
+    s->info.n += s->file_n[f];
+  }
+}
+
+int vsnap_select_types(vsnap *s, const int *selected, int count, char *err, size_t errsize) {
+  if (!s) return vsnap__fail(err, errsize, NULL, "no snapshot given");
+  if (s->info.ntypes == 0)
+    return vsnap__fail(err, errsize, s->files[0],
+                       "a %s has no particle-type blocks to select (its types are a column: use Threshold "
+                       "on ParticleType)", vsnap_format_name(s->info.format));
+  if (count < 0 || count > VSNAP_MAX_TYPES)
+    return vsnap__fail(err, errsize, s->files[0], "%d type flags given, at most %d", count, VSNAP_MAX_TYPES);
+  for (int t = 0; t < VSNAP_MAX_TYPES; ++t) s->info.type_selected[t] = t < count ? selected[t] != 0 : 1;
+  vsnap__count_selected(s);
+  return 0;
+}
 
 void vsnap_piece_range(int64_t n, int piece, int pieces, int64_t *first, int64_t *count) {
   if (pieces < 1) pieces = 1;
@@ -189,5 +214,6 @@ void vsnap_close(vsnap *s) {
   for (int i = 0; s->files && i < s->nfiles; ++i) free(s->files[i]);
   free(s->files);
   free(s->file_n);
+  free(s->file_type_n);
   free(s);
 }

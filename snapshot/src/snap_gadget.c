@@ -271,23 +271,31 @@ static int gadget_read_file(vsnap *s, int file, int64_t local_first, int64_t cou
   FILE *f = fopen(path, "rb");
   if (!f) return vsnap__fail(err, errsize, path, "cannot open this file of the snapshot for reading");
   int rc = 0;
-  int64_t type_first = 0, mass_first = 0;
+  /* sel_first counts the selected types' particles (the range's index
+   * space), all_first every type's (the blocks' index), mass_first the
+   * MASS block's */
+  int64_t sel_first = 0, all_first = 0, mass_first = 0;
   for (int t = 0; t < 6 && rc == 0; ++t) {
-    int64_t lo = local_first > type_first ? local_first : type_first;
-    int64_t hi = local_first + count < type_first + g->npart[t] ? local_first + count : type_first + g->npart[t];
-    if (lo < hi) {
-      int64_t r0 = row + (lo - local_first), k = hi - lo;
-      rc = read_values(f, g, POS, lo, k, 3, out->pos + 3 * r0, NULL, path, err, errsize);
-      if (rc == 0 && out->vel) rc = read_values(f, g, VEL, lo, k, 3, out->vel + 3 * r0, NULL, path, err, errsize);
-      if (rc == 0 && out->ids) rc = read_values(f, g, ID, lo, k, 1, NULL, out->ids + r0, path, err, errsize);
-      if (rc == 0 && s->info.mass_table[t] == 0)
-        rc = read_values(f, g, MASS, mass_first + (lo - type_first), k, 1, out->mass + r0, NULL, path, err, errsize);
-      else
-        for (int64_t i = 0; i < k; ++i) out->mass[r0 + i] = (float)s->info.mass_table[t];
-      for (int64_t i = 0; i < k; ++i) out->type[r0 + i] = t;
+    const int64_t nt = g->npart[t];
+    if (s->info.type_selected[t]) {
+      int64_t lo = local_first > sel_first ? local_first : sel_first;
+      int64_t hi = local_first + count < sel_first + nt ? local_first + count : sel_first + nt;
+      if (lo < hi) {
+        int64_t r0 = row + (lo - local_first), k = hi - lo, at = lo - sel_first;
+        rc = read_values(f, g, POS, all_first + at, k, 3, out->pos + 3 * r0, NULL, path, err, errsize);
+        if (rc == 0 && out->vel)
+          rc = read_values(f, g, VEL, all_first + at, k, 3, out->vel + 3 * r0, NULL, path, err, errsize);
+        if (rc == 0 && out->ids) rc = read_values(f, g, ID, all_first + at, k, 1, NULL, out->ids + r0, path, err, errsize);
+        if (rc == 0 && s->info.mass_table[t] == 0)
+          rc = read_values(f, g, MASS, mass_first + at, k, 1, out->mass + r0, NULL, path, err, errsize);
+        else
+          for (int64_t i = 0; i < k; ++i) out->mass[r0 + i] = (float)s->info.mass_table[t];
+        for (int64_t i = 0; i < k; ++i) out->type[r0 + i] = t;
+      }
+      sel_first += nt;
     }
-    if (s->info.mass_table[t] == 0) mass_first += g->npart[t];
-    type_first += g->npart[t];
+    if (s->info.mass_table[t] == 0) mass_first += nt;
+    all_first += nt;
   }
   fclose(f);
   return rc;
@@ -321,10 +329,9 @@ int vsnap__open_gadget(vsnap *s, const char *path, char *err, size_t errsize) {
       return vsnap__fail(err, errsize, s->files[f], "this file's byte order differs from the first file's");
     for (int t = 0; t < 6; ++t) {
       sum[t] += gd->files[f].npart[t];
-      s->file_n[f] += gd->files[f].npart[t];
+      s->file_type_n[(size_t)f * VSNAP_MAX_TYPES + t] = gd->files[f].npart[t];
     }
   }
-  s->info.n = 0;
   for (int t = 0; t < 6; ++t) {
     /* single files written by hand often leave npartTotal 0: trust npart */
     if (nfiles > 1 && s->info.npart[t] != sum[t])
@@ -333,8 +340,8 @@ int vsnap__open_gadget(vsnap *s, const char *path, char *err, size_t errsize) {
                          "(a file of the snapshot is missing or from another snapshot)",
                          t, (long long)s->info.npart[t], nfiles, (long long)sum[t]);
     s->info.npart[t] = sum[t];
-    s->info.n += sum[t];
   }
+  vsnap__count_selected(s);
   if (s->info.n == 0) return vsnap__fail(err, errsize, path, "the Gadget snapshot holds no particles");
   s->info.has_velocities = s->info.has_ids = s->info.has_masses = s->info.has_types = 1;
   return 0;

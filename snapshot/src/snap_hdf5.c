@@ -243,8 +243,9 @@ static int h5_read_file(vsnap *s, int file, int64_t local_first, int64_t count, 
   hid_t fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
   int rc = 0;
   if (fid < 0) rc = vsnap__fail(err, errsize, path, "HDF5 cannot open the file");
-  int64_t type_first = 0;
+  int64_t type_first = 0; /* in the range's index space: the selected types only */
   for (int t = 0; t < s->info.ntypes && rc == 0; ++t) {
+    if (!s->info.type_selected[t]) continue;
     int64_t lo = local_first > type_first ? local_first : type_first;
     int64_t hi = local_first + count < type_first + hf->npart[t] ? local_first + count : type_first + hf->npart[t];
     if (lo < hi) {
@@ -296,10 +297,9 @@ static int open_all(vsnap *s, const char *path, char *err, size_t errsize) {
     else if (read_header(s->files[f], 0, &s->info, &nfiles, &hs->files[f], err, errsize) != 0) return -1;
     for (int t = 0; t < s->info.ntypes; ++t) {
       sum[t] += hs->files[f].npart[t];
-      s->file_n[f] += hs->files[f].npart[t];
+      s->file_type_n[(size_t)f * VSNAP_MAX_TYPES + t] = hs->files[f].npart[t];
     }
   }
-  s->info.n = 0;
   for (int t = 0; t < s->info.ntypes; ++t) {
     if (s->info.npart[t] >= 0 && s->info.npart[t] != sum[t])
       return vsnap__fail(err, errsize, path,
@@ -307,8 +307,8 @@ static int open_all(vsnap *s, const char *path, char *err, size_t errsize) {
                          "(a file of the snapshot is missing or from another snapshot)",
                          t, (long long)s->info.npart[t], nfiles, (long long)sum[t]);
     s->info.npart[t] = sum[t];
-    s->info.n += sum[t];
   }
+  vsnap__count_selected(s);
   if (s->info.n == 0) return vsnap__fail(err, errsize, path, "the HDF5 snapshot holds no particles");
   s->info.has_masses = s->info.has_types = 1;
   return 0;

@@ -20,7 +20,8 @@ struct vsnap {
   const vsnap_ops *ops;
   int nfiles;
   char **files;        /* nfiles paths */
-  int64_t *file_n;     /* particles per file */
+  int64_t *file_n;     /* particles per file (of the selected types) */
+  int64_t *file_type_n; /* Gadget / HDF5: nfiles x VSNAP_MAX_TYPES particles per file and type */
   void *impl;          /* the format's per-snapshot state */
 };
 
@@ -35,6 +36,8 @@ int vsnap__fail(char *err, size_t errsize, const char *path, const char *fmt, ..
  * made by replacing the last ".<digits>" of the file name by .0 .. .N-1. */
 int vsnap__file_set(vsnap *s, const char *path, int nfiles, char *err, size_t errsize);
 void vsnap__swap_words(void *p, size_t count, size_t width);
+/* info.n and file_n from file_type_n and info.type_selected. */
+void vsnap__count_selected(vsnap *s);
 int64_t vsnap__file_size(const char *path);
 
 int vsnap__open_gadget(vsnap *s, const char *path, char *err, size_t errsize);

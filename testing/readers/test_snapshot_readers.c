@@ -122,6 +122,28 @@ static void check_snapshot(const char *what, const char *path, vsnap_format form
   vsnap_particles_free(&p);
   CHECK(vsnap_read(s, 10, 6, &p, err, sizeof err) == -1 && strstr(err, "outside"), "%s: range past the end: %s",
         what, err);
+  /* types 1 and 3 only (type 3 has per-particle masses, type 1 the table's) */
+  const int pick[4] = {0, 1, 0, 1};
+  CHECK(vsnap_select_types(s, pick, 4, err, sizeof err) == 0 && in->n == 10, "%s: select types: n %lld %s", what,
+        (long long)in->n, err);
+  int64_t seen = 0;
+  for (int piece = 0; piece < 3; ++piece) {
+    int64_t first, count;
+    vsnap_piece_range(in->n, piece, 3, &first, &count);
+    if (vsnap_read(s, first, count, &p, err, sizeof err) != 0) {
+      CHECK(0, "%s: read of selected types: %s", what, err);
+      continue;
+    }
+    int only = 1;
+    for (int64_t r = 0; r < p.n; ++r) only = only && (p.type[r] == 1 || p.type[r] == 3);
+    CHECK(only, "%s: a type that was not selected was read", what);
+    check_particles(what, &p, count);
+    seen += p.n;
+    vsnap_particles_free(&p);
+  }
+  CHECK(seen == 10, "%s: the selected types' pieces hold %lld particles", what, (long long)seen);
+  const int all[1] = {1};
+  CHECK(vsnap_select_types(s, all, 1, err, sizeof err) == 0 && in->n == N, "%s: all types again", what);
   vsnap_close(s);
 }
 
@@ -261,6 +283,9 @@ static void test_lammps(void) {
     CHECK(in->periodic[0] == 1 && in->periodic[1] == 0 && in->periodic[2] == 1, "lammps periodic flags");
     CHECK(in->has_velocities && in->has_ids && in->has_types && in->has_masses, "lammps columns");
     CHECK(in->nextra == 1 && !strcmp(in->extra_names[0], "c_pe"), "lammps extra column");
+    const int one[1] = {1};
+    CHECK(vsnap_select_types(s, one, 1, err, sizeof err) == -1 && strstr(err, "Threshold"), "lammps has no type blocks: %s",
+          err);
     vsnap_particles p;
     CHECK(vsnap_read(s, 1, 3, &p, err, sizeof err) == 0, "lammps read: %s", err);
     if (p.n == 3) {
