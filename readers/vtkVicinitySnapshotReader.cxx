@@ -2,7 +2,9 @@
 
 #include "vic_snapshot.h"
 
+#include <vtkCallbackCommand.h>
 #include <vtkCellArray.h>
+#include <vtkDataArraySelection.h>
 #include <vtkDoubleArray.h>
 #include <vtkFieldData.h>
 #include <vtkFloatArray.h>
@@ -17,6 +19,9 @@
 #include <vtkStreamingDemandDrivenPipeline.h>
 #include <vtkStringArray.h>
 #include <vtkTypeInt64Array.h>
+
+#include <string>
+#include <vector>
 
 vtkStandardNewMacro(vtkVicinitySnapshotReader);
 
@@ -141,6 +146,25 @@ vtkSmartPointer<vtkCellArray> Vertices(vtkIdType n)
 vtkVicinitySnapshotReader::vtkVicinitySnapshotReader()
 {
   this->SetNumberOfInputPorts(0);
+  // a changed type selection re-executes the reader
+  vtkNew<vtkCallbackCommand> modified;
+  modified->SetClientData(this);
+  modified->SetCallback([](vtkObject*, unsigned long, void* self, void*)
+    { static_cast<vtkVicinitySnapshotReader*>(self)->Modified(); });
+  this->ParticleTypeSelection->AddObserver(vtkCommand::ModifiedEvent, modified);
+}
+
+vtkDataArraySelection* vtkVicinitySnapshotReader::GetParticleTypeSelection()
+{
+  return this->ParticleTypeSelection;
+}
+
+namespace
+{
+std::string TypeName(int t)
+{
+  return "PartType" + std::to_string(t);
+}
 }
 
 bool vtkVicinitySnapshotReader::AcceptsFormat(int format) const
@@ -185,6 +209,23 @@ int vtkVicinitySnapshotReader::RequestInformation(
     vtkErrorMacro(<< "Cannot read " << this->FormatDescription() << ": " << err);
     return 0;
   }
+  // the types this file has, keeping the user's choices for known names
+  const vsnap_info& in = *vsnap_get_info(s.Handle);
+  std::vector<std::string> names;
+  for (int t = 0; t < in.ntypes; ++t)
+  {
+    if (in.npart[t] > 0)
+    {
+      names.push_back(TypeName(t));
+    }
+  }
+  std::vector<const char*> cnames;
+  for (const std::string& name : names)
+  {
+    cnames.push_back(name.c_str());
+  }
+  this->ParticleTypeSelection->SetArraysWithDefault(
+    cnames.data(), static_cast<int>(cnames.size()), 1);
   outputVector->GetInformationObject(0)->Set(CAN_HANDLE_PIECE_REQUEST(), 1);
   return 1;
 }
@@ -208,6 +249,21 @@ int vtkVicinitySnapshotReader::RequestData(
     return 0;
   }
   const vsnap_info& in = *vsnap_get_info(s.Handle);
+  if (in.ntypes > 0)
+  {
+    int selected[VSNAP_MAX_TYPES];
+    for (int t = 0; t < in.ntypes; ++t)
+    {
+      const std::string name = TypeName(t);
+      selected[t] = !this->ParticleTypeSelection->ArrayExists(name.c_str()) ||
+        this->ParticleTypeSelection->ArrayIsEnabled(name.c_str());
+    }
+    if (vsnap_select_types(s.Handle, selected, in.ntypes, err, sizeof err) != 0)
+    {
+      vtkErrorMacro(<< err);
+      return 0;
+    }
+  }
   int64_t first = 0, count = 0;
   vsnap_piece_range(in.n, piece, pieces, &first, &count);
   this->UpdateProgress(0.1);
@@ -266,4 +322,6 @@ void vtkVicinitySnapshotReader::PrintSelf(ostream& os, vtkIndent indent)
 {
   this->Superclass::PrintSelf(os, indent);
   os << indent << "FileName: " << this->FileName << "\n";
+  os << indent << "ParticleTypeSelection: " << this->ParticleTypeSelection->GetNumberOfArraysEnabled()
+     << " of " << this->ParticleTypeSelection->GetNumberOfArrays() << " enabled\n";
 }

@@ -19,6 +19,10 @@
  * point cloud.  Particles are ordered file by file and, within a file,
  * type by type.
  *
+ * ParticleTypeSelection (Gadget, HDF5): the types to read, "PartType0",
+ * "PartType1", ... for the types the file has (all on by default); the
+ * others are not read at all.  LAMMPS types are a column (use Threshold).
+ *
  * Parallel: the reader handles piece requests; piece p of P reads a
  * contiguous share of the particles (sizes differing by at most one), so
  * under pvbatch/pvserver each rank reads only its share.
@@ -30,6 +34,8 @@
 #define vtkVicinitySnapshotReader_h
 
 #include "VicinityReadersModule.h" // for the export macro
+#include "vtkDataArraySelection.h"   // for the type selection
+#include "vtkNew.h"                  // for the type selection
 #include "vtkPolyDataAlgorithm.h"
 
 #include <string>
@@ -51,6 +57,10 @@ public:
   /** 1 when the file's content is a snapshot this reader accepts. */
   virtual int CanReadFile(const char* name);
 
+  /** The particle types to read ("PartType0", ...), filled when the file's
+   *  information is read. */
+  vtkDataArraySelection* GetParticleTypeSelection();
+
 protected:
   vtkVicinitySnapshotReader();
   ~vtkVicinitySnapshotReader() override = default;
@@ -71,6 +81,7 @@ private:
   bool CheckFormat();
 
   std::string FileName;
+  vtkNew<vtkDataArraySelection> ParticleTypeSelection;
 };
 
 #endif
