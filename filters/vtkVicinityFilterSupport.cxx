@@ -34,6 +34,9 @@
 namespace vtkVicinity
 {
 
+// The name of coordinate rows (SelectRows), as the report prints it.
+const char* const CoordinatesSource = "Point Coordinates";
+
 vic_data Rows::View(vic_metric metric, const double* box, const double* origin) const
 {
   vic_data x;
@@ -114,7 +117,7 @@ bool SelectRows(vtkAlgorithm* self, const char* label, vtkDataSet* input, bool u
   if (!useFeature)
   {
     ExtractPointRows(input, rows);
-    source = "Point Coordinates";
+    source = CoordinatesSource;
     return true;
   }
   if (!array)
@@ -144,7 +147,7 @@ bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, bool useB
   vtkDataArray* size = useBoxFromData && fd ? fd->GetArray("BoxSize") : nullptr;
   if (!periodic)
   {
-    if (size && rows.D == 3)
+    if (size && source == CoordinatesSource) // a box is a box of the coordinates
     {
       vtkWarningWithObjectMacro(self, << label << ": the data declare a periodic box (field data "
                                          "BoxSize) but Periodic Box is off, so distances do not "
