@@ -41,7 +41,10 @@
 namespace vtkVicinity
 {
 
-vic_data Rows::View(vic_metric metric, const double* box) const
+// The name of coordinate rows (SelectRows), as the report prints it.
+const char* const CoordinatesSource = "Point Coordinates";
+
+vic_data Rows::View(vic_metric metric, const double* box, const double* origin) const
 {
   vic_data x;
   x.rows = this->Values.data();
@@ -50,6 +53,7 @@ vic_data Rows::View(vic_metric metric, const double* box) const
   x.stride = 0;
   x.metric = metric;
   x.box = box;
+  x.origin = origin;
   return x;
 }
 
@@ -138,7 +142,7 @@ bool SelectRows(vtkAlgorithm* self, const char* label, vtkDataSet* input, bool u
   if (!useFeature)
   {
     ExtractPointRows(input, rows);
-    source = "Point Coordinates";
+    source = CoordinatesSource;
     return true;
   }
   if (!array)
@@ -158,12 +162,22 @@ bool SelectRows(vtkAlgorithm* self, const char* label, vtkDataSet* input, bool u
   return true;
 }
 
-bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, const double* lengths,
-  const Rows& rows, const std::string& source, const double** box)
+bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, bool useBoxFromData,
+  const double* lengths, vtkDataSet* input, const Rows& rows, const std::string& source,
+  PeriodicBoxView& box)
 {
-  *box = nullptr;
+  box = PeriodicBoxView();
+  vtkFieldData* fd = input ? input->GetFieldData() : nullptr;
+  vtkDataArray* size = useBoxFromData && fd ? fd->GetArray("BoxSize") : nullptr;
   if (!periodic)
   {
+    if (size && source == CoordinatesSource) // a box is a box of the coordinates
+    {
+      vtkWarningWithObjectMacro(self, << label << ": the data declare a periodic box (field data "
+                                         "BoxSize) but Periodic Box is off, so distances do not "
+                                         "wrap across its faces. Tick Periodic Box to use it, or "
+                                         "turn Use Box From Data off for an open volume.");
+    }
     return true;
   }
   if (rows.D != 3)
@@ -173,7 +187,37 @@ bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, const dou
                                   << " components; turn Periodic off for feature arrays.");
     return false;
   }
-  *box = lengths;
+  box.Periodic = true;
+  std::copy(lengths, lengths + 3, box.Lengths);
+  if (!size)
+  {
+    return true;
+  }
+  const int nc = size->GetNumberOfComponents() * (size->GetNumberOfTuples() > 0 ? 1 : 0);
+  if (nc != 1 && nc != 3)
+  {
+    vtkErrorWithObjectMacro(self, << label << ": the field data BoxSize has " << nc
+                                  << " values; 1 (a cube) or 3 are a box. Turn Use Box From Data "
+                                     "off to give Box Lengths instead.");
+    return false;
+  }
+  vtkDataArray* origin = fd->GetArray("BoxOrigin");
+  vtkDataArray* flags = fd->GetArray("BoxPeriodic");
+  const bool hasOrigin = origin && origin->GetNumberOfTuples() > 0 && origin->GetNumberOfComponents() == 3;
+  const bool hasFlags = flags && flags->GetNumberOfTuples() > 0 && flags->GetNumberOfComponents() == 3;
+  for (int j = 0; j < 3; ++j)
+  {
+    const double L = size->GetComponent(0, nc == 1 ? 0 : j);
+    if (!(L > 0) || !std::isfinite(L))
+    {
+      vtkErrorWithObjectMacro(self, << label << ": the field data BoxSize is " << L << " along axis "
+                                    << j << "; a periodic box needs a positive length.");
+      return false;
+    }
+    box.Lengths[j] = hasFlags && flags->GetComponent(0, j) == 0 ? 0.0 : L;
+    box.Origin[j] = hasOrigin ? origin->GetComponent(0, j) : 0.0;
+  }
+  box.HasOrigin = hasOrigin;
   return true;
 }
 
@@ -371,7 +415,8 @@ vic_peak_options MakePeakOptions(
 }
 
 NBodyChoices MakeNBodyChoices(int k, int method, bool useFeature, bool useMass, bool periodic,
-  const double* boxLengths, const std::function<vtkDataArray*(int, int&)>& inputArray)
+  bool useBoxFromData, const double* boxLengths,
+  const std::function<vtkDataArray*(int, int&)>& inputArray)
 {
   NBodyChoices choices;
   choices.K = k;
@@ -387,6 +432,7 @@ NBodyChoices MakeNBodyChoices(int k, int method, bool useFeature, bool useMass, 
     choices.Mass = inputArray(1, choices.MassAssociation);
   }
   choices.Periodic = periodic;
+  choices.UseBoxFromData = useBoxFromData;
   choices.BoxLengths = boxLengths;
   return choices;
 }
@@ -396,8 +442,8 @@ Outcome SelectNBodyInputs(vtkAlgorithm* self, const char* label, vtkDataSet* inp
 {
   if (!SelectRows(self, label, input, choices.UseFeature, choices.Feature,
         choices.FeatureAssociation, out.Points, out.Source) ||
-    !PeriodicBox(
-      self, label, choices.Periodic, choices.BoxLengths, out.Points, out.Source, &out.Box) ||
+    !PeriodicBox(self, label, choices.Periodic, choices.UseBoxFromData, choices.BoxLengths, input,
+      out.Points, out.Source, out.Box) ||
     (choices.UseMass &&
       !SelectMass(self, label, choices.Mass, choices.MassAssociation, out.Points.N, out.Mass)))
   {

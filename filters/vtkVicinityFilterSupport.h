@@ -41,7 +41,7 @@ struct Rows
   vtkIdType N = 0;
   int D = 0;
 
-  vic_data View(vic_metric metric, const double* box) const;
+  vic_data View(vic_metric metric, const double* box, const double* origin = nullptr) const;
 };
 
 // Point coordinates of any vtkDataSet (vtkPointSet points or GetPoint()).
@@ -56,11 +56,33 @@ void ExtractArrayRows(vtkDataArray* array, Rows& out);
 bool SelectRows(vtkAlgorithm* self, const char* label, vtkDataSet* input, bool useFeature,
   vtkDataArray* array, int association, Rows& rows, std::string& source);
 
-// The periodic box of these rows: nullptr when periodic is off, else
-// lengths (which must outlive the call).  Rows that are not 3-d cannot
-// live in the 3-length box: an error on `self` and false.
-bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, const double* lengths,
-  const Rows& rows, const std::string& source, const double** box);
+// The periodic box a filter works in: off, or lengths (0 = an open axis)
+// and, when the data say where the box starts, its origin.
+struct PeriodicBoxView
+{
+  bool Periodic = false;
+  bool HasOrigin = false;
+  double Lengths[3] = { 0, 0, 0 };
+  double Origin[3] = { 0, 0, 0 };
+  const double* Box() const { return this->Periodic ? this->Lengths : nullptr; }
+  const double* OriginOrNull() const
+  {
+    return this->Periodic && this->HasOrigin ? this->Origin : nullptr;
+  }
+};
+
+// The periodic box of these rows.  Off when periodic is off; else, with
+// useBoxFromData and the input's field data "BoxSize" (1 or 3 values, as
+// the Vicinity readers write), the box from the data -- "BoxOrigin" its
+// origin, "BoxPeriodic" 0 leaving an axis open -- and otherwise `lengths`.
+// Rows that are not 3-d cannot live in the 3-length box, and a BoxSize
+// that is not positive is no box: an error on `self` and false.  Whether
+// the box holds the points is the core's check (vic_data_validate).  With
+// periodic off on data that declare a box, a warning says distances do
+// not wrap.
+bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, bool useBoxFromData,
+  const double* lengths, vtkDataSet* input, const Rows& rows, const std::string& source,
+  PeriodicBoxView& box);
 
 // A per-particle mass array as float32: one component, on the points, one
 // value per point, else an error on `self` and false.  The values
@@ -137,6 +159,7 @@ struct NBodyChoices
   vtkDataArray* Mass = nullptr;
   int MassAssociation = -1;
   bool Periodic = false;
+  bool UseBoxFromData = true;
   const double* BoxLengths = nullptr;
 };
 
@@ -161,16 +184,20 @@ vic_peak_options MakePeakOptions(
 // vtkAlgorithm): index 0 is the feature array, index 1 the mass array; it is
 // asked only for the arrays in use.
 NBodyChoices MakeNBodyChoices(int k, int method, bool useFeature, bool useMass, bool periodic,
-  const double* boxLengths, const std::function<vtkDataArray*(int, int&)>& inputArray);
+  bool useBoxFromData, const double* boxLengths,
+  const std::function<vtkDataArray*(int, int&)>& inputArray);
 
 struct NBodyLists
 {
   Rows Points;
   std::string Source;
-  const double* Box = nullptr;
+  PeriodicBoxView Box;
   std::vector<float> Mass; // empty: no mass array
   vic_knn Knn{};
-  vic_data View() const { return this->Points.View(VIC_L2, this->Box); }
+  vic_data View() const
+  {
+    return this->Points.View(VIC_L2, this->Box.Box(), this->Box.OriginOrNull());
+  }
   const float* MassOrNull() const { return this->Mass.empty() ? nullptr : this->Mass.data(); }
   NBodyLists() = default;
   NBodyLists(const NBodyLists&) = delete;

@@ -81,5 +81,6 @@ void vtkVicinityKnnAlgorithm::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "Seed: " << this->Seed << "\n";
   os << indent << "UseFeatureArray: " << this->UseFeatureArray << "\n";
   os << indent << "Periodic: " << this->Periodic << " (" << this->BoxLengths[0] << ", "
-     << this->BoxLengths[1] << ", " << this->BoxLengths[2] << ")\n";
+     << this->BoxLengths[1] << ", " << this->BoxLengths[2] << ")"
+     << (this->UseBoxFromData ? ", box from the data when it has one" : "") << "\n";
 }

@@ -77,10 +77,17 @@ public:
 
   ///@{
   /** Periodic box (L2, 3-d rows): minimum-image distances in a box of
-   *  BoxLengths; a length of 0 leaves that axis open. */
+   *  BoxLengths; a length of 0 leaves that axis open.  With
+   *  UseBoxFromData (default on) the input's field data "BoxSize" (and
+   *  "BoxOrigin", "BoxPeriodic"), as the Vicinity snapshot readers write
+   *  them, replace BoxLengths when present.  A box that does not hold the
+   *  points is an error (vic_data_validate), never a silent fold. */
   vtkSetMacro(Periodic, bool);
   vtkGetMacro(Periodic, bool);
   vtkBooleanMacro(Periodic, bool);
+  vtkSetMacro(UseBoxFromData, bool);
+  vtkGetMacro(UseBoxFromData, bool);
+  vtkBooleanMacro(UseBoxFromData, bool);
   vtkSetVector3Macro(BoxLengths, double);
   vtkGetVector3Macro(BoxLengths, double);
   ///@}
@@ -116,6 +123,7 @@ protected:
   int Seed = 0;
   bool UseFeatureArray = false;
   bool Periodic = false;
+  bool UseBoxFromData = true;
   double BoxLengths[3] = { 1.0, 1.0, 1.0 };
 
 private:

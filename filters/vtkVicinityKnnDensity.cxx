@@ -46,7 +46,7 @@ bool vtkVicinityKnnDensity::ProcessDataSet(
   vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData*)
 {
   const vtkVicinity::NBodyChoices choices = vtkVicinity::MakeNBodyChoices(this->K, this->Method,
-    this->UseFeatureArray, this->UseMassArray, this->Periodic, this->BoxLengths,
+    this->UseFeatureArray, this->UseMassArray, this->Periodic, this->UseBoxFromData, this->BoxLengths,
     [&](int idx, int& association) { return this->GetInputArrayToProcess(idx, input, association); });
 
   // The bar: kNN lists 0-0.8, densities 0.8-1 (the lists dominate).

@@ -210,15 +210,16 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
   int association = -1;
   vtkDataArray* array =
     this->UseFeatureArray ? this->GetInputArrayToProcess(0, input, association) : nullptr;
-  const double* box = nullptr;
+  vtkVicinity::PeriodicBoxView box;
   if (!vtkVicinity::SelectRows(
         this, Label, input, this->UseFeatureArray, array, association, rows, source) ||
-    !vtkVicinity::PeriodicBox(this, Label, this->Periodic, this->BoxLengths, rows, source, &box))
+    !vtkVicinity::PeriodicBox(this, Label, this->Periodic, this->UseBoxFromData, this->BoxLengths,
+      input, rows, source, box))
   {
     return false;
   }
   const vic_metric metric = static_cast<vic_metric>(this->Metric);
-  const vic_data x = rows.View(metric, box);
+  const vic_data x = rows.View(metric, box.Box(), box.OriginOrNull());
 
   const vic_build_options o = vtkVicinityKnnGraphOptions::Of(this);
 

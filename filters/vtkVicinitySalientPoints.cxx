@@ -89,7 +89,7 @@ bool vtkVicinitySalientPoints::ProcessDataSet(
   vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* peaks)
 {
   const vtkVicinity::NBodyChoices choices = vtkVicinity::MakeNBodyChoices(this->K, this->Method,
-    this->UseFeatureArray, this->UseMassArray, this->Periodic, this->BoxLengths,
+    this->UseFeatureArray, this->UseMassArray, this->Periodic, this->UseBoxFromData, this->BoxLengths,
     [&](int idx, int& association) { return this->GetInputArrayToProcess(idx, input, association); });
 
   const vic_peak_options o = vtkVicinity::MakePeakOptions(

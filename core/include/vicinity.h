@@ -153,16 +153,23 @@ typedef struct {
   int64_t stride;     /* in floats; 0 means d */
   vic_metric metric;
   const double *box;  /* NULL, or d periodic box lengths (L2 only; 0 = not periodic in that dim) */
+  const double *origin; /* NULL, or the box's lower corner (d values), when the data say where it is */
 } vic_data;
 
 /* Check a view: n > 0, d > 0, finite values (the message names the first
- * bad row and column), box lengths positive and coordinates inside
- * [0, box) tolerated by wrapping, and a range that float distances can
- * hold: the squared diagonal of the bounding box (L2) or the largest
- * possible dot product (inner product) below FLT_MAX (VIC_E_NONFINITE)
- * and, when not 0, above about 1e-31, where squared distances become
- * subnormal (VIC_E_ARGUMENT); the message gives the factor to rescale by.
- * Every build calls it. */
+ * bad row and column), box lengths >= 0, and on every periodic axis a box
+ * that holds the data: the points may sit anywhere (minimum-image
+ * distances wrap them), but their extent (max - min) must not exceed the
+ * length, and with an origin every coordinate must lie in [origin,
+ * origin + L] -- L itself being origin again after wrapping -- both up to a
+ * relative 1e-6 of L for float rounding.  A box too small for the data
+ * would otherwise fold distant points onto each other without a word; the
+ * message names the axis, the data's numbers and the box's.  The values
+ * must also lie in a range that float distances can hold: the squared
+ * diagonal of the bounding box (L2) or the largest possible dot product
+ * (inner product) below FLT_MAX (VIC_E_NONFINITE) and, when not 0, above
+ * about 1e-31, where squared distances become subnormal (VIC_E_ARGUMENT);
+ * the message gives the factor to rescale by.  Every build calls it. */
 vic_status vic_data_validate(vic_ctx *c, const vic_data *x);
 
 /* ----------------------------------------------------------------- report */

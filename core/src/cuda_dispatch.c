@@ -102,7 +102,7 @@ static int packed_rows(const vick_points *p, vick_call *call, const float **rows
     snprintf(call->message, sizeof call->message, "periodic boxes are not supported (use grid or brute)");
     return VICK_ARGUMENT;
   }
-  const vic_data view = {p->rows, p->n, p->d, p->stride, VIC_L2, NULL};
+  const vic_data view = {p->rows, p->n, p->d, p->stride, VIC_L2, NULL, NULL};
   *rows = vic__cuda_packed_rows(&view, packed, call);
   return *rows ? VICK_OK : VICK_NOMEM;
 }

@@ -84,6 +84,39 @@ vic_status vic__check_distances(vic_ctx *c, int64_t n, int32_t k, const int64_t 
                    what, (long long)bad, (long long)ids[bad * k + t], (double)dist[bad * k + t]);
 }
 
+/* Each periodic axis's box against the data (see vic_data_validate). */
+static vic_status check_box_holds_data(vic_ctx *c, const vic_data *x) {
+  for (int32_t j = 0; j < x->d; ++j) {
+    const double L = x->box[j];
+    if (L == 0) continue;
+    const double tol = 1e-6 * L;
+    if (x->origin && !isfinite(x->origin[j]))
+      return vic__fail(c, VIC_E_ARGUMENT, "periodic box origin %d is %g; it must be finite", (int)j, x->origin[j]);
+    double lo = INFINITY, hi = -INFINITY;
+    int64_t lo_row = 0, hi_row = 0;
+    for (int64_t i = 0; i < x->n; ++i) {
+      const double v = vic__row(x, i)[j];
+      if (v < lo) { lo = v; lo_row = i; }
+      if (v > hi) { hi = v; hi_row = i; }
+    }
+    if (hi - lo > L + tol)
+      return vic__fail(c, VIC_E_ARGUMENT,
+                       "periodic axis %d: the points span %.9g (from %.9g at row %lld to %.9g at row %lld) but the "
+                       "box length is %.9g; the box is smaller than the data (wrong box length or units?)",
+                       (int)j, hi - lo, lo, (long long)lo_row, hi, (long long)hi_row, L);
+    if (x->origin) {
+      const double o = x->origin[j];
+      const int below = lo < o - tol;
+      if (below || hi > o + L + tol)
+        return vic__fail(c, VIC_E_ARGUMENT,
+                         "periodic axis %d: row %lld has coordinate %.9g, outside the box [%.9g, %.9g) (origin %.9g, "
+                         "length %.9g); the points do not lie in their box",
+                         (int)j, (long long)(below ? lo_row : hi_row), below ? lo : hi, o, o + L, o, L);
+    }
+  }
+  return VIC_OK;
+}
+
 vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
   if (!c) return VIC_E_ARGUMENT;
   if (!x || !x->rows) return vic__fail(c, VIC_E_ARGUMENT, "no data (NULL rows)");
@@ -145,6 +178,7 @@ vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
   /* cosine: unit rows, normalised in a scaled frame, cannot overflow */
   vic_status s = cosine ? VIC_OK : range_verdict(c, x, box, box + d);
   free(box);
+  if (s == VIC_OK && x->box) s = check_box_holds_data(c, x);
   return s;
 }
 

@@ -21,7 +21,7 @@ vic_status vic__random_projection(vic_ctx *c, const vic_data *x, int32_t dout, u
   }
   free(m);
   *out = y;
-  vic_data v = {y, x->n, dout, dout, VIC_L2, NULL};
+  vic_data v = {y, x->n, dout, dout, VIC_L2, NULL, NULL};
   *view = v;
   return VIC_OK;
 }

@@ -83,7 +83,7 @@ int bench_query(vic_ctx *c, const vic_data *x, const vic_build_options *o, const
     vio_free(&qm);
     return 1;
   }
-  vic_data q = {qm.rows, qm.n, qm.d, 0, x->metric, x->box};
+  vic_data q = {qm.rows, qm.n, qm.d, 0, x->metric, x->box, x->origin};
   vio_imatrix truth = {0};
   int rc = 0;
   vic_index *ix = NULL;

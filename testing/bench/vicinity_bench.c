@@ -209,7 +209,7 @@ int main(int argc, char **argv) {
   vic_ctx *c;
   vic_status s = vic_ctx_create(&co, &c);
   if (s != VIC_OK) { fprintf(stderr, "vicinity_bench: context: %s\n", vic_status_name(s)); vio_free(&m); return 1; }
-  vic_data x = {m.rows, m.n, m.d, 0, a.metric, NULL};
+  vic_data x = {m.rows, m.n, m.d, 0, a.metric, NULL, NULL};
   vio_imatrix truth = {0};
   int rc = 0;
   if (a.truth && bench_truth(c, &x, a.k, a.truth, &truth, err, sizeof err) != 0) {

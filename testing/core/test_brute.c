@@ -162,9 +162,10 @@ static void test_queries(void) {
     free(p);
     free(qs);
   }
-  /* periodic queries (grid), also outside [0, L) */
-  float *p = vt_uniform(n, 3, 1.f, 90), *qs = vt_uniform(m, 3, 3.f, 91);
-  for (int64_t i = 0; i < 3 * m; ++i) qs[i] -= 1.f;
+  /* periodic queries (grid), half of them outside [0, L) (a box's worth
+   * of queries, shifted: they wrap) */
+  float *p = vt_uniform(n, 3, 1.f, 90), *qs = vt_uniform(m, 3, 1.f, 91);
+  for (int64_t i = 0; i < 3 * m; ++i) qs[i] -= 0.5f;
   double box[3] = {1, 1, 1};
   vic_data x = {p, n, 3, 0, VIC_L2, box}, q = {qs, m, 3, 0, VIC_L2, box};
   check_query("query periodic", &x, &q, 6, VIC_METHOD_GRID);

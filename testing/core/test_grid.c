@@ -108,14 +108,19 @@ static void test_periodic(void) {
       float *p = vt_uniform(n, d, 1.f, 300 + 10 * b + d);
       for (int64_t i = 0; i < n; ++i)
         for (int32_t j = 0; j < d; ++j) p[i * d + j] *= boxes[b][j] > 0 ? (float)boxes[b][j] : 3.f;
-      /* on the boundary and outside [0, L): wrapped by minimum image */
+      /* on the boundary; and for the last box the whole cloud a quarter
+       * box below [0, L) (the box holds the data, wherever it starts:
+       * minimum-image distances wrap it).  The shifted coordinates are
+       * multiples of 2^-16, so that the shift and the grid's wrap are
+       * exact in float and the comparison tests the search, not rounding. */
       for (int32_t j = 0; j < d; ++j) {
         float L = boxes[b][j] > 0 ? (float)boxes[b][j] : 3.f;
         p[0 * d + j] = 0.f;
         p[1 * d + j] = nextafterf(L, 0.f);
         p[2 * d + j] = L * 0.999f;
         p[3 * d + j] = 0.0001f * L;
-        if (boxes[b][j] > 0) { p[4 * d + j] = -0.25f * L; p[5 * d + j] = 1.5f * L; }
+        if (b == 2 && boxes[b][j] > 0)
+          for (int64_t i = 0; i < n; ++i) p[i * d + j] = ldexpf(rintf(ldexpf(p[i * d + j], 16)), -16) - 0.25f * L;
       }
       vic_data x = {p, n, d, 0, VIC_L2, boxes[b]};
       char what[64];

@@ -222,7 +222,7 @@ static void test_gadget(void) {
   memcpy(buf, &eight, 4);
   VT_CHECK(vio_load_gadget(p, &pos, NULL, NULL, err, sizeof err) == -1, "bad first marker");
   write_bytes(tmp_path("fmt2.dat", p, sizeof p), buf, 64);
-  VT_CHECK(vio_load_gadget(p, &pos, NULL, NULL, err, sizeof err) == -1 && strstr(err, "format 2"), "format 2: %s", err);
+  VT_CHECK(vio_load_gadget(p, &pos, NULL, NULL, err, sizeof err) == -1 && strstr(err, "not a Gadget"), "marker 8 without HEAD: %s", err);
 }
 
 static void test_csv(void) {

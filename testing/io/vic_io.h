@@ -42,10 +42,11 @@ typedef struct {
 
 int vio_load(const char *path, vio_matrix *out, char *err, size_t errsize);
 
-/* Gadget format 1, single file, either byte order.  pos and vel are n x 3
- * over all particle types in type order; *mass gets n floats taken from the
- * MASS block for types whose massarr entry is 0 and from massarr otherwise.
- * vel and mass may be NULL when not wanted. */
+/* Gadget format 1 or 2 (through the snapshot library, snapshot/), either
+ * byte order, one file or a multi-file set.  pos and vel are n x 3 over all
+ * particle types in type order (file by file); *mass gets n floats taken
+ * from the MASS block for types whose massarr entry is 0 and from massarr
+ * otherwise.  vel and mass may be NULL when not wanted. */
 int vio_load_gadget(const char *path, vio_matrix *pos, vio_matrix *vel, float **mass, char *err,
                     size_t errsize);
 
