@@ -19,10 +19,11 @@ vtkVicinityKnnAlgorithm::vtkVicinityKnnAlgorithm(int ports, int minimumK)
 
 void vtkVicinityKnnAlgorithm::SetK(int k)
 {
-  const int clamped = k < this->MinimumK ? this->MinimumK : (k > 4096 ? 4096 : k);
-  if (clamped != this->K)
+  // Kept as given: a k out of range is an error when the filter runs
+  // (RequestData), never silently another k.
+  if (k != this->K)
   {
-    this->K = clamped;
+    this->K = k;
     this->Modified();
   }
 }
@@ -53,6 +54,13 @@ int vtkVicinityKnnAlgorithm::RequestDataObject(
 int vtkVicinityKnnAlgorithm::RequestData(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
+  if (this->K < this->MinimumK || this->K > 4096)
+  {
+    vtkErrorMacro(<< this->GetLabel() << ": k = " << this->K << " is out of range: k must be between "
+                  << this->MinimumK << " and 4096"
+                  << (this->MinimumK > 1 ? " (the density needs a k-th neighbour beyond the nearest)." : "."));
+    return 0;
+  }
   vtkVicinity::ContextSettings settings;
   settings.Backend = static_cast<vic_backend>(this->Backend);
   settings.Device = this->Device;
