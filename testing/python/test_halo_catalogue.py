@@ -120,4 +120,11 @@ bad.k = 1
 bad.UpdatePipeline()
 if sm.Fetch(bad, idx=0).GetNumberOfPoints() != 0 or bad.k != 1:
     t.fail("k = 1 silently became another k")
+# Abort from a progress observer (what ParaView 5.12's abort button does
+# through CheckAbort; 5.11's GUI never enables the button): empty output.
+stop = SalientPoints(Input=src)
+stop.GetClientSideObject().AddObserver("ProgressEvent", lambda obj, event: obj.SetAbortExecute(1))
+stop.UpdatePipeline()
+if sm.Fetch(stop, idx=0).GetNumberOfPoints() != 0:
+    t.fail("abort from the progress observer did not cancel")
 print("test_halo_catalogue: all checks passed")
