@@ -125,6 +125,7 @@ if not gui:  # in the GUI the plugin's display defaults apply once the event loo
     SaveScreenshot(os.path.join(out, "halo_render.png"), view, ImageResolution=[800, 800])
 
 else:
+    parts.SetScalarBarVisibility(view, True)  # shows the plugin's log scale once it applies
     view.ResetCamera()
     Render(chart)
     Render(view)
