@@ -58,6 +58,23 @@ void Spheres(vtkSMProxy* repr, double radius, const double rgb[3])
   repr->UpdateVTKObjects();
 }
 
+// Points as screen-space spheres and thicker lines, kept in the Surface
+// representation so that lines (the probe's query-to-neighbour edges) stay.
+void ScreenSpheres(vtkSMProxy* repr, double pixels, const double rgb[3])
+{
+  if (!repr->GetProperty("RenderPointsAsSpheres"))
+  {
+    return;
+  }
+  vtkSMPropertyHelper(repr, "RenderPointsAsSpheres").Set(1);
+  vtkSMPropertyHelper(repr, "PointSize").Set(pixels);
+  vtkSMPropertyHelper(repr, "LineWidth").Set(2.0);
+  vtkSMPVRepresentationProxy::SetScalarColoring(repr, nullptr, 0);
+  vtkSMPropertyHelper(repr, "AmbientColor").Set(rgb, 3);
+  vtkSMPropertyHelper(repr, "DiffuseColor").Set(rgb, 3);
+  repr->UpdateVTKObjects();
+}
+
 // Density on a log scale with a perceptually uniform map, once per LUT:
 // a user who turned the log scale off keeps it off.
 void LogDensity(vtkSMProxy* repr)
@@ -102,7 +119,7 @@ void Apply(pqDataRepresentation* r)
   }
   if (!std::strcmp(name, "VicinityKnnQueryProbe") && index == 0)
   {
-    Spheres(repr, 0.005 * InputExtent(filter), orange);
+    ScreenSpheres(repr, 10.0, orange);
   }
   if (pqView* view = r->getView())
   {
