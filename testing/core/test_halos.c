@@ -5,7 +5,8 @@
  * velocity and dispersion of the cold halos, and the energy cut removes
  * the hot background particles inside R_200 (direct pair sum on the small
  * halos, the spherical potential on the large one).  A uniform Poisson box,
- * periodic or open, gives no halo.  Friends-of-friends equals a brute-force
+ * periodic or open, and a nearly uniform perturbed lattice (initial
+ * conditions) give no halo.  Friends-of-friends equals a brute-force
  * union-find over all pairs, and warns when k is too small for its links.
  *
  * Truth: a halo of N particles drawn to x_max = 2c scale radii has
@@ -275,6 +276,40 @@ static void test_uniform(int periodic) {
   vic_ctx_destroy(c);
 }
 
+/* An initial-conditions box: a lattice displaced by 5 % of its spacing,
+ * nearly uniform (the peak finder still names the densest point a peak):
+ * no halo. */
+static void test_lattice(void) {
+  const int side = vt_small() ? 32 : 50;
+  const int64_t n = (int64_t)side * side * side;
+  float *xyz = malloc((size_t)n * 3 * sizeof *xyz);
+  uint64_t seed = 3;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c[3] = {i % side, (i / side) % side, i / ((int64_t)side * side)};
+    for (int j = 0; j < 3; ++j) {
+      double v = (c[j] + 0.5 + 0.05 * (2 * nb_unif(&seed) - 1)) / side;
+      xyz[3 * i + j] = (float)(v - floor(v));
+    }
+  }
+  const double L[3] = {1, 1, 1};
+  vic_data x = {xyz, n, 3, 0, VIC_L2, L};
+  vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
+  float *rho;
+  vic_knn nn;
+  vic_peaks pk = peaks_of(c, &x, &rho, &nn);
+  vic_halos cat;
+  VT_OK(c, vic_halo_catalogue(c, &x, &pk, NULL, NULL, NULL, &cat));
+  printf("perturbed lattice, %lld points: %lld peaks, %lld halos\n", (long long)n, (long long)pk.n_peaks,
+         (long long)cat.n_halos);
+  VT_CHECK(cat.n_halos == 0, "%lld halos in a nearly uniform lattice", (long long)cat.n_halos);
+  vic_halos_free(&cat);
+  vic_peaks_free(&pk);
+  vic_knn_free(&nn);
+  free(rho);
+  free(xyz);
+  vic_ctx_destroy(c);
+}
+
 static int64_t root_of(int64_t *up, int64_t i) {
   while (up[i] != i) i = up[i] = up[up[i]];
   return i;
@@ -330,6 +365,7 @@ int main(void) {
   test_planted();
   test_uniform(1);
   test_uniform(0);
+  test_lattice();
   test_fof_reference();
   return vt_finish("test_halos");
 }
