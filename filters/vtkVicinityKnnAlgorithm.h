@@ -118,6 +118,7 @@ protected:
   bool UseFeatureArray = false;
   bool Periodic = false;
   double BoxLengths[3] = { 1.0, 1.0, 1.0 };
+  bool Cancelled = false; // the last run was aborted and the abort is not cleared yet
 
 private:
   vtkVicinityKnnAlgorithm(const vtkVicinityKnnAlgorithm&) = delete;

@@ -123,8 +123,28 @@ if sm.Fetch(bad, idx=0).GetNumberOfPoints() != 0 or bad.k != 1:
 # Abort from a progress observer (what ParaView 5.12's abort button does
 # through CheckAbort; 5.11's GUI never enables the button): empty output.
 stop = SalientPoints(Input=src)
-stop.GetClientSideObject().AddObserver("ProgressEvent", lambda obj, event: obj.SetAbortExecute(1))
+algo = stop.GetClientSideObject()
+runs = []
+tag = algo.AddObserver("ProgressEvent", lambda obj, event: obj.SetAbortExecute(1))
+algo.AddObserver("StartEvent", lambda obj, event: runs.append(1))
 stop.UpdatePipeline()
 if sm.Fetch(stop, idx=0).GetNumberOfPoints() != 0:
     t.fail("abort from the progress observer did not cancel")
+# Later requests (other ports, views) stay cancelled and do not search
+# again until the abort is cleared (the GUI clears it when the filter is
+# edited); then it runs.
+algo.RemoveObserver(tag)
+t_cancelled = __import__("time").time()
+sm.Fetch(stop, idx=1)
+sm.Fetch(stop, idx=2)
+stop.k = 33
+stop.UpdatePipeline()
+if sm.Fetch(stop, idx=0).GetNumberOfPoints() != 0:
+    t.fail("an aborted filter ran again before its abort was cleared")
+cancelled_runs = len(runs)
+algo.SetAbortExecute(0)
+stop.UpdatePipeline()
+if sm.Fetch(stop, idx=0).GetNumberOfPoints() != n:
+    t.fail("after an abort and a property change the filter does not run")
+print("abort: %d requests while cancelled, then a full run after a change" % cancelled_runs)
 print("test_halo_catalogue: all checks passed")
