@@ -221,23 +221,25 @@ bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, bool useB
   return true;
 }
 
-bool SelectMass(vtkAlgorithm* self, const char* label, vtkDataArray* array, int association,
-  vtkIdType points, std::vector<float>& mass)
+bool SelectPointValues(vtkAlgorithm* self, const char* label, const char* what, const char* toggle,
+  int components, vtkDataArray* array, int association, vtkIdType points, std::vector<float>& values)
 {
   if (!array)
   {
-    vtkErrorWithObjectMacro(self, << label
-                                  << ": the mass array was not found on the points; choose a "
-                                     "point-data array or turn Use Mass Array off.");
+    vtkErrorWithObjectMacro(self, << label << ": the " << what
+                                  << " was not found on the points; choose a point-data array or turn "
+                                  << toggle << " off.");
     return false;
   }
   const char* name = array->GetName() ? array->GetName() : "(unnamed array)";
   if (association != vtkDataObject::FIELD_ASSOCIATION_POINTS ||
-    array->GetNumberOfTuples() != points || array->GetNumberOfComponents() != 1)
+    array->GetNumberOfTuples() != points || array->GetNumberOfComponents() != components)
   {
-    vtkErrorWithObjectMacro(self, << label << ": the mass array '" << name << "' must hold one value per point ("
-                                  << points << " points, one component); it has "
-                                  << array->GetNumberOfTuples() << " tuples of "
+    vtkErrorWithObjectMacro(self, << label << ": the " << what << " '" << name
+                                  << "' must hold one value per point (" << points << " points, "
+                                  << (components == 1 ? std::string("one component")
+                                                      : std::to_string(components) + " components")
+                                  << "); it has " << array->GetNumberOfTuples() << " tuples of "
                                   << array->GetNumberOfComponents() << " components"
                                   << (association != vtkDataObject::FIELD_ASSOCIATION_POINTS
                                          ? " and is not a point-data array."
@@ -246,8 +248,15 @@ bool SelectMass(vtkAlgorithm* self, const char* label, vtkDataArray* array, int 
   }
   Rows m;
   ExtractArrayRows(array, m);
-  mass.swap(m.Values);
+  values.swap(m.Values);
   return true;
+}
+
+bool SelectMass(vtkAlgorithm* self, const char* label, vtkDataArray* array, int association,
+  vtkIdType points, std::vector<float>& mass)
+{
+  return SelectPointValues(
+    self, label, "mass array", "Use Mass Array", 1, array, association, points, mass);
 }
 
 // ------------------------------------------------------------------ Context

@@ -89,6 +89,11 @@ bool PeriodicBox(vtkAlgorithm* self, const char* label, bool periodic, bool useB
 // themselves (NaN, negative) are the core's to judge.
 bool SelectMass(vtkAlgorithm* self, const char* label, vtkDataArray* array, int association,
   vtkIdType points, std::vector<float>& mass);
+// The same for any per-point array of `components` values (velocities:
+// 3); what names it in messages ("velocity array"), toggle the property
+// that turns it off ("Use Velocity Array").
+bool SelectPointValues(vtkAlgorithm* self, const char* label, const char* what, const char* toggle,
+  int components, vtkDataArray* array, int association, vtkIdType points, std::vector<float>& values);
 
 // Owns a vic_ctx whose progress callback drives algorithm->UpdateProgress
 // (mapped into [lo, hi] so several core calls or blocks share one bar) and

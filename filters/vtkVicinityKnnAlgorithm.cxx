@@ -19,10 +19,11 @@ vtkVicinityKnnAlgorithm::vtkVicinityKnnAlgorithm(int ports, int minimumK)
 
 void vtkVicinityKnnAlgorithm::SetK(int k)
 {
-  const int clamped = k < this->MinimumK ? this->MinimumK : (k > 4096 ? 4096 : k);
-  if (clamped != this->K)
+  // Kept as given: a k out of range is an error when the filter runs
+  // (RequestData), never silently another k.
+  if (k != this->K)
   {
-    this->K = clamped;
+    this->K = k;
     this->Modified();
   }
 }
@@ -53,13 +54,37 @@ int vtkVicinityKnnAlgorithm::RequestDataObject(
 int vtkVicinityKnnAlgorithm::RequestData(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
+  if (this->K < this->MinimumK || this->K > 4096)
+  {
+    vtkErrorMacro(<< this->GetLabel() << ": k = " << this->K << " is out of range: k must be between "
+                  << this->MinimumK << " and 4096"
+                  << (this->MinimumK > 1 ? " (the density needs a k-th neighbour beyond the nearest)." : "."));
+    return 0;
+  }
+  // An abort request stays until it is cleared (SetAbortExecute(0); the
+  // GUI clears it when the filter's properties are edited): VTK runs an
+  // aborted filter again at every later request (another port, view or
+  // render), and those runs return empty outputs at once instead of
+  // starting the search again.
+  if (this->Cancelled && this->GetAbortExecute())
+  {
+    for (int port = 0; port < this->GetNumberOfOutputPorts(); ++port)
+    {
+      if (vtkDataObject* out = vtkDataObject::GetData(outputVector, port))
+      {
+        out->Initialize();
+      }
+    }
+    return 1;
+  }
+  this->Cancelled = false;
   vtkVicinity::ContextSettings settings;
   settings.Backend = static_cast<vic_backend>(this->Backend);
   settings.Device = this->Device;
   settings.Devices = this->Devices;
   settings.Threads = this->Threads;
   settings.Seed = static_cast<uint64_t>(static_cast<uint32_t>(this->Seed));
-  return vtkVicinity::ProcessInput(this, this->GetLabel(), settings, inputVector, outputVector,
+  const int ok = vtkVicinity::ProcessInput(this, this->GetLabel(), settings, inputVector, outputVector,
     this->GetNumberOfOutputPorts(),
     [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* extra) {
       return this->ProcessDataSet(ctx, in, out, extra);
@@ -67,6 +92,8 @@ int vtkVicinityKnnAlgorithm::RequestData(
     [this](vtkVicinity::Context& ctx, vtkDataSet* in, vtkDataSet* out, vtkPolyData* extra) {
       return this->ProcessDistributed(ctx, in, out, extra);
     });
+  this->Cancelled = this->GetAbortExecute() != 0;
+  return ok;
 }
 
 void vtkVicinityKnnAlgorithm::PrintSelf(ostream& os, vtkIndent indent)

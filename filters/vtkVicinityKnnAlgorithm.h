@@ -35,8 +35,9 @@ public:
 
   ///@{
   /** Neighbours per point, the point itself not counted (clamped by the
-   *  core to n-1; clamped here to [1, 4096], [2, 4096] for the density
-   *  filters, which need a k-th neighbour beyond the nearest). */
+   *  core to n-1 with a warning).  Must lie in [1, 4096], [2, 4096] for the
+   *  density filters, which need a k-th neighbour beyond the nearest; a k
+   *  outside is an error when the filter runs, not silently another k. */
   virtual void SetK(int k);
   vtkGetMacro(K, int);
   ///@}
@@ -125,6 +126,7 @@ protected:
   bool Periodic = false;
   bool UseBoxFromData = true;
   double BoxLengths[3] = { 1.0, 1.0, 1.0 };
+  bool Cancelled = false; // the last run was aborted and the abort is not cleared yet
 
 private:
   vtkVicinityKnnAlgorithm(const vtkVicinityKnnAlgorithm&) = delete;

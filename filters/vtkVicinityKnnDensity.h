@@ -21,7 +21,10 @@
  * The rows are the point coordinates, or a point-data array (2-d
  * positions, 6-d phase space with velocities scaled by the user, ...).
  * Periodic boxes use minimum-image distances.  Composite inputs are
- * processed leaf by leaf; under MPI one rank must hold all points.
+ * processed leaf by leaf.  Under MPI with several processes the points
+ * are redistributed: each rank computes its owned points' densities with a
+ * halo of its neighbours' points (ProcessDistributed), equal to one
+ * process's; feature arrays and periodic boxes need a single process.
  */
 #ifndef vtkVicinityKnnDensity_h
 #define vtkVicinityKnnDensity_h

@@ -255,7 +255,7 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
   vtkVicinity::WriteReport(knn.report, metric, x.d, source.c_str(), fd);
   output->SetFieldData(fd);
 
-  if (this->GenerateGraph)
+  if (this->WantGraph(static_cast<vtkIdType>(knn.n)))
   {
     if (!BuildGraph(this, input, pd, lists.Ids->GetPointer(0), knn.dist, knn.n, knn.k, nullptr, graph))
     {
@@ -334,7 +334,7 @@ bool vtkVicinityKnnGraph::ProcessDistributed(
   vtkVicinity::WriteReport(report, VIC_L2, 3, "Point Coordinates", fd);
   dp.WriteHaloReport(fd);
   cloud->SetFieldData(fd);
-  if (this->GenerateGraph)
+  if (this->WantGraph(dp.GlobalPoints()))
   {
     // Edges of the owned points; their far ends may be halo points, so the
     // graph's points are owned + halo (with the input's point arrays).
@@ -350,6 +350,23 @@ bool vtkVicinityKnnGraph::ProcessDistributed(
   vic_knn_free(&owned);
   vic_knn_free(&knn);
   return true;
+}
+
+bool vtkVicinityKnnGraph::WantGraph(vtkIdType points)
+{
+  if (this->GenerateGraph != GraphAuto)
+  {
+    return this->GenerateGraph == GraphOn;
+  }
+  if (points <= GraphAutoMaxPoints)
+  {
+    return true;
+  }
+  vtkWarningMacro(<< Label << ": the graph output (port 1, " << points << " x " << this->K
+                  << " lines) is not built above " << GraphAutoMaxPoints
+                  << " points by default; the neighbour arrays are on port 0. Set Generate "
+                     "Graph to On to build it.");
+  return false;
 }
 
 void vtkVicinityKnnGraph::PrintSelf(ostream& os, vtkIndent indent)

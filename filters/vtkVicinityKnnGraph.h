@@ -46,10 +46,21 @@ public:
   ///@}
 
   ///@{
-  /** Also build the graph of output port 1 (n*k line cells). */
-  vtkSetMacro(GenerateGraph, bool);
-  vtkGetMacro(GenerateGraph, bool);
-  vtkBooleanMacro(GenerateGraph, bool);
+  /** Also build the graph of output port 1 (n*k line cells): GraphOff,
+   *  GraphOn, or GraphAuto (the default): on up to GraphAutoMaxPoints
+   *  points, off above with a warning saying how to turn it on (millions
+   *  of lines take gigabytes in the GUI). */
+  enum GraphMode
+  {
+    GraphOff = 0,
+    GraphOn = 1,
+    GraphAuto = 2
+  };
+  static constexpr vtkIdType GraphAutoMaxPoints = 100000;
+  vtkSetClampMacro(GenerateGraph, int, GraphOff, GraphAuto);
+  vtkGetMacro(GenerateGraph, int);
+  void GenerateGraphOn() { this->SetGenerateGraph(GraphOn); }
+  void GenerateGraphOff() { this->SetGenerateGraph(GraphOff); }
   ///@}
 
   ///@{
@@ -125,7 +136,10 @@ protected:
 
   int Metric = 0;
   int RecallSample = 1000;
-  bool GenerateGraph = true;
+  int GenerateGraph = GraphAuto;
+  // Whether the graph is built for a set of `points` (all ranks' points
+  // under MPI), with the warning when Auto turns it off.
+  bool WantGraph(vtkIdType points);
 
   // Advanced: defaults are read from vic_build_options_init in the constructor.
   vtkIdType BruteMaxN;

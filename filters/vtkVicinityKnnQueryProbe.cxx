@@ -368,6 +368,12 @@ int vtkVicinityKnnQueryProbe::RequestData(
     vtkErrorMacro(<< Label << ": the input must be a data set.");
     return 0;
   }
+  // Every rank holds the same k, so this early return is collective.
+  if (this->K < 1 || this->K > 4096)
+  {
+    vtkErrorMacro(<< Label << ": k = " << this->K << " is out of range: k must be between 1 and 4096.");
+    return 0;
+  }
   // Several MPI processes: every rank answers from its own piece
   // (vtkVicinityKnnQueryProbeMPI.cxx), before any early return here.
   if (vtkMPIController* c = vtkVicinity::MultiProcessController())

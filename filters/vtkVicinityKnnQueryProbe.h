@@ -100,7 +100,7 @@ public:
   ///@}
   ///@{
   /** Neighbours per query (clamped by the core to the points there are). */
-  vtkSetClampMacro(K, int, 1, 4096);
+  vtkSetMacro(K, int); // 1..4096; outside: an error when the filter runs
   vtkGetMacro(K, int);
   ///@}
   ///@{

@@ -27,12 +27,27 @@
  * "Peak Id", "Point Id" (the peak particle in the input), "Density" (the
  * peak particle's), "Delta", "Saliency", "Member Count" and "Peak Particle
  * Position".
+ *
+ * Halo catalogue (HaloCatalogue, 3-d coordinates, one process): the core's
+ * vic_halo_catalogue on the peaks.  Port 1 gains per peak "Halo Id" (-1:
+ * no halo, i.e. fewer than MinMembers particles inside its R_Delta),
+ * "Halo Members", "Halo Mass", "R_Delta", "M_Delta", "Half-Mass Radius",
+ * "Centre Of Mass", and with a velocity array "Bulk Velocity" and
+ * "Velocity Dispersion"; port 0 gains "Halo Id" (membership: the peak's
+ * basin inside R_Delta, bound particles only with RemoveUnbound).  Output
+ * port 2 is a vtkTable of radial density profiles, one row per halo and
+ * log bin ("Halo", "Radius", "Radius / R_Delta", "Density", "Count").
+ * FriendsOfFriends adds "FoF Group" on port 0 (vic_fof, linking length
+ * LinkingLength times the mean spacing, groups of at least MinMembers).
  */
 #ifndef vtkVicinitySalientPoints_h
 #define vtkVicinitySalientPoints_h
 
 #include "VicinityFiltersModule.h" // for the export macro
 #include "vtkVicinityKnnAlgorithm.h"
+
+#include <vtkSmartPointer.h> // for the profiles member
+#include <vtkTable.h>        // for the profiles member
 
 class VICINITYFILTERS_EXPORT vtkVicinitySalientPoints : public vtkVicinityKnnAlgorithm
 {
@@ -56,6 +71,46 @@ public:
   ///@}
 
   ///@{
+  /** Halo catalogue (vic_halo_options; defaults from the core).
+   *  OverdensityReference: 0 Delta times the mean density (MeanDensity, 0
+   *  = from the data), 1 Delta times CriticalDensity. */
+  vtkSetMacro(HaloCatalogue, bool);
+  vtkGetMacro(HaloCatalogue, bool);
+  vtkBooleanMacro(HaloCatalogue, bool);
+  vtkSetClampMacro(Overdensity, double, 0.0, VTK_DOUBLE_MAX);
+  vtkGetMacro(Overdensity, double);
+  vtkSetClampMacro(OverdensityReference, int, 0, 1);
+  vtkGetMacro(OverdensityReference, int);
+  vtkSetClampMacro(CriticalDensity, double, 0.0, VTK_DOUBLE_MAX);
+  vtkGetMacro(CriticalDensity, double);
+  vtkSetClampMacro(MeanDensity, double, 0.0, VTK_DOUBLE_MAX);
+  vtkGetMacro(MeanDensity, double);
+  vtkSetMacro(RemoveUnbound, bool);
+  vtkGetMacro(RemoveUnbound, bool);
+  vtkBooleanMacro(RemoveUnbound, bool);
+  vtkSetClampMacro(GravitationalConstant, double, 0.0, VTK_DOUBLE_MAX);
+  vtkGetMacro(GravitationalConstant, double);
+  vtkSetClampMacro(Softening, double, 0.0, VTK_DOUBLE_MAX);
+  vtkGetMacro(Softening, double);
+  vtkSetClampMacro(ProfileBins, int, 0, 1000);
+  vtkGetMacro(ProfileBins, int);
+  /** Velocities from a three-component point-data array (input array 2). */
+  vtkSetMacro(UseVelocityArray, bool);
+  vtkGetMacro(UseVelocityArray, bool);
+  vtkBooleanMacro(UseVelocityArray, bool);
+  ///@}
+
+  ///@{
+  /** Friends-of-friends groups ("FoF Group"), linking length b times the
+   *  mean interparticle spacing. */
+  vtkSetMacro(FriendsOfFriends, bool);
+  vtkGetMacro(FriendsOfFriends, bool);
+  vtkBooleanMacro(FriendsOfFriends, bool);
+  vtkSetClampMacro(LinkingLength, double, 0.0, VTK_DOUBLE_MAX);
+  vtkGetMacro(LinkingLength, double);
+  ///@}
+
+  ///@{
   /** Masses from a one-component point-data array (input array 1). */
   vtkSetMacro(UseMassArray, bool);
   vtkGetMacro(UseMassArray, bool);
@@ -67,6 +122,10 @@ protected:
   ~vtkVicinitySalientPoints() override = default;
 
   const char* GetLabel() const override;
+  // Port 2 is a vtkTable (the profiles); ports 0 and 1 as the superclass.
+  int FillOutputPortInformation(int port, vtkInformation* info) override;
+  int RequestDataObject(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+  int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   // One data set; peaks is output port 1.
   bool ProcessDataSet(vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output,
     vtkPolyData* peaks) override;
@@ -82,8 +141,24 @@ protected:
   double MinProminence;
   vtkIdType MinMembers;
   bool UseMassArray = false;
+  bool HaloCatalogue = true;
+  double Overdensity;
+  int OverdensityReference;
+  double CriticalDensity;
+  double MeanDensity;
+  bool RemoveUnbound = false;
+  double GravitationalConstant;
+  double Softening;
+  int ProfileBins;
+  bool UseVelocityArray = false;
+  bool FriendsOfFriends = false;
+  double LinkingLength = 0.2;
 
 private:
+  // The profiles of the current RequestData (every leaf's rows), copied to port 2.
+  vtkSmartPointer<vtkTable> Profiles;
+  vtkIdType Leaf = 0;
+
   vtkVicinitySalientPoints(const vtkVicinitySalientPoints&) = delete;
   void operator=(const vtkVicinitySalientPoints&) = delete;
 };

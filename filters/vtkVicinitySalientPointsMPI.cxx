@@ -49,6 +49,14 @@ bool vtkVicinitySalientPoints::ProcessDistributed(
     return false;
   }
   vtkMPIController* c = vtkVicinity::MultiProcessController();
+  if ((this->HaloCatalogue || this->FriendsOfFriends) && c->GetLocalProcessId() == 0)
+  {
+    // A halo's sphere and a FoF group reach beyond the halo of neighbours
+    // each rank fetches; said once, by rank 0.
+    vtkWarningMacro(<< Label << ": under MPI with several processes the halo catalogue (R_Delta, "
+                                "masses, profiles) and friends-of-friends groups are not computed; "
+                                "the peaks are. Run a single process for them.");
+  }
   vtkVicinity::DistributedPoints dp(c);
   dp.Redistribute(input, this->K);
 

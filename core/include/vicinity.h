@@ -460,6 +460,88 @@ vic_status vic_knn_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, const
                                  const vic_density_options *o, const vic_peak_options *po, vic_knn *nn,
                                  float *knn_density, float *sph_density, float *smoothing_length, vic_peaks *out);
 
+/* ------------------------------------------------------- halo catalogue */
+typedef enum {
+  VIC_OVERDENSITY_MEAN = 0, /* Delta times the mean density (mean_density, or from the data) */
+  VIC_OVERDENSITY_CRITICAL  /* Delta times critical_density */
+} vic_overdensity_reference;
+
+typedef struct {
+  double overdensity;                   /* Delta; default 200 */
+  vic_overdensity_reference reference;  /* default MEAN */
+  double critical_density;              /* rho_crit in the data's mass / length^3 units (CRITICAL only) */
+  double mean_density;                  /* 0 (default) = from the data: total mass over the volume, the box's
+                                           lengths on periodic axes and the points' extent on open ones */
+  double total_mass;                    /* as vic_density_options: masses total_mass / n when mass is NULL;
+                                           default 0 = unit masses */
+  int64_t min_members;                  /* a peak is a halo when at least this many particles lie inside
+                                           its R_Delta; default 20 */
+  int32_t unbind;                       /* nonzero: remove members with positive energy (needs velocities) */
+  double gravitational_constant;        /* G in the data's units, for unbind; default 1 */
+  double softening;                     /* Plummer softening of the potential, for unbind; default 0 */
+  int64_t unbind_direct_max;            /* members up to which the potential is the direct pair sum; above,
+                                           the potential of the spherically averaged mass; default 20000 */
+  int32_t profile_bins;                 /* logarithmic radial bins per halo; default 20, 0 = no profiles */
+  double profile_inner;                 /* innermost bin edge as a fraction of R_Delta; default 0.02 */
+  double profile_outer;                 /* outermost bin edge as a fraction of R_Delta; default 1 */
+} vic_halo_options;
+
+void vic_halo_options_init(vic_halo_options *o);
+
+typedef struct {
+  int64_t n;               /* points */
+  int64_t *halo_id;        /* n: the halo each point belongs to, -1 for none */
+  int64_t n_halos;
+  /* per halo (by the peaks' order, i.e. descending saliency); vectors are n_halos x 3 */
+  int64_t *peak;           /* index into vic_peaks.peak_* */
+  int64_t *members;        /* particles in the halo: its basin's inside R_Delta (bound ones with unbind) */
+  double *mass;            /* their total mass */
+  double *centre;          /* the density-peak centre (vic_peaks.peak_centre) */
+  double *centre_of_mass;  /* of the members, minimum image about the centre, wrapped into the box */
+  double *r_delta, *m_delta; /* spherical-overdensity radius and mass: M_Delta = (4/3) pi R_Delta^3 Delta rho_ref */
+  double *r_half;          /* radius around the centre holding half the members' mass */
+  double *bulk_velocity;   /* mass-weighted mean velocity of the members (NAN without velocities) */
+  double *sigma_v;         /* 1-d velocity dispersion sqrt(sum m |v - v_bulk|^2 / (3 M)) (NAN without) */
+  int64_t *unbound;        /* particles inside R_Delta removed by the energy cut (0 without unbind) */
+  /* profiles: n_halos x profile_bins, bin b of halo h at h * profile_bins + b */
+  int32_t profile_bins;
+  double *profile_radius;  /* the bin's geometric-mean radius */
+  double *profile_density; /* basin mass in the shell over the shell's volume */
+  int64_t *profile_count;  /* basin particles in the shell */
+  double reference_density; /* Delta rho_ref: the mean enclosed density at R_Delta */
+  double mean_density;      /* the mean density used (given or from the data) */
+  vic_report report;
+} vic_halos;
+
+/* A halo catalogue from density peaks (vic_peaks_find on x, d = 3, L2,
+ * periodic boxes by minimum image).  For every peak, the particles of its
+ * basin (those whose peak_id is it) sorted by distance from the peak's
+ * centre give R_Delta: walking outward, the last particle before the
+ * enclosed mean density first falls below Delta rho_ref fixes M_Delta, and
+ * R_Delta is the radius of that mass at exactly Delta rho_ref.  A peak is a
+ * halo when at least min_members particles lie inside R_Delta, so noise
+ * peaks of a uniform box are none.  The halo's members are its basin's
+ * particles inside R_Delta; with unbind, those whose kinetic energy
+ * relative to the bulk velocity plus potential energy is positive are
+ * removed, repeatedly until none is.  mass: per-particle masses or NULL;
+ * velocity: n x 3 or NULL.  Profiles come from the whole basin. */
+vic_status vic_halo_catalogue(vic_ctx *c, const vic_data *x, const vic_peaks *peaks, const float *mass,
+                              const float *velocity, const vic_halo_options *o, vic_halos *out);
+void vic_halos_free(vic_halos *h);
+
+/* Friends-of-friends groups from kNN lists of x (L2, any d; periodic boxes
+ * through the lists).  Two points are friends when nearer than b times the
+ * mean interparticle spacing (volume / n)^(1/d), the volume as in
+ * vic_halo_options.mean_density; groups are the connected sets of friends.
+ * Only pairs in the lists are seen: points whose k-th neighbour lies
+ * inside the linking length may miss links, and their number is logged as
+ * a warning (raise k).  group (n): the group of each point, groups with at
+ * least min_members points numbered 0.. by descending size (ties: lowest
+ * point id), -1 for the rest.  *n_groups: the number numbered;
+ * *linking_length (optional): the length used. */
+vic_status vic_fof(vic_ctx *c, const vic_data *x, const vic_knn *nn, double b, int64_t min_members, int64_t *group,
+                   int64_t *n_groups, double *linking_length);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

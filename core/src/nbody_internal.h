@@ -40,4 +40,8 @@ int vic__density_needs_cpu_check(int64_t n, const float *mass, const float *knn_
  * t0, warnings, and the d_nn1 statistics when the lists were kept. */
 void vic__finish_device_lists(vic_ctx *c, vic_knn *lists, int kept, double t0);
 
+/* The volume of x (data_volume.c): the box length on periodic axes times
+ * the points' extent on open ones; an error when it is 0. */
+vic_status vic__data_volume(vic_ctx *c, const vic_data *x, double *volume);
+
 #endif

@@ -122,4 +122,35 @@ static inline void nb_shrinking_sphere(const float *xyz, int64_t n, int64_t stop
   memcpy(out, c, sizeof c);
 }
 
+/* NFW mass shape m(x) = ln(1 + x) - x / (1 + x), M(<r) = M_s m(r / r_s). */
+static inline double nb_nfw_m(double x) { return log1p(x) - x / (1.0 + x); }
+
+/* Writes n points of an NFW halo of scale radius rs around centre, drawn
+ * out to x_max scale radii (r = rs X with m(X) = u m(x_max), u uniform,
+ * inverted by bisection); positions wrap into [0, box) when box > 0. */
+static inline void nb_nfw(float *xyz, int64_t n, double rs, double x_max, const double centre[3], double box,
+                          uint64_t seed) {
+  uint64_t s = seed;
+  const double mmax = nb_nfw_m(x_max);
+  for (int64_t i = 0; i < n; ++i) {
+    const double target = nb_unif(&s) * mmax;
+    double lo = 0, hi = x_max;
+    for (int it = 0; it < 60; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      if (nb_nfw_m(mid) < target) lo = mid; else hi = mid;
+    }
+    const double r = rs * 0.5 * (lo + hi);
+    const double cz = 2.0 * nb_unif(&s) - 1.0, phi = 2.0 * NB_PI * nb_unif(&s), sz = sqrt(1.0 - cz * cz);
+    const double p[3] = {centre[0] + r * sz * cos(phi), centre[1] + r * sz * sin(phi), centre[2] + r * cz};
+    for (int j = 0; j < 3; ++j) xyz[3 * i + j] = (float)(box > 0 ? p[j] - box * floor(p[j] / box) : p[j]);
+  }
+}
+
+/* A standard normal deviate (Box-Muller). */
+static inline double nb_gauss(uint64_t *s) {
+  double u = nb_unif(s);
+  while (u <= 0) u = nb_unif(s);
+  return sqrt(-2.0 * log(u)) * cos(2.0 * NB_PI * nb_unif(s));
+}
+
 #endif

@@ -5,7 +5,7 @@
 # ParaView asks "Open Data With..." and lists the readers that may read it
 # (those whose CanReadFile accepts the content, and those without one);
 # the three dialogs side by side.  The GUI is driven by ParaView test
-# events (XML); xgrab.py saves the dialog while it is open.
+# events (XML); grab_screen.py saves the dialog while it is open.
 # Usage: reader_dialogs.sh BUILD_DIR OUT_PNG
 set -euo pipefail
 build=$(cd "$1" && pwd) out=$2
@@ -33,7 +33,7 @@ XML
     paraview --dr -geometry 1280x860+0+0 --test-script="$work/$1.xml" >"$work/$1.log" 2>&1) &
   pv=$!
   sleep 30
-  DISPLAY=$display pvpython "$here/xgrab.py" "$work/$1.png" 404,170,850,606 # the dialog
+  DISPLAY=$display pvpython "$here/grab_screen.py" "$work/$1.png" 404 170 446 436 # the dialog
   kill $pv 2>/dev/null || true
   wait $pv 2>/dev/null || true
   grep -A3 "pqEventPlayer" "$work/$1.log" | head -6 || true # an event that did not play

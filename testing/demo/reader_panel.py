@@ -3,7 +3,7 @@
 testing/readers/snapshot_files.py writes (snap_005.0 .. .2):
   VIC_SNAPSHOT=/path/snap_005.0 PV_PLUGIN_PATH=<build>/lib/paraview-5.11/plugins/Vicinity \
   xvfb-run -a -s '-screen 0 1280x860x24' paraview -geometry 1280x860+0+0 --script=testing/demo/reader_panel.py
-and the screen saved with testing/demo/xgrab.py (cropped to 0,140,1000,830)."""
+and the screen saved with testing/demo/grab_screen.py (cropped to x y w h = 0 140 1000 690)."""
 import os
 
 from paraview.simple import OpenDataFile, Render, SetActiveSource, Show

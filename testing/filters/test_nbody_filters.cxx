@@ -201,20 +201,34 @@ static void TestAbort()
     "abort: empty output");
 }
 
-// The shared superclass's defaults and clamps: the density filters need a
-// k-th neighbour beyond the nearest, so k = 1 is raised to 2 (the kNN
-// Graph filter accepts 1).
+// The shared superclass's defaults and range: the density filters need a
+// k-th neighbour beyond the nearest, so k below 2 is an error when they run
+// (never silently another k); above 4096 too.
 static void TestSharedProperties()
 {
   vtkNew<vtkVicinityKnnDensity> d;
   vtkNew<vtkVicinitySalientPoints> s;
   CHECK(d->GetK() == 32 && s->GetK() == 32, "density filters: default k is not 32");
-  CHECK(d->GetNumberOfOutputPorts() == 1 && s->GetNumberOfOutputPorts() == 2, "output ports");
-  d->SetK(1);
-  s->SetK(0);
-  CHECK(d->GetK() == 2 && s->GetK() == 2, "density filters: k below 2 not raised to 2");
-  d->SetK(100000);
-  CHECK(d->GetK() == 4096, "density filter: k above 4096 not clamped");
+  CHECK(d->GetNumberOfOutputPorts() == 1 && s->GetNumberOfOutputPorts() == 3, "output ports");
+  vtkNew<vtkPolyData> cloud;
+  vtkNew<vtkPoints> pts;
+  for (int i = 0; i < 50; ++i)
+  {
+    pts->InsertNextPoint(0.01 * i, 0.02 * (i % 7), 0.03 * (i % 5));
+  }
+  cloud->SetPoints(pts);
+  for (int k : { 0, 1, 100000 })
+  {
+    vtkNew<MessageLog> log;
+    d->AddObserver(vtkCommand::ErrorEvent, log);
+    d->SetInputData(cloud);
+    d->SetK(k);
+    d->Update();
+    CHECK(d->GetK() == k, "k is kept as given");
+    CHECK(log->ErrorContains("out of range"),
+      "k out of range is an error");
+    d->RemoveAllObservers();
+  }
   CHECK(d->IsA("vtkVicinityKnnAlgorithm") && s->IsA("vtkVicinityKnnAlgorithm"),
     "density filters do not derive from vtkVicinityKnnAlgorithm");
 }
