@@ -81,6 +81,8 @@ typedef struct {
                           device..device+N-1, VIC_DEVICES_ALL = every device from `device` on.  The exact
                           grid kNN splits its queries over them; a sharded GGNN build puts shard s on the
                           s-th mod N.  Results do not depend on the count. */
+  size_t device_memory_budget; /* bytes the density and peak calls may hold on each device; 0 = 90% of what
+                                  is free.  A set that needs more is processed in slabs (exact, slower) */
   int threads;         /* CPU threads; 0 = all available */
   uint64_t seed;       /* seed of every random choice; results are reproducible per seed */
   void (*log)(void *user, vic_log_level level, const char *message);
@@ -140,6 +142,9 @@ typedef struct {              /* what happened, for users and filters */
   int64_t recall_sample;      /* points in that sample */
   double dnn1_mean, dnn1_max; /* GGNN's d_nn1 statistics over all points */
   int warnings;               /* number of warnings logged during the call */
+  int64_t device_peak_bytes;  /* most device memory the call held on one device (0 on the CPU) */
+  int32_t slabs;              /* spatial slabs the set was cut into for the device (1: in one piece) */
+  int32_t devices_used;       /* GPUs the call ran on */
 } vic_report;
 
 /* ------------------------------------------------------------ kNN lists */

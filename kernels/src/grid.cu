@@ -159,9 +159,9 @@ __device__ __forceinline__ int cell_pruned(const grid_geom &g, const topk_list<K
  * cells farther than the current k-th distance are skipped, so a query
  * beside a dense cluster reads only the part of it that matters. */
 template <int KMAX>
-__device__ void visit_cell(const grid_geom &g, const uint64_t *codes, const uint32_t *sid, const float4 *sp, float4 q,
-                           uint32_t self, const float u[3], const int c0[3], int level0, int64_t a0, int64_t b0,
-                           topk_list<KMAX> &best) {
+__device__ void visit_cell(const grid_geom &g, const uint64_t *codes, const uint32_t *sid, const uint32_t *kid,
+                           const float4 *sp, float4 q, uint32_t self, const float u[3], const int c0[3], int level0,
+                           int64_t a0, int64_t b0, topk_list<KMAX> &best) {
   struct item { int c[3]; int level; int64_t a, b; };
   item st[GRID_STACK];
   int top = 0;
@@ -172,7 +172,7 @@ __device__ void visit_cell(const grid_geom &g, const uint64_t *codes, const uint
     if (it.b - it.a <= GRID_LEAF || it.level == 0 || top + 8 > GRID_STACK) {
       for (int64_t t = it.a; t < it.b; ++t) {
         uint32_t id = sid[t];
-        if (id != self) best.push(vick_key(grid_dist(g, q, sp[t]), id));
+        if (id != self) best.push(vick_key(grid_dist(g, q, sp[t]), kid ? kid[t] : id));
       }
       continue;
     }
@@ -209,11 +209,16 @@ __device__ void visit_cell(const grid_geom &g, const uint64_t *codes, const uint
   }
 }
 
-template <int KMAX>
+/* kid (NULL: the row itself): the id a point has in the keys and the
+ * lists, by sorted position -- a slab's points carry their global ids, so
+ * that ties fall as they do over all points.  IdT: int64 for lists that
+ * go to the host as they are, int32 for lists that stay on the device. */
+template <int KMAX, typename IdT>
 __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t *codes, const uint32_t *sid,
-                                                                   const float4 *sp, int64_t n, grid_geom g, int k,
-                                                                   int target, const uint32_t *qpos, int64_t m,
-                                                                   uint32_t q0, int64_t *out_ids, float *out_dist) {
+                                                                   const uint32_t *kid, const float4 *sp, int64_t n,
+                                                                   grid_geom g, int k, int target,
+                                                                   const uint32_t *qpos, int64_t m, uint32_t q0,
+                                                                   IdT *out_ids, float *out_dist) {
   int64_t t0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (t0 >= m) return;
   const int64_t p = qpos ? (int64_t)qpos[t0] : t0;
@@ -271,7 +276,7 @@ __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t
               a = vick_lower_bound(codes, (int64_t)0, n, pre << sh);
               b = (a < n && (codes[a] >> sh) == pre) ? vick_lower_bound(codes, (int64_t)0, n, (pre + 1) << sh) : a;
             }
-            if (b > a) visit_cell(g, codes, sid, sp, q, self, u, cc, level, a, b, best);
+            if (b > a) visit_cell(g, codes, sid, kid, sp, q, self, u, cc, level, a, b, best);
           }
       /* everything scanned? */
       int covered = 1;
@@ -313,14 +318,14 @@ __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t
     best.size = 0;
     for (int64_t t = 0; t < n; ++t) {
       uint32_t id = sid[t];
-      if (id != self) best.push(vick_key(grid_dist(g, q, sp[t]), id));
+      if (id != self) best.push(vick_key(grid_dist(g, q, sp[t]), kid ? kid[t] : id));
     }
   }
-  int64_t *oi = out_ids + (int64_t)(self - q0) * k;
+  IdT *oi = out_ids + (int64_t)(self - q0) * k;
   float *od = out_dist + (int64_t)(self - q0) * k;
   for (int t = 0; t < k; ++t) {
     if (t < best.size) {
-      oi[t] = (int64_t)(best.key[t] & 0xffffffffu);
+      oi[t] = (IdT)(best.key[t] & 0xffffffffu);
       od[t] = vick_float_unorder((uint32_t)(best.key[t] >> 32));
     } else {
       oi[t] = -1;
@@ -332,7 +337,7 @@ __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t
 /* ------------------------------------------------------------------ host */
 typedef struct {
   vick_env env;
-  vick_buf x, soa, mm, codes, codes2, ids, ids2, sp, tmp, qpos, nsel, out_ids, out_dist;
+  vick_buf x, soa, mm, codes, codes2, ids, ids2, sp, tmp, qpos, nsel, out_ids, out_dist, kid;
 } grid_ws;
 
 /* The rows whose lists a call returns: [q0, q1) of the n points. */
@@ -349,7 +354,7 @@ struct grid_in_range {
 
 static void grid_ws_free(grid_ws *w) {
   vick_buf *all[] = {&w->x, &w->soa, &w->mm, &w->codes, &w->codes2, &w->ids, &w->ids2, &w->sp, &w->tmp,
-                     &w->qpos, &w->nsel, &w->out_ids, &w->out_dist};
+                     &w->qpos, &w->nsel, &w->out_ids, &w->out_dist, &w->kid};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&w->env, all[i]);
 }
 
@@ -413,13 +418,27 @@ static int grid_geometry(vick_call *call, grid_ws *w, const vick_points *p, grid
 
 template <int KMAX>
 static int launch_query(vick_call *call, grid_ws *w, const grid_geom &g, int64_t n, int k, int target,
-                        grid_range r) {
+                        grid_range r, int id_bytes) {
   const int64_t m = r.q1 - r.q0;
-  grid_query_kernel<KMAX><<<vick_blocks(m, GRID_THREADS), GRID_THREADS, 0, w->env.stream>>>(
-      (const uint64_t *)w->codes.p, (const uint32_t *)w->ids.p, (const float4 *)w->sp.p, n, g, k, target,
-      (const uint32_t *)w->qpos.p, m, (uint32_t)r.q0, (int64_t *)w->out_ids.p, (float *)w->out_dist.p);
+  const unsigned blocks = vick_blocks(m, GRID_THREADS);
+  if (id_bytes == 4)
+    grid_query_kernel<KMAX, int32_t><<<blocks, GRID_THREADS, 0, w->env.stream>>>(
+        (const uint64_t *)w->codes.p, (const uint32_t *)w->ids.p, (const uint32_t *)w->kid.p,
+        (const float4 *)w->sp.p, n, g, k, target, (const uint32_t *)w->qpos.p, m, (uint32_t)r.q0,
+        (int32_t *)w->out_ids.p, (float *)w->out_dist.p);
+  else
+    grid_query_kernel<KMAX, int64_t><<<blocks, GRID_THREADS, 0, w->env.stream>>>(
+        (const uint64_t *)w->codes.p, (const uint32_t *)w->ids.p, (const uint32_t *)w->kid.p,
+        (const float4 *)w->sp.p, n, g, k, target, (const uint32_t *)w->qpos.p, m, (uint32_t)r.q0,
+        (int64_t *)w->out_ids.p, (float *)w->out_dist.p);
   VICK_LAUNCH(call, "grid_query_kernel");
   return VICK_OK;
+}
+
+/* Key ids by sorted position: kid[t] = key_ids[sid[t]]. */
+__global__ void key_id_kernel(const uint32_t *sid, const uint32_t *key_ids, int64_t n, uint32_t *kid) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < n) kid[t] = key_ids[sid[t]];
 }
 
 /* Sorted positions of the range's rows, in sorted order (none for all rows). */
@@ -447,14 +466,17 @@ static int grid_select(vick_call *call, grid_ws *w, int64_t n, grid_range r) {
 }
 
 /* keep_x: the rows stay on the device after the sort (for vick_grid_dev). */
+/* id_bytes: 8, or 4 for lists that stay on the device; key_ids (host, n,
+ * or NULL): the ids the points carry in the lists (vick_grid_rows). */
 static int grid_run(vick_call *call, grid_ws *w, const vick_points *p, int k, grid_range r, int64_t *ids, float *dist,
-                    grid_geom *geom, int keep_x) {
+                    grid_geom *geom, int keep_x, int id_bytes, const uint32_t *key_ids) {
   const int64_t n = p->n;
   const int64_t m = r.q1 - r.q0;
   const int d = p->d;
   const size_t row_bytes = (size_t)d * sizeof(float);
   /* Everything the call holds at its peak, checked up front. */
-  size_t need = (size_t)n * (row_bytes + 2 * 8 + 2 * 4 + 16) + (size_t)m * (4 + (size_t)k * 12);
+  size_t need = (size_t)n * (row_bytes + 2 * 8 + 2 * 4 + 16 + (key_ids ? 4 : 0)) +
+                (size_t)m * (4 + (size_t)k * (4 + (size_t)id_bytes));
   if (need > vick_budget_left(&w->env))
     return vick_fail(call, VICK_NOMEM, "the grid needs %.1f MiB of device memory for %lld points and k = %d; the budget has %.1f MiB",
                      need / 1048576.0, (long long)n, k, vick_budget_left(&w->env) / 1048576.0);
@@ -491,22 +513,39 @@ static int grid_run(vick_call *call, grid_ws *w, const vick_points *p, int k, gr
                                                                   (float4 *)w->sp.p);
   VICK_LAUNCH(call, "gather_kernel");
   if (!keep_x) vick_buf_free(&w->env, &w->x);
+  if (key_ids) {
+    vick_buf tmp = {NULL, 0};
+    VICK_TRY(vick_buf_alloc(call, &w->env, &w->kid, (size_t)n * 4, "list ids by sorted position"));
+    VICK_TRY(vick_buf_alloc(call, &w->env, &tmp, (size_t)n * 4, "list ids"));
+    int rc = vick_copy_to_device(call, &w->env, tmp.p, key_ids, (size_t)n * 4);
+    if (rc == VICK_OK) {
+      key_id_kernel<<<vick_blocks(n, 256), 256, 0, w->env.stream>>>((const uint32_t *)w->ids.p,
+                                                                      (const uint32_t *)tmp.p, n,
+                                                                      (uint32_t *)w->kid.p);
+      cudaError_t e = cudaGetLastError();
+      if (e == cudaSuccess) e = cudaStreamSynchronize(w->env.stream);
+      if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "key_id_kernel", __FILE__, __LINE__);
+    }
+    vick_buf_free(&w->env, &tmp);
+    VICK_TRY(rc);
+  }
   VICK_TRY(grid_select(call, w, n, r));
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid sort"));
   if (geom) *geom = g;
   VICK_TRY(vick_poll(call, "grid", 0.2));
+  if (k == 0) return VICK_OK; /* vick_grid_sort_dev: the sorted grid only */
 
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_ids, (size_t)m * k * 8, "result ids"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_ids, (size_t)m * k * id_bytes, "result ids"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_dist, (size_t)m * k * 4, "result distances"));
   /* about k/4 points in the query's own cell: the 27 cells around it then
    * usually hold the k nearest (see the file comment) */
   int target = k / 4 > 2 ? k / 4 : 2;
   VICK_TRY(vick_timer_start(call, &w->env));
-  if (k <= 16) VICK_TRY(launch_query<16>(call, w, g, n, k, target, r));
-  else if (k <= 32) VICK_TRY(launch_query<32>(call, w, g, n, k, target, r));
-  else if (k <= 64) VICK_TRY(launch_query<64>(call, w, g, n, k, target, r));
-  else if (k <= 128) VICK_TRY(launch_query<128>(call, w, g, n, k, target, r));
-  else VICK_TRY(launch_query<VICK_EXACT_MAX_K>(call, w, g, n, k, target, r));
+  if (k <= 16) VICK_TRY(launch_query<16>(call, w, g, n, k, target, r, id_bytes));
+  else if (k <= 32) VICK_TRY(launch_query<32>(call, w, g, n, k, target, r, id_bytes));
+  else if (k <= 64) VICK_TRY(launch_query<64>(call, w, g, n, k, target, r, id_bytes));
+  else if (k <= 128) VICK_TRY(launch_query<128>(call, w, g, n, k, target, r, id_bytes));
+  else VICK_TRY(launch_query<VICK_EXACT_MAX_K>(call, w, g, n, k, target, r, id_bytes));
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid search"));
   VICK_TRY(vick_poll(call, "grid", 0.9));
   if (!ids) return VICK_OK; /* vick_grid_knn_dev: the lists stay on the device */
@@ -528,15 +567,22 @@ static int grid_args(vick_call *call, const vick_points *p, int32_t k) {
 
 /* grid_internal.cuh: the lists left in device buffers of the caller's
  * environment (working distances), for fused pipelines (density.cu). */
-int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int32_t k, vick_buf *ids, vick_buf *dist,
-                      vick_grid_dev *keep) {
+int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int32_t k, const vick_grid_rows *rows,
+                      vick_buf *ids, vick_buf *dist, vick_grid_dev *keep) {
   VICK_TRY(grid_args(call, p, k));
+  grid_range all = {0, p->n};
+  if (rows) {
+    if (rows->q0 < 0 || rows->q1 <= rows->q0 || rows->q1 > p->n)
+      return vick_fail(call, VICK_ARGUMENT, "grid: rows [%lld, %lld) are not a range of the %lld points",
+                       (long long)rows->q0, (long long)rows->q1, (long long)p->n);
+    all.q0 = rows->q0;
+    all.q1 = rows->q1;
+  }
   grid_ws w;
   memset(&w, 0, sizeof w);
   w.env = *env;
-  grid_range all = {0, p->n};
   grid_geom g;
-  int rc = grid_run(call, &w, p, k, all, NULL, NULL, &g, keep != NULL);
+  int rc = grid_run(call, &w, p, k, all, NULL, NULL, &g, keep != NULL, 4, rows ? rows->key_ids : NULL);
   if (rc == VICK_OK) {
     *ids = w.out_ids;
     *dist = w.out_dist;
@@ -549,6 +595,8 @@ int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int3
       keep->sid = w.ids;
       keep->sp = w.sp;
       keep->x = w.x;
+      keep->kid = w.kid;
+      memset(&w.kid, 0, sizeof w.kid);
       memset(&w.codes, 0, sizeof w.codes);
       memset(&w.ids, 0, sizeof w.ids);
       memset(&w.sp, 0, sizeof w.sp);
@@ -557,6 +605,29 @@ int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int3
   }
   grid_ws_free(&w);
   *env = w.env; /* the budget's bookkeeping now counts the lists */
+  return rc;
+}
+
+int vick_grid_sort_dev(vick_call *call, vick_env *env, const vick_points *p, vick_grid_dev *keep) {
+  VICK_TRY(grid_args(call, p, 1));
+  grid_ws w;
+  memset(&w, 0, sizeof w);
+  w.env = *env;
+  grid_range all = {0, p->n};
+  int rc = grid_run(call, &w, p, 0, all, NULL, NULL, &keep->g, 1, 4, NULL);
+  if (rc == VICK_OK) {
+    keep->n = p->n;
+    keep->codes = w.codes;
+    keep->sid = w.ids;
+    keep->sp = w.sp;
+    keep->x = w.x;
+    memset(&w.codes, 0, sizeof w.codes);
+    memset(&w.ids, 0, sizeof w.ids);
+    memset(&w.sp, 0, sizeof w.sp);
+    memset(&w.x, 0, sizeof w.x);
+  }
+  grid_ws_free(&w);
+  *env = w.env;
   return rc;
 }
 
@@ -571,7 +642,7 @@ extern "C" int vick_grid_knn_range(vick_call *call, const vick_points *p, int32_
   memset(&w, 0, sizeof w);
   grid_range r = {q0, q1};
   int rc = vick_begin(call, &w.env);
-  if (rc == VICK_OK) rc = grid_run(call, &w, p, k, r, ids, dist, NULL, 0);
+  if (rc == VICK_OK) rc = grid_run(call, &w, p, k, r, ids, dist, NULL, 0, 8, NULL);
   grid_ws_free(&w);
   return vick_end(call, &w.env, rc);
 }
@@ -585,4 +656,5 @@ void vick_grid_dev_free(vick_env *env, vick_grid_dev *gd) {
   vick_buf_free(env, &gd->sid);
   vick_buf_free(env, &gd->sp);
   vick_buf_free(env, &gd->x);
+  vick_buf_free(env, &gd->kid);
 }

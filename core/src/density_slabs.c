@@ -1,0 +1,361 @@
+/* Slab by slab lists and densities (density_slabs.h).
+ *
+ * The points are bucketed by slab once (a counting sort of their ids, so
+ * every slab's own points are in ascending id order).  A slab run gathers
+ * its own points and the halo -- the points of the neighbouring slabs
+ * inside its region -- as packed rows with their ids in the whole set,
+ * and the device returns the own rows' lists, k-th distances and
+ * densities.  Rows whose k-th distance reaches the edge of the region are
+ * answered again in a region grown to hold their k-th-distance ball (an
+ * upper bound of the true one), until none is left: every list then
+ * equals the one over all points. */
+#include "density_slabs.h"
+#include "backend_cuda.h"
+#include "slab_plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifdef VIC_WITH_CUDA
+#include "cuda_internal.h"
+#include "density_cuda.h"
+#include "vic_kernels_density.h"
+
+size_t vic__density_budget(vic_ctx *c, int device) {
+  if (c->opt.device_memory_budget) return c->opt.device_memory_budget;
+  size_t f = 0, t = 0;
+  if (vick_device_info(device, NULL, 0, &f, &t) != VICK_OK) return 0;
+  return f / 10 * 9;
+}
+
+typedef struct {
+  vic_ctx *c;
+  const vic_data *x;
+  int32_t k;
+  const float *mass;
+  vick_density_params p;
+  size_t budget;
+  float *knn, *sph, *h, *rk, *dist;
+  int32_t *ids;
+  const vic_slab_plan *plan;
+  const int64_t *start, *order; /* slab s owns order[start[s] .. start[s+1]) */
+  double h0;
+  int first, count;
+  /* per device */
+  vick_call *call;
+  int *rc;
+  vic_status *status;
+  int64_t *bad_row, *retried;
+  char (*msg)[512];
+} slab_job;
+
+/* Own rows (rows, in that order) then every other point in r, packed. */
+static int gather(const slab_job *j, const vic_region *r, const int64_t *rows, int64_t n_rows, int64_t s_lo,
+                  int64_t s_hi, const unsigned char *is_row, float **pts, uint32_t **gid, int64_t *n_out) {
+  const vic_data *x = j->x;
+  const int d = x->d;
+  const int64_t stride = x->stride ? x->stride : d;
+  int64_t cap = n_rows + 1024, m = 0;
+  float *p = malloc((size_t)cap * d * sizeof *p);
+  uint32_t *g = malloc((size_t)cap * sizeof *g);
+  if (!p || !g) { free(p); free(g); return -1; }
+  for (int64_t t = 0; t < n_rows; ++t) {
+    memcpy(p + m * d, x->rows + rows[t] * stride, (size_t)d * sizeof *p);
+    g[m++] = (uint32_t)rows[t];
+  }
+  for (int64_t s = s_lo; s <= s_hi; ++s)
+    for (int64_t t = j->start[s]; t < j->start[s + 1]; ++t) {
+      const int64_t i = j->order[t];
+      if (is_row[i] || !vic__region_holds(r, x, i)) continue;
+      if (m == cap) {
+        cap = cap * 2;
+        float *p2 = realloc(p, (size_t)cap * d * sizeof *p);
+        uint32_t *g2 = p2 ? realloc(g, (size_t)cap * sizeof *g) : NULL;
+        if (p2) p = p2;
+        if (!g2) { free(p); free(g); return -1; }
+        g = g2;
+      }
+      memcpy(p + m * d, x->rows + i * stride, (size_t)d * sizeof *p);
+      g[m++] = (uint32_t)i;
+    }
+  *pts = p;
+  *gid = g;
+  *n_out = m;
+  return 0;
+}
+
+/* Slabs whose own range meets [lo, hi) along the axis (all of them when
+ * the region wraps or is unbounded there). */
+static void slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
+  const int a = j->plan->axis;
+  if (!isfinite(r->lo[a]) || r->period[a] > 0) { *s_lo = 0; *s_hi = j->plan->n_slabs - 1; return; }
+  *s_lo = vic__slab_of(j->plan, r->lo[a]);
+  *s_hi = vic__slab_of(j->plan, r->hi[a]);
+}
+
+static int vick_fail_host(vick_call *call, int code, const char *what) {
+  snprintf(call->message, sizeof call->message, "%s", what);
+  return code;
+}
+
+static void add_stage(vick_call *call, const char *name, double seconds) {
+  for (int i = 0; i < call->n_stages; ++i)
+    if (strcmp(call->stages[i].name, name) == 0) { call->stages[i].seconds += seconds; return; }
+  if (call->n_stages >= (int)(sizeof call->stages / sizeof call->stages[0])) return;
+  snprintf(call->stages[call->n_stages].name, sizeof call->stages[0].name, "%s", name);
+  call->stages[call->n_stages++].seconds = seconds;
+}
+
+/* One slab on the device of slot dev: own rows first, then retries. */
+static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
+  const vic_data *x = j->x;
+  const int32_t k = j->k;
+  vick_call *call = &j->call[dev];
+  const int64_t *own = j->order + j->start[s];
+  int64_t n_rows = j->start[s + 1] - j->start[s];
+  if (n_rows == 0) return VICK_OK;
+  int64_t *rows = malloc((size_t)n_rows * sizeof *rows);
+  float *rk = malloc((size_t)n_rows * sizeof *rk), *knn = NULL, *sph = NULL, *h = NULL, *dist = NULL;
+  int32_t *ids = NULL;
+  if (j->knn) knn = malloc((size_t)n_rows * sizeof *knn);
+  if (j->sph) sph = malloc((size_t)n_rows * sizeof *sph);
+  if (j->h) h = malloc((size_t)n_rows * sizeof *h);
+  if (j->ids) ids = malloc((size_t)n_rows * k * sizeof *ids);
+  if (j->dist) dist = malloc((size_t)n_rows * k * sizeof *dist);
+  int rc = VICK_OK;
+  if (!rows || !rk || (j->knn && !knn) || (j->sph && !sph) || (j->h && !h) || (j->ids && !ids) || (j->dist && !dist))
+    rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's results");
+  if (rc == VICK_OK) memcpy(rows, own, (size_t)n_rows * sizeof *rows);
+  vic_region reg;
+  vic__slab_region(x, j->plan, s, j->h0, &reg);
+  for (int round = 0; rc == VICK_OK && n_rows > 0; ++round) {
+    if (round == 64) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    for (int64_t t = 0; t < n_rows; ++t) is_row[rows[t]] = 1;
+    int64_t s_lo, s_hi, m = 0;
+    slab_span(j, &reg, &s_lo, &s_hi);
+    float *pts = NULL;
+    uint32_t *gid = NULL;
+    if (gather(j, &reg, rows, n_rows, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
+      rc = vick_fail_host(call, VICK_NOMEM, "no host memory to gather a slab");
+    for (int64_t t = 0; t < n_rows; ++t) is_row[rows[t]] = 0;
+    if (rc != VICK_OK) break;
+    if (m <= k) { /* a tiny region: the whole set is the region */
+      free(pts);
+      free(gid);
+      for (int jj = 0; jj < 3; ++jj) { reg.lo[jj] = -INFINITY; reg.hi[jj] = INFINITY; }
+      continue;
+    }
+    const size_t need = vic__slab_bytes(m, n_rows, k, x->d);
+    if (need > j->budget) {
+      snprintf(call->message, sizeof call->message,
+               "a slab needs %.0f MiB of device memory (%lld points with its halo, %lld rows); the budget is %.0f MiB: "
+               "raise it to at least %.0f MiB", need / 1048576.0, (long long)m, (long long)n_rows,
+               j->budget / 1048576.0, need / 1048576.0);
+      rc = VICK_NOMEM;
+      free(pts);
+      free(gid);
+      break;
+    }
+    vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
+    vick_call one;
+    memcpy(&one, call, sizeof one);
+    one.memory_budget = j->budget;
+    int64_t bad = -1;
+    rc = vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, ids, dist, &bad);
+    call->seconds_kernel += one.seconds_kernel;
+    call->seconds_transfer += one.seconds_transfer;
+    if (one.peak_bytes > call->peak_bytes) call->peak_bytes = one.peak_bytes;
+    for (int i = 0; i < one.n_stages; ++i) add_stage(call, one.stages[i].name, one.stages[i].seconds);
+    if (rc != VICK_OK) memcpy(call->message, one.message, sizeof call->message);
+    free(pts);
+    free(gid);
+    if (rc != VICK_OK) break;
+    if (bad >= 0) {
+      if (j->bad_row[dev] < 0 || rows[bad] < j->bad_row[dev]) j->bad_row[dev] = rows[bad];
+      break;
+    }
+    /* place the exact rows; keep the others for the next round */
+    int64_t left = 0;
+    vic_region grow;
+    int any = 0;
+    for (int64_t t = 0; t < n_rows; ++t) {
+      const int64_t i = rows[t];
+      if (!vic__region_exact(&reg, x, i, rk[t])) {
+        vic_region b;
+        vic__ball_region(x, i, rk[t], &b);
+        if (!any) grow = b; else vic__region_union(&grow, &b);
+        any = 1;
+        rows[left++] = i;
+        continue;
+      }
+      j->rk[i] = rk[t];
+      if (knn) j->knn[i] = knn[t];
+      if (sph) j->sph[i] = sph[t];
+      if (h) j->h[i] = h[t];
+      if (ids) memcpy(j->ids + i * k, ids + t * k, (size_t)k * sizeof *ids);
+      if (dist) memcpy(j->dist + i * k, dist + t * k, (size_t)k * sizeof *dist);
+    }
+    /* the next region: the balls of the rows left (they lie in the old one) */
+    if (left) {
+      j->retried[dev] += left;
+      reg = grow;
+    }
+    n_rows = left;
+    /* compact the per-row outputs' positions: rows moved to the front */
+  }
+  free(rows);
+  free(rk);
+  free(knn);
+  free(sph);
+  free(h);
+  free(ids);
+  free(dist);
+  return rc;
+}
+
+static void slab_slot(void *arg, int slot) {
+  slab_job *j = arg;
+  unsigned char *is_row = calloc((size_t)j->x->n, 1);
+  if (!is_row) {
+    j->rc[slot] = vick_fail_host(&j->call[slot], VICK_NOMEM, "no host memory for slab flags");
+    return;
+  }
+  for (int64_t s = slot; s < j->plan->n_slabs && j->rc[slot] == VICK_OK; s += j->count) {
+    j->rc[slot] = run_slab(j, slot, s, is_row);
+    if (j->rc[slot] == VICK_OK && j->bad_row[slot] >= 0) break;
+    vick_call *cs = &j->call[slot];
+    if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, "density", (double)(s + 1) / j->plan->n_slabs))
+      j->rc[slot] = vick_fail_host(cs, VICK_CANCELLED, "cancelled during the slabs");
+  }
+  free(is_row);
+}
+
+/* Ids bucketed by slab: start (S + 1), order (n), ascending ids in each. */
+static vic_status bucket(vic_ctx *c, const vic_data *x, const vic_slab_plan *p, int64_t **start, int64_t **order) {
+  const int64_t n = x->n, S = p->n_slabs;
+  int64_t *slab = vic__malloc(c, (size_t)n * sizeof *slab, "slab of each point");
+  *start = slab ? vic__calloc(c, (size_t)S + 1, sizeof **start, "slab starts") : NULL;
+  *order = *start ? vic__malloc(c, (size_t)n * sizeof **order, "points by slab") : NULL;
+  if (!*order) { free(slab); free(*start); *start = NULL; return VIC_E_NOMEM; }
+#pragma omp parallel for
+  for (int64_t i = 0; i < n; ++i) slab[i] = vic__slab_of(p, vic__slab_coord(x, i, p->axis));
+  for (int64_t i = 0; i < n; ++i) (*start)[slab[i] + 1]++;
+  for (int64_t s = 0; s < S; ++s) (*start)[s + 1] += (*start)[s];
+  int64_t *fill = vic__malloc(c, (size_t)S * sizeof *fill, "slab fill");
+  if (!fill) { free(slab); free(*start); free(*order); *start = *order = NULL; return VIC_E_NOMEM; }
+  memcpy(fill, *start, (size_t)S * sizeof *fill);
+  for (int64_t i = 0; i < n; ++i) (*order)[fill[slab[i]]++] = i;
+  free(fill);
+  free(slab);
+  return VIC_OK;
+}
+
+/* A first halo: twice the k-th-neighbour spacing of a uniform set in the
+ * bounding box (regions grow where that is short). */
+static double first_halo(const vic_data *x, int32_t k) {
+  double vol = 1;
+  int dims = 0;
+  for (int j = 0; j < x->d; ++j) {
+    double a = INFINITY, b = -INFINITY;
+    for (int64_t i = 0; i < x->n; i += 1 + x->n / 100000) {
+      double v = vic__slab_coord(x, i, j);
+      if (v < a) a = v;
+      if (v > b) b = v;
+    }
+    if (b > a) { vol *= b - a; ++dims; }
+  }
+  if (!dims) return 0;
+  return 2 * pow(vol * (double)k / (double)x->n, 1.0 / dims);
+}
+
+vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
+                             vic_sph_convention sph, size_t budget, float *knn, float *sph_density, float *h, float *rk,
+                             int32_t *ids, float *dist, int64_t *bad_row, vic_slab_stats *st) {
+  memset(st, 0, sizeof *st);
+  *bad_row = -1;
+  int first = 0, count = 1;
+  vic_status s = vic__cuda_devices(c, &first, &count);
+  if (s != VIC_OK) return s;
+  const int64_t S = vic__slab_count(x->n, k, x->d, budget);
+  if (S == 0)
+    return vic__fail(c, VIC_E_NOMEM, "the slab runs need more than %.0f MiB of device memory (the budget is %.0f MiB)",
+                     vic__slab_bytes(3, 2, k, x->d) / 1048576.0, budget / 1048576.0);
+  vic_slab_plan plan;
+  if ((s = vic__slab_plan_make(c, x, S, &plan)) != VIC_OK) return s;
+  int64_t *start = NULL, *order = NULL;
+  if ((s = bucket(c, x, &plan, &start, &order)) != VIC_OK) { vic__slab_plan_free(&plan); return s; }
+  if (count > S) count = (int)S;
+  slab_job j;
+  memset(&j, 0, sizeof j);
+  j.c = c;
+  j.x = x;
+  j.k = k;
+  j.mass = mass;
+  j.p = vic__density_params(x->d, unit_mass, sph);
+  j.budget = budget;
+  j.knn = knn;
+  j.sph = sph_density;
+  j.h = h;
+  j.rk = rk;
+  j.ids = ids;
+  j.dist = dist;
+  j.plan = &plan;
+  j.start = start;
+  j.order = order;
+  j.h0 = first_halo(x, k);
+  j.first = first;
+  j.count = count;
+  j.call = vic__calloc(c, (size_t)count, sizeof *j.call, "per-device calls");
+  j.rc = j.call ? vic__calloc(c, (size_t)count, sizeof *j.rc, "per-device codes") : NULL;
+  j.bad_row = j.rc ? vic__malloc(c, (size_t)count * sizeof *j.bad_row, "per-device rows") : NULL;
+  j.retried = j.bad_row ? vic__calloc(c, (size_t)count, sizeof *j.retried, "per-device retries") : NULL;
+  if (!j.retried) s = VIC_E_NOMEM;
+  if (s == VIC_OK) {
+    for (int d = 0; d < count; ++d) {
+      vic__cuda_call_init(c, &j.call[d], first + d, budget, count > 1);
+      j.bad_row[d] = -1;
+    }
+    vic__log(c, VIC_LOG_INFO, "density in %lld slabs along axis %d on %d device%s (budget %.0f MiB each)",
+             (long long)S, plan.axis, count, count == 1 ? "" : "s", budget / 1048576.0);
+    if (count == 1) slab_slot(&j, 0); /* the gathers keep all host threads */
+    else vic__cuda_parallel(count, slab_slot, &j);
+    for (int d = 0; s == VIC_OK && d < count; ++d)
+      if (j.rc[d] != VICK_OK) s = vic__kernel_status(c, j.rc[d], &j.call[d], "slab density");
+    st->slabs = S;
+    st->devices = count;
+    for (int d = 0; d < count; ++d) {
+      st->retried += j.retried[d];
+      if (j.call[d].peak_bytes > st->peak_bytes) st->peak_bytes = j.call[d].peak_bytes;
+      if (j.call[d].seconds_kernel > st->seconds_kernel) st->seconds_kernel = j.call[d].seconds_kernel;
+      if (j.call[d].seconds_transfer > st->seconds_transfer) st->seconds_transfer = j.call[d].seconds_transfer;
+      if (j.bad_row[d] >= 0 && (*bad_row < 0 || j.bad_row[d] < *bad_row)) *bad_row = j.bad_row[d];
+    }
+  }
+  free(j.call);
+  free(j.rc);
+  free(j.bad_row);
+  free(j.retried);
+  free(start);
+  free(order);
+  vic__slab_plan_free(&plan);
+  return s;
+}
+
+#else
+
+size_t vic__density_budget(vic_ctx *c, int device) {
+  (void)device;
+  return c->opt.device_memory_budget;
+}
+
+vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
+                             vic_sph_convention sph, size_t budget, float *knn, float *sph_density, float *h, float *rk,
+                             int32_t *ids, float *dist, int64_t *bad_row, vic_slab_stats *st) {
+  (void)x; (void)k; (void)mass; (void)unit_mass; (void)sph; (void)budget; (void)knn; (void)sph_density; (void)h;
+  (void)rk; (void)ids; (void)dist;
+  memset(st, 0, sizeof *st);
+  *bad_row = -1;
+  return vic__cuda_probe(c);
+}
+#endif
