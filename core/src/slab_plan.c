@@ -108,14 +108,20 @@ void vic__slab_region(const vic_data *x, const vic_slab_plan *p, int64_t s, doub
   if (r->period[j] > 0 && r->hi[j] - r->lo[j] >= r->period[j]) { r->lo[j] = -INFINITY; r->hi[j] = INFINITY; }
 }
 
+/* Largest coordinate magnitude of row i: the scale of its rounding. */
+static double row_scale(const vic_data *x, int64_t i) {
+  double m = 0;
+  for (int j = 0; j < x->d; ++j) m = fmax(m, fabs(vic__slab_coord(x, i, j)));
+  return m;
+}
+
 void vic__ball_region(const vic_data *x, int64_t i, double rad, vic_region *out) {
   region_open(x, out);
-  const double h = rad * (1 + 4 * VIC_SLAB_MARGIN) + 1e-30;
+  /* wide enough that the gap test of vic__region_exact passes for any
+   * k-th distance up to rad */
+  const double e = rad * (1 + 4 * VIC_SLAB_MARGIN) + row_scale(x, i) * 1e-6 + 1e-30;
   for (int j = 0; j < x->d; ++j) {
     const double v = vic__slab_coord(x, i, j);
-    /* a ball of radius h: the box must also pass the gap test, so the
-     * margin is added on the box as well */
-    const double e = h + fabs(v) * 8 * 1.2e-7;
     out->lo[j] = v - e;
     out->hi[j] = v + e;
     if (out->period[j] > 0 && 2 * e >= out->period[j]) { out->lo[j] = -INFINITY; out->hi[j] = INFINITY; }
@@ -186,7 +192,7 @@ int vic__region_exact(const vic_region *r, const vic_data *x, int64_t i, float r
   if (!isfinite(g)) return 1;
   /* every point outside is at least g away along one axis; the float
    * distances of the lists may read a few ulps short of that */
-  const double slack = fabs(vic__slab_coord(x, i, 0)) * 1e-6 + g * VIC_SLAB_MARGIN;
+  const double slack = row_scale(x, i) * 2.4e-7 + g * VIC_SLAB_MARGIN;
   return (double)rk < g - slack;
 }
 
@@ -194,7 +200,7 @@ size_t vic__slab_bytes(int64_t indexed, int64_t own, int32_t k, int d) {
   /* per indexed point: rows, codes (x2 during the sort), order (x2),
    * sorted points, list ids and the sort's workspace; per own row: the
    * lists (int32 ids, floats), row selection, outputs */
-  return (size_t)indexed * ((size_t)d * 4 + 16 + 8 + 16 + 12) + (size_t)own * ((size_t)k * 8 + 32) + ((size_t)64 << 20);
+  return (size_t)indexed * ((size_t)d * 4 + 16 + 8 + 16 + 12) + (size_t)own * ((size_t)k * 8 + 32) + ((size_t)8 << 20);
 }
 
 size_t vic__peaks_lists_bytes(int64_t n, int32_t k) {
@@ -203,15 +209,16 @@ size_t vic__peaks_lists_bytes(int64_t n, int32_t k) {
    * numbers, edge counts and offsets; list chunks and boundary edges come
    * on top (about k / 4 edges per point at most in clustered data) */
   (void)k;
-  return (size_t)n * (12 + 8 + 4 + 16 + 12 + 4 * 6 + 16 + 4 + 4 + 16) + ((size_t)256 << 20);
+  return (size_t)n * (12 + 8 + 4 + 16 + 12 + 4 * 6 + 16 + 4 + 4 + 16) + ((size_t)16 << 20);
 }
 
 int64_t vic__slab_count(int64_t n, int32_t k, int d, size_t budget) {
-  /* halos of about half a slab's own points at first */
-  const size_t per_point = vic__slab_bytes(3, 2, k, d) - ((size_t)64 << 20);
-  const size_t fixed = (size_t)64 << 20;
-  if (budget <= fixed + per_point) return 0;
-  const size_t room = (budget - fixed) / 10 * 8;
+  /* halos of about half a slab's own points, and half the budget left
+   * for halos that must grow */
+  const size_t fixed = (size_t)8 << 20;
+  const size_t per_point = vic__slab_bytes(3, 2, k, d) - fixed;
+  if (budget <= 2 * (fixed + per_point)) return 0;
+  const size_t room = budget / 2 - fixed;
   int64_t s = (int64_t)(((size_t)n * per_point / 2 + room - 1) / room);
   return s < 2 ? 2 : s;
 }
@@ -222,5 +229,5 @@ size_t vic__in_core_bytes(int64_t n, int32_t k, int d, int peaks) {
    * and the boundary edges (an eighth of the list entries) */
   size_t b = (size_t)n * ((size_t)d * 4 + 48 + 4 + 12 + (size_t)k * 8);
   if (peaks) b += (size_t)n * (80 + (size_t)k * 4);
-  return b + ((size_t)256 << 20);
+  return b + ((size_t)16 << 20);
 }
