@@ -146,7 +146,7 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
       for (int jj = 0; jj < 3; ++jj) { reg.lo[jj] = -INFINITY; reg.hi[jj] = INFINITY; }
       continue;
     }
-    const size_t need = vic__slab_bytes(m, n_rows, k, x->d);
+    const size_t need = vic__slab_bytes(m, n_rows, k, x->d) + (j->mass ? (size_t)x->n * 4 : 0);
     if (need > j->budget) {
       snprintf(call->message, sizeof call->message,
                "a slab needs %.0f MiB of device memory (%lld points with its halo, %lld rows); the budget is %.0f MiB: "
