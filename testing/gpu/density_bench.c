@@ -17,7 +17,7 @@
  * that runs with other budgets or devices must reproduce.
  *
  * usage: density_bench --data FILE [--name NAME] [--k 32] [--backend cuda|cpu|auto]
- *                      [--repeats R] [--limit N] [--check] [--budget-mib B] [--devices N] */
+ *                      [--repeats R] [--limit N] [--check] [--budget-mib B] [--devices N] [--verbose] */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include "bench_util.h"
 #include "vic_io.h"
@@ -32,9 +32,10 @@
 #include <omp.h>
 #endif
 
+static int verbose = 0;
 static void log_cb(void *user, vic_log_level level, const char *msg) {
   (void)user;
-  if (level >= VIC_LOG_WARNING) fprintf(stderr, "vicinity: %s\n", msg);
+  if (level >= VIC_LOG_WARNING || verbose) fprintf(stderr, "vicinity: %s\n", msg);
 }
 
 static int die(vic_ctx *c, const char *what, vic_status s) {
@@ -87,9 +88,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--check")) check = 1;
     else if (!strcmp(argv[i], "--budget-mib") && i + 1 < argc) budget_mib = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--devices") && i + 1 < argc) devices = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--verbose")) verbose = 1;
     else {
       fprintf(stderr, "usage: %s --data FILE [--name NAME] [--k 32] [--backend cuda|cpu|auto] [--repeats R] [--limit N] "
-                      "[--check] [--budget-mib B] [--devices N]\n", argv[0]);
+                      "[--check] [--budget-mib B] [--devices N] [--verbose]\n", argv[0]);
       return 2;
     }
   }
