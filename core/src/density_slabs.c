@@ -16,6 +16,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #ifdef VIC_WITH_CUDA
 #include "cuda_internal.h"
@@ -42,6 +45,7 @@ typedef struct {
   const int64_t *start, *order; /* slab s owns order[start[s] .. start[s+1]) */
   double h0;
   int first, count;
+  int threads; /* host threads per device */
   /* per device */
   vick_call *call;
   int *rc;
@@ -50,35 +54,48 @@ typedef struct {
   char (*msg)[512];
 } slab_job;
 
-/* Own rows (rows, in that order) then every other point in r, packed. */
+/* Own rows (rows, in that order) then every other point of slabs
+ * s_lo..s_hi inside r, packed, by the job's host threads (blocks of the
+ * candidates counted, then written at their offsets). */
 static int gather(const slab_job *j, const vic_region *r, const int64_t *rows, int64_t n_rows, int64_t s_lo,
                   int64_t s_hi, const unsigned char *is_row, float **pts, uint32_t **gid, int64_t *n_out) {
   const vic_data *x = j->x;
   const int d = x->d;
   const int64_t stride = x->stride ? x->stride : d;
-  int64_t cap = n_rows + 1024, m = 0;
-  float *p = malloc((size_t)cap * d * sizeof *p);
-  uint32_t *g = malloc((size_t)cap * sizeof *g);
-  if (!p || !g) { free(p); free(g); return -1; }
-  for (int64_t t = 0; t < n_rows; ++t) {
-    memcpy(p + m * d, x->rows + rows[t] * stride, (size_t)d * sizeof *p);
-    g[m++] = (uint32_t)rows[t];
+  const int64_t c0 = j->start[s_lo], c1 = j->start[s_hi + 1], span = c1 - c0;
+  const int64_t block = 1 << 16, nb = (span + block - 1) / block;
+  int64_t *cnt = calloc((size_t)nb + 1, sizeof *cnt);
+  if (!cnt) return -1;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(j->threads)
+  for (int64_t b = 0; b < nb; ++b) {
+    int64_t m = 0;
+    for (int64_t t = c0 + b * block; t < c0 + (b + 1) * block && t < c1; ++t) {
+      const int64_t i = j->order[t];
+      m += !is_row[i] && vic__region_holds(r, x, i);
+    }
+    cnt[b + 1] = m;
   }
-  for (int64_t s = s_lo; s <= s_hi; ++s)
-    for (int64_t t = j->start[s]; t < j->start[s + 1]; ++t) {
+  for (int64_t b = 0; b < nb; ++b) cnt[b + 1] += cnt[b];
+  const int64_t m = n_rows + cnt[nb];
+  float *p = malloc((size_t)m * d * sizeof *p);
+  uint32_t *g = malloc((size_t)m * sizeof *g);
+  if (!p || !g) { free(p); free(g); free(cnt); return -1; }
+#pragma omp parallel for schedule(static) num_threads(j->threads)
+  for (int64_t t = 0; t < n_rows; ++t) {
+    memcpy(p + t * d, x->rows + rows[t] * stride, (size_t)d * sizeof *p);
+    g[t] = (uint32_t)rows[t];
+  }
+#pragma omp parallel for schedule(dynamic, 4) num_threads(j->threads)
+  for (int64_t b = 0; b < nb; ++b) {
+    int64_t at = n_rows + cnt[b];
+    for (int64_t t = c0 + b * block; t < c0 + (b + 1) * block && t < c1; ++t) {
       const int64_t i = j->order[t];
       if (is_row[i] || !vic__region_holds(r, x, i)) continue;
-      if (m == cap) {
-        cap = cap * 2;
-        float *p2 = realloc(p, (size_t)cap * d * sizeof *p);
-        uint32_t *g2 = p2 ? realloc(g, (size_t)cap * sizeof *g) : NULL;
-        if (p2) p = p2;
-        if (!g2) { free(p); free(g); return -1; }
-        g = g2;
-      }
-      memcpy(p + m * d, x->rows + i * stride, (size_t)d * sizeof *p);
-      g[m++] = (uint32_t)i;
+      memcpy(p + at * d, x->rows + i * stride, (size_t)d * sizeof *p);
+      g[at++] = (uint32_t)i;
     }
+  }
+  free(cnt);
   *pts = p;
   *gid = g;
   *n_out = m;
@@ -175,18 +192,15 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
       if (j->bad_row[dev] < 0 || rows[bad] < j->bad_row[dev]) j->bad_row[dev] = rows[bad];
       break;
     }
-    /* place the exact rows; keep the others for the next round */
+    /* place the exact rows; keep the others for the next round (their
+     * flag in is_row marks them meanwhile) */
     int64_t left = 0;
-    vic_region grow;
-    int any = 0;
+#pragma omp parallel for schedule(static) num_threads(j->threads) reduction(+ : left)
     for (int64_t t = 0; t < n_rows; ++t) {
       const int64_t i = rows[t];
       if (!vic__region_exact(&reg, x, i, rk[t])) {
-        vic_region b;
-        vic__ball_region(x, i, rk[t], &b);
-        if (!any) grow = b; else vic__region_union(&grow, &b);
-        any = 1;
-        rows[left++] = i;
+        is_row[i] = 1;
+        ++left;
         continue;
       }
       j->rk[i] = rk[t];
@@ -195,6 +209,16 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
       if (h) j->h[i] = h[t];
       if (ids) memcpy(j->ids + i * k, ids + t * k, (size_t)k * sizeof *ids);
       if (dist) memcpy(j->dist + i * k, dist + t * k, (size_t)k * sizeof *dist);
+    }
+    vic_region grow;
+    for (int64_t t = 0, kept = 0; left && t < n_rows; ++t) {
+      const int64_t i = rows[t];
+      if (!is_row[i]) continue;
+      is_row[i] = 0;
+      vic_region b;
+      vic__ball_region(x, i, rk[t], &b);
+      if (kept == 0) grow = b; else vic__region_union(&grow, &b);
+      rows[kept++] = i;
     }
     /* the next region: the balls of the rows left (they lie in the old one) */
     if (left) {
@@ -306,6 +330,12 @@ vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const flo
   j.h0 = first_halo(x, k);
   j.first = first;
   j.count = count;
+  j.threads = 1;
+#ifdef _OPENMP
+  j.threads = omp_get_max_threads() / count > 1 ? omp_get_max_threads() / count : 1;
+  const int levels = omp_get_max_active_levels();
+  if (count > 1 && levels < 2) omp_set_max_active_levels(2);
+#endif
   j.call = vic__calloc(c, (size_t)count, sizeof *j.call, "per-device calls");
   j.rc = j.call ? vic__calloc(c, (size_t)count, sizeof *j.rc, "per-device codes") : NULL;
   j.bad_row = j.rc ? vic__malloc(c, (size_t)count * sizeof *j.bad_row, "per-device rows") : NULL;
@@ -320,6 +350,9 @@ vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const flo
              (long long)S, plan.axis, count, count == 1 ? "" : "s", budget / 1048576.0);
     if (count == 1) slab_slot(&j, 0); /* the gathers keep all host threads */
     else vic__cuda_parallel(count, slab_slot, &j);
+#ifdef _OPENMP
+    omp_set_max_active_levels(levels);
+#endif
     for (int d = 0; s == VIC_OK && d < count; ++d)
       if (j.rc[d] != VICK_OK) s = vic__kernel_status(c, j.rc[d], &j.call[d], "slab density");
     st->slabs = S;

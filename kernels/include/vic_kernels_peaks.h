@@ -59,7 +59,7 @@ typedef struct {
   int64_t n_events;
   const int32_t *event_a, *event_b; /* maxima of the two basins of each event */
   const float *event_rho;     /* density of the point where the basins meet */
-  int64_t boundary_edges;     /* list edges between different basins (before keeping the first per pair) */
+  int64_t boundary_edges;     /* list edges between different basins, the first per point and basin (before keeping the first per pair) */
 } vick_peaks_info;
 
 /* x: d <= 3, L2; k >= 2; n < 2^31 - 1 (any n * k); densities as vick_grid_knn_density (mass may be

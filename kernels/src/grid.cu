@@ -36,6 +36,7 @@
 #include "common.cuh"
 #include "vic_kernels_exact.h"
 #include "grid_internal.cuh"
+#include "staged_copy.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -481,10 +482,19 @@ static int grid_run(vick_call *call, grid_ws *w, const vick_points *p, int k, gr
     return vick_fail(call, VICK_NOMEM, "the grid needs %.1f MiB of device memory for %lld points and k = %d; the budget has %.1f MiB",
                      need / 1048576.0, (long long)n, k, vick_budget_left(&w->env) / 1048576.0);
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->x, (size_t)n * row_bytes, "the points"));
-  VICK_TRY(vick_timer_start(call, &w->env));
-  VICK_CUDA(call, cudaMemcpy2DAsync(w->x.p, row_bytes, p->rows, (size_t)p->stride * sizeof(float), row_bytes, (size_t)n,
-                                    cudaMemcpyHostToDevice, w->env.stream));
-  VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_transfer, NULL));
+  if (p->stride == d && (size_t)n * row_bytes >= ((size_t)256 << 20)) {
+    /* large packed rows through pinned slots, many host threads filling them */
+    vick_stage st;
+    int rc = vick_stage_init(call, &st, 0);
+    if (rc == VICK_OK) rc = vick_staged_to_device(call, &w->env, &st, w->x.p, p->rows, (size_t)n * row_bytes);
+    vick_stage_free(&st);
+    VICK_TRY(rc);
+  } else {
+    VICK_TRY(vick_timer_start(call, &w->env));
+    VICK_CUDA(call, cudaMemcpy2DAsync(w->x.p, row_bytes, p->rows, (size_t)p->stride * sizeof(float), row_bytes,
+                                      (size_t)n, cudaMemcpyHostToDevice, w->env.stream));
+    VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_transfer, NULL));
+  }
 
   VICK_TRY(vick_timer_start(call, &w->env));
   grid_geom g;

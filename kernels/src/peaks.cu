@@ -138,23 +138,32 @@ __global__ void jump_kernel(const int32_t *in, int32_t *out, int64_t n, int *cha
 /* Boundary edges: i -> j with j denser and another basin.  count_only:
  * per-point counts; else the edges at off[i]: key (lower, higher maximum
  * number), value the visiting position rank[i] * k + t. */
+#define EDGE_SEEN 16 /* other basins a point remembers (its first edge to each is the one that counts) */
 __global__ void edges_kernel(const int32_t *ids, const float *rho, const int32_t *basin, const int32_t *mid,
                              const int32_t *rank, int64_t row0, int64_t rows, int64_t n, int32_t k, int count_only,
-                             int64_t *count, const int64_t *off, uint64_t *key, uint64_t *pos) {
+                             int64_t *count, const int64_t *off, int64_t off_base, uint64_t *key, uint64_t *pos) {
   const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   const int64_t i = row0 + r; /* rows of a chunk of the lists */
   const int32_t bi = mid[basin[i]];
-  int32_t c = 0;
+  int32_t c = 0, ns = 0;
+  int32_t seen[EDGE_SEEN];
   for (int32_t t = 0; t < k; ++t) {
     const int64_t j = ids[r * (int64_t)k + t];
     if (j < 0 || j >= n || !denser(rho, (int32_t)j, (int32_t)i)) continue;
     const int32_t bj = mid[basin[j]];
     if (bj == bi) continue;
+    /* a later edge of this point to the same basin has a larger position:
+     * it can never be the first of its pair (both passes decide alike) */
+    int dup = 0;
+    for (int32_t q = 0; q < ns; ++q) dup |= seen[q] == bj;
+    if (dup) continue;
+    if (ns < EDGE_SEEN) seen[ns++] = bj;
     if (!count_only) {
       const uint32_t lo = (uint32_t)min(bi, bj), hi = (uint32_t)max(bi, bj);
-      key[off[i] + c] = ((uint64_t)lo << 32) | hi;
-      pos[off[i] + c] = (uint64_t)rank[i] * (uint64_t)k + (uint64_t)t;
+      const int64_t at = off[i] - off_base + c;
+      key[at] = ((uint64_t)lo << 32) | hi;
+      pos[at] = (uint64_t)rank[i] * (uint64_t)k + (uint64_t)t;
     }
     ++c;
   }
@@ -276,13 +285,14 @@ __global__ void centre_kernel(const float *x, const float *rho, const int64_t *p
 /* Scratch of vick_peaks_begin, released at its end. */
 typedef struct {
   vick_buf up, up2, is_max, scan, rank, keys, keys2, tmp, count, off, ekey, ekey2, epos, epos2, ukey, upos, nrun,
-      rk, mp, md, mr, ms, best, changed, ea, eb, er, rkall;
+      rk, mp, md, mr, ms, best, changed, ea, eb, er, rkall, akey, apos;
 } begin_ws;
 
 static void begin_ws_free(vick_env *env, begin_ws *w) {
   vick_buf *all[] = {&w->up, &w->up2, &w->is_max, &w->scan, &w->rank, &w->keys, &w->keys2, &w->tmp, &w->count,
                      &w->off, &w->ekey, &w->ekey2, &w->epos, &w->epos2, &w->ukey, &w->upos, &w->nrun, &w->rk,
-                     &w->mp, &w->md, &w->mr, &w->ms, &w->best, &w->changed, &w->ea, &w->eb, &w->er, &w->rkall};
+                     &w->mp, &w->md, &w->mr, &w->ms, &w->best, &w->changed, &w->ea, &w->eb, &w->er, &w->rkall,
+                     &w->akey, &w->apos};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(env, all[i]);
 }
 
@@ -312,6 +322,133 @@ static int jump_to_roots(vick_call *call, vick_peaks_run *r, vick_buf *a, vick_b
   }
   /* 64 rounds follow chains of 2^64 links: more means a cycle */
   return vick_fail(call, VICK_DEVICE, "peaks: parent pointers did not converge (a cycle)");
+}
+
+/* Sort the n pairs at (key, pos) by pair (ekey2 / epos2 as the other
+ * halves) and keep the smallest position of each pair at akey / apos +
+ * at; *kept: how many. */
+static int reduce_pairs(vick_call *call, vick_peaks_run *r, begin_ws *w, uint64_t *key, uint64_t *pos, int64_t n,
+                        int64_t at, int64_t *kept) {
+  int mbits = 1;
+  while (mbits < 32 && ((int64_t)1 << mbits) < r->m) ++mbits;
+  cub::DoubleBuffer<uint64_t> pk(key, (uint64_t *)w->ekey2.p), pv(pos, (uint64_t *)w->epos2.p);
+  size_t tb = 0;
+  VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(NULL, tb, pk, pv, n, 0, 32 + mbits, r->env.stream));
+  VICK_TRY(ensure_tmp(call, &r->env, &w->tmp, tb));
+  VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(w->tmp.p, tb, pk, pv, n, 0, 32 + mbits, r->env.stream));
+  tb = 0;
+  uint64_t *ok = (uint64_t *)w->akey.p + at, *op = (uint64_t *)w->apos.p + at;
+  VICK_CUDA(call, cub::DeviceReduce::ReduceByKey(NULL, tb, pk.Current(), ok, pv.Current(), op, (int64_t *)w->nrun.p,
+                                                 min_u64(), n, r->env.stream));
+  VICK_TRY(ensure_tmp(call, &r->env, &w->tmp, tb));
+  VICK_CUDA(call, cub::DeviceReduce::ReduceByKey(w->tmp.p, tb, pk.Current(), ok, pv.Current(), op,
+                                                 (int64_t *)w->nrun.p, min_u64(), n, r->env.stream));
+  VICK_CUDA(call, cudaMemcpyAsync(kept, w->nrun.p, 8, cudaMemcpyDeviceToHost, r->env.stream));
+  VICK_CUDA(call, cudaStreamSynchronize(r->env.stream));
+  return VICK_OK;
+}
+
+/* The edge offset of row a (e for a = n): sampled at every step-th row,
+ * read from the device otherwise. */
+static int edge_offset(vick_call *call, vick_peaks_run *r, begin_ws *w, const int64_t *samp, int64_t step, int64_t e,
+                       int64_t a, int64_t *out) {
+  if (a >= r->n) { *out = e; return VICK_OK; }
+  if (a % step == 0) { *out = samp[a / step]; return VICK_OK; }
+  VICK_CUDA(call, cudaMemcpyAsync(out, (const int64_t *)w->off.p + a, 8, cudaMemcpyDeviceToHost, r->env.stream));
+  VICK_CUDA(call, cudaStreamSynchronize(r->env.stream));
+  return VICK_OK;
+}
+
+/* The first edge (smallest position) of each pair of basins, from the e
+ * boundary edges at w->off: written and reduced a chunk of rows at a time
+ * (chunks of at most `cap` edges, as the budget allows), the chunks'
+ * firsts gathered at akey / apos and reduced again.  *u: the pairs. */
+static int first_edges(vick_call *call, vick_peaks_run *r, begin_ws *w, int64_t e, int64_t *u) {
+  const int64_t n = r->n;
+  const int32_t k = r->k;
+  const float *rho = (const float *)r->dens.knn.p;
+  /* offsets at every step-th row, to cut chunks on the host */
+  const int64_t step = n / 65536 + 1, ns = (n + step - 1) / step;
+  int64_t *samp = (int64_t *)malloc((size_t)(ns + 1) * 8);
+  if (!samp) return vick_fail(call, VICK_NOMEM, "no host memory for edge offsets");
+  cudaError_t ce = cudaMemcpy2DAsync(samp, 8, w->off.p, (size_t)step * 8, 8, (size_t)ns, cudaMemcpyDeviceToHost,
+                                     r->env.stream);
+  if (ce == cudaSuccess) ce = cudaStreamSynchronize(r->env.stream);
+  if (ce != cudaSuccess) { free(samp); return vick_cuda_fail(call, ce, "edge offsets", __FILE__, __LINE__); }
+  samp[ns] = e;
+  /* 8 bytes per key and position, twice for the sort, once more for the firsts */
+  const size_t room = vick_budget_left(&r->env) / 10 * 8;
+  int64_t cap = (int64_t)(room / 48);
+  if (cap > e) cap = e;
+  if (cap < step * (int64_t)k) cap = step * (int64_t)k;
+  int rc = VICK_OK;
+  const char *what = "boundary edges";
+  if ((rc = alloc(call, r, &w->ekey, (size_t)cap * 8, what)) != VICK_OK ||
+      (rc = alloc(call, r, &w->ekey2, (size_t)cap * 8, what)) != VICK_OK ||
+      (rc = alloc(call, r, &w->epos, (size_t)cap * 8, what)) != VICK_OK ||
+      (rc = alloc(call, r, &w->epos2, (size_t)cap * 8, what)) != VICK_OK ||
+      (rc = alloc(call, r, &w->akey, (size_t)cap * 8, "first edges")) != VICK_OK ||
+      (rc = alloc(call, r, &w->apos, (size_t)cap * 8, "first edges")) != VICK_OK ||
+      (rc = alloc(call, r, &w->nrun, 8, "event count")) != VICK_OK) {
+    free(samp);
+    return rc;
+  }
+  int64_t acc = 0, chunks = 0;
+  for (int64_t c = 0; rc == VICK_OK; ++c) {
+    const int32_t *ci;
+    const float *cd;
+    int64_t row0, rows;
+    if ((rc = list_chunk(call, r, c, 0, &ci, &cd, &row0, &rows)) != VICK_OK || rows == 0) break;
+    const int64_t end = row0 + rows;
+    for (int64_t a = row0; a < end && rc == VICK_OK;) {
+      /* rows [a, b): whole steps while the edges fit (a row has at most
+       * k, a step at most cap) */
+      int64_t lo, b = a, hi = 0;
+      if ((rc = edge_offset(call, r, w, samp, step, e, a, &lo)) != VICK_OK) break;
+      for (int64_t nb = (a / step + 1) * step;; nb += step) {
+        const int64_t cand = nb < end ? nb : end;
+        int64_t h;
+        if ((rc = edge_offset(call, r, w, samp, step, e, cand, &h)) != VICK_OK) break;
+        if (h - lo > cap && b > a) break;
+        b = cand;
+        hi = h;
+        if (cand == end) break;
+      }
+      if (rc != VICK_OK) break;
+      const int64_t m = hi - lo;
+      if (m > 0) {
+        if (acc + m > cap) { /* the firsts gathered so far, reduced again */
+          VICK_CUDA(call, cudaMemcpyAsync(w->ekey.p, w->akey.p, (size_t)acc * 8, cudaMemcpyDeviceToDevice,
+                                          r->env.stream));
+          VICK_CUDA(call, cudaMemcpyAsync(w->epos.p, w->apos.p, (size_t)acc * 8, cudaMemcpyDeviceToDevice,
+                                          r->env.stream));
+          VICK_TRY(reduce_pairs(call, r, w, (uint64_t *)w->ekey.p, (uint64_t *)w->epos.p, acc, 0, &acc));
+          if (acc + m > cap) {
+            rc = vick_fail(call, VICK_NOMEM, "peaks: the boundary pairs exceed the %lld edges the budget holds",
+                           (long long)cap);
+            break;
+          }
+        }
+        PK_LAUNCH(edges_kernel, b - a, ci + (a - row0) * (int64_t)k, rho, (const int32_t *)w->up.p,
+                  (const int32_t *)r->mid.p, (const int32_t *)w->rank.p, a, b - a, n, k, 0, (int64_t *)NULL,
+                  (const int64_t *)w->off.p, lo, (uint64_t *)w->ekey.p, (uint64_t *)w->epos.p);
+        int64_t kept = 0;
+        VICK_TRY(reduce_pairs(call, r, w, (uint64_t *)w->ekey.p, (uint64_t *)w->epos.p, m, acc, &kept));
+        acc += kept;
+        ++chunks;
+      }
+      a = b;
+    }
+  }
+  free(samp);
+  VICK_TRY(rc);
+  if (chunks > 1 && acc > 0) { /* pairs met in several chunks: the smallest of their firsts */
+    VICK_CUDA(call, cudaMemcpyAsync(w->ekey.p, w->akey.p, (size_t)acc * 8, cudaMemcpyDeviceToDevice, r->env.stream));
+    VICK_CUDA(call, cudaMemcpyAsync(w->epos.p, w->apos.p, (size_t)acc * 8, cudaMemcpyDeviceToDevice, r->env.stream));
+    VICK_TRY(reduce_pairs(call, r, w, (uint64_t *)w->ekey.p, (uint64_t *)w->epos.p, acc, 0, &acc));
+  }
+  *u = acc;
+  return VICK_OK;
 }
 
 /* The density order, maxima, basins and the merge events. */
@@ -372,7 +509,7 @@ static int merge_events(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_pe
     if (rows == 0) break;
     PK_LAUNCH(edges_kernel, rows, ci, rho, (const int32_t *)w->up.p, (const int32_t *)r->mid.p,
               (const int32_t *)w->rank.p, row0, rows, n, k, 1, (int64_t *)w->count.p, (const int64_t *)NULL,
-              (uint64_t *)NULL, (uint64_t *)NULL);
+              (int64_t)0, (uint64_t *)NULL, (uint64_t *)NULL);
   }
   tb = 0;
   VICK_CUDA(call, cub::DeviceScan::ExclusiveSum(NULL, tb, (const int64_t *)w->count.p, (int64_t *)w->off.p, n,
@@ -388,45 +525,13 @@ static int merge_events(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_pe
   VICK_CUDA(call, cudaStreamSynchronize(r->env.stream));
   const int64_t e = elast[0] + elast[1];
   info->boundary_edges = e;
+  vick_buf_free(&r->env, &w->count);
   int64_t u = 0;
-  if (e > 0) {
-    VICK_TRY(alloc(call, r, &w->ekey, (size_t)e * 8, "boundary edge pairs"));
-    VICK_TRY(alloc(call, r, &w->ekey2, (size_t)e * 8, "boundary edge pairs"));
-    VICK_TRY(alloc(call, r, &w->epos, (size_t)e * 8, "boundary edge positions"));
-    VICK_TRY(alloc(call, r, &w->epos2, (size_t)e * 8, "boundary edge positions"));
-    for (int64_t c = 0;; ++c) {
-      const int32_t *ci;
-      const float *cd;
-      int64_t row0, rows;
-      VICK_TRY(list_chunk(call, r, c, 0, &ci, &cd, &row0, &rows));
-      if (rows == 0) break;
-      PK_LAUNCH(edges_kernel, rows, ci, rho, (const int32_t *)w->up.p, (const int32_t *)r->mid.p,
-                (const int32_t *)w->rank.p, row0, rows, n, k, 0, (int64_t *)NULL, (const int64_t *)w->off.p,
-                (uint64_t *)w->ekey.p, (uint64_t *)w->epos.p);
-    }
-    vick_buf_free(&r->env, &w->count);
-    vick_buf_free(&r->env, &w->off);
-    int mbits = 1;
-    while (mbits < 32 && ((int64_t)1 << mbits) < r->m) ++mbits;
-    cub::DoubleBuffer<uint64_t> pk((uint64_t *)w->ekey.p, (uint64_t *)w->ekey2.p);
-    cub::DoubleBuffer<uint64_t> pv((uint64_t *)w->epos.p, (uint64_t *)w->epos2.p);
-    tb = 0;
-    VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(NULL, tb, pk, pv, e, 0, 32 + mbits, r->env.stream));
-    VICK_TRY(ensure_tmp(call, &r->env, &w->tmp, tb));
-    VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(w->tmp.p, tb, pk, pv, e, 0, 32 + mbits, r->env.stream));
-    /* the first edge (smallest position) of each pair of basins */
-    uint64_t *ukey = pk.Alternate(), *upos = pv.Alternate();
-    VICK_TRY(alloc(call, r, &w->nrun, 8, "event count"));
-    tb = 0;
-    VICK_CUDA(call, cub::DeviceReduce::ReduceByKey(NULL, tb, pk.Current(), ukey, pv.Current(), upos,
-                                                   (int64_t *)w->nrun.p, min_u64(), e, r->env.stream));
-    VICK_TRY(ensure_tmp(call, &r->env, &w->tmp, tb));
-    VICK_CUDA(call, cub::DeviceReduce::ReduceByKey(w->tmp.p, tb, pk.Current(), ukey, pv.Current(), upos,
-                                                   (int64_t *)w->nrun.p, min_u64(), e, r->env.stream));
-    VICK_CUDA(call, cudaMemcpyAsync(&u, w->nrun.p, 8, cudaMemcpyDeviceToHost, r->env.stream));
-    VICK_CUDA(call, cudaStreamSynchronize(r->env.stream));
-    /* in visiting order: sort the firsts by position (into the freed halves) */
-    cub::DoubleBuffer<uint64_t> sk(upos, pv.Current()), sv(ukey, pk.Current());
+  if (e > 0) VICK_TRY(first_edges(call, r, w, e, &u));
+  if (u > 0) {
+    /* in visiting order: sort the firsts by position */
+    cub::DoubleBuffer<uint64_t> sk((uint64_t *)w->apos.p, (uint64_t *)w->epos.p),
+        sv((uint64_t *)w->akey.p, (uint64_t *)w->ekey.p);
     int pbits = 1;
     while (pbits < 64 && ((uint64_t)1 << pbits) < (uint64_t)n * (uint64_t)k) ++pbits;
     tb = 0;
@@ -586,7 +691,7 @@ static int peaks_from_lists(vick_call *call, vick_peaks_run *r, begin_ws *w, vic
   VICK_TRY(vick_poll(call, "peaks", 0.5));
   /* the events are out; only the parents' search needs more scratch */
   vick_buf *done[] = {&w->up, &w->rank, &w->keys, &w->keys2, &w->tmp, &w->ekey, &w->ekey2, &w->epos, &w->epos2,
-                      &w->ea, &w->eb, &w->er, &w->is_max};
+                      &w->ea, &w->eb, &w->er, &w->is_max, &w->akey, &w->apos, &w->count, &w->off};
   for (size_t i = 0; i < sizeof done / sizeof done[0]; ++i) vick_buf_free(&r->env, done[i]);
   VICK_TRY(maxima_parents(call, r, w, info));
   return vick_poll(call, "peaks", 0.7);

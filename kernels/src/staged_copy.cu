@@ -2,8 +2,23 @@
 #include "staged_copy.cuh"
 
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #define STAGE_DEFAULT_BYTES ((size_t)64 << 20)
+
+/* memcpy by all host threads: one thread moves a few GB/s into pageable
+ * memory (page faults included), the link moves 25 and more. */
+static void copy_wide(void *dst, const void *src, size_t bytes) {
+  const size_t part = (size_t)4 << 20;
+  const int64_t parts = (int64_t)((bytes + part - 1) / part);
+#pragma omp parallel for schedule(static) if (parts > 1)
+  for (int64_t p = 0; p < parts; ++p) {
+    const size_t a = (size_t)p * part, m = bytes - a < part ? bytes - a : part;
+    memcpy((char *)dst + a, (const char *)src + a, m);
+  }
+}
 
 int vick_stage_init(vick_call *call, vick_stage *s, size_t bytes) {
   memset(s, 0, sizeof *s);
@@ -43,10 +58,11 @@ static int to_host(vick_call *call, vick_env *env, vick_stage *s, void *dst, con
       const int64_t q = p - 1, a = q * per, m = count - a < per ? count - a : per;
       VICK_CUDA(call, cudaEventSynchronize(s->done[q & 1]));
       if (out_unit == unit) {
-        memcpy((char *)dst + a * out_unit, s->slot[q & 1], (size_t)m * unit);
+        copy_wide((char *)dst + a * out_unit, s->slot[q & 1], (size_t)m * unit);
       } else {
         const int32_t *in = (const int32_t *)s->slot[q & 1];
         int64_t *out = (int64_t *)dst + a;
+#pragma omp parallel for schedule(static) if (m > 65536)
         for (int64_t i = 0; i < m; ++i) out[i] = in[i];
       }
     }
@@ -73,7 +89,7 @@ int vick_staged_to_device(vick_call *call, vick_env *env, vick_stage *s, void *d
   for (int64_t p = 0; p < pieces; ++p) {
     const size_t a = (size_t)p * per, m = bytes - a < per ? bytes - a : per;
     if (p >= 2) VICK_CUDA(call, cudaEventSynchronize(s->done[p & 1])); /* the slot's last copy has left */
-    memcpy(s->slot[p & 1], (const char *)src + a, m);
+    copy_wide(s->slot[p & 1], (const char *)src + a, m);
     VICK_CUDA(call, cudaMemcpyAsync((char *)dst + a, s->slot[p & 1], m, cudaMemcpyHostToDevice, env->stream));
     VICK_CUDA(call, cudaEventRecord(s->done[p & 1], env->stream));
   }
