@@ -6,7 +6,7 @@
 # (the peaks hash must equal the in-core run's), and --check against the
 # CPU's vic_peaks_find on a subset.
 # usage: testing/gpu/run_slabs.sh CARRY OUTDIR   (CARRY: make_synthetic.py)
-# env: VIC_SLABS_N (100000000), VIC_SLABS_CHECK_N (20000000), VIC_SLABS_BUDGETS ("24000 40000" MiB),
+# env: VIC_SLABS_N (100000000), VIC_SLABS_CHECK_N (20000000), VIC_SLABS_BUDGETS ("20000 40000" MiB),
 #      VIC_SLABS_SECONDS (570), VIC_SLABS_DEVICES (1), VIC_SLABS_STEPS ("build tests sanitize bench check")
 set -u
 CARRY=$(cd "${1:?usage: run_slabs.sh CARRY OUTDIR}" && pwd)
@@ -16,7 +16,7 @@ BUILD=${VIC_GPU_BUILD:-/tmp/vic-slabs-build}
 DATA=/tmp/vic-slabs-data
 N=${VIC_SLABS_N:-100000000}
 CHECK_N=${VIC_SLABS_CHECK_N:-20000000}
-BUDGETS=${VIC_SLABS_BUDGETS:-24000 40000}
+BUDGETS=${VIC_SLABS_BUDGETS:-20000 40000}
 DEVICES=${VIC_SLABS_DEVICES:-1}
 STEPS=${VIC_SLABS_STEPS:-build tests sanitize bench check}
 LOG=/tmp/vic-slabs-logs
