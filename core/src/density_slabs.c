@@ -133,15 +133,12 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   int64_t n_rows = j->start[s + 1] - j->start[s];
   if (n_rows == 0) return VICK_OK;
   int64_t *rows = malloc((size_t)n_rows * sizeof *rows);
-  float *rk = malloc((size_t)n_rows * sizeof *rk), *knn = NULL, *sph = NULL, *h = NULL, *dist = NULL;
-  int32_t *ids = NULL;
+  float *rk = malloc((size_t)n_rows * sizeof *rk), *knn = NULL, *sph = NULL, *h = NULL;
   if (j->knn) knn = malloc((size_t)n_rows * sizeof *knn);
   if (j->sph) sph = malloc((size_t)n_rows * sizeof *sph);
   if (j->h) h = malloc((size_t)n_rows * sizeof *h);
-  if (j->ids) ids = malloc((size_t)n_rows * k * sizeof *ids);
-  if (j->dist) dist = malloc((size_t)n_rows * k * sizeof *dist);
   int rc = VICK_OK;
-  if (!rows || !rk || (j->knn && !knn) || (j->sph && !sph) || (j->h && !h) || (j->ids && !ids) || (j->dist && !dist))
+  if (!rows || !rk || (j->knn && !knn) || (j->sph && !sph) || (j->h && !h))
     rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's results");
   if (rc == VICK_OK) memcpy(rows, own, (size_t)n_rows * sizeof *rows);
   vic_region reg;
@@ -179,7 +176,10 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
     memcpy(&one, call, sizeof one);
     one.memory_budget = j->budget;
     int64_t bad = -1;
-    rc = vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, ids, dist, &bad);
+    /* the lists go straight to their rows of the whole set's arrays; rows
+     * answered again overwrite theirs */
+    rc = vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids, j->dist, rows,
+                           &bad);
     call->seconds_kernel += one.seconds_kernel;
     call->seconds_transfer += one.seconds_transfer;
     if (one.peak_bytes > call->peak_bytes) call->peak_bytes = one.peak_bytes;
@@ -207,8 +207,6 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
       if (knn) j->knn[i] = knn[t];
       if (sph) j->sph[i] = sph[t];
       if (h) j->h[i] = h[t];
-      if (ids) memcpy(j->ids + i * k, ids + t * k, (size_t)k * sizeof *ids);
-      if (dist) memcpy(j->dist + i * k, dist + t * k, (size_t)k * sizeof *dist);
     }
     vic_region grow;
     for (int64_t t = 0, kept = 0; left && t < n_rows; ++t) {
@@ -233,8 +231,6 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   free(knn);
   free(sph);
   free(h);
-  free(ids);
-  free(dist);
   return rc;
 }
 

@@ -351,7 +351,8 @@ typedef struct {
 
 static int slab_run(vick_call *call, slab_ws *w, const vick_points *x, int32_t k, int64_t n_own,
                     const uint32_t *key_ids, int64_t n_all, const float *mass, const vick_density_params *p,
-                    float *knn, float *sph, float *h, float *rk, int32_t *ids, float *dist, int64_t *bad_row) {
+                    float *knn, float *sph, float *h, float *rk, int32_t *ids, float *dist, const int64_t *row_of,
+                    int64_t *bad_row) {
   vick_density_dev *d = &w->dev;
   vick_grid_rows rows = {0, n_own, key_ids};
   VICK_TRY(vick_grid_density_dev(call, &w->env, x, k, &rows, n_all, mass, p, knn != NULL, sph != NULL, h != NULL, d,
@@ -369,15 +370,21 @@ static int slab_run(vick_call *call, slab_ws *w, const vick_points *x, int32_t k
     if (h) VICK_TRY(vick_staged_to_host(call, &w->env, st, h, d->h.p, (size_t)n_own * 4));
   }
   const size_t total = (size_t)n_own * k;
-  if (ids) VICK_TRY(vick_staged_to_host(call, &w->env, st, ids, d->ids.p, total * 4));
-  if (dist) VICK_TRY(vick_staged_to_host(call, &w->env, st, dist, d->dist.p, total * 4));
+  if (row_of) {
+    if (ids) VICK_TRY(vick_staged_to_host_rows(call, &w->env, st, ids, d->ids.p, n_own, (size_t)k * 4, row_of));
+    if (dist) VICK_TRY(vick_staged_to_host_rows(call, &w->env, st, dist, d->dist.p, n_own, (size_t)k * 4, row_of));
+  } else {
+    if (ids) VICK_TRY(vick_staged_to_host(call, &w->env, st, ids, d->ids.p, total * 4));
+    if (dist) VICK_TRY(vick_staged_to_host(call, &w->env, st, dist, d->dist.p, total * 4));
+  }
   return vick_poll(call, "density", 1.0);
 }
 
 extern "C" int vick_slab_density(vick_call *call, const vick_points *x, int32_t k, int64_t n_own,
                                  const uint32_t *key_ids, int64_t n_all, const float *mass,
                                  const vick_density_params *p, float *knn_density, float *sph_density,
-                                 float *smoothing_length, float *rk, int32_t *ids, float *dist, int64_t *bad_row) {
+                                 float *smoothing_length, float *rk, int32_t *ids, float *dist, const int64_t *row_of,
+                                 int64_t *bad_row) {
   if (!x || !bad_row || !key_ids || !rk) return vick_fail(call, VICK_ARGUMENT, "slab density: missing arguments");
   *bad_row = -1;
   VICK_TRY(params_ok(call, x->n, k, p));
@@ -389,7 +396,7 @@ extern "C" int vick_slab_density(vick_call *call, const vick_points *x, int32_t 
   int rc = vick_begin(call, &w.env);
   if (rc == VICK_OK)
     rc = slab_run(call, &w, x, k, n_own, key_ids, n_all, mass, p, knn_density, sph_density, smoothing_length, rk, ids,
-                  dist, bad_row);
+                  dist, row_of, bad_row);
   vick_density_dev_free(&w.env, &w.dev);
   vick_buf_free(&w.env, &w.rk);
   vick_stage_free(&w.stage);

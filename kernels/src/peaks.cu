@@ -465,7 +465,9 @@ static int merge_events(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_pe
   VICK_CUDA(call, cub::DeviceRadixSort::SortKeys(NULL, tb, kb, n, 0, 64, r->env.stream));
   VICK_TRY(ensure_tmp(call, &r->env, &w->tmp, tb));
   VICK_CUDA(call, cub::DeviceRadixSort::SortKeys(w->tmp.p, tb, kb, n, 0, 64, r->env.stream));
-  const uint64_t *order = kb.Current();
+  if (kb.Current() != (uint64_t *)w->keys.p) { vick_buf t = w->keys; w->keys = w->keys2; w->keys2 = t; }
+  vick_buf_free(&r->env, &w->keys2); /* only the sorted order stays */
+  const uint64_t *order = (const uint64_t *)w->keys.p;
   VICK_TRY(alloc(call, r, &w->rank, (size_t)n * 4, "density ranks"));
   PK_LAUNCH(rank_kernel, n, order, n, (int32_t *)w->rank.p);
   uint64_t first = 0;

@@ -81,6 +81,33 @@ int vick_staged_to_host_wide(vick_call *call, vick_env *env, vick_stage *s, int6
   return to_host(call, env, s, dst, src, count, 4, 8);
 }
 
+int vick_staged_to_host_rows(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src,
+                             int64_t rows, size_t row_bytes, const int64_t *row_of) {
+  if (rows <= 0) return VICK_OK;
+  const double t0 = vick_now();
+  const int64_t per = (int64_t)(s->bytes / row_bytes) > 0 ? (int64_t)(s->bytes / row_bytes) : 1;
+  if ((size_t)per * row_bytes > s->bytes) return vick_fail(call, VICK_ARGUMENT, "a row is larger than a pinned slot");
+  const int64_t pieces = (rows + per - 1) / per;
+  for (int64_t p = 0; p <= pieces; ++p) {
+    if (p < pieces) {
+      const int64_t a = p * per, m = rows - a < per ? rows - a : per;
+      VICK_CUDA(call, cudaMemcpyAsync(s->slot[p & 1], (const char *)src + (size_t)a * row_bytes, (size_t)m * row_bytes,
+                                      cudaMemcpyDeviceToHost, env->stream));
+      VICK_CUDA(call, cudaEventRecord(s->done[p & 1], env->stream));
+    }
+    if (p > 0) {
+      const int64_t q = p - 1, a = q * per, m = rows - a < per ? rows - a : per;
+      VICK_CUDA(call, cudaEventSynchronize(s->done[q & 1]));
+      const char *in = (const char *)s->slot[q & 1];
+#pragma omp parallel for schedule(static) if (m > 4096)
+      for (int64_t i = 0; i < m; ++i)
+        memcpy((char *)dst + (size_t)row_of[a + i] * row_bytes, in + (size_t)i * row_bytes, row_bytes);
+    }
+  }
+  call->seconds_transfer += vick_now() - t0;
+  return VICK_OK;
+}
+
 int vick_staged_to_device(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src, size_t bytes) {
   if (bytes == 0) return VICK_OK;
   const double t0 = vick_now();

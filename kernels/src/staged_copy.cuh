@@ -24,6 +24,10 @@ int vick_staged_to_host(vick_call *call, vick_env *env, vick_stage *s, void *dst
 /* count int32 values on the device to int64 on the host. */
 int vick_staged_to_host_wide(vick_call *call, vick_env *env, vick_stage *s, int64_t *dst, const int32_t *src,
                              int64_t count);
+/* rows of row_bytes each from device src to host dst, row r of src at
+ * row row_of[r] of dst (a scatter through the pinned slots). */
+int vick_staged_to_host_rows(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src,
+                             int64_t rows, size_t row_bytes, const int64_t *row_of);
 /* bytes from host src to device dst. */
 int vick_staged_to_device(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src, size_t bytes);
 

@@ -109,12 +109,14 @@ static void check(const char *name, const vic_data *x, int32_t k, const float *m
   snprintf(what, sizeof what, "%s out of core", name);
   same(what, x, k, &out, &in);
 
-  /* vic_knn_density alone, out of core */
+  /* vic_knn_density alone, out of core (it needs less: a smaller budget) */
   float *f = malloc((size_t)n * 3 * sizeof(float));
   vic_knn nn;
   vic_density_options o;
   vic_density_options_init(&o);
-  VT_OK(small, vic_knn_density(small, x, k, mass, &o, &nn, f, f + n, f + 2 * n));
+  vic_ctx *dens = ctx((size_t)n * 100 + ((size_t)17 << 20), 1);
+  VT_OK(dens, vic_knn_density(dens, x, k, mass, &o, &nn, f, f + n, f + 2 * n));
+  vic_ctx_destroy(dens);
   VT_CHECK(nn.report.slabs >= 2, "%s: density alone ran in %d slabs", name, nn.report.slabs);
   VT_CHECK(diff_i(nn.ids, in.nn.ids, n * k) == 0 && diff_f(nn.dist, in.nn.dist, n * k) == 0 && diff_f(f, in.f, 3 * n) == 0,
            "%s: vic_knn_density out of core differs from the in-core run", name);
