@@ -297,7 +297,8 @@ vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const flo
   int first = 0, count = 1;
   vic_status s = vic__cuda_devices(c, &first, &count);
   if (s != VIC_OK) return s;
-  const int64_t S = vic__slab_count(x->n, k, x->d, budget);
+  int64_t S = vic__slab_count(x->n, k, x->d, budget);
+  if (S > 0 && S < count) S = count; /* every device gets a slab */
   if (S == 0)
     return vic__fail(c, VIC_E_NOMEM, "the slab runs need more than %.0f MiB of device memory (the budget is %.0f MiB)",
                      vic__slab_bytes(3, 2, k, x->d) / 1048576.0, budget / 1048576.0);
