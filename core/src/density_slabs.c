@@ -124,40 +124,60 @@ static void add_stage(vick_call *call, const char *name, double seconds) {
   call->stages[call->n_stages++].seconds = seconds;
 }
 
-/* One slab on the device of slot dev: own rows first, then retries. */
+/* Rows still to answer: rows[off .. off + count) of the slab, in region. */
+typedef struct {
+  int64_t off, count;
+  vic_region reg;
+} slab_task;
+
+#define SLAB_TASKS 64 /* rounds per slab; a retry's region holds its rows' balls, so two or three are the rule */
+
+/* One slab on the device of slot dev: its own rows in the slab's region,
+ * then the rows that failed the gap test, in regions around their k-th
+ * distance balls -- one for the rows by the slab's lower cut, one for
+ * those by its upper cut, so that neither spans the whole slab. */
 static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   const vic_data *x = j->x;
   const int32_t k = j->k;
   vick_call *call = &j->call[dev];
   const int64_t *own = j->order + j->start[s];
-  int64_t n_rows = j->start[s + 1] - j->start[s];
-  if (n_rows == 0) return VICK_OK;
-  int64_t *rows = malloc((size_t)n_rows * sizeof *rows);
-  float *rk = malloc((size_t)n_rows * sizeof *rk), *knn = NULL, *sph = NULL, *h = NULL;
-  if (j->knn) knn = malloc((size_t)n_rows * sizeof *knn);
-  if (j->sph) sph = malloc((size_t)n_rows * sizeof *sph);
-  if (j->h) h = malloc((size_t)n_rows * sizeof *h);
+  const int64_t n_own = j->start[s + 1] - j->start[s];
+  if (n_own == 0) return VICK_OK;
+  int64_t *rows = malloc((size_t)n_own * sizeof *rows);
+  float *rk = malloc((size_t)n_own * sizeof *rk), *knn = NULL, *sph = NULL, *h = NULL;
+  if (j->knn) knn = malloc((size_t)n_own * sizeof *knn);
+  if (j->sph) sph = malloc((size_t)n_own * sizeof *sph);
+  if (j->h) h = malloc((size_t)n_own * sizeof *h);
   int rc = VICK_OK;
   if (!rows || !rk || (j->knn && !knn) || (j->sph && !sph) || (j->h && !h))
     rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's results");
-  if (rc == VICK_OK) memcpy(rows, own, (size_t)n_rows * sizeof *rows);
-  vic_region reg;
-  vic__slab_region(x, j->plan, s, j->h0, &reg);
-  for (int round = 0; rc == VICK_OK && n_rows > 0; ++round) {
-    if (round == 64) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
-    for (int64_t t = 0; t < n_rows; ++t) is_row[rows[t]] = 1;
+  if (rc == VICK_OK) memcpy(rows, own, (size_t)n_own * sizeof *rows);
+  const int axis = j->plan->axis;
+  const double mid = 0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]);
+  slab_task task[SLAB_TASKS];
+  int n_tasks = 1, done = 0;
+  task[0].off = 0;
+  task[0].count = n_own;
+  vic__slab_region(x, j->plan, s, j->h0, &task[0].reg);
+  while (rc == VICK_OK && n_tasks > 0) {
+    slab_task tk = task[--n_tasks];
+    int64_t *tr = rows + tk.off;
+    const int64_t n_rows = tk.count;
+    if (++done > SLAB_TASKS) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    for (int64_t t = 0; t < n_rows; ++t) is_row[tr[t]] = 1;
     int64_t s_lo, s_hi, m = 0;
-    slab_span(j, &reg, &s_lo, &s_hi);
+    slab_span(j, &tk.reg, &s_lo, &s_hi);
     float *pts = NULL;
     uint32_t *gid = NULL;
-    if (gather(j, &reg, rows, n_rows, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
+    if (gather(j, &tk.reg, tr, n_rows, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
       rc = vick_fail_host(call, VICK_NOMEM, "no host memory to gather a slab");
-    for (int64_t t = 0; t < n_rows; ++t) is_row[rows[t]] = 0;
+    for (int64_t t = 0; t < n_rows; ++t) is_row[tr[t]] = 0;
     if (rc != VICK_OK) break;
     if (m <= k) { /* a tiny region: the whole set is the region */
       free(pts);
       free(gid);
-      for (int jj = 0; jj < 3; ++jj) { reg.lo[jj] = -INFINITY; reg.hi[jj] = INFINITY; }
+      for (int jj = 0; jj < 3; ++jj) { tk.reg.lo[jj] = -INFINITY; tk.reg.hi[jj] = INFINITY; }
+      task[n_tasks++] = tk;
       continue;
     }
     const size_t need = vic__slab_bytes(m, n_rows, k, x->d) + (j->mass ? (size_t)x->n * 4 : 0);
@@ -178,7 +198,7 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
     int64_t bad = -1;
     /* the lists go straight to their rows of the whole set's arrays; rows
      * answered again overwrite theirs */
-    rc = vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids, j->dist, rows,
+    rc = vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids, j->dist, tr,
                            &bad);
     call->seconds_kernel += one.seconds_kernel;
     call->seconds_transfer += one.seconds_transfer;
@@ -189,16 +209,15 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
     free(gid);
     if (rc != VICK_OK) break;
     if (bad >= 0) {
-      if (j->bad_row[dev] < 0 || rows[bad] < j->bad_row[dev]) j->bad_row[dev] = rows[bad];
+      if (j->bad_row[dev] < 0 || tr[bad] < j->bad_row[dev]) j->bad_row[dev] = tr[bad];
       break;
     }
-    /* place the exact rows; keep the others for the next round (their
-     * flag in is_row marks them meanwhile) */
+    /* place the exact rows; mark the others (is_row) for another round */
     int64_t left = 0;
 #pragma omp parallel for schedule(static) num_threads(j->threads) reduction(+ : left)
     for (int64_t t = 0; t < n_rows; ++t) {
-      const int64_t i = rows[t];
-      if (!vic__region_exact(&reg, x, i, rk[t])) {
+      const int64_t i = tr[t];
+      if (!vic__region_exact(&tk.reg, x, i, rk[t])) {
         is_row[i] = 1;
         ++left;
         continue;
@@ -208,23 +227,40 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
       if (sph) j->sph[i] = sph[t];
       if (h) j->h[i] = h[t];
     }
-    vic_region grow;
-    for (int64_t t = 0, kept = 0; left && t < n_rows; ++t) {
-      const int64_t i = rows[t];
+    if (!left) continue;
+    j->retried[dev] += left;
+    /* the rows left, those below the slab's middle first: two tasks whose
+     * regions hold their rows' balls */
+    int64_t lo_n = 0, hi_n = 0;
+    vic_region lo_reg, hi_reg;
+    int64_t *tmp = malloc((size_t)left * sizeof *tmp);
+    if (!tmp) { rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's retries"); break; }
+    for (int64_t t = 0; t < n_rows; ++t) {
+      const int64_t i = tr[t];
       if (!is_row[i]) continue;
-      is_row[i] = 0;
+      const int low = isfinite(mid) && vic__slab_coord(x, i, axis) < mid;
       vic_region b;
       vic__ball_region(x, i, rk[t], &b);
-      if (kept == 0) grow = b; else vic__region_union(&grow, &b);
-      rows[kept++] = i;
+      vic_region *g = low ? &lo_reg : &hi_reg;
+      int64_t *cnt = low ? &lo_n : &hi_n;
+      if (*cnt == 0) *g = b; else vic__region_union(g, &b);
+      ++*cnt;
     }
-    /* the next region: the balls of the rows left (they lie in the old one) */
-    if (left) {
-      j->retried[dev] += left;
-      reg = grow;
-    }
-    n_rows = left;
-    /* compact the per-row outputs' positions: rows moved to the front */
+    int64_t a = 0; /* the rows left in order: low ones, then high ones */
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t t = 0; t < n_rows; ++t) {
+        const int64_t i = tr[t];
+        if (!is_row[i]) continue;
+        const int low = isfinite(mid) && vic__slab_coord(x, i, axis) < mid;
+        if (low != (pass == 0)) continue;
+        tmp[a++] = i;
+      }
+    for (int64_t t = 0; t < left; ++t) is_row[tmp[t]] = 0;
+    memcpy(tr, tmp, (size_t)left * sizeof *tr);
+    free(tmp);
+    if (n_tasks + 2 > SLAB_TASKS) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    if (hi_n) task[n_tasks++] = (slab_task){tk.off + lo_n, hi_n, hi_reg};
+    if (lo_n) task[n_tasks++] = (slab_task){tk.off, lo_n, lo_reg};
   }
   free(rows);
   free(rk);
