@@ -64,10 +64,10 @@ bench() { # label file seconds args...
 if has scale; then
   wait $P100
   say "data: $(tail -1 "$LOG/data100.log")"
-  bench p100M_1gpu "$F100" 60 --repeats 2 --devices 1
+  bench p100M_1gpu "$F100" 45 --repeats 1 --devices 1
   bench p100M_1gpu_ooc "$F100" 60 --repeats 1 --devices 1 --budget-mib 20000
-  bench p100M_2gpu "$F100" 60 --repeats 2 --devices 2
-  [ "$G" -ge 4 ] && bench p100M_4gpu "$F100" 60 --repeats 2 --devices 4
+  bench p100M_2gpu "$F100" 60 --repeats 1 --devices 2
+  [ "$G" -ge 4 ] && bench p100M_4gpu "$F100" 60 --repeats 1 --devices 4
 fi
 if has big; then
   wait $PBIG
