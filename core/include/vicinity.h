@@ -80,7 +80,9 @@ typedef struct {
   int devices;         /* GPUs used from `device` on: 1 (default; 0 reads as 1) = that device only, N = devices
                           device..device+N-1, VIC_DEVICES_ALL = every device from `device` on.  The exact
                           grid kNN splits its queries over them; a sharded GGNN build puts shard s on the
-                          s-th mod N.  Results do not depend on the count. */
+                          s-th mod N; the density and peak calls spread their slabs over them when a set
+                          does not fit one device (device_memory_budget).  Results do not depend on the
+                          count. */
   size_t device_memory_budget; /* bytes the density and peak calls may hold on each device; 0 = 90% of what
                                   is free.  A set that needs more is processed in slabs (exact, slower) */
   int threads;         /* CPU threads; 0 = all available */

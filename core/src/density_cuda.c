@@ -82,7 +82,9 @@ vic_status vic__cuda_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const
   int rc = VICK_NOMEM;
   vick_call call;
   vic__cuda_call_init(c, &call, c->opt.device, budget, 0);
-  if (count == 1 && vic__in_core_bytes(x->n, k, x->d, 0) <= budget) {
+  (void)first;
+  (void)count; /* checked; several devices share the slabs when the set does not fit one (peaks_cuda.c) */
+  if (vic__in_core_bytes(x->n, k, x->d, 0) <= budget) {
     vick_density_params p = vic__density_params(x->d, unit_mass, sph);
     vick_points pts = {x->rows, x->n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
     rc = vick_grid_knn_density(&call, &pts, k, mass, &p, knn_density, sph_density, smoothing_length, ids, dist,

@@ -5,7 +5,8 @@
  * densities, the same parents, deltas, saliencies, peak ids, peaks and
  * members -- while the report names the slabs and a peak device memory
  * within the budget.  With several devices present the slabs also run
- * spread over all of them (devices = all) with the same results.  A
+ * spread over all of them (devices = all) with the same results; a set
+ * that fits one device's budget runs in core on the first.  A
  * budget too small for any slab fails with a message naming the budget.
  * Sets: uniform, Plummer spheres in a background with far tails (halos
  * that must grow), masses, periodic, 2-d.  Exit 77 without a device. */
@@ -127,8 +128,9 @@ static void check(const char *name, const vic_data *x, int32_t k, const float *m
     vic_ctx *multi = ctx(budget, VIC_DEVICES_ALL);
     run m;
     run_peaks(multi, x, k, mass, &m);
-    VT_CHECK(m.pk.report.devices_used >= 2, "%s: %d devices used of %d", name, m.pk.report.devices_used,
-             devices_present);
+    VT_CHECK(m.pk.report.devices_used >= 2 && m.pk.report.slabs >= m.pk.report.devices_used,
+             "%s: %d devices used of %d, %d slabs", name, m.pk.report.devices_used, devices_present,
+             m.pk.report.slabs);
     snprintf(what, sizeof what, "%s on %d devices", name, m.pk.report.devices_used);
     same(what, x, k, &m, &in);
     run_free(&m);
@@ -172,10 +174,10 @@ int main(void) {
   vic_ctx_destroy(probe);
   if (!have) vt_skip("no CUDA device");
   int present = 1;
-  {
-    vic_ctx *all = ctx(0, VIC_DEVICES_ALL);
-    float *u = vt_uniform(1000, 3, 1.f, 1), *f = malloc(1000 * sizeof(float));
-    vic_data x = {u, 1000, 3, 0, VIC_L2, NULL};
+  { /* devices present: slabs (a budget below the whole set's) spread over all */
+    vic_ctx *all = ctx((size_t)17 << 20, VIC_DEVICES_ALL);
+    float *u = vt_uniform(20000, 3, 1.f, 1), *f = malloc(20000 * sizeof(float));
+    vic_data x = {u, 20000, 3, 0, VIC_L2, NULL};
     vic_knn nn;
     if (vic_knn_density(all, &x, 8, NULL, NULL, &nn, f, NULL, NULL) == VIC_OK) {
       present = nn.report.devices_used;
