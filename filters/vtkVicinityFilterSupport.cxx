@@ -902,6 +902,12 @@ void WriteReport(const vic_report& r, vic_metric metric, int dimension, const ch
   {
     AddFieldDouble(fd, "Seconds Transfer", r.seconds_transfer);
     AddFieldDouble(fd, "Seconds Kernel", r.seconds_kernel);
+    if (r.device_peak_bytes > 0) // the density and peak calls: device memory, slabs, GPUs
+    {
+      AddFieldInt(fd, "Device Peak Bytes", static_cast<vtkIdType>(r.device_peak_bytes));
+      AddFieldInt(fd, "Slabs", r.slabs);
+      AddFieldInt(fd, "Devices Used", r.devices_used);
+    }
   }
   AddFieldDouble(fd, "Seconds Total", r.seconds_total);
   AddFieldDouble(fd, "d_nn1 Mean", r.dnn1_mean);

@@ -115,7 +115,9 @@ typedef struct {
   int devices;         /* GPUs used from `device` on: 1 (default; 0 reads as 1) = that device only, N = devices
                           device..device+N-1, VIC_DEVICES_ALL = every device from `device` on.  The exact
                           grid kNN splits its queries over them; a sharded GGNN build puts shard s on the
-                          s-th mod N.  Results do not depend on the count. */
+                          s-th mod N; the density and peak calls spread their slabs over them when a set
+                          does not fit one device (device_memory_budget).  Results do not depend on the
+                          count. */
   int threads;         /* CPU threads; 0 = all available */
   uint64_t seed;       /* seed of every random choice; results are reproducible per seed */
   void (*log)(void *user, vic_log_level level, const char *message);
@@ -124,6 +126,8 @@ typedef struct {
    * (that call only: the next call starts uncancelled). */
   int (*progress)(void *user, const char *stage, double fraction);
   void *user;
+  size_t device_memory_budget; /* bytes the density and peak calls may hold on each device; 0 = 90% of what
+                                  is free.  A set that needs more is processed in slabs (exact, slower) */
 } vic_ctx_options;
 
 typedef struct vic_ctx vic_ctx;
@@ -204,6 +208,9 @@ typedef struct {              /* what happened, for users and filters */
       int64_t recall_sample;      /* points in that sample */
       double dnn1_mean, dnn1_max; /* GGNN's d_nn1 statistics over all points */
       int warnings;               /* number of warnings logged during the call */
+      int64_t device_peak_bytes;  /* most device memory the call held on one device (0 on the CPU) */
+      int32_t slabs;              /* spatial slabs the set was cut into for the device (1: in one piece) */
+      int32_t devices_used;       /* GPUs the call ran on */
 #ifdef VIC_ABI_TEST_EXTRA_FIELD
       double abi_test_extra;  /* only in the ABI-growth test's second build */
 #endif

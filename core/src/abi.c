@@ -27,7 +27,7 @@ _Static_assert(sizeof(vic_peaks) == VIC_PEAKS_BYTES, "vic_peaks outgrew its rese
 #ifdef VIC_ABI_TEST_EXTRA_FIELD
 enum { REPORT_KNOWN = offsetof(vic_report, abi_test_extra) + sizeof(double) };
 #else
-enum { REPORT_KNOWN = offsetof(vic_report, warnings) + sizeof(int) };
+enum { REPORT_KNOWN = offsetof(vic_report, devices_used) + sizeof(int32_t) };
 #endif
 enum { KNN_KNOWN = offsetof(vic_knn, report) + VIC_REPORT_BYTES,
        PEAKS_KNOWN = offsetof(vic_peaks, report) + VIC_REPORT_BYTES };

@@ -7,6 +7,8 @@
 #include "peaks_cuda.h"
 #include "backend_cuda.h"
 #include "density_cuda.h"
+#include "density_slabs.h"
+#include "slab_plan.h"
 #include "nbody_internal.h"
 #include "peaks_rules.h"
 #include "prominence.h"
@@ -103,20 +105,108 @@ static vic_status decide(vic_ctx *c, vick_call *call, vick_peaks_run *run, const
   return VIC_OK;
 }
 
+/* Out of core: lists and densities slab by slab on every device
+ * (density_slabs.c), the lists kept on the host; then the per-point
+ * steps on the first device, reading the lists a chunk at a time. */
+static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
+                                      vic_sph_convention sph, const vic_peak_options *o, size_t budget,
+                                      float *knn_density, float *sph_density, float *smoothing_length, int64_t *ids,
+                                      float *dist, vic_report *rep, int64_t *bad_row, vic_peaks *out) {
+  const int64_t n = x->n;
+  const size_t need = vic__peaks_lists_bytes(n, k);
+  if (need > budget)
+    return vic__fail(c, VIC_E_NOMEM,
+                     "density peaks of %lld points need at least %.0f MiB of device memory for their per-point steps "
+                     "(the lists go in slabs); the budget is %.0f MiB",
+                     (long long)n, need / 1048576.0, budget / 1048576.0);
+  const size_t entries = (size_t)n * (size_t)k;
+  int32_t *lid = vic__malloc(c, entries * sizeof *lid, "neighbour ids (host)");
+  float *ldist = lid ? (dist ? dist : vic__malloc(c, entries * sizeof *ldist, "neighbour distances (host)")) : NULL;
+  float *rk = ldist ? vic__malloc(c, (size_t)n * sizeof *rk, "k-th distances") : NULL;
+  if (!rk) {
+    free(lid);
+    if (ldist != dist) free(ldist);
+    return VIC_E_NOMEM;
+  }
+  vic_slab_stats st;
+  vic_status s = vic__slab_density(c, x, k, mass, unit_mass, sph, budget, knn_density, sph_density, smoothing_length,
+                                   rk, lid, ldist, bad_row, &st);
+  vick_call call;
+  vic__cuda_call_init(c, &call, c->opt.device, budget, 0);
+  vick_peaks_run *run = NULL;
+  vick_peaks_info info;
+  memset(&info, 0, sizeof info);
+  host_ws h;
+  memset(&h, 0, sizeof h);
+  int rc = VICK_OK;
+  if (s == VIC_OK && *bad_row < 0) {
+    vick_points pts = {x->rows, n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
+    rc = vick_peaks_begin_lists(&call, &pts, k, lid, ldist, rk, knn_density, &run, &info);
+    if (rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "peaks after the slabs");
+    else {
+      vic__log(c, VIC_LOG_DEBUG, "GPU peaks: %lld local maxima, %lld boundary edges, %lld merge events",
+               (long long)info.m, (long long)info.boundary_edges, (long long)info.n_events);
+      s = decide(c, &call, run, &info, x, k, o, out, &h, &rc);
+    }
+  }
+  host_ws_free(&h);
+  if (run) {
+    rc = vick_peaks_end(&call, run, rc);
+    if (s == VIC_E_DEVICE && rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "peaks after the slabs");
+  }
+  if (s == VIC_OK && *bad_row < 0 && ids) {
+#pragma omp parallel for
+    for (int64_t t = 0; t < (int64_t)entries; ++t) ids[t] = lid[t];
+  }
+  free(lid);
+  if (ldist != dist) free(ldist);
+  free(rk);
+  if (s != VIC_OK || *bad_row >= 0) {
+    vic_peaks_free(out);
+    return s;
+  }
+  rep->seconds_transfer += st.seconds_transfer + call.seconds_transfer;
+  rep->seconds_kernel += st.seconds_kernel + call.seconds_kernel;
+  for (int i = 0; i < call.n_stages; ++i) vic__report_stage(rep, call.stages[i].name, call.stages[i].seconds);
+  rep->device_peak_bytes = (int64_t)(st.peak_bytes > call.peak_bytes ? st.peak_bytes : call.peak_bytes);
+  rep->slabs = (int32_t)st.slabs;
+  rep->devices_used = st.devices;
+  vic__log(c, VIC_LOG_INFO, "GPU density + peaks in %lld slabs on %d device%s (%lld rows answered again), peak %.0f MiB "
+           "of device memory", (long long)st.slabs, st.devices, st.devices == 1 ? "" : "s", (long long)st.retried,
+           rep->device_peak_bytes / 1048576.0);
+  vic__kernel_log(c, &call, "peaks after the slabs");
+  return VIC_OK;
+}
+
 vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
                                    vic_sph_convention sph, const vic_peak_options *o, float *knn_density,
                                    float *sph_density, float *smoothing_length, int64_t *ids, float *dist,
                                    vic_report *rep, int64_t *bad_row, vic_peaks *out) {
   vic__peaks_clear(out);
   *bad_row = -1;
+  const size_t budget = vic__density_budget(c, c->opt.device);
+  int first = 0, count = 1;
+  vic_status s0 = vic__cuda_devices(c, &first, &count);
+  if (s0 != VIC_OK) return s0;
+  /* Slabs only for a set that does not fit one device: on several devices
+   * they run side by side, but the lists' round trip through the host
+   * costs more than one device saves (BENCHMARKS.md, issue 16). */
+  if (vic__in_core_bytes(x->n, k, x->d, 1) > budget)
+    return slabs_density_peaks(c, x, k, mass, unit_mass, sph, o, budget, knn_density, sph_density, smoothing_length,
+                               ids, dist, rep, bad_row, out);
   vick_call call;
-  vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
+  vic__cuda_call_init(c, &call, c->opt.device, budget, 0);
   vick_density_params p = vic__density_params(x->d, unit_mass, sph);
   vick_points pts = {x->rows, x->n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
   vick_peaks_run *run = NULL;
   vick_peaks_info info;
   int rc = vick_peaks_begin(&call, &pts, k, mass, &p, knn_density, sph_density, smoothing_length, ids, dist, &run,
                             &info);
+  if (rc == VICK_NOMEM) { /* the estimate was short: the slabs fit any budget they can */
+    vic__log(c, VIC_LOG_INFO, "GPU peaks in one piece did not fit the budget (%s); in slabs", call.message);
+    return slabs_density_peaks(c, x, k, mass, unit_mass, sph, o, budget, knn_density, sph_density, smoothing_length,
+                               ids, dist, rep, bad_row, out);
+  }
   if (rc != VICK_OK) return vic__kernel_status(c, rc, &call, "grid + density + peaks");
   vic_status s = VIC_OK;
   host_ws h;
@@ -138,6 +228,9 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
   rep->seconds_transfer += call.seconds_transfer;
   rep->seconds_kernel += call.seconds_kernel;
   for (int i = 0; i < call.n_stages; ++i) vic__report_stage(rep, call.stages[i].name, call.stages[i].seconds);
+  rep->device_peak_bytes = (int64_t)call.peak_bytes;
+  rep->slabs = 1;
+  rep->devices_used = 1;
   vic__kernel_log(c, &call, "grid + density + peaks");
   return VIC_OK;
 }

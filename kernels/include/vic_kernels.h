@@ -26,6 +26,7 @@ typedef struct {
   double seconds_transfer;     /* host<->device copies, CUDA events */
   double seconds_kernel;       /* kernels, CUDA events */
   double seconds_total;        /* wall time of the call */
+  size_t peak_bytes;           /* most device memory the call held at once (its own allocations) */
   int n_stages;
   struct { char name[32]; double seconds; } stages[8];
   char message[512];           /* why it failed */

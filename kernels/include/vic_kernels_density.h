@@ -52,6 +52,21 @@ int vick_grid_knn_density(vick_call *call, const vick_points *x, int32_t k, cons
                           const vick_density_params *p, float *knn_density, float *sph_density,
                           float *smoothing_length, int64_t *ids, float *dist, int64_t *bad_row);
 
+/* One slab of a set too large for the device: x holds the slab's own
+ * points (rows [0, n_own)) and a halo around them; key_ids (n entries)
+ * their ids in the whole set of n_all (< 2^31) points, so that the lists
+ * (ids in the whole set, true distances, ordered by (distance, id)) equal
+ * the whole set's wherever the halo holds the true neighbours -- the
+ * caller checks that with rk.  mass: n_all entries by id, or NULL.
+ * Outputs for the own rows: rk (required, the k-th distances), the
+ * densities (any NULL), ids / dist (n_own*k, or NULL; with row_of, the
+ * whole set's n_all*k arrays, own row r going to row row_of[r]).  *bad_row: the
+ * first own row whose list cannot give a density, or -1. */
+int vick_slab_density(vick_call *call, const vick_points *x, int32_t k, int64_t n_own, const uint32_t *key_ids,
+                      int64_t n_all, const float *mass, const vick_density_params *p, float *knn_density,
+                      float *sph_density, float *smoothing_length, float *rk, int32_t *ids, float *dist,
+                      const int64_t *row_of, int64_t *bad_row);
+
 #ifdef __cplusplus
 }
 #endif

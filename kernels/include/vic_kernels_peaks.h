@@ -59,10 +59,10 @@ typedef struct {
   int64_t n_events;
   const int32_t *event_a, *event_b; /* maxima of the two basins of each event */
   const float *event_rho;     /* density of the point where the basins meet */
-  int64_t boundary_edges;     /* list edges between different basins (before keeping the first per pair) */
+  int64_t boundary_edges;     /* list edges between different basins, the first per point and basin (before keeping the first per pair) */
 } vick_peaks_info;
 
-/* x: d <= 3, L2; k >= 2; n * k < 2^31; densities as vick_grid_knn_density (mass may be
+/* x: d <= 3, L2; k >= 2; n < 2^31 - 1 (any n * k); densities as vick_grid_knn_density (mass may be
  * NULL); the peaks use the kNN density.  knn_density (required),
  * sph_density, smoothing_length: host outputs (n floats; the last two may
  * be NULL).  ids / dist: host n*k outputs for the lists, or NULL to leave
@@ -71,6 +71,16 @@ typedef struct {
 int vick_peaks_begin(vick_call *call, const vick_points *x, int32_t k, const float *mass,
                      const vick_density_params *p, float *knn_density, float *sph_density, float *smoothing_length,
                      int64_t *ids, float *dist, vick_peaks_run **run, vick_peaks_info *info);
+
+/* As vick_peaks_begin for lists and densities already on the host (a
+ * set too large for the device's memory, whose lists were made in slabs):
+ * ids (int32, ids into x) and dist (true distances), n*k each, rk the
+ * k-th distances (n), knn_density (n) the densities the peaks use.  The
+ * lists are read a chunk at a time; the points, their grid and the
+ * per-point steps stay on the device.  Every list must be full (the
+ * caller has checked the rows). */
+int vick_peaks_begin_lists(vick_call *call, const vick_points *x, int32_t k, const int32_t *ids, const float *dist,
+                           const float *rk, const float *knn_density, vick_peaks_run **run, vick_peaks_info *info);
 
 /* is_candidate: m flags.  members: m counts out, the number of points
  * whose climb ends at each maximum (0 for non-candidates).  The densest

@@ -74,6 +74,7 @@ int vick_begin(vick_call *call, vick_env *env) {
   memset(env, 0, sizeof *env);
   env->t_start = vick_now();
   call->seconds_transfer = call->seconds_kernel = call->seconds_total = 0;
+  call->peak_bytes = 0;
   call->n_stages = 0;
   call->message[0] = '\0';
   int count = 0;
@@ -119,6 +120,7 @@ int vick_buf_alloc(vick_call *call, vick_env *env, vick_buf *b, size_t bytes, co
   }
   b->bytes = bytes;
   env->used += bytes;
+  if (env->used > call->peak_bytes) call->peak_bytes = env->used;
   return VICK_OK;
 }
 

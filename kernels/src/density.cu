@@ -15,6 +15,7 @@
 #include "common.cuh"
 #include "density_internal.cuh"
 #include "grid_internal.cuh"
+#include "staged_copy.cuh"
 #include "vic_kernels_density.h"
 #include "vic_kernels_exact.h"
 
@@ -45,17 +46,19 @@ typedef struct {
   double unit_mass, vd, sigma, h_of_rk;
 } dens_args;
 
-/* Rows [0, n) of a chunk whose first particle is row0.  ids / dist are
- * the chunk's rows (ids may be NULL without masses; dist holds all k
- * columns when sph is wanted); mass covers all particles. */
+/* Rows [0, n) of a chunk whose first particle is row0 (or, for a slab,
+ * whose particles are self[0 .. n)).  ids / dist are the chunk's rows
+ * (ids may be NULL without masses; dist holds all k columns when sph is
+ * wanted); mass covers all particles. */
+template <typename IdT>
 __global__ void __launch_bounds__(DENS_THREADS)
-density_kernel(dens_args a, int64_t n, int64_t row0, const int64_t *ids, const float *dist, const float *mass,
-               float *knn, float *sph, float *h) {
+density_kernel(dens_args a, int64_t n, int64_t row0, const uint32_t *self, const IdT *ids, const float *dist,
+               const float *mass, float *knn, float *sph, float *h) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const int64_t k = a.k;
   const float *r = dist + i * a.ld;
-  const int64_t *id = ids ? ids + i * k : NULL;
+  const IdT *id = ids ? ids + i * k : NULL;
   const double rk = (double)r[a.kth], rkd = pow(rk, (double)a.d);
   if (knn) {
     double m = 0;
@@ -64,7 +67,8 @@ density_kernel(dens_args a, int64_t n, int64_t row0, const int64_t *ids, const f
     knn[i] = (float)__ddiv_rn(m, __dmul_rn(a.vd, rkd));
   }
   if (sph) {
-    double sum = __dmul_rn(mass ? (double)mass[row0 + i] : a.unit_mass, m4_shape(0.0));
+    const int64_t me = self ? (int64_t)self[i] : row0 + i;
+    double sum = __dmul_rn(mass ? (double)mass[me] : a.unit_mass, m4_shape(0.0));
     for (int64_t t = 0; t < k - 1; ++t) {
       double w = m4_shape(__ddiv_rn((double)r[t], rk));
       sum = __dadd_rn(sum, __dmul_rn(mass ? (double)mass[id[t]] : a.unit_mass, w));
@@ -149,8 +153,8 @@ static int density_run(vick_call *call, dens_ws *w, int64_t n, int32_t k, const 
       VICK_TRY(vick_copy_to_device(call, &w->env, w->dist.p, w->rk_host + r0, (size_t)m * sizeof(float)));
     if (need_ids) VICK_TRY(vick_copy_to_device(call, &w->env, w->ids.p, ids + r0 * k, (size_t)m * k * sizeof(int64_t)));
     VICK_TRY(vick_timer_start(call, &w->env));
-    density_kernel<<<vick_blocks(m, DENS_THREADS), DENS_THREADS, 0, w->env.stream>>>(
-        a, m, r0, need_ids ? (const int64_t *)w->ids.p : NULL, (const float *)w->dist.p,
+    density_kernel<int64_t><<<vick_blocks(m, DENS_THREADS), DENS_THREADS, 0, w->env.stream>>>(
+        a, m, r0, (const uint32_t *)NULL, need_ids ? (const int64_t *)w->ids.p : NULL, (const float *)w->dist.p,
         mass ? (const float *)w->mass.p : NULL, (float *)w->knn.p, (float *)w->sph.p, (float *)w->h.p);
     VICK_LAUNCH(call, "density_kernel");
     VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "density"));
@@ -184,11 +188,11 @@ extern "C" int vick_density(vick_call *call, int64_t n, int32_t k, const int64_t
  * that the reads are coalesced; equal neighbouring distances are rare,
  * and only a row that has some is re-sorted, by lane 0 (an insertion
  * sort, linear on a nearly sorted row).  Padding (-1, +inf) stays last. */
-__global__ void true_dist_kernel(int64_t *ids, float *dist, int64_t n, int32_t k) {
+__global__ void true_dist_kernel(int32_t *ids, float *dist, int64_t n, int32_t k) {
   const int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
   if (row >= n) return; /* the whole warp: row is uniform in it */
-  int64_t *id = ids + row * k;
+  int32_t *id = ids + row * k;
   float *d = dist + row * k;
   float carry = -1.f; /* the last distance of the previous 32 */
   unsigned any = 0;
@@ -205,7 +209,7 @@ __global__ void true_dist_kernel(int64_t *ids, float *dist, int64_t n, int32_t k
   if (!any || lane != 0) return;
   for (int32_t t = 1; t < k; ++t) {
     const float td = d[t];
-    const int64_t ti = id[t];
+    const int32_t ti = id[t];
     if (ti < 0) break;
     int32_t j = t;
     while (j > 0 && (d[j - 1] > td || (d[j - 1] == td && id[j - 1] > ti))) { d[j] = d[j - 1]; id[j] = id[j - 1]; --j; }
@@ -215,25 +219,27 @@ __global__ void true_dist_kernel(int64_t *ids, float *dist, int64_t n, int32_t k
 }
 
 /* The first row whose list cannot give a density (as the core's
- * first_bad_row): a missing neighbour or rk not positive and finite. */
-__global__ void bad_row_kernel(const int64_t *ids, const float *dist, int64_t n, int32_t k,
+ * first_bad_row): a missing neighbour or rk not positive and finite.
+ * Ids index n_all points. */
+__global__ void bad_row_kernel(const int32_t *ids, const float *dist, int64_t n, int32_t k, int64_t n_all,
                                unsigned long long *first) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float rk = dist[i * k + k - 1];
   int ok = rk > 0.f && isfinite(rk);
-  for (int32_t t = 0; t < k && ok; ++t) ok = ids[i * k + t] >= 0 && ids[i * k + t] < n;
+  for (int32_t t = 0; t < k && ok; ++t) ok = ids[i * k + t] >= 0 && ids[i * k + t] < n_all;
   if (!ok) atomicMin(first, (unsigned long long)i);
 }
 
 /* density_internal.cuh: lists, grid and densities left on the device. */
-int vick_grid_density_dev(vick_call *call, vick_env *env, const vick_points *x, int32_t k, const float *mass,
-                          const vick_density_params *p, int want_knn, int want_sph, int want_h, vick_density_dev *out,
-                          vick_grid_dev *keep, int64_t *bad_row) {
-  const int64_t n = x->n;
-  VICK_TRY(vick_grid_knn_dev(call, env, x, k, &out->ids, &out->dist, keep));
+int vick_grid_density_dev(vick_call *call, vick_env *env, const vick_points *x, int32_t k, const vick_grid_rows *rows,
+                          int64_t n_all, const float *mass, const vick_density_params *p, int want_knn, int want_sph,
+                          int want_h, vick_density_dev *out, vick_grid_dev *keep, int64_t *bad_row) {
+  const int64_t n = rows ? rows->q1 - rows->q0 : x->n;
+  if (!rows) n_all = x->n;
+  VICK_TRY(vick_grid_knn_dev(call, env, x, k, rows, &out->ids, &out->dist, keep));
   VICK_TRY(vick_timer_start(call, env));
-  true_dist_kernel<<<vick_blocks(n * 32, 256), 256, 0, env->stream>>>((int64_t *)out->ids.p, (float *)out->dist.p, n,
+  true_dist_kernel<<<vick_blocks(n * 32, 256), 256, 0, env->stream>>>((int32_t *)out->ids.p, (float *)out->dist.p, n,
                                                                       k);
   VICK_LAUNCH(call, "true_dist_kernel");
   vick_buf bad = {NULL, 0};
@@ -243,8 +249,8 @@ int vick_grid_density_dev(vick_call *call, vick_env *env, const vick_points *x, 
   cudaError_t e = cudaMemsetAsync(bad.p, 0xff, sizeof(unsigned long long), env->stream);
   if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaMemsetAsync(row check)", __FILE__, __LINE__);
   if (rc == VICK_OK) {
-    bad_row_kernel<<<vick_blocks(n, 256), 256, 0, env->stream>>>((const int64_t *)out->ids.p,
-                                                                  (const float *)out->dist.p, n, k,
+    bad_row_kernel<<<vick_blocks(n, 256), 256, 0, env->stream>>>((const int32_t *)out->ids.p,
+                                                                  (const float *)out->dist.p, n, k, n_all,
                                                                   (unsigned long long *)bad.p);
     e = cudaGetLastError();
     if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "launch of bad_row_kernel", __FILE__, __LINE__);
@@ -255,8 +261,13 @@ int vick_grid_density_dev(vick_call *call, vick_env *env, const vick_points *x, 
   VICK_TRY(rc);
   *bad_row = first == ~0ull ? -1 : (int64_t)first;
   if (mass) {
-    VICK_TRY(vick_buf_alloc(call, env, &out->mass, (size_t)n * sizeof(float), "particle masses"));
-    VICK_TRY(vick_copy_to_device(call, env, out->mass.p, mass, (size_t)n * sizeof(float)));
+    VICK_TRY(vick_buf_alloc(call, env, &out->mass, (size_t)n_all * sizeof(float), "particle masses"));
+    VICK_TRY(vick_copy_to_device(call, env, out->mass.p, mass, (size_t)n_all * sizeof(float)));
+  }
+  /* a slab's own rows: their ids in the whole set, for their own masses */
+  if (rows && rows->key_ids && mass) {
+    VICK_TRY(vick_buf_alloc(call, env, &out->self, (size_t)n * 4, "slab row ids"));
+    VICK_TRY(vick_copy_to_device(call, env, out->self.p, rows->key_ids + rows->q0, (size_t)n * 4));
   }
   if (want_knn) VICK_TRY(vick_buf_alloc(call, env, &out->knn, (size_t)n * sizeof(float), "kNN densities"));
   if (want_sph) VICK_TRY(vick_buf_alloc(call, env, &out->sph, (size_t)n * sizeof(float), "SPH densities"));
@@ -264,8 +275,9 @@ int vick_grid_density_dev(vick_call *call, vick_env *env, const vick_points *x, 
   if (*bad_row < 0 && (want_knn || want_sph || want_h)) {
     const dens_args a = make_args(p, k, k, k - 1);
     VICK_TRY(vick_timer_start(call, env));
-    density_kernel<<<vick_blocks(n, DENS_THREADS), DENS_THREADS, 0, env->stream>>>(
-        a, n, 0, (const int64_t *)out->ids.p, (const float *)out->dist.p, mass ? (const float *)out->mass.p : NULL,
+    density_kernel<int32_t><<<vick_blocks(n, DENS_THREADS), DENS_THREADS, 0, env->stream>>>(
+        a, n, rows ? rows->q0 : 0, (const uint32_t *)out->self.p, (const int32_t *)out->ids.p,
+        (const float *)out->dist.p, mass ? (const float *)out->mass.p : NULL,
         (float *)out->knn.p, (float *)out->sph.p, (float *)out->h.p);
     VICK_LAUNCH(call, "density_kernel");
     VICK_TRY(vick_timer_stop(call, env, &call->seconds_kernel, "density"));
@@ -274,13 +286,14 @@ int vick_grid_density_dev(vick_call *call, vick_env *env, const vick_points *x, 
 }
 
 void vick_density_dev_free(vick_env *env, vick_density_dev *d) {
-  vick_buf *all[] = {&d->ids, &d->dist, &d->mass, &d->knn, &d->sph, &d->h};
+  vick_buf *all[] = {&d->ids, &d->dist, &d->mass, &d->knn, &d->sph, &d->h, &d->self};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(env, all[i]);
 }
 
 typedef struct {
   vick_env env;
   vick_density_dev dev;
+  vick_stage stage;
 } fused_ws;
 
 static int fused_run(vick_call *call, fused_ws *w, const vick_points *x, int32_t k, const float *mass,
@@ -288,16 +301,19 @@ static int fused_run(vick_call *call, fused_ws *w, const vick_points *x, int32_t
                      int64_t *bad_row) {
   const int64_t n = x->n;
   vick_density_dev *d = &w->dev;
-  VICK_TRY(vick_grid_density_dev(call, &w->env, x, k, mass, p, knn != NULL, sph != NULL, h != NULL, d, NULL, bad_row));
+  VICK_TRY(vick_grid_density_dev(call, &w->env, x, k, NULL, n, mass, p, knn != NULL, sph != NULL, h != NULL, d, NULL,
+                                 bad_row));
+  VICK_TRY(vick_stage_init(call, &w->stage, 0));
+  vick_stage *st = &w->stage;
   if (*bad_row < 0) {
-    if (knn) VICK_TRY(vick_copy_to_host(call, &w->env, knn, d->knn.p, (size_t)n * sizeof(float)));
-    if (sph) VICK_TRY(vick_copy_to_host(call, &w->env, sph, d->sph.p, (size_t)n * sizeof(float)));
-    if (h) VICK_TRY(vick_copy_to_host(call, &w->env, h, d->h.p, (size_t)n * sizeof(float)));
+    if (knn) VICK_TRY(vick_staged_to_host(call, &w->env, st, knn, d->knn.p, (size_t)n * sizeof(float)));
+    if (sph) VICK_TRY(vick_staged_to_host(call, &w->env, st, sph, d->sph.p, (size_t)n * sizeof(float)));
+    if (h) VICK_TRY(vick_staged_to_host(call, &w->env, st, h, d->h.p, (size_t)n * sizeof(float)));
   }
   VICK_TRY(vick_poll(call, "density", 0.95));
   const int64_t total = n * (int64_t)k;
-  if (ids) VICK_TRY(vick_copy_to_host(call, &w->env, ids, d->ids.p, (size_t)total * sizeof(int64_t)));
-  if (dist) VICK_TRY(vick_copy_to_host(call, &w->env, dist, d->dist.p, (size_t)total * sizeof(float)));
+  if (ids) VICK_TRY(vick_staged_to_host_wide(call, &w->env, st, ids, (const int32_t *)d->ids.p, total));
+  if (dist) VICK_TRY(vick_staged_to_host(call, &w->env, st, dist, d->dist.p, (size_t)total * sizeof(float)));
   return vick_poll(call, "density", 1.0);
 }
 
@@ -316,5 +332,73 @@ extern "C" int vick_grid_knn_density(vick_call *call, const vick_points *x, int3
   if (rc == VICK_OK)
     rc = fused_run(call, &w, x, k, mass, p, knn_density, sph_density, smoothing_length, ids, dist, bad_row);
   vick_density_dev_free(&w.env, &w.dev);
+  vick_stage_free(&w.stage);
+  return vick_end(call, &w.env, rc);
+}
+
+/* ---------------------------------------------------------------- slabs */
+__global__ void column_kernel(const float *dist, int64_t n, int32_t k, float *rk) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) rk[i] = dist[i * k + k - 1];
+}
+
+typedef struct {
+  vick_env env;
+  vick_density_dev dev;
+  vick_stage stage;
+  vick_buf rk;
+} slab_ws;
+
+static int slab_run(vick_call *call, slab_ws *w, const vick_points *x, int32_t k, int64_t n_own,
+                    const uint32_t *key_ids, int64_t n_all, const float *mass, const vick_density_params *p,
+                    float *knn, float *sph, float *h, float *rk, int32_t *ids, float *dist, const int64_t *row_of,
+                    int64_t *bad_row) {
+  vick_density_dev *d = &w->dev;
+  vick_grid_rows rows = {0, n_own, key_ids};
+  VICK_TRY(vick_grid_density_dev(call, &w->env, x, k, &rows, n_all, mass, p, knn != NULL, sph != NULL, h != NULL, d,
+                                 NULL, bad_row));
+  VICK_TRY(vick_stage_init(call, &w->stage, 0));
+  vick_stage *st = &w->stage;
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->rk, (size_t)n_own * 4, "k-th distances"));
+  column_kernel<<<vick_blocks(n_own, 256), 256, 0, w->env.stream>>>((const float *)d->dist.p, n_own, k,
+                                                                      (float *)w->rk.p);
+  VICK_LAUNCH(call, "column_kernel");
+  VICK_TRY(vick_staged_to_host(call, &w->env, st, rk, w->rk.p, (size_t)n_own * 4));
+  if (*bad_row < 0) {
+    if (knn) VICK_TRY(vick_staged_to_host(call, &w->env, st, knn, d->knn.p, (size_t)n_own * 4));
+    if (sph) VICK_TRY(vick_staged_to_host(call, &w->env, st, sph, d->sph.p, (size_t)n_own * 4));
+    if (h) VICK_TRY(vick_staged_to_host(call, &w->env, st, h, d->h.p, (size_t)n_own * 4));
+  }
+  const size_t total = (size_t)n_own * k;
+  if (row_of) {
+    if (ids) VICK_TRY(vick_staged_to_host_rows(call, &w->env, st, ids, d->ids.p, n_own, (size_t)k * 4, row_of));
+    if (dist) VICK_TRY(vick_staged_to_host_rows(call, &w->env, st, dist, d->dist.p, n_own, (size_t)k * 4, row_of));
+  } else {
+    if (ids) VICK_TRY(vick_staged_to_host(call, &w->env, st, ids, d->ids.p, total * 4));
+    if (dist) VICK_TRY(vick_staged_to_host(call, &w->env, st, dist, d->dist.p, total * 4));
+  }
+  return vick_poll(call, "density", 1.0);
+}
+
+extern "C" int vick_slab_density(vick_call *call, const vick_points *x, int32_t k, int64_t n_own,
+                                 const uint32_t *key_ids, int64_t n_all, const float *mass,
+                                 const vick_density_params *p, float *knn_density, float *sph_density,
+                                 float *smoothing_length, float *rk, int32_t *ids, float *dist, const int64_t *row_of,
+                                 int64_t *bad_row) {
+  if (!x || !bad_row || !key_ids || !rk) return vick_fail(call, VICK_ARGUMENT, "slab density: missing arguments");
+  *bad_row = -1;
+  VICK_TRY(params_ok(call, x->n, k, p));
+  if (n_own < 1 || n_own > x->n || n_all < x->n || n_all >= INT32_MAX)
+    return vick_fail(call, VICK_ARGUMENT, "slab density: %lld own rows of %lld points in a set of %lld",
+                     (long long)n_own, (long long)x->n, (long long)n_all);
+  slab_ws w;
+  memset(&w, 0, sizeof w);
+  int rc = vick_begin(call, &w.env);
+  if (rc == VICK_OK)
+    rc = slab_run(call, &w, x, k, n_own, key_ids, n_all, mass, p, knn_density, sph_density, smoothing_length, rk, ids,
+                  dist, row_of, bad_row);
+  vick_density_dev_free(&w.env, &w.dev);
+  vick_buf_free(&w.env, &w.rk);
+  vick_stage_free(&w.stage);
   return vick_end(call, &w.env, rc);
 }

@@ -8,17 +8,21 @@
 #include "vic_kernels_density.h"
 
 typedef struct {
-  vick_buf ids, dist;  /* n x k, true distances */
-  vick_buf mass;       /* n floats when masses were given */
+  vick_buf ids, dist;  /* rows x k: int32 ids, true distances */
+  vick_buf mass;       /* n_all floats when masses were given */
   vick_buf knn, sph, h;
+  vick_buf self;       /* a slab's rows: their ids in the whole set (with masses) */
 } vick_density_dev;
 
 /* As vick_grid_knn_density, leaving everything in out (buffers of env,
  * freed by vick_density_dev_free) and the grid in *keep when not NULL.
- * With *bad_row >= 0 the densities are not computed. */
-int vick_grid_density_dev(vick_call *call, vick_env *env, const vick_points *x, int32_t k, const float *mass,
-                          const vick_density_params *p, int want_knn, int want_sph, int want_h, vick_density_dev *out,
-                          vick_grid_dev *keep, int64_t *bad_row);
+ * rows (NULL: all of x): a slab of a set of n_all points (mass, when
+ * given, has n_all entries, by id in that set), whose lists and
+ * densities are those of rows [q0, q1) of x.  With *bad_row >= 0 (a row
+ * of the slab) the densities are not computed. */
+int vick_grid_density_dev(vick_call *call, vick_env *env, const vick_points *x, int32_t k, const vick_grid_rows *rows,
+                          int64_t n_all, const float *mass, const vick_density_params *p, int want_knn, int want_sph,
+                          int want_h, vick_density_dev *out, vick_grid_dev *keep, int64_t *bad_row);
 void vick_density_dev_free(vick_env *env, vick_density_dev *d);
 
 #endif

@@ -41,11 +41,17 @@
  * while the next chunk computes; ids leave the device in the width asked
  * for and distances, where asked, as true ones.  Chunks are ranges of the
  * sorted order (each list carries its row) or, by_rows, ranges of rows
- * whose sorted positions a CUB select picks (lists in row order). */
+ * whose sorted positions a CUB select picks (lists in row order).
+ *
+ * Lists that stay on the device (vick_grid_knn_dev, for the density and
+ * peak pipelines) fill one buffer of int32 ids for the answered rows; a
+ * slab's points can carry key ids, their ids in the whole set
+ * (vick_grid_rows), so that their lists and ties equal the whole set's. */
 #include "common.cuh"
 #include "vic_kernels_exact.h"
 #include "vic_kernels_stream.h"
 #include "grid_internal.cuh"
+#include "staged_copy.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -169,9 +175,9 @@ __device__ __forceinline__ int cell_pruned(const grid_geom &g, const topk_list<K
  * cells farther than the current k-th distance are skipped, so a query
  * beside a dense cluster reads only the part of it that matters. */
 template <int KMAX>
-__device__ void visit_cell(const grid_geom &g, const uint64_t *codes, const uint32_t *sid, const float4 *sp, float4 q,
-                           uint32_t self, const float u[3], const int c0[3], int level0, int64_t a0, int64_t b0,
-                           topk_list<KMAX> &best) {
+__device__ void visit_cell(const grid_geom &g, const uint64_t *codes, const uint32_t *sid, const uint32_t *kid,
+                           const float4 *sp, float4 q, uint32_t self, const float u[3], const int c0[3], int level0,
+                           int64_t a0, int64_t b0, topk_list<KMAX> &best) {
   struct item { int c[3]; int level; int64_t a, b; };
   item st[GRID_STACK];
   int top = 0;
@@ -182,7 +188,7 @@ __device__ void visit_cell(const grid_geom &g, const uint64_t *codes, const uint
     if (it.b - it.a <= GRID_LEAF || it.level == 0 || top + 8 > GRID_STACK) {
       for (int64_t t = it.a; t < it.b; ++t) {
         uint32_t id = sid[t];
-        if (id != self) best.push(vick_key(grid_dist(g, q, sp[t]), id));
+        if (id != self) best.push(vick_key(grid_dist(g, q, sp[t]), kid ? kid[t] : id));
       }
       continue;
     }
@@ -220,7 +226,7 @@ __device__ void visit_cell(const grid_geom &g, const uint64_t *codes, const uint
 }
 
 /* Where a launch writes its lists.  rows == NULL: row self - q0 of
- * buffers holding the whole range (working distances, int64 ids: the
+ * buffers holding the whole range (working distances, int32 ids: the
  * device-resident lists of vick_grid_knn_dev).  Otherwise the launch
  * answers queries [t0, t0 + count) of the range's sorted order into ring
  * rows base.., and rows[] says which row of the range each one is. */
@@ -234,11 +240,16 @@ struct grid_out {
   int true_l2;
 };
 
+/* kid (NULL: the row itself): the id a point has in the keys and the
+ * lists, by sorted position -- a slab's points carry their global ids, so
+ * that ties fall as they do over all points.  IdT: the id width of the
+ * lists (int32 for lists that stay on the device, either for streamed
+ * ones, as the sink asks). */
 template <int KMAX, typename IdT>
 __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t *codes, const uint32_t *sid,
-                                                                   const float4 *sp, int64_t n, grid_geom g, int k,
-                                                                   int target, const uint32_t *qpos,
-                                                                   grid_out<IdT> out) {
+                                                                   const uint32_t *kid, const float4 *sp, int64_t n,
+                                                                   grid_geom g, int k, int target,
+                                                                   const uint32_t *qpos, grid_out<IdT> out) {
   const int64_t local = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (local >= out.count) return;
   const int64_t t0 = out.t0 + local;
@@ -297,7 +308,7 @@ __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t
               a = vick_lower_bound(codes, (int64_t)0, n, pre << sh);
               b = (a < n && (codes[a] >> sh) == pre) ? vick_lower_bound(codes, (int64_t)0, n, (pre + 1) << sh) : a;
             }
-            if (b > a) visit_cell(g, codes, sid, sp, q, self, u, cc, level, a, b, best);
+            if (b > a) visit_cell(g, codes, sid, kid, sp, q, self, u, cc, level, a, b, best);
           }
       /* everything scanned? */
       int covered = 1;
@@ -339,7 +350,7 @@ __global__ void __launch_bounds__(GRID_THREADS) grid_query_kernel(const uint64_t
     best.size = 0;
     for (int64_t t = 0; t < n; ++t) {
       uint32_t id = sid[t];
-      if (id != self) best.push(vick_key(grid_dist(g, q, sp[t]), id));
+      if (id != self) best.push(vick_key(grid_dist(g, q, sp[t]), kid ? kid[t] : id));
     }
   }
   if (out.true_l2) {
@@ -381,7 +392,7 @@ typedef struct {
 
 typedef struct {
   vick_env env;
-  vick_buf x, soa, mm, codes, codes2, ids, ids2, sp, tmp, qpos, nsel, out_ids, out_dist, out_rows;
+  vick_buf x, soa, mm, codes, codes2, ids, ids2, sp, tmp, qpos, nsel, out_ids, out_dist, out_rows, kid;
   cudaStream_t copy;   /* device-to-host copies of the streamed output */
   void *pinned[2];     /* the two host slots */
   grid_events ev;
@@ -424,7 +435,7 @@ static void grid_ws_free(grid_ws *w) {
   w->ev.ring = 0;
   cudaGetLastError();
   vick_buf *all[] = {&w->x, &w->soa, &w->mm, &w->codes, &w->codes2, &w->ids, &w->ids2, &w->sp, &w->tmp,
-                     &w->qpos, &w->nsel, &w->out_ids, &w->out_dist, &w->out_rows};
+                     &w->qpos, &w->nsel, &w->out_ids, &w->out_dist, &w->out_rows, &w->kid};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&w->env, all[i]);
 }
 
@@ -493,14 +504,27 @@ static int launch_query(vick_call *call, grid_ws *w, cudaStream_t st, const grid
   const unsigned blocks = vick_blocks(o.count, GRID_THREADS);
   const uint64_t *codes = (const uint64_t *)w->codes.p;
   const uint32_t *sid = (const uint32_t *)w->ids.p;
+  const uint32_t *kid = (const uint32_t *)w->kid.p;
   const float4 *sp = (const float4 *)w->sp.p;
-  if (k <= 16) grid_query_kernel<16, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, sp, n, g, k, target, qpos, o);
-  else if (k <= 32) grid_query_kernel<32, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, sp, n, g, k, target, qpos, o);
-  else if (k <= 64) grid_query_kernel<64, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, sp, n, g, k, target, qpos, o);
-  else if (k <= 128) grid_query_kernel<128, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, sp, n, g, k, target, qpos, o);
-  else grid_query_kernel<VICK_EXACT_MAX_K, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, sp, n, g, k, target, qpos, o);
+  if (k <= 16)
+    grid_query_kernel<16, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, kid, sp, n, g, k, target, qpos, o);
+  else if (k <= 32)
+    grid_query_kernel<32, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, kid, sp, n, g, k, target, qpos, o);
+  else if (k <= 64)
+    grid_query_kernel<64, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, kid, sp, n, g, k, target, qpos, o);
+  else if (k <= 128)
+    grid_query_kernel<128, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, kid, sp, n, g, k, target, qpos, o);
+  else
+    grid_query_kernel<VICK_EXACT_MAX_K, IdT><<<blocks, GRID_THREADS, 0, st>>>(codes, sid, kid, sp, n, g, k, target,
+                                                                              qpos, o);
   VICK_LAUNCH(call, "grid_query_kernel");
   return VICK_OK;
+}
+
+/* Key ids by sorted position: kid[t] = key_ids[sid[t]]. */
+__global__ void key_id_kernel(const uint32_t *sid, const uint32_t *key_ids, int64_t n, uint32_t *kid) {
+  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < n) kid[t] = key_ids[sid[t]];
 }
 
 /* about k/4 points in the query's own cell: the 27 cells around it then
@@ -533,23 +557,34 @@ static int grid_select(vick_call *call, grid_ws *w, int64_t n, grid_range r) {
 
 /* Upload, sort and (for a sub-range) select the answered rows.  out_need:
  * device bytes the output will need at least, checked with the rest up
- * front.  keep_x: the rows stay on the device (for vick_grid_dev). */
+ * front.  keep_x: the rows stay on the device (for vick_grid_dev).
+ * key_ids (host, n, or NULL): the ids the points carry in the lists
+ * (vick_grid_rows). */
 static int grid_prepare(vick_call *call, grid_ws *w, const vick_points *p, grid_range r, size_t out_need,
-                        grid_geom *geom, int keep_x, int select) {
+                        grid_geom *geom, int keep_x, int select, const uint32_t *key_ids) {
   const int64_t n = p->n;
   const int64_t m = r.q1 - r.q0;
   const int d = p->d;
   const size_t row_bytes = (size_t)d * sizeof(float);
   /* Everything the call holds at its peak, checked up front. */
-  size_t need = (size_t)n * (row_bytes + 2 * 8 + 2 * 4 + 16) + (size_t)m * 4 + out_need;
+  size_t need = (size_t)n * (row_bytes + 2 * 8 + 2 * 4 + 16 + (key_ids ? 4 : 0)) + (size_t)m * 4 + out_need;
   if (need > vick_budget_left(&w->env))
     return vick_fail(call, VICK_NOMEM, "the grid needs %.1f MiB of device memory for %lld points; the budget has %.1f MiB",
                      need / 1048576.0, (long long)n, vick_budget_left(&w->env) / 1048576.0);
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->x, (size_t)n * row_bytes, "the points"));
-  VICK_TRY(vick_timer_start(call, &w->env));
-  VICK_CUDA(call, cudaMemcpy2DAsync(w->x.p, row_bytes, p->rows, (size_t)p->stride * sizeof(float), row_bytes, (size_t)n,
-                                    cudaMemcpyHostToDevice, w->env.stream));
-  VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_transfer, NULL));
+  if (p->stride == d && (size_t)n * row_bytes >= ((size_t)256 << 20)) {
+    /* large packed rows through pinned slots, many host threads filling them */
+    vick_stage st;
+    int rc = vick_stage_init(call, &st, 0);
+    if (rc == VICK_OK) rc = vick_staged_to_device(call, &w->env, &st, w->x.p, p->rows, (size_t)n * row_bytes);
+    vick_stage_free(&st);
+    VICK_TRY(rc);
+  } else {
+    VICK_TRY(vick_timer_start(call, &w->env));
+    VICK_CUDA(call, cudaMemcpy2DAsync(w->x.p, row_bytes, p->rows, (size_t)p->stride * sizeof(float), row_bytes,
+                                      (size_t)n, cudaMemcpyHostToDevice, w->env.stream));
+    VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_transfer, NULL));
+  }
 
   VICK_TRY(vick_timer_start(call, &w->env));
   grid_geom g;
@@ -578,6 +613,22 @@ static int grid_prepare(vick_call *call, grid_ws *w, const vick_points *p, grid_
                                                                   (float4 *)w->sp.p);
   VICK_LAUNCH(call, "gather_kernel");
   if (!keep_x) vick_buf_free(&w->env, &w->x);
+  if (key_ids) {
+    vick_buf tmp = {NULL, 0};
+    VICK_TRY(vick_buf_alloc(call, &w->env, &w->kid, (size_t)n * 4, "list ids by sorted position"));
+    VICK_TRY(vick_buf_alloc(call, &w->env, &tmp, (size_t)n * 4, "list ids"));
+    int rc = vick_copy_to_device(call, &w->env, tmp.p, key_ids, (size_t)n * 4);
+    if (rc == VICK_OK) {
+      key_id_kernel<<<vick_blocks(n, 256), 256, 0, w->env.stream>>>((const uint32_t *)w->ids.p,
+                                                                      (const uint32_t *)tmp.p, n,
+                                                                      (uint32_t *)w->kid.p);
+      cudaError_t e = cudaGetLastError();
+      if (e == cudaSuccess) e = cudaStreamSynchronize(w->env.stream);
+      if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "key_id_kernel", __FILE__, __LINE__);
+    }
+    vick_buf_free(&w->env, &tmp);
+    VICK_TRY(rc);
+  }
   if (select) VICK_TRY(grid_select(call, w, n, r));
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid sort"));
   *geom = g;
@@ -585,12 +636,12 @@ static int grid_prepare(vick_call *call, grid_ws *w, const vick_points *p, grid_
 }
 
 /* The lists of every answered row into device buffers (working distances,
- * int64 ids, row self - q0): vick_grid_knn_dev. */
+ * int32 ids, row self - q0): vick_grid_knn_dev. */
 static int grid_query_device(vick_call *call, grid_ws *w, const grid_geom &g, int64_t n, int k, grid_range r) {
   const int64_t m = r.q1 - r.q0;
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_ids, (size_t)m * k * 8, "result ids"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_ids, (size_t)m * k * 4, "result ids"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_dist, (size_t)m * k * 4, "result distances"));
-  grid_out<int64_t> o = {(int64_t *)w->out_ids.p, (float *)w->out_dist.p, NULL, 0, m, 0, (uint32_t)r.q0, 0};
+  grid_out<int32_t> o = {(int32_t *)w->out_ids.p, (float *)w->out_dist.p, NULL, 0, m, 0, (uint32_t)r.q0, 0};
   VICK_TRY(vick_timer_start(call, &w->env));
   VICK_TRY(launch_query(call, w, w->env.stream, g, n, k, grid_target(k), (const uint32_t *)w->qpos.p, o));
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid search"));
@@ -777,15 +828,23 @@ static int grid_args(vick_call *call, const vick_points *p, int32_t k) {
 
 /* grid_internal.cuh: the lists left in device buffers of the caller's
  * environment (working distances), for fused pipelines (density.cu). */
-int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int32_t k, vick_buf *ids, vick_buf *dist,
-                      vick_grid_dev *keep) {
+int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int32_t k, const vick_grid_rows *rows,
+                      vick_buf *ids, vick_buf *dist, vick_grid_dev *keep) {
   VICK_TRY(grid_args(call, p, k));
+  grid_range all = {0, p->n};
+  if (rows) {
+    if (rows->q0 < 0 || rows->q1 <= rows->q0 || rows->q1 > p->n)
+      return vick_fail(call, VICK_ARGUMENT, "grid: rows [%lld, %lld) are not a range of the %lld points",
+                       (long long)rows->q0, (long long)rows->q1, (long long)p->n);
+    all.q0 = rows->q0;
+    all.q1 = rows->q1;
+  }
   grid_ws w;
   memset(&w, 0, sizeof w);
   w.env = *env;
-  grid_range all = {0, p->n};
   grid_geom g;
-  int rc = grid_prepare(call, &w, p, all, (size_t)p->n * k * 12, &g, keep != NULL, 1);
+  const size_t out_need = (size_t)(all.q1 - all.q0) * k * 8; /* int32 ids and distances */
+  int rc = grid_prepare(call, &w, p, all, out_need, &g, keep != NULL, 1, rows ? rows->key_ids : NULL);
   if (rc == VICK_OK) rc = grid_query_device(call, &w, g, p->n, k, all);
   if (rc == VICK_OK) {
     *ids = w.out_ids;
@@ -799,6 +858,8 @@ int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int3
       keep->sid = w.ids;
       keep->sp = w.sp;
       keep->x = w.x;
+      keep->kid = w.kid;
+      memset(&w.kid, 0, sizeof w.kid);
       memset(&w.codes, 0, sizeof w.codes);
       memset(&w.ids, 0, sizeof w.ids);
       memset(&w.sp, 0, sizeof w.sp);
@@ -807,6 +868,29 @@ int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int3
   }
   grid_ws_free(&w);
   *env = w.env; /* the budget's bookkeeping now counts the lists */
+  return rc;
+}
+
+int vick_grid_sort_dev(vick_call *call, vick_env *env, const vick_points *p, vick_grid_dev *keep) {
+  VICK_TRY(grid_args(call, p, 1));
+  grid_ws w;
+  memset(&w, 0, sizeof w);
+  w.env = *env;
+  grid_range all = {0, p->n};
+  int rc = grid_prepare(call, &w, p, all, 0, &keep->g, 1, 1, NULL);
+  if (rc == VICK_OK) {
+    keep->n = p->n;
+    keep->codes = w.codes;
+    keep->sid = w.ids;
+    keep->sp = w.sp;
+    keep->x = w.x;
+    memset(&w.codes, 0, sizeof w.codes);
+    memset(&w.ids, 0, sizeof w.ids);
+    memset(&w.sp, 0, sizeof w.sp);
+    memset(&w.x, 0, sizeof w.x);
+  }
+  grid_ws_free(&w);
+  *env = w.env;
   return rc;
 }
 
@@ -828,7 +912,7 @@ extern "C" int vick_grid_knn_stream(vick_call *call, const vick_points *p, int32
   int rc = vick_begin(call, &w.env);
   grid_geom g;
   /* by rows, each chunk selects its own positions; else the range's once */
-  if (rc == VICK_OK) rc = grid_prepare(call, &w, p, r, out_need, &g, 0, !sink->by_rows);
+  if (rc == VICK_OK) rc = grid_prepare(call, &w, p, r, out_need, &g, 0, !sink->by_rows, NULL);
   if (rc == VICK_OK)
     rc = sink->id_bytes == 4 ? grid_stream<int32_t>(call, &w, g, p->n, k, r, sink)
                              : grid_stream<int64_t>(call, &w, g, p->n, k, r, sink);
@@ -875,4 +959,5 @@ void vick_grid_dev_free(vick_env *env, vick_grid_dev *gd) {
   vick_buf_free(env, &gd->sid);
   vick_buf_free(env, &gd->sp);
   vick_buf_free(env, &gd->x);
+  vick_buf_free(env, &gd->kid);
 }

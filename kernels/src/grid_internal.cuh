@@ -82,15 +82,29 @@ typedef struct {
   grid_geom g;
   int64_t n;
   vick_buf codes, sid, sp, x;
+  vick_buf kid; /* with vick_grid_rows.key_ids: the list id of each sorted position */
 } vick_grid_dev;
 
+/* Which rows a device run answers and which ids the lists carry: a slab
+ * of a larger set is its own points (rows [q0, q1)) and a halo around
+ * them, each point carrying its id in the whole set (key_ids, host, n
+ * entries, < 2^31), so that lists, and ties in them, equal the whole
+ * set's.  NULL: every row, ids = rows. */
+typedef struct {
+  int64_t q0, q1;
+  const uint32_t *key_ids;
+} vick_grid_rows;
+
 /* As vick_grid_knn, but the lists stay in device buffers allocated under
- * env's budget and stream: ids (n*k int64) and dist (n*k float, squared
- * Euclidean working distances, +inf / id -1 where missing).  With keep
- * != NULL the sorted grid stays too (freed by vick_grid_dev_free).  The
- * caller frees the lists with vick_buf_free(env, ...). */
-int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int32_t k, vick_buf *ids, vick_buf *dist,
-                      vick_grid_dev *keep);
+ * env's budget and stream: ids ((q1-q0)*k int32) and dist ((q1-q0)*k
+ * float, squared Euclidean working distances, +inf / id -1 where
+ * missing).  With keep != NULL the sorted grid stays too (freed by
+ * vick_grid_dev_free).  The caller frees the lists with
+ * vick_buf_free(env, ...). */
+int vick_grid_knn_dev(vick_call *call, vick_env *env, const vick_points *p, int32_t k, const vick_grid_rows *rows,
+                      vick_buf *ids, vick_buf *dist, vick_grid_dev *keep);
+/* The sorted grid of all points alone (no lists), kept in *keep. */
+int vick_grid_sort_dev(vick_call *call, vick_env *env, const vick_points *p, vick_grid_dev *keep);
 void vick_grid_dev_free(vick_env *env, vick_grid_dev *gd);
 
 #endif

@@ -2,7 +2,8 @@
  * of the core's vic_peaks_find on lists that never leave the device.
  *
  * Point ids are int32 on the device (the grid takes fewer than 2^31
- * points).  Every step is one thread per point or per list entry, except
+ * points); list positions and edge offsets are 64-bit (n * k may pass
+ * 2^31).  Every step is one thread per point or per list entry, except
  * the sorts, scans and reductions, which are CUB's:
  *   the density order     radix sort of (~bits(rho), id): descending
  *                         density, ties to the lower id;
@@ -16,6 +17,7 @@
  *                         points, then member counts by atomics. */
 #include "density_internal.cuh"
 #include "peaks_internal.cuh"
+#include "staged_copy.cuh"
 #include "vic_kernels_peaks.h"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -39,11 +41,44 @@ struct vick_peaks_run {
   /* device, per point: parent (int32, -1 for top), delta, saliency, the
    * maximum's number or -1 (mid), climbing labels; per maximum: point ids */
   vick_buf parent, delta, saliency, mid, label, label2, maxima, flag, wide;
+  vick_stage stage; /* pinned slots for the results */
   /* host copies handed to the core (vick_peaks_info) */
   int64_t *max_point, *max_parent;
   float *max_rho, *max_delta, *max_rk, *max_saliency, *event_rho;
   int32_t *event_a, *event_b;
+  /* the lists: on the device (dens.ids / dens.dist), or host rows (n*k,
+   * ids int32) copied a chunk at a time into cids / cdist */
+  const int32_t *host_ids;
+  const float *host_dist, *host_rk;
+  int64_t chunk_rows;
+  vick_buf cids, cdist;
 };
+
+/* Chunk c of the lists: rows [*row0, *row0 + *rows), *rows = 0 past the
+ * last; the distances only when want_dist. */
+static int list_chunk(vick_call *call, vick_peaks_run *r, int64_t c, int want_dist, const int32_t **ids,
+                      const float **dist, int64_t *row0, int64_t *rows) {
+  if (!r->host_ids) {
+    *row0 = 0;
+    *rows = c == 0 ? r->n : 0;
+    *ids = (const int32_t *)r->dens.ids.p;
+    *dist = (const float *)r->dens.dist.p;
+    return VICK_OK;
+  }
+  *row0 = c * r->chunk_rows;
+  *rows = *row0 >= r->n ? 0 : (r->n - *row0 < r->chunk_rows ? r->n - *row0 : r->chunk_rows);
+  if (*rows == 0) return VICK_OK;
+  const size_t entries = (size_t)*rows * r->k, first = (size_t)*row0 * r->k;
+  /* called inside the kernels' timed region: the copies are timed apart */
+  VICK_TRY(vick_timer_stop(call, &r->env, &call->seconds_kernel, "peaks"));
+  VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, r->cids.p, r->host_ids + first, entries * 4));
+  if (want_dist)
+    VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, r->cdist.p, r->host_dist + first, entries * 4));
+  VICK_TRY(vick_timer_start(call, &r->env));
+  *ids = (const int32_t *)r->cids.p;
+  *dist = (const float *)r->cdist.p;
+  return VICK_OK;
+}
 
 static __device__ __forceinline__ int denser(const float *rho, int32_t j, int32_t i) {
   return rho[j] > rho[i] || (rho[j] == rho[i] && j < i);
@@ -52,16 +87,17 @@ static __device__ __forceinline__ int denser(const float *rho, int32_t j, int32_
 /* Per point, from its list: the nearest denser neighbour (parent, delta;
  * -2 marks a local maximum) and the densest denser neighbour (up; itself
  * for a maximum), the starting pointers of the basins. */
-__global__ void list_kernel(const int64_t *ids, const float *dist, const float *rho, int64_t n, int32_t k,
-                            int32_t *parent, float *delta, int32_t *up, int32_t *is_max) {
-  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+__global__ void list_kernel(const int32_t *ids, const float *dist, const float *rho, int64_t row0, int64_t rows,
+                            int64_t n, int32_t k, int32_t *parent, float *delta, int32_t *up, int32_t *is_max) {
+  const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const int64_t i = row0 + r; /* rows of a chunk of the lists */
   int32_t p = -2, g = -1;
   float dl = 0.f;
   for (int32_t t = 0; t < k; ++t) {
-    const int64_t j = ids[i * k + t];
+    const int64_t j = ids[r * (int64_t)k + t];
     if (j < 0 || j >= n || j == i || !denser(rho, (int32_t)j, (int32_t)i)) continue;
-    if (p == -2) { p = (int32_t)j; dl = dist[i * k + t]; }
+    if (p == -2) { p = (int32_t)j; dl = dist[r * (int64_t)k + t]; }
     if (g < 0 || denser(rho, (int32_t)j, g)) g = (int32_t)j;
   }
   parent[i] = p;
@@ -102,22 +138,32 @@ __global__ void jump_kernel(const int32_t *in, int32_t *out, int64_t n, int *cha
 /* Boundary edges: i -> j with j denser and another basin.  count_only:
  * per-point counts; else the edges at off[i]: key (lower, higher maximum
  * number), value the visiting position rank[i] * k + t. */
-__global__ void edges_kernel(const int64_t *ids, const float *rho, const int32_t *basin, const int32_t *mid,
-                             const int32_t *rank, int64_t n, int32_t k, int count_only, int32_t *count,
-                             const int32_t *off, uint64_t *key, uint64_t *pos) {
-  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+#define EDGE_SEEN 16 /* other basins a point remembers (its first edge to each is the one that counts) */
+__global__ void edges_kernel(const int32_t *ids, const float *rho, const int32_t *basin, const int32_t *mid,
+                             const int32_t *rank, int64_t row0, int64_t rows, int64_t n, int32_t k, int count_only,
+                             int64_t *count, const int64_t *off, int64_t off_base, uint64_t *key, uint64_t *pos) {
+  const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const int64_t i = row0 + r; /* rows of a chunk of the lists */
   const int32_t bi = mid[basin[i]];
-  int32_t c = 0;
+  int32_t c = 0, ns = 0;
+  int32_t seen[EDGE_SEEN];
   for (int32_t t = 0; t < k; ++t) {
-    const int64_t j = ids[i * k + t];
+    const int64_t j = ids[r * (int64_t)k + t];
     if (j < 0 || j >= n || !denser(rho, (int32_t)j, (int32_t)i)) continue;
     const int32_t bj = mid[basin[j]];
     if (bj == bi) continue;
+    /* a later edge of this point to the same basin has a larger position:
+     * it can never be the first of its pair (both passes decide alike) */
+    int dup = 0;
+    for (int32_t q = 0; q < ns; ++q) dup |= seen[q] == bj;
+    if (dup) continue;
+    if (ns < EDGE_SEEN) seen[ns++] = bj;
     if (!count_only) {
       const uint32_t lo = (uint32_t)min(bi, bj), hi = (uint32_t)max(bi, bj);
-      key[off[i] + c] = ((uint64_t)lo << 32) | hi;
-      pos[off[i] + c] = (uint64_t)rank[i] * (uint64_t)k + (uint64_t)t;
+      const int64_t at = off[i] - off_base + c;
+      key[at] = ((uint64_t)lo << 32) | hi;
+      pos[at] = (uint64_t)rank[i] * (uint64_t)k + (uint64_t)t;
     }
     ++c;
   }
@@ -138,9 +184,11 @@ __global__ void event_kernel(const uint64_t *pair, const uint64_t *pos, const ui
   er[s] = rho[(uint32_t)order[pos[s] / (uint64_t)k]];
 }
 
-__global__ void kth_kernel(const int32_t *maxima, const float *dist, int64_t m, int32_t k, float *rk) {
+/* rk[q] = column col of row maxima[q] of a table with ld columns (the
+ * lists' distances, or a column of k-th distances). */
+__global__ void kth_kernel(const int32_t *maxima, const float *dist, int64_t m, int32_t ld, int32_t col, float *rk) {
   const int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (q < m) rk[q] = dist[(int64_t)maxima[q] * k + k - 1];
+  if (q < m) rk[q] = dist[(int64_t)maxima[q] * ld + col];
 }
 __global__ void scatter_max_kernel(const int32_t *maxima, const int32_t *mp, const float *md, int64_t m,
                                    int32_t *parent, float *delta) {
@@ -206,10 +254,6 @@ __global__ void peak_id_kernel(const int32_t *label, const int32_t *mid, const i
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = rank[mid[label[i]]];
 }
-__global__ void widen_kernel(const int32_t *in, int64_t n, int64_t *out) {
-  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = in[i];
-}
 
 /* Centre sums: core points (density >= fraction * the peak's) add their
  * minimum-image offset from the peak point, as the CPU's peak_centres. */
@@ -241,13 +285,14 @@ __global__ void centre_kernel(const float *x, const float *rho, const int64_t *p
 /* Scratch of vick_peaks_begin, released at its end. */
 typedef struct {
   vick_buf up, up2, is_max, scan, rank, keys, keys2, tmp, count, off, ekey, ekey2, epos, epos2, ukey, upos, nrun,
-      rk, mp, md, mr, ms, best, changed, ea, eb, er;
+      rk, mp, md, mr, ms, best, changed, ea, eb, er, rkall, akey, apos;
 } begin_ws;
 
 static void begin_ws_free(vick_env *env, begin_ws *w) {
   vick_buf *all[] = {&w->up, &w->up2, &w->is_max, &w->scan, &w->rank, &w->keys, &w->keys2, &w->tmp, &w->count,
                      &w->off, &w->ekey, &w->ekey2, &w->epos, &w->epos2, &w->ukey, &w->upos, &w->nrun, &w->rk,
-                     &w->mp, &w->md, &w->mr, &w->ms, &w->best, &w->changed, &w->ea, &w->eb, &w->er};
+                     &w->mp, &w->md, &w->mr, &w->ms, &w->best, &w->changed, &w->ea, &w->eb, &w->er, &w->rkall,
+                     &w->akey, &w->apos};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(env, all[i]);
 }
 
@@ -279,6 +324,133 @@ static int jump_to_roots(vick_call *call, vick_peaks_run *r, vick_buf *a, vick_b
   return vick_fail(call, VICK_DEVICE, "peaks: parent pointers did not converge (a cycle)");
 }
 
+/* Sort the n pairs at (key, pos) by pair (ekey2 / epos2 as the other
+ * halves) and keep the smallest position of each pair at akey / apos +
+ * at; *kept: how many. */
+static int reduce_pairs(vick_call *call, vick_peaks_run *r, begin_ws *w, uint64_t *key, uint64_t *pos, int64_t n,
+                        int64_t at, int64_t *kept) {
+  int mbits = 1;
+  while (mbits < 32 && ((int64_t)1 << mbits) < r->m) ++mbits;
+  cub::DoubleBuffer<uint64_t> pk(key, (uint64_t *)w->ekey2.p), pv(pos, (uint64_t *)w->epos2.p);
+  size_t tb = 0;
+  VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(NULL, tb, pk, pv, n, 0, 32 + mbits, r->env.stream));
+  VICK_TRY(ensure_tmp(call, &r->env, &w->tmp, tb));
+  VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(w->tmp.p, tb, pk, pv, n, 0, 32 + mbits, r->env.stream));
+  tb = 0;
+  uint64_t *ok = (uint64_t *)w->akey.p + at, *op = (uint64_t *)w->apos.p + at;
+  VICK_CUDA(call, cub::DeviceReduce::ReduceByKey(NULL, tb, pk.Current(), ok, pv.Current(), op, (int64_t *)w->nrun.p,
+                                                 min_u64(), n, r->env.stream));
+  VICK_TRY(ensure_tmp(call, &r->env, &w->tmp, tb));
+  VICK_CUDA(call, cub::DeviceReduce::ReduceByKey(w->tmp.p, tb, pk.Current(), ok, pv.Current(), op,
+                                                 (int64_t *)w->nrun.p, min_u64(), n, r->env.stream));
+  VICK_CUDA(call, cudaMemcpyAsync(kept, w->nrun.p, 8, cudaMemcpyDeviceToHost, r->env.stream));
+  VICK_CUDA(call, cudaStreamSynchronize(r->env.stream));
+  return VICK_OK;
+}
+
+/* The edge offset of row a (e for a = n): sampled at every step-th row,
+ * read from the device otherwise. */
+static int edge_offset(vick_call *call, vick_peaks_run *r, begin_ws *w, const int64_t *samp, int64_t step, int64_t e,
+                       int64_t a, int64_t *out) {
+  if (a >= r->n) { *out = e; return VICK_OK; }
+  if (a % step == 0) { *out = samp[a / step]; return VICK_OK; }
+  VICK_CUDA(call, cudaMemcpyAsync(out, (const int64_t *)w->off.p + a, 8, cudaMemcpyDeviceToHost, r->env.stream));
+  VICK_CUDA(call, cudaStreamSynchronize(r->env.stream));
+  return VICK_OK;
+}
+
+/* The first edge (smallest position) of each pair of basins, from the e
+ * boundary edges at w->off: written and reduced a chunk of rows at a time
+ * (chunks of at most `cap` edges, as the budget allows), the chunks'
+ * firsts gathered at akey / apos and reduced again.  *u: the pairs. */
+static int first_edges(vick_call *call, vick_peaks_run *r, begin_ws *w, int64_t e, int64_t *u) {
+  const int64_t n = r->n;
+  const int32_t k = r->k;
+  const float *rho = (const float *)r->dens.knn.p;
+  /* offsets at every step-th row, to cut chunks on the host */
+  const int64_t step = n / 65536 + 1, ns = (n + step - 1) / step;
+  int64_t *samp = (int64_t *)malloc((size_t)(ns + 1) * 8);
+  if (!samp) return vick_fail(call, VICK_NOMEM, "no host memory for edge offsets");
+  cudaError_t ce = cudaMemcpy2DAsync(samp, 8, w->off.p, (size_t)step * 8, 8, (size_t)ns, cudaMemcpyDeviceToHost,
+                                     r->env.stream);
+  if (ce == cudaSuccess) ce = cudaStreamSynchronize(r->env.stream);
+  if (ce != cudaSuccess) { free(samp); return vick_cuda_fail(call, ce, "edge offsets", __FILE__, __LINE__); }
+  samp[ns] = e;
+  /* 8 bytes per key and position, twice for the sort, once more for the firsts */
+  const size_t room = vick_budget_left(&r->env) / 10 * 8;
+  int64_t cap = (int64_t)(room / 48);
+  if (cap > e) cap = e;
+  if (cap < step * (int64_t)k) cap = step * (int64_t)k;
+  int rc = VICK_OK;
+  const char *what = "boundary edges";
+  if ((rc = alloc(call, r, &w->ekey, (size_t)cap * 8, what)) != VICK_OK ||
+      (rc = alloc(call, r, &w->ekey2, (size_t)cap * 8, what)) != VICK_OK ||
+      (rc = alloc(call, r, &w->epos, (size_t)cap * 8, what)) != VICK_OK ||
+      (rc = alloc(call, r, &w->epos2, (size_t)cap * 8, what)) != VICK_OK ||
+      (rc = alloc(call, r, &w->akey, (size_t)cap * 8, "first edges")) != VICK_OK ||
+      (rc = alloc(call, r, &w->apos, (size_t)cap * 8, "first edges")) != VICK_OK ||
+      (rc = alloc(call, r, &w->nrun, 8, "event count")) != VICK_OK) {
+    free(samp);
+    return rc;
+  }
+  int64_t acc = 0, chunks = 0;
+  for (int64_t c = 0; rc == VICK_OK; ++c) {
+    const int32_t *ci;
+    const float *cd;
+    int64_t row0, rows;
+    if ((rc = list_chunk(call, r, c, 0, &ci, &cd, &row0, &rows)) != VICK_OK || rows == 0) break;
+    const int64_t end = row0 + rows;
+    for (int64_t a = row0; a < end && rc == VICK_OK;) {
+      /* rows [a, b): whole steps while the edges fit (a row has at most
+       * k, a step at most cap) */
+      int64_t lo, b = a, hi = 0;
+      if ((rc = edge_offset(call, r, w, samp, step, e, a, &lo)) != VICK_OK) break;
+      for (int64_t nb = (a / step + 1) * step;; nb += step) {
+        const int64_t cand = nb < end ? nb : end;
+        int64_t h;
+        if ((rc = edge_offset(call, r, w, samp, step, e, cand, &h)) != VICK_OK) break;
+        if (h - lo > cap && b > a) break;
+        b = cand;
+        hi = h;
+        if (cand == end) break;
+      }
+      if (rc != VICK_OK) break;
+      const int64_t m = hi - lo;
+      if (m > 0) {
+        if (acc + m > cap) { /* the firsts gathered so far, reduced again */
+          VICK_CUDA(call, cudaMemcpyAsync(w->ekey.p, w->akey.p, (size_t)acc * 8, cudaMemcpyDeviceToDevice,
+                                          r->env.stream));
+          VICK_CUDA(call, cudaMemcpyAsync(w->epos.p, w->apos.p, (size_t)acc * 8, cudaMemcpyDeviceToDevice,
+                                          r->env.stream));
+          VICK_TRY(reduce_pairs(call, r, w, (uint64_t *)w->ekey.p, (uint64_t *)w->epos.p, acc, 0, &acc));
+          if (acc + m > cap) {
+            rc = vick_fail(call, VICK_NOMEM, "peaks: the boundary pairs exceed the %lld edges the budget holds",
+                           (long long)cap);
+            break;
+          }
+        }
+        PK_LAUNCH(edges_kernel, b - a, ci + (a - row0) * (int64_t)k, rho, (const int32_t *)w->up.p,
+                  (const int32_t *)r->mid.p, (const int32_t *)w->rank.p, a, b - a, n, k, 0, (int64_t *)NULL,
+                  (const int64_t *)w->off.p, lo, (uint64_t *)w->ekey.p, (uint64_t *)w->epos.p);
+        int64_t kept = 0;
+        VICK_TRY(reduce_pairs(call, r, w, (uint64_t *)w->ekey.p, (uint64_t *)w->epos.p, m, acc, &kept));
+        acc += kept;
+        ++chunks;
+      }
+      a = b;
+    }
+  }
+  free(samp);
+  VICK_TRY(rc);
+  if (chunks > 1 && acc > 0) { /* pairs met in several chunks: the smallest of their firsts */
+    VICK_CUDA(call, cudaMemcpyAsync(w->ekey.p, w->akey.p, (size_t)acc * 8, cudaMemcpyDeviceToDevice, r->env.stream));
+    VICK_CUDA(call, cudaMemcpyAsync(w->epos.p, w->apos.p, (size_t)acc * 8, cudaMemcpyDeviceToDevice, r->env.stream));
+    VICK_TRY(reduce_pairs(call, r, w, (uint64_t *)w->ekey.p, (uint64_t *)w->epos.p, acc, 0, &acc));
+  }
+  *u = acc;
+  return VICK_OK;
+}
+
 /* The density order, maxima, basins and the merge events. */
 static int merge_events(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_peaks_info *info) {
   const int64_t n = r->n;
@@ -293,7 +465,9 @@ static int merge_events(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_pe
   VICK_CUDA(call, cub::DeviceRadixSort::SortKeys(NULL, tb, kb, n, 0, 64, r->env.stream));
   VICK_TRY(ensure_tmp(call, &r->env, &w->tmp, tb));
   VICK_CUDA(call, cub::DeviceRadixSort::SortKeys(w->tmp.p, tb, kb, n, 0, 64, r->env.stream));
-  const uint64_t *order = kb.Current();
+  if (kb.Current() != (uint64_t *)w->keys.p) { vick_buf t = w->keys; w->keys = w->keys2; w->keys2 = t; }
+  vick_buf_free(&r->env, &w->keys2); /* only the sorted order stays */
+  const uint64_t *order = (const uint64_t *)w->keys.p;
   VICK_TRY(alloc(call, r, &w->rank, (size_t)n * 4, "density ranks"));
   PK_LAUNCH(rank_kernel, n, order, n, (int32_t *)w->rank.p);
   uint64_t first = 0;
@@ -327,55 +501,39 @@ static int merge_events(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_pe
   vick_buf_free(&r->env, &w->up2);
 
   /* boundary edges, counted then written at scanned offsets */
-  VICK_TRY(alloc(call, r, &w->count, (size_t)n * 4, "boundary edges per point"));
-  VICK_TRY(alloc(call, r, &w->off, (size_t)n * 4, "boundary edge offsets"));
-  PK_LAUNCH(edges_kernel, n, (const int64_t *)r->dens.ids.p, rho, (const int32_t *)w->up.p, (const int32_t *)r->mid.p,
-            (const int32_t *)w->rank.p, n, k, 1, (int32_t *)w->count.p, (const int32_t *)NULL, (uint64_t *)NULL,
-            (uint64_t *)NULL);
+  VICK_TRY(alloc(call, r, &w->count, (size_t)n * 8, "boundary edges per point"));
+  VICK_TRY(alloc(call, r, &w->off, (size_t)n * 8, "boundary edge offsets"));
+  for (int64_t c = 0;; ++c) {
+    const int32_t *ci;
+    const float *cd;
+    int64_t row0, rows;
+    VICK_TRY(list_chunk(call, r, c, 0, &ci, &cd, &row0, &rows));
+    if (rows == 0) break;
+    PK_LAUNCH(edges_kernel, rows, ci, rho, (const int32_t *)w->up.p, (const int32_t *)r->mid.p,
+              (const int32_t *)w->rank.p, row0, rows, n, k, 1, (int64_t *)w->count.p, (const int64_t *)NULL,
+              (int64_t)0, (uint64_t *)NULL, (uint64_t *)NULL);
+  }
   tb = 0;
-  VICK_CUDA(call, cub::DeviceScan::ExclusiveSum(NULL, tb, (const int32_t *)w->count.p, (int32_t *)w->off.p, n,
+  VICK_CUDA(call, cub::DeviceScan::ExclusiveSum(NULL, tb, (const int64_t *)w->count.p, (int64_t *)w->off.p, n,
                                                 r->env.stream));
   VICK_TRY(ensure_tmp(call, &r->env, &w->tmp, tb));
-  VICK_CUDA(call, cub::DeviceScan::ExclusiveSum(w->tmp.p, tb, (const int32_t *)w->count.p, (int32_t *)w->off.p, n,
+  VICK_CUDA(call, cub::DeviceScan::ExclusiveSum(w->tmp.p, tb, (const int64_t *)w->count.p, (int64_t *)w->off.p, n,
                                                 r->env.stream));
-  VICK_CUDA(call, cudaMemcpyAsync(&last[0], (const int32_t *)w->off.p + n - 1, 4, cudaMemcpyDeviceToHost, r->env.stream));
-  VICK_CUDA(call, cudaMemcpyAsync(&last[1], (const int32_t *)w->count.p + n - 1, 4, cudaMemcpyDeviceToHost,
+  int64_t elast[2] = {0, 0};
+  VICK_CUDA(call, cudaMemcpyAsync(&elast[0], (const int64_t *)w->off.p + n - 1, 8, cudaMemcpyDeviceToHost,
+                                  r->env.stream));
+  VICK_CUDA(call, cudaMemcpyAsync(&elast[1], (const int64_t *)w->count.p + n - 1, 8, cudaMemcpyDeviceToHost,
                                   r->env.stream));
   VICK_CUDA(call, cudaStreamSynchronize(r->env.stream));
-  const int64_t e = (int64_t)last[0] + last[1];
+  const int64_t e = elast[0] + elast[1];
   info->boundary_edges = e;
+  vick_buf_free(&r->env, &w->count);
   int64_t u = 0;
-  if (e > 0) {
-    VICK_TRY(alloc(call, r, &w->ekey, (size_t)e * 8, "boundary edge pairs"));
-    VICK_TRY(alloc(call, r, &w->ekey2, (size_t)e * 8, "boundary edge pairs"));
-    VICK_TRY(alloc(call, r, &w->epos, (size_t)e * 8, "boundary edge positions"));
-    VICK_TRY(alloc(call, r, &w->epos2, (size_t)e * 8, "boundary edge positions"));
-    PK_LAUNCH(edges_kernel, n, (const int64_t *)r->dens.ids.p, rho, (const int32_t *)w->up.p,
-              (const int32_t *)r->mid.p, (const int32_t *)w->rank.p, n, k, 0, (int32_t *)NULL,
-              (const int32_t *)w->off.p, (uint64_t *)w->ekey.p, (uint64_t *)w->epos.p);
-    vick_buf_free(&r->env, &w->count);
-    vick_buf_free(&r->env, &w->off);
-    int mbits = 1;
-    while (mbits < 32 && ((int64_t)1 << mbits) < r->m) ++mbits;
-    cub::DoubleBuffer<uint64_t> pk((uint64_t *)w->ekey.p, (uint64_t *)w->ekey2.p);
-    cub::DoubleBuffer<uint64_t> pv((uint64_t *)w->epos.p, (uint64_t *)w->epos2.p);
-    tb = 0;
-    VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(NULL, tb, pk, pv, e, 0, 32 + mbits, r->env.stream));
-    VICK_TRY(ensure_tmp(call, &r->env, &w->tmp, tb));
-    VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(w->tmp.p, tb, pk, pv, e, 0, 32 + mbits, r->env.stream));
-    /* the first edge (smallest position) of each pair of basins */
-    uint64_t *ukey = pk.Alternate(), *upos = pv.Alternate();
-    VICK_TRY(alloc(call, r, &w->nrun, 8, "event count"));
-    tb = 0;
-    VICK_CUDA(call, cub::DeviceReduce::ReduceByKey(NULL, tb, pk.Current(), ukey, pv.Current(), upos,
-                                                   (int64_t *)w->nrun.p, min_u64(), e, r->env.stream));
-    VICK_TRY(ensure_tmp(call, &r->env, &w->tmp, tb));
-    VICK_CUDA(call, cub::DeviceReduce::ReduceByKey(w->tmp.p, tb, pk.Current(), ukey, pv.Current(), upos,
-                                                   (int64_t *)w->nrun.p, min_u64(), e, r->env.stream));
-    VICK_CUDA(call, cudaMemcpyAsync(&u, w->nrun.p, 8, cudaMemcpyDeviceToHost, r->env.stream));
-    VICK_CUDA(call, cudaStreamSynchronize(r->env.stream));
-    /* in visiting order: sort the firsts by position (into the freed halves) */
-    cub::DoubleBuffer<uint64_t> sk(upos, pv.Current()), sv(ukey, pk.Current());
+  if (e > 0) VICK_TRY(first_edges(call, r, w, e, &u));
+  if (u > 0) {
+    /* in visiting order: sort the firsts by position */
+    cub::DoubleBuffer<uint64_t> sk((uint64_t *)w->apos.p, (uint64_t *)w->epos.p),
+        sv((uint64_t *)w->akey.p, (uint64_t *)w->ekey.p);
     int pbits = 1;
     while (pbits < 64 && ((uint64_t)1 << pbits) < (uint64_t)n * (uint64_t)k) ++pbits;
     tb = 0;
@@ -420,7 +578,15 @@ static int maxima_parents(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_
   VICK_TRY(alloc(call, r, &w->md, (size_t)m * 4 + 4, "deltas of maxima"));
   VICK_TRY(alloc(call, r, &w->mr, (size_t)m * 4 + 4, "densities of maxima"));
   VICK_TRY(alloc(call, r, &w->ms, (size_t)m * 4 + 4, "saliency of maxima"));
-  PK_LAUNCH(kth_kernel, m, (const int32_t *)r->maxima.p, (const float *)r->dens.dist.p, m, r->k, (float *)w->rk.p);
+  if (r->host_rk) {
+    VICK_TRY(alloc(call, r, &w->rkall, (size_t)n * 4, "k-th distances"));
+    VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, w->rkall.p, r->host_rk, (size_t)n * 4));
+    PK_LAUNCH(kth_kernel, m, (const int32_t *)r->maxima.p, (const float *)w->rkall.p, m, 1, 0, (float *)w->rk.p);
+    vick_buf_free(&r->env, &w->rkall);
+  } else {
+    PK_LAUNCH(kth_kernel, m, (const int32_t *)r->maxima.p, (const float *)r->dens.dist.p, m, r->k, r->k - 1,
+              (float *)w->rk.p);
+  }
   VICK_TRY(vick_timer_start(call, &r->env));
   VICK_TRY(vick_denser_search(call, &r->env, &r->grid, rho, (const int32_t *)r->maxima.p, (const float *)w->rk.p, m,
                               r->top, (int32_t *)w->mp.p, (float *)w->md.p));
@@ -474,39 +640,60 @@ static int maxima_parents(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_
   return VICK_OK;
 }
 
+static int peaks_from_lists(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_peaks_info *info);
+
 static int begin_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const vick_points *x, int32_t k,
                      const float *mass, const vick_density_params *p, float *knn, float *sph, float *h, int64_t *ids,
                      float *dist, vick_peaks_info *info) {
   const int64_t n = x->n;
-  VICK_TRY(vick_grid_density_dev(call, &r->env, x, k, mass, p, 1, sph != NULL, h != NULL, &r->dens, &r->grid,
+  VICK_TRY(vick_grid_density_dev(call, &r->env, x, k, NULL, n, mass, p, 1, sph != NULL, h != NULL, &r->dens, &r->grid,
                                  &info->bad_row));
   if (info->bad_row >= 0) return VICK_OK;
-  VICK_TRY(vick_copy_to_host(call, &r->env, knn, r->dens.knn.p, (size_t)n * 4));
-  if (sph) VICK_TRY(vick_copy_to_host(call, &r->env, sph, r->dens.sph.p, (size_t)n * 4));
-  if (h) VICK_TRY(vick_copy_to_host(call, &r->env, h, r->dens.h.p, (size_t)n * 4));
-  if (ids) VICK_TRY(vick_copy_to_host(call, &r->env, ids, r->dens.ids.p, (size_t)n * k * 8));
-  if (dist) VICK_TRY(vick_copy_to_host(call, &r->env, dist, r->dens.dist.p, (size_t)n * k * 4));
+  VICK_TRY(vick_stage_init(call, &r->stage, 0));
+  vick_stage *st = &r->stage;
+  VICK_TRY(vick_staged_to_host(call, &r->env, st, knn, r->dens.knn.p, (size_t)n * 4));
+  if (sph) VICK_TRY(vick_staged_to_host(call, &r->env, st, sph, r->dens.sph.p, (size_t)n * 4));
+  if (h) VICK_TRY(vick_staged_to_host(call, &r->env, st, h, r->dens.h.p, (size_t)n * 4));
+  if (ids) VICK_TRY(vick_staged_to_host_wide(call, &r->env, st, ids, (const int32_t *)r->dens.ids.p, n * (int64_t)k));
+  if (dist) VICK_TRY(vick_staged_to_host(call, &r->env, st, dist, r->dens.dist.p, (size_t)n * k * 4));
   /* the masses and the other outputs are not needed any more */
   vick_buf_free(&r->env, &r->dens.mass);
   vick_buf_free(&r->env, &r->dens.sph);
   vick_buf_free(&r->env, &r->dens.h);
+  vick_buf_free(&r->env, &r->dens.self);
   VICK_TRY(vick_poll(call, "peaks", 0.3));
+  return peaks_from_lists(call, r, w, info);
+}
 
+/* Everything after the densities, with the lists where list_chunk finds
+ * them and the densities in r->dens.knn. */
+static int peaks_from_lists(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_peaks_info *info) {
+  const int64_t n = r->n;
+  const int32_t k = r->k;
   VICK_TRY(vick_timer_start(call, &r->env));
   VICK_TRY(alloc(call, r, &r->parent, (size_t)n * 4, "parents"));
   VICK_TRY(alloc(call, r, &r->delta, (size_t)n * 4, "deltas"));
   VICK_TRY(alloc(call, r, &w->up, (size_t)n * 4, "basin pointers"));
   VICK_TRY(alloc(call, r, &w->is_max, (size_t)n * 4, "local maxima flags"));
-  PK_LAUNCH(list_kernel, n, (const int64_t *)r->dens.ids.p, (const float *)r->dens.dist.p,
-            (const float *)r->dens.knn.p, n, k, (int32_t *)r->parent.p, (float *)r->delta.p, (int32_t *)w->up.p,
-            (int32_t *)w->is_max.p);
+  for (int64_t c = 0;; ++c) {
+    const int32_t *ci;
+    const float *cd;
+    int64_t row0, rows;
+    VICK_TRY(list_chunk(call, r, c, 1, &ci, &cd, &row0, &rows));
+    if (rows == 0) break;
+    PK_LAUNCH(list_kernel, rows, ci, cd, (const float *)r->dens.knn.p, row0, rows, n, k, (int32_t *)r->parent.p,
+              (float *)r->delta.p, (int32_t *)w->up.p, (int32_t *)w->is_max.p);
+  }
   VICK_TRY(merge_events(call, r, w, info));
+  /* host lists: their chunk buffers are done */
+  vick_buf_free(&r->env, &r->cids);
+  vick_buf_free(&r->env, &r->cdist);
   VICK_TRY(vick_timer_stop(call, &r->env, &call->seconds_kernel, "peaks"));
   VICK_TRY(events_to_host(call, r, w, info));
   VICK_TRY(vick_poll(call, "peaks", 0.5));
   /* the events are out; only the parents' search needs more scratch */
   vick_buf *done[] = {&w->up, &w->rank, &w->keys, &w->keys2, &w->tmp, &w->ekey, &w->ekey2, &w->epos, &w->epos2,
-                      &w->ea, &w->eb, &w->er, &w->is_max};
+                      &w->ea, &w->eb, &w->er, &w->is_max, &w->akey, &w->apos, &w->count, &w->off};
   for (size_t i = 0; i < sizeof done / sizeof done[0]; ++i) vick_buf_free(&r->env, done[i]);
   VICK_TRY(maxima_parents(call, r, w, info));
   return vick_poll(call, "peaks", 0.7);
@@ -524,10 +711,10 @@ extern "C" int vick_peaks_begin(vick_call *call, const vick_points *x, int32_t k
     return vick_fail(call, VICK_ARGUMENT, "peaks on the device need 1 to 3 dimensions and the L2 metric");
   if (k < 2 || x->n <= k)
     return vick_fail(call, VICK_ARGUMENT, "peaks: need 2 <= k < n (got k = %d, n = %lld)", (int)k, (long long)x->n);
-  /* list positions and edge offsets are int32 on the device */
-  if (x->n * (int64_t)k >= INT32_MAX)
-    return vick_fail(call, VICK_ARGUMENT, "peaks on the device take fewer than 2^31 list entries (n = %lld, k = %d)",
-                     (long long)x->n, (int)k);
+  /* point ids are int32 on the device */
+  if (x->n >= INT32_MAX)
+    return vick_fail(call, VICK_ARGUMENT, "peaks on the device take fewer than 2^31 - 1 points (n = %lld)",
+                     (long long)x->n);
   vick_peaks_run *r = (vick_peaks_run *)calloc(1, sizeof *r);
   if (!r) return vick_fail(call, VICK_NOMEM, "no host memory for the peaks run");
   r->n = x->n;
@@ -539,6 +726,63 @@ extern "C" int vick_peaks_begin(vick_call *call, const vick_points *x, int32_t k
   begin_ws w;
   memset(&w, 0, sizeof w);
   if (rc == VICK_OK) rc = begin_run(call, r, &w, x, k, mass, p, knn_density, sph_density, smoothing_length, ids, dist, info);
+  begin_ws_free(&r->env, &w);
+  info->n = r->n;
+  if (rc != VICK_OK) return vick_peaks_end(call, r, rc);
+  *run = r;
+  return VICK_OK;
+}
+
+/* The out-of-core start: lists and densities from the host. */
+static int begin_lists_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const vick_points *x,
+                           const float *knn, vick_peaks_info *info) {
+  const int64_t n = r->n;
+  const int32_t k = r->k;
+  VICK_TRY(vick_stage_init(call, &r->stage, 0));
+  VICK_TRY(vick_grid_sort_dev(call, &r->env, x, &r->grid));
+  VICK_TRY(alloc(call, r, &r->dens.knn, (size_t)n * 4, "kNN densities"));
+  VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, r->dens.knn.p, knn, (size_t)n * 4));
+  /* chunks of the lists: a quarter of what is left, at most 1 GiB each */
+  size_t room = vick_budget_left(&r->env) / 4;
+  if (room > ((size_t)1 << 30)) room = (size_t)1 << 30;
+  r->chunk_rows = (int64_t)(room / ((size_t)k * 8));
+  if (r->chunk_rows > n) r->chunk_rows = n;
+  if (r->chunk_rows < 1)
+    return vick_fail(call, VICK_NOMEM, "peaks: no room under the budget for one row of the lists (%.1f KiB)",
+                     k * 8 / 1024.0);
+  VICK_TRY(alloc(call, r, &r->cids, (size_t)r->chunk_rows * k * 4, "a chunk of the neighbour ids"));
+  VICK_TRY(alloc(call, r, &r->cdist, (size_t)r->chunk_rows * k * 4, "a chunk of the neighbour distances"));
+  VICK_TRY(vick_poll(call, "peaks", 0.3));
+  return peaks_from_lists(call, r, w, info);
+}
+
+extern "C" int vick_peaks_begin_lists(vick_call *call, const vick_points *x, int32_t k, const int32_t *ids,
+                                      const float *dist, const float *rk, const float *knn_density,
+                                      vick_peaks_run **run, vick_peaks_info *info) {
+  if (!run || !info || !knn_density || !ids || !dist || !rk)
+    return vick_fail(call, VICK_ARGUMENT, "peaks: missing lists or densities");
+  *run = NULL;
+  memset(info, 0, sizeof *info);
+  info->bad_row = -1;
+  if (!x || x->d < 1 || x->d > 3 || x->metric != VICK_METRIC_L2)
+    return vick_fail(call, VICK_ARGUMENT, "peaks on the device need 1 to 3 dimensions and the L2 metric");
+  if (k < 2 || x->n <= k || x->n >= INT32_MAX)
+    return vick_fail(call, VICK_ARGUMENT, "peaks: need 2 <= k < n < 2^31 - 1 (got k = %d, n = %lld)", (int)k,
+                     (long long)x->n);
+  vick_peaks_run *r = (vick_peaks_run *)calloc(1, sizeof *r);
+  if (!r) return vick_fail(call, VICK_NOMEM, "no host memory for the peaks run");
+  r->n = x->n;
+  r->k = k;
+  r->d = x->d;
+  for (int j = 0; j < x->d; ++j) r->box[j] = x->box && x->box[j] > 0 ? x->box[j] : 0.0;
+  r->top = -1;
+  r->host_ids = ids;
+  r->host_dist = dist;
+  r->host_rk = rk;
+  int rc = vick_begin(call, &r->env);
+  begin_ws w;
+  memset(&w, 0, sizeof w);
+  if (rc == VICK_OK) rc = begin_lists_run(call, r, &w, x, knn_density, info);
   begin_ws_free(&r->env, &w);
   info->n = r->n;
   if (rc != VICK_OK) return vick_peaks_end(call, r, rc);
@@ -611,13 +855,13 @@ static int finish_run(vick_call *call, vick_peaks_run *r, vick_buf *rank, vick_b
             (const int64_t *)pp->p, n, d, core_fraction, r->box[0], r->box[1], r->box[2],
             (unsigned long long *)ccount->p, (double *)csum->p);
   VICK_TRY(vick_timer_stop(call, &r->env, &call->seconds_kernel, "peaks"));
-  VICK_TRY(vick_copy_to_host(call, &r->env, peak_id, r->wide.p, (size_t)n * 8));
+  vick_stage *st = &r->stage;
+  VICK_TRY(vick_staged_to_host(call, &r->env, st, peak_id, r->wide.p, (size_t)n * 8));
   VICK_TRY(vick_copy_to_host(call, &r->env, core_count, ccount->p, (size_t)np * 8));
   VICK_TRY(vick_copy_to_host(call, &r->env, core_offset, csum->p, (size_t)np * d * 8));
-  PK_LAUNCH(widen_kernel, n, (const int32_t *)r->parent.p, n, (int64_t *)r->wide.p);
-  VICK_TRY(vick_copy_to_host(call, &r->env, parent, r->wide.p, (size_t)n * 8));
-  VICK_TRY(vick_copy_to_host(call, &r->env, delta, r->delta.p, (size_t)n * 4));
-  VICK_TRY(vick_copy_to_host(call, &r->env, saliency, r->saliency.p, (size_t)n * 4));
+  VICK_TRY(vick_staged_to_host_wide(call, &r->env, st, parent, (const int32_t *)r->parent.p, n));
+  VICK_TRY(vick_staged_to_host(call, &r->env, st, delta, r->delta.p, (size_t)n * 4));
+  VICK_TRY(vick_staged_to_host(call, &r->env, st, saliency, r->saliency.p, (size_t)n * 4));
   return vick_poll(call, "peaks", 1.0);
 }
 
@@ -642,7 +886,7 @@ extern "C" int vick_peaks_end(vick_call *call, vick_peaks_run *r, int rc) {
   vick_density_dev_free(&r->env, &r->dens);
   vick_grid_dev_free(&r->env, &r->grid);
   vick_buf *all[] = {&r->parent, &r->delta, &r->saliency, &r->mid, &r->label, &r->label2, &r->maxima, &r->flag,
-                     &r->wide};
+                     &r->wide, &r->cids, &r->cdist};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&r->env, all[i]);
   free(r->max_point);
   free(r->max_parent);
@@ -653,6 +897,7 @@ extern "C" int vick_peaks_end(vick_call *call, vick_peaks_run *r, int rc) {
   free(r->event_a);
   free(r->event_b);
   free(r->event_rho);
+  vick_stage_free(&r->stage);
   rc = vick_end(call, &r->env, rc);
   free(r);
   return rc;

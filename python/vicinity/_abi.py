@@ -23,7 +23,7 @@ PROGRESS_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, c_double)
 class CtxOptions(Structure):
     _fields_ = [("struct_size", c_size_t), ("backend", c_int), ("device", c_int), ("devices", c_int),
                 ("threads", c_int), ("seed", c_uint64), ("log", LOG_FN), ("progress", PROGRESS_FN),
-                ("user", c_void_p)]
+                ("user", c_void_p), ("device_memory_budget", c_size_t)]
 
 
 class BuildOptions(Structure):  # a prefix of vic_build_options
@@ -47,7 +47,7 @@ class PeakOptions(Structure):
 
 class Data(Structure):
     _fields_ = [("rows", c_void_p), ("n", c_int64), ("d", c_int32), ("stride", c_int64), ("metric", c_int),
-                ("box", c_void_p)]
+                ("box", c_void_p), ("origin", c_void_p)]
 
 
 class StageTime(Structure):
@@ -59,7 +59,8 @@ class _ReportFields(Structure):
                 ("k", c_int32), ("seconds_total", c_double), ("seconds_transfer", c_double),
                 ("seconds_kernel", c_double), ("n_stages", c_int), ("stages", StageTime * MAX_STAGES),
                 ("recall_estimate", c_double), ("recall_sample", c_int64), ("dnn1_mean", c_double),
-                ("dnn1_max", c_double), ("warnings", c_int)]
+                ("dnn1_max", c_double), ("warnings", c_int), ("device_peak_bytes", c_int64), ("slabs", c_int32),
+                ("devices_used", c_int32)]
 
 
 class _ReportUnion(Union):

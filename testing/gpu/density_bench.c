@@ -10,8 +10,14 @@
  * device run must reproduce): its wall time, and how many parents,
  * deltas, saliencies and peak ids differ (must be 0).
  *
+ * --budget-mib B: the device memory the call may hold per device (a
+ * larger set runs in slabs, out of core); --devices N: GPUs (slabs spread
+ * over them).  The JSON line names the slabs, devices and the peak device
+ * bytes, and a hash of the peaks (parents, peak ids, peak points, members)
+ * that runs with other budgets or devices must reproduce.
+ *
  * usage: density_bench --data FILE [--name NAME] [--k 32] [--backend cuda|cpu|auto]
- *                      [--repeats R] [--limit N] [--check] */
+ *                      [--repeats R] [--limit N] [--check] [--budget-mib B] [--devices N] [--verbose] */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include "bench_util.h"
 #include "vic_io.h"
@@ -26,9 +32,10 @@
 #include <omp.h>
 #endif
 
+static int verbose = 0;
 static void log_cb(void *user, vic_log_level level, const char *msg) {
   (void)user;
-  if (level >= VIC_LOG_WARNING) fprintf(stderr, "vicinity: %s\n", msg);
+  if (level >= VIC_LOG_WARNING || verbose) fprintf(stderr, "vicinity: %s\n", msg);
 }
 
 static int die(vic_ctx *c, const char *what, vic_status s) {
@@ -40,6 +47,20 @@ static double stage(const vic_report *r, const char *name) {
   for (int i = 0; i < r->n_stages; ++i)
     if (strcmp(r->stages[i].name, name) == 0) return r->stages[i].seconds;
   return 0;
+}
+
+/* FNV-1a over what the peaks are: parents, peak ids, peak points, members. */
+static unsigned long long fnv(unsigned long long h, const void *p, size_t bytes) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < bytes; ++i) { h ^= b[i]; h *= 1099511628211ull; }
+  return h;
+}
+static unsigned long long hash_peaks(const vic_peaks *pk) {
+  unsigned long long h = 14695981039346656037ull;
+  h = fnv(h, pk->parent, (size_t)pk->n * sizeof *pk->parent);
+  h = fnv(h, pk->peak_id, (size_t)pk->n * sizeof *pk->peak_id);
+  h = fnv(h, pk->peak_point, (size_t)pk->n_peaks * sizeof *pk->peak_point);
+  return fnv(h, pk->peak_members, (size_t)pk->n_peaks * sizeof *pk->peak_members);
 }
 
 static int64_t differ_i(const int64_t *a, const int64_t *b, int64_t n) {
@@ -55,8 +76,8 @@ static int64_t differ_f(const float *a, const float *b, int64_t n) {
 
 int main(int argc, char **argv) {
   const char *path = NULL, *name = NULL, *backend = "cuda";
-  int k = 32, repeats = 3, check = 0;
-  long long limit = 0;
+  int k = 32, repeats = 3, check = 0, devices = 1;
+  long long limit = 0, budget_mib = 0;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--data") && i + 1 < argc) path = argv[++i];
     else if (!strcmp(argv[i], "--name") && i + 1 < argc) name = argv[++i];
@@ -65,9 +86,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--repeats") && i + 1 < argc) repeats = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--limit") && i + 1 < argc) limit = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--check")) check = 1;
+    else if (!strcmp(argv[i], "--budget-mib") && i + 1 < argc) budget_mib = atoll(argv[++i]);
+    else if (!strcmp(argv[i], "--devices") && i + 1 < argc) devices = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--verbose")) verbose = 1;
     else {
-      fprintf(stderr, "usage: %s --data FILE [--name NAME] [--k 32] [--backend cuda|cpu|auto] [--repeats R] [--limit N] [--check]\n",
-              argv[0]);
+      fprintf(stderr, "usage: %s --data FILE [--name NAME] [--k 32] [--backend cuda|cpu|auto] [--repeats R] [--limit N] "
+                      "[--check] [--budget-mib B] [--devices N] [--verbose]\n", argv[0]);
       return 2;
     }
   }
@@ -88,6 +112,8 @@ int main(int argc, char **argv) {
   vic_ctx_options_init(&co);
   co.backend = be;
   co.log = log_cb;
+  co.devices = devices;
+  co.device_memory_budget = (size_t)budget_mib << 20;
   vic_ctx *c = NULL;
   vic_status s = vic_ctx_create(&co, &c);
   if (s != VIC_OK) return die(c, "context", s);
@@ -116,21 +142,26 @@ int main(int argc, char **argv) {
   vic_report rep;
   memset(&rep, 0, sizeof rep);
   int64_t n_peaks = 0, main_members = 0;
+  unsigned long long peaks_hash = 0;
   for (int r = 0; r < repeats; ++r) {
     vic_peaks pk;
     double t0 = bench_now();
     if ((s = vic_knn_density_peaks(c, &x, k, NULL, &o, NULL, NULL, rho, sph, NULL, &pk)) != VIC_OK)
       return die(c, "vic_knn_density_peaks", s);
     double t = bench_now() - t0;
-    fprintf(stderr, "density_bench: repeat %d: density + peaks %.3f s wall (%s: kernels %.3f s, transfers %.3f s), %lld peaks\n",
+    fprintf(stderr, "density_bench: repeat %d: density + peaks %.3f s wall (%s: kernels %.3f s, transfers %.3f s), %lld peaks, "
+            "%d slab(s) on %d device(s), peak %.0f MiB of device memory\n",
             r, t, vic_backend_name(pk.report.backend), pk.report.seconds_kernel, pk.report.seconds_transfer,
-            (long long)pk.n_peaks);
+            (long long)pk.n_peaks, pk.report.slabs, pk.report.devices_used, pk.report.device_peak_bytes / 1048576.0);
     if (t < best) {
       best = t;
       rep = pk.report;
       n_peaks = pk.n_peaks;
       main_members = pk.n_peaks ? pk.peak_members[0] : 0;
     }
+    const unsigned long long hsh = hash_peaks(&pk);
+    if (r > 0 && hsh != peaks_hash) fprintf(stderr, "density_bench: repeat %d gave other peaks\n", r);
+    peaks_hash = hsh;
     vic_peaks_free(&pk);
   }
 
@@ -176,11 +207,13 @@ int main(int argc, char **argv) {
          "\"seconds_grid_sort\": %.4f, \"seconds_grid_search\": %.4f, \"seconds_density_kernel\": %.4f, "
          "\"seconds_peaks_kernels\": %.4f, \"seconds_peaks_search\": %.4f, "
          "\"n_peaks\": %lld, \"main_peak_members\": %lld, \"repeats\": %d, "
-         "\"check_seconds_with_lists\": %.4f, \"check_seconds_cpu_peaks\": %.3f, \"check_differences\": %lld}\n",
+         "\"check_seconds_with_lists\": %.4f, \"check_seconds_cpu_peaks\": %.3f, \"check_differences\": %lld, "
+         "\"budget_mib\": %lld, \"slabs\": %d, \"devices\": %d, \"device_peak_bytes\": %lld, \"peaks_hash\": \"%016llx\"}\n",
          name, best, rep.seconds_kernel, rep.seconds_transfer, (long long)n, m.d, k, vic_backend_name(rep.backend),
          threads, best, rep.seconds_kernel, rep.seconds_transfer, stage(&rep, "grid sort"), stage(&rep, "grid search"),
          stage(&rep, "density"), stage(&rep, "peaks"), stage(&rep, "peaks search"), (long long)n_peaks,
-         (long long)main_members, repeats, check_lists, check_cpu, mism);
+         (long long)main_members, repeats, check_lists, check_cpu, mism, budget_mib, rep.slabs, rep.devices_used,
+         (long long)rep.device_peak_bytes, peaks_hash);
   free(rho);
   free(sph);
   vio_free(&m);

@@ -1,0 +1,427 @@
+/* Slab by slab lists and densities (density_slabs.h).
+ *
+ * The points are bucketed by slab once (a counting sort of their ids, so
+ * every slab's own points are in ascending id order).  A slab run gathers
+ * its own points and the halo -- the points of the neighbouring slabs
+ * inside its region -- as packed rows with their ids in the whole set,
+ * and the device returns the own rows' lists, k-th distances and
+ * densities.  Rows whose k-th distance reaches the edge of the region are
+ * answered again in a region grown to hold their k-th-distance ball (an
+ * upper bound of the true one), until none is left: every list then
+ * equals the one over all points. */
+#include "density_slabs.h"
+#include "backend_cuda.h"
+#include "slab_plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#ifdef VIC_WITH_CUDA
+#include "cuda_internal.h"
+#include "density_cuda.h"
+#include "vic_kernels_density.h"
+
+size_t vic__density_budget(vic_ctx *c, int device) {
+  if (c->opt.device_memory_budget) return c->opt.device_memory_budget;
+  size_t f = 0, t = 0;
+  if (vick_device_info(device, NULL, 0, &f, &t) != VICK_OK) return 0;
+  return f / 10 * 9;
+}
+
+typedef struct {
+  vic_ctx *c;
+  const vic_data *x;
+  int32_t k;
+  const float *mass;
+  vick_density_params p;
+  size_t budget;
+  float *knn, *sph, *h, *rk, *dist;
+  int32_t *ids;
+  const vic_slab_plan *plan;
+  const int64_t *start, *order; /* slab s owns order[start[s] .. start[s+1]) */
+  double h0;
+  int first, count;
+  int threads; /* host threads per device */
+  /* per device */
+  vick_call *call;
+  int *rc;
+  vic_status *status;
+  int64_t *bad_row, *retried;
+  char (*msg)[512];
+} slab_job;
+
+/* Own rows (rows, in that order) then every other point of slabs
+ * s_lo..s_hi inside r, packed, by the job's host threads (blocks of the
+ * candidates counted, then written at their offsets). */
+static int gather(const slab_job *j, const vic_region *r, const int64_t *rows, int64_t n_rows, int64_t s_lo,
+                  int64_t s_hi, const unsigned char *is_row, float **pts, uint32_t **gid, int64_t *n_out) {
+  const vic_data *x = j->x;
+  const int d = x->d;
+  const int64_t stride = x->stride ? x->stride : d;
+  const int64_t c0 = j->start[s_lo], c1 = j->start[s_hi + 1], span = c1 - c0;
+  const int64_t block = 1 << 16, nb = (span + block - 1) / block;
+  int64_t *cnt = calloc((size_t)nb + 1, sizeof *cnt);
+  if (!cnt) return -1;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(j->threads)
+  for (int64_t b = 0; b < nb; ++b) {
+    int64_t m = 0;
+    for (int64_t t = c0 + b * block; t < c0 + (b + 1) * block && t < c1; ++t) {
+      const int64_t i = j->order[t];
+      m += !is_row[i] && vic__region_holds(r, x, i);
+    }
+    cnt[b + 1] = m;
+  }
+  for (int64_t b = 0; b < nb; ++b) cnt[b + 1] += cnt[b];
+  const int64_t m = n_rows + cnt[nb];
+  float *p = malloc((size_t)m * d * sizeof *p);
+  uint32_t *g = malloc((size_t)m * sizeof *g);
+  if (!p || !g) { free(p); free(g); free(cnt); return -1; }
+#pragma omp parallel for schedule(static) num_threads(j->threads)
+  for (int64_t t = 0; t < n_rows; ++t) {
+    memcpy(p + t * d, x->rows + rows[t] * stride, (size_t)d * sizeof *p);
+    g[t] = (uint32_t)rows[t];
+  }
+#pragma omp parallel for schedule(dynamic, 4) num_threads(j->threads)
+  for (int64_t b = 0; b < nb; ++b) {
+    int64_t at = n_rows + cnt[b];
+    for (int64_t t = c0 + b * block; t < c0 + (b + 1) * block && t < c1; ++t) {
+      const int64_t i = j->order[t];
+      if (is_row[i] || !vic__region_holds(r, x, i)) continue;
+      memcpy(p + at * d, x->rows + i * stride, (size_t)d * sizeof *p);
+      g[at++] = (uint32_t)i;
+    }
+  }
+  free(cnt);
+  *pts = p;
+  *gid = g;
+  *n_out = m;
+  return 0;
+}
+
+/* Slabs whose own range meets [lo, hi) along the axis (all of them when
+ * the region wraps or is unbounded there). */
+static void slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
+  const int a = j->plan->axis;
+  if (!isfinite(r->lo[a]) || r->period[a] > 0) { *s_lo = 0; *s_hi = j->plan->n_slabs - 1; return; }
+  *s_lo = vic__slab_of(j->plan, r->lo[a]);
+  *s_hi = vic__slab_of(j->plan, r->hi[a]);
+}
+
+static int vick_fail_host(vick_call *call, int code, const char *what) {
+  snprintf(call->message, sizeof call->message, "%s", what);
+  return code;
+}
+
+static void add_stage(vick_call *call, const char *name, double seconds) {
+  for (int i = 0; i < call->n_stages; ++i)
+    if (strcmp(call->stages[i].name, name) == 0) { call->stages[i].seconds += seconds; return; }
+  if (call->n_stages >= (int)(sizeof call->stages / sizeof call->stages[0])) return;
+  snprintf(call->stages[call->n_stages].name, sizeof call->stages[0].name, "%s", name);
+  call->stages[call->n_stages++].seconds = seconds;
+}
+
+/* Rows still to answer: rows[off .. off + count) of the slab, in region. */
+typedef struct {
+  int64_t off, count;
+  vic_region reg;
+} slab_task;
+
+#define SLAB_TASKS 64 /* rounds per slab; a retry's region holds its rows' balls, so two or three are the rule */
+
+/* One slab on the device of slot dev: its own rows in the slab's region,
+ * then the rows that failed the gap test, in regions around their k-th
+ * distance balls -- one for the rows by the slab's lower cut, one for
+ * those by its upper cut, so that neither spans the whole slab. */
+static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
+  const vic_data *x = j->x;
+  const int32_t k = j->k;
+  vick_call *call = &j->call[dev];
+  const int64_t *own = j->order + j->start[s];
+  const int64_t n_own = j->start[s + 1] - j->start[s];
+  if (n_own == 0) return VICK_OK;
+  int64_t *rows = malloc((size_t)n_own * sizeof *rows);
+  float *rk = malloc((size_t)n_own * sizeof *rk), *knn = NULL, *sph = NULL, *h = NULL;
+  if (j->knn) knn = malloc((size_t)n_own * sizeof *knn);
+  if (j->sph) sph = malloc((size_t)n_own * sizeof *sph);
+  if (j->h) h = malloc((size_t)n_own * sizeof *h);
+  int rc = VICK_OK;
+  if (!rows || !rk || (j->knn && !knn) || (j->sph && !sph) || (j->h && !h))
+    rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's results");
+  if (rc == VICK_OK) memcpy(rows, own, (size_t)n_own * sizeof *rows);
+  const int axis = j->plan->axis;
+  const double mid = 0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]);
+  slab_task task[SLAB_TASKS];
+  int n_tasks = 1, done = 0;
+  task[0].off = 0;
+  task[0].count = n_own;
+  vic__slab_region(x, j->plan, s, j->h0, &task[0].reg);
+  while (rc == VICK_OK && n_tasks > 0) {
+    slab_task tk = task[--n_tasks];
+    int64_t *tr = rows + tk.off;
+    const int64_t n_rows = tk.count;
+    if (++done > SLAB_TASKS) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    for (int64_t t = 0; t < n_rows; ++t) is_row[tr[t]] = 1;
+    int64_t s_lo, s_hi, m = 0;
+    slab_span(j, &tk.reg, &s_lo, &s_hi);
+    float *pts = NULL;
+    uint32_t *gid = NULL;
+    if (gather(j, &tk.reg, tr, n_rows, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
+      rc = vick_fail_host(call, VICK_NOMEM, "no host memory to gather a slab");
+    for (int64_t t = 0; t < n_rows; ++t) is_row[tr[t]] = 0;
+    if (rc != VICK_OK) break;
+    if (m <= k) { /* a tiny region: the whole set is the region */
+      free(pts);
+      free(gid);
+      for (int jj = 0; jj < 3; ++jj) { tk.reg.lo[jj] = -INFINITY; tk.reg.hi[jj] = INFINITY; }
+      task[n_tasks++] = tk;
+      continue;
+    }
+    const size_t need = vic__slab_bytes(m, n_rows, k, x->d) + (j->mass ? (size_t)x->n * 4 : 0);
+    if (need > j->budget) {
+      snprintf(call->message, sizeof call->message,
+               "a slab needs %.0f MiB of device memory (%lld points with its halo, %lld rows); the budget is %.0f MiB: "
+               "raise it to at least %.0f MiB", need / 1048576.0, (long long)m, (long long)n_rows,
+               j->budget / 1048576.0, need / 1048576.0);
+      rc = VICK_NOMEM;
+      free(pts);
+      free(gid);
+      break;
+    }
+    vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
+    vick_call one;
+    memcpy(&one, call, sizeof one);
+    one.memory_budget = j->budget;
+    int64_t bad = -1;
+    /* the lists go straight to their rows of the whole set's arrays; rows
+     * answered again overwrite theirs */
+    rc = vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids, j->dist, tr,
+                           &bad);
+    call->seconds_kernel += one.seconds_kernel;
+    call->seconds_transfer += one.seconds_transfer;
+    if (one.peak_bytes > call->peak_bytes) call->peak_bytes = one.peak_bytes;
+    for (int i = 0; i < one.n_stages; ++i) add_stage(call, one.stages[i].name, one.stages[i].seconds);
+    if (rc != VICK_OK) memcpy(call->message, one.message, sizeof call->message);
+    free(pts);
+    free(gid);
+    if (rc != VICK_OK) break;
+    if (bad >= 0) {
+      if (j->bad_row[dev] < 0 || tr[bad] < j->bad_row[dev]) j->bad_row[dev] = tr[bad];
+      break;
+    }
+    /* place the exact rows; mark the others (is_row) for another round */
+    int64_t left = 0;
+#pragma omp parallel for schedule(static) num_threads(j->threads) reduction(+ : left)
+    for (int64_t t = 0; t < n_rows; ++t) {
+      const int64_t i = tr[t];
+      if (!vic__region_exact(&tk.reg, x, i, rk[t])) {
+        is_row[i] = 1;
+        ++left;
+        continue;
+      }
+      j->rk[i] = rk[t];
+      if (knn) j->knn[i] = knn[t];
+      if (sph) j->sph[i] = sph[t];
+      if (h) j->h[i] = h[t];
+    }
+    if (!left) continue;
+    j->retried[dev] += left;
+    /* the rows left, those below the slab's middle first: two tasks whose
+     * regions hold their rows' balls */
+    int64_t lo_n = 0, hi_n = 0;
+    vic_region lo_reg, hi_reg;
+    int64_t *tmp = malloc((size_t)left * sizeof *tmp);
+    if (!tmp) { rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's retries"); break; }
+    for (int64_t t = 0; t < n_rows; ++t) {
+      const int64_t i = tr[t];
+      if (!is_row[i]) continue;
+      const int low = isfinite(mid) && vic__slab_coord(x, i, axis) < mid;
+      vic_region b;
+      vic__ball_region(x, i, rk[t], &b);
+      vic_region *g = low ? &lo_reg : &hi_reg;
+      int64_t *cnt = low ? &lo_n : &hi_n;
+      if (*cnt == 0) *g = b; else vic__region_union(g, &b);
+      ++*cnt;
+    }
+    int64_t a = 0; /* the rows left in order: low ones, then high ones */
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t t = 0; t < n_rows; ++t) {
+        const int64_t i = tr[t];
+        if (!is_row[i]) continue;
+        const int low = isfinite(mid) && vic__slab_coord(x, i, axis) < mid;
+        if (low != (pass == 0)) continue;
+        tmp[a++] = i;
+      }
+    for (int64_t t = 0; t < left; ++t) is_row[tmp[t]] = 0;
+    memcpy(tr, tmp, (size_t)left * sizeof *tr);
+    free(tmp);
+    if (n_tasks + 2 > SLAB_TASKS) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    if (hi_n) task[n_tasks++] = (slab_task){tk.off + lo_n, hi_n, hi_reg};
+    if (lo_n) task[n_tasks++] = (slab_task){tk.off, lo_n, lo_reg};
+  }
+  free(rows);
+  free(rk);
+  free(knn);
+  free(sph);
+  free(h);
+  return rc;
+}
+
+static void slab_slot(void *arg, int slot) {
+  slab_job *j = arg;
+  unsigned char *is_row = calloc((size_t)j->x->n, 1);
+  if (!is_row) {
+    j->rc[slot] = vick_fail_host(&j->call[slot], VICK_NOMEM, "no host memory for slab flags");
+    return;
+  }
+  for (int64_t s = slot; s < j->plan->n_slabs && j->rc[slot] == VICK_OK; s += j->count) {
+    j->rc[slot] = run_slab(j, slot, s, is_row);
+    if (j->rc[slot] == VICK_OK && j->bad_row[slot] >= 0) break;
+    vick_call *cs = &j->call[slot];
+    if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, "density", (double)(s + 1) / j->plan->n_slabs))
+      j->rc[slot] = vick_fail_host(cs, VICK_CANCELLED, "cancelled during the slabs");
+  }
+  free(is_row);
+}
+
+/* Ids bucketed by slab: start (S + 1), order (n), ascending ids in each. */
+static vic_status bucket(vic_ctx *c, const vic_data *x, const vic_slab_plan *p, int64_t **start, int64_t **order) {
+  const int64_t n = x->n, S = p->n_slabs;
+  int64_t *slab = vic__malloc(c, (size_t)n * sizeof *slab, "slab of each point");
+  *start = slab ? vic__calloc(c, (size_t)S + 1, sizeof **start, "slab starts") : NULL;
+  *order = *start ? vic__malloc(c, (size_t)n * sizeof **order, "points by slab") : NULL;
+  if (!*order) { free(slab); free(*start); *start = NULL; return VIC_E_NOMEM; }
+#pragma omp parallel for
+  for (int64_t i = 0; i < n; ++i) slab[i] = vic__slab_of(p, vic__slab_coord(x, i, p->axis));
+  for (int64_t i = 0; i < n; ++i) (*start)[slab[i] + 1]++;
+  for (int64_t s = 0; s < S; ++s) (*start)[s + 1] += (*start)[s];
+  int64_t *fill = vic__malloc(c, (size_t)S * sizeof *fill, "slab fill");
+  if (!fill) { free(slab); free(*start); free(*order); *start = *order = NULL; return VIC_E_NOMEM; }
+  memcpy(fill, *start, (size_t)S * sizeof *fill);
+  for (int64_t i = 0; i < n; ++i) (*order)[fill[slab[i]]++] = i;
+  free(fill);
+  free(slab);
+  return VIC_OK;
+}
+
+/* A first halo: twice the k-th-neighbour spacing of a uniform set in the
+ * bounding box (regions grow where that is short). */
+static double first_halo(const vic_data *x, int32_t k) {
+  double vol = 1;
+  int dims = 0;
+  for (int j = 0; j < x->d; ++j) {
+    double a = INFINITY, b = -INFINITY;
+    for (int64_t i = 0; i < x->n; i += 1 + x->n / 100000) {
+      double v = vic__slab_coord(x, i, j);
+      if (v < a) a = v;
+      if (v > b) b = v;
+    }
+    if (b > a) { vol *= b - a; ++dims; }
+  }
+  if (!dims) return 0;
+  return 2 * pow(vol * (double)k / (double)x->n, 1.0 / dims);
+}
+
+vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
+                             vic_sph_convention sph, size_t budget, float *knn, float *sph_density, float *h, float *rk,
+                             int32_t *ids, float *dist, int64_t *bad_row, vic_slab_stats *st) {
+  memset(st, 0, sizeof *st);
+  *bad_row = -1;
+  int first = 0, count = 1;
+  vic_status s = vic__cuda_devices(c, &first, &count);
+  if (s != VIC_OK) return s;
+  int64_t S = vic__slab_count(x->n, k, x->d, budget);
+  if (S > 0 && S < count) S = count; /* every device gets a slab */
+  if (S == 0)
+    return vic__fail(c, VIC_E_NOMEM, "the slab runs need more than %.0f MiB of device memory (the budget is %.0f MiB)",
+                     vic__slab_bytes(3, 2, k, x->d) / 1048576.0, budget / 1048576.0);
+  vic_slab_plan plan;
+  if ((s = vic__slab_plan_make(c, x, S, &plan)) != VIC_OK) return s;
+  int64_t *start = NULL, *order = NULL;
+  if ((s = bucket(c, x, &plan, &start, &order)) != VIC_OK) { vic__slab_plan_free(&plan); return s; }
+  if (count > S) count = (int)S;
+  slab_job j;
+  memset(&j, 0, sizeof j);
+  j.c = c;
+  j.x = x;
+  j.k = k;
+  j.mass = mass;
+  j.p = vic__density_params(x->d, unit_mass, sph);
+  j.budget = budget;
+  j.knn = knn;
+  j.sph = sph_density;
+  j.h = h;
+  j.rk = rk;
+  j.ids = ids;
+  j.dist = dist;
+  j.plan = &plan;
+  j.start = start;
+  j.order = order;
+  j.h0 = first_halo(x, k);
+  j.first = first;
+  j.count = count;
+  j.threads = 1;
+#ifdef _OPENMP
+  j.threads = omp_get_max_threads() / count > 1 ? omp_get_max_threads() / count : 1;
+  const int levels = omp_get_max_active_levels();
+  if (count > 1 && levels < 2) omp_set_max_active_levels(2);
+#endif
+  j.call = vic__calloc(c, (size_t)count, sizeof *j.call, "per-device calls");
+  j.rc = j.call ? vic__calloc(c, (size_t)count, sizeof *j.rc, "per-device codes") : NULL;
+  j.bad_row = j.rc ? vic__malloc(c, (size_t)count * sizeof *j.bad_row, "per-device rows") : NULL;
+  j.retried = j.bad_row ? vic__calloc(c, (size_t)count, sizeof *j.retried, "per-device retries") : NULL;
+  if (!j.retried) s = VIC_E_NOMEM;
+  if (s == VIC_OK) {
+    for (int d = 0; d < count; ++d) {
+      vic__cuda_call_init(c, &j.call[d], first + d, budget, count > 1);
+      j.bad_row[d] = -1;
+    }
+    vic__log(c, VIC_LOG_INFO, "density in %lld slabs along axis %d on %d device%s (budget %.0f MiB each)",
+             (long long)S, plan.axis, count, count == 1 ? "" : "s", budget / 1048576.0);
+    if (count == 1) slab_slot(&j, 0); /* the gathers keep all host threads */
+    else vic__cuda_parallel(count, slab_slot, &j);
+#ifdef _OPENMP
+    omp_set_max_active_levels(levels);
+#endif
+    for (int d = 0; s == VIC_OK && d < count; ++d)
+      if (j.rc[d] != VICK_OK) s = vic__kernel_status(c, j.rc[d], &j.call[d], "slab density");
+    st->slabs = S;
+    st->devices = count;
+    for (int d = 0; d < count; ++d) {
+      st->retried += j.retried[d];
+      if (j.call[d].peak_bytes > st->peak_bytes) st->peak_bytes = j.call[d].peak_bytes;
+      if (j.call[d].seconds_kernel > st->seconds_kernel) st->seconds_kernel = j.call[d].seconds_kernel;
+      if (j.call[d].seconds_transfer > st->seconds_transfer) st->seconds_transfer = j.call[d].seconds_transfer;
+      if (j.bad_row[d] >= 0 && (*bad_row < 0 || j.bad_row[d] < *bad_row)) *bad_row = j.bad_row[d];
+    }
+  }
+  free(j.call);
+  free(j.rc);
+  free(j.bad_row);
+  free(j.retried);
+  free(start);
+  free(order);
+  vic__slab_plan_free(&plan);
+  return s;
+}
+
+#else
+
+size_t vic__density_budget(vic_ctx *c, int device) {
+  (void)device;
+  return c->opt.device_memory_budget;
+}
+
+vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
+                             vic_sph_convention sph, size_t budget, float *knn, float *sph_density, float *h, float *rk,
+                             int32_t *ids, float *dist, int64_t *bad_row, vic_slab_stats *st) {
+  (void)x; (void)k; (void)mass; (void)unit_mass; (void)sph; (void)budget; (void)knn; (void)sph_density; (void)h;
+  (void)rk; (void)ids; (void)dist;
+  memset(st, 0, sizeof *st);
+  *bad_row = -1;
+  return vic__cuda_probe(c);
+}
+#endif

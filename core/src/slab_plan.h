@@ -1,0 +1,72 @@
+/* Slabs: how a point set too large for one device's memory is cut for
+ * the exact kNN, densities and peaks (density_slabs.c).  Plain host
+ * code, tested on the CPU (testing/core/test_slab_plan.c).
+ *
+ * A slab owns the points whose coordinate along one axis lies in
+ * [cut[s], cut[s+1]) (cuts at quantiles of that coordinate, so slabs hold
+ * about n / S points).  The device indexes a region: a box that contains
+ * the slab and a halo around it; the lists of the slab's points are exact
+ * where each point's k-th distance is below its gap, the distance from
+ * the point to the outside of the region (every point outside is then
+ * strictly farther than the k-th neighbour: same lists, same ties, as
+ * over all points).  Points that fail are answered again in boxes built
+ * around their own k-th distance (an upper bound of the true one), which
+ * then holds all their true neighbours. */
+#ifndef VIC_SLAB_PLAN_H
+#define VIC_SLAB_PLAN_H
+
+#include "internal.h"
+
+/* A box region: per dimension [lo, hi), +-inf for unbounded; periodic
+ * dimensions (period > 0) are arcs of the circle, full when hi - lo >=
+ * period (coordinates are compared wrapped into [0, period)). */
+typedef struct {
+  int32_t d;
+  double lo[3], hi[3], period[3];
+} vic_region;
+
+typedef struct {
+  int axis;          /* the cut dimension */
+  int64_t n_slabs;
+  double *cut;       /* n_slabs + 1: slab s owns [cut[s], cut[s+1]); cut[0] / cut[S] unbounded or 0 / period */
+} vic_slab_plan;
+
+/* Relative margin of the gap test: float distances carry a few ulps. */
+#define VIC_SLAB_MARGIN 1e-5
+
+/* The coordinate of a row as the grids store it (periodic axes wrapped). */
+double vic__slab_coord(const vic_data *x, int64_t i, int j);
+
+/* Cut x into n_slabs slabs along its widest open axis (axis 0 when all
+ * are periodic): equal counts up to the resolution of a fine histogram.
+ * VIC_E_NOMEM on failure; vic__slab_plan_free releases. */
+vic_status vic__slab_plan_make(vic_ctx *c, const vic_data *x, int64_t n_slabs, vic_slab_plan *p);
+void vic__slab_plan_free(vic_slab_plan *p);
+/* The slab owning coordinate v along the plan's axis. */
+int64_t vic__slab_of(const vic_slab_plan *p, double v);
+
+/* Slab s and a halo of width h along the axis (unbounded elsewhere). */
+void vic__slab_region(const vic_data *x, const vic_slab_plan *p, int64_t s, double h, vic_region *r);
+/* Box of half-width r around row i (its ball), grown by the margin. */
+void vic__ball_region(const vic_data *x, int64_t i, double r, vic_region *out);
+/* Smallest region holding both. */
+void vic__region_union(vic_region *a, const vic_region *b);
+int vic__region_holds(const vic_region *r, const vic_data *x, int64_t i);
+/* Distance from row i (inside r) to the outside of r; +inf when r is
+ * unbounded all round. */
+double vic__region_gap(const vic_region *r, const vic_data *x, int64_t i);
+/* Does a k-th distance rk of row i prove its list exact in r? */
+int vic__region_exact(const vic_region *r, const vic_data *x, int64_t i, float rk);
+
+/* Device bytes of a slab run: per indexed point, per own row (lists and
+ * outputs), and the in-core estimate for density + peaks of n points. */
+size_t vic__slab_bytes(int64_t indexed, int64_t own, int32_t k, int d);
+size_t vic__peaks_lists_bytes(int64_t n, int32_t k);
+/* Device bytes of the in-core run of n points (densities, or densities
+ * and peaks): more than the budget sends the call to the slabs. */
+size_t vic__in_core_bytes(int64_t n, int32_t k, int d, int peaks);
+/* Slabs for n points under a budget (at least 2), 0 when even one point
+ * per slab does not fit. */
+int64_t vic__slab_count(int64_t n, int32_t k, int d, size_t budget);
+
+#endif

@@ -1,0 +1,126 @@
+/* Pinned double-buffered copies (staged_copy.cuh). */
+#include "staged_copy.cuh"
+
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define STAGE_DEFAULT_BYTES ((size_t)64 << 20)
+
+/* memcpy by all host threads: one thread moves a few GB/s into pageable
+ * memory (page faults included), the link moves 25 and more. */
+static void copy_wide(void *dst, const void *src, size_t bytes) {
+  const size_t part = (size_t)4 << 20;
+  const int64_t parts = (int64_t)((bytes + part - 1) / part);
+#pragma omp parallel for schedule(static) if (parts > 1)
+  for (int64_t p = 0; p < parts; ++p) {
+    const size_t a = (size_t)p * part, m = bytes - a < part ? bytes - a : part;
+    memcpy((char *)dst + a, (const char *)src + a, m);
+  }
+}
+
+int vick_stage_init(vick_call *call, vick_stage *s, size_t bytes) {
+  memset(s, 0, sizeof *s);
+  s->bytes = bytes ? bytes : STAGE_DEFAULT_BYTES;
+  for (int i = 0; i < 2; ++i) {
+    VICK_CUDA(call, cudaHostAlloc(&s->slot[i], s->bytes, cudaHostAllocDefault));
+    VICK_CUDA(call, cudaEventCreateWithFlags(&s->done[i], cudaEventDisableTiming));
+  }
+  return VICK_OK;
+}
+
+void vick_stage_free(vick_stage *s) {
+  for (int i = 0; i < 2; ++i) {
+    if (s->slot[i]) cudaFreeHost(s->slot[i]);
+    if (s->done[i]) cudaEventDestroy(s->done[i]);
+    s->slot[i] = NULL;
+    s->done[i] = NULL;
+  }
+}
+
+/* Pieces of `unit`-byte elements; out_unit is the host element size
+ * (4 -> 8 widens int32 ids). */
+static int to_host(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src, int64_t count,
+                   size_t unit, size_t out_unit) {
+  if (count <= 0) return VICK_OK;
+  const double t0 = vick_now();
+  const int64_t per = (int64_t)(s->bytes / unit);
+  const int64_t pieces = (count + per - 1) / per;
+  for (int64_t p = 0; p <= pieces; ++p) {
+    if (p < pieces) { /* start piece p */
+      const int64_t a = p * per, m = count - a < per ? count - a : per;
+      VICK_CUDA(call, cudaMemcpyAsync(s->slot[p & 1], (const char *)src + a * unit, (size_t)m * unit,
+                                      cudaMemcpyDeviceToHost, env->stream));
+      VICK_CUDA(call, cudaEventRecord(s->done[p & 1], env->stream));
+    }
+    if (p > 0) { /* place piece p - 1 while p copies */
+      const int64_t q = p - 1, a = q * per, m = count - a < per ? count - a : per;
+      VICK_CUDA(call, cudaEventSynchronize(s->done[q & 1]));
+      if (out_unit == unit) {
+        copy_wide((char *)dst + a * out_unit, s->slot[q & 1], (size_t)m * unit);
+      } else {
+        const int32_t *in = (const int32_t *)s->slot[q & 1];
+        int64_t *out = (int64_t *)dst + a;
+#pragma omp parallel for schedule(static) if (m > 65536)
+        for (int64_t i = 0; i < m; ++i) out[i] = in[i];
+      }
+    }
+  }
+  call->seconds_transfer += vick_now() - t0;
+  return VICK_OK;
+}
+
+int vick_staged_to_host(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src, size_t bytes) {
+  if (bytes % 4 == 0) return to_host(call, env, s, dst, src, (int64_t)(bytes / 4), 4, 4);
+  return to_host(call, env, s, dst, src, (int64_t)bytes, 1, 1);
+}
+
+int vick_staged_to_host_wide(vick_call *call, vick_env *env, vick_stage *s, int64_t *dst, const int32_t *src,
+                             int64_t count) {
+  return to_host(call, env, s, dst, src, count, 4, 8);
+}
+
+int vick_staged_to_host_rows(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src,
+                             int64_t rows, size_t row_bytes, const int64_t *row_of) {
+  if (rows <= 0) return VICK_OK;
+  const double t0 = vick_now();
+  const int64_t per = (int64_t)(s->bytes / row_bytes) > 0 ? (int64_t)(s->bytes / row_bytes) : 1;
+  if ((size_t)per * row_bytes > s->bytes) return vick_fail(call, VICK_ARGUMENT, "a row is larger than a pinned slot");
+  const int64_t pieces = (rows + per - 1) / per;
+  for (int64_t p = 0; p <= pieces; ++p) {
+    if (p < pieces) {
+      const int64_t a = p * per, m = rows - a < per ? rows - a : per;
+      VICK_CUDA(call, cudaMemcpyAsync(s->slot[p & 1], (const char *)src + (size_t)a * row_bytes, (size_t)m * row_bytes,
+                                      cudaMemcpyDeviceToHost, env->stream));
+      VICK_CUDA(call, cudaEventRecord(s->done[p & 1], env->stream));
+    }
+    if (p > 0) {
+      const int64_t q = p - 1, a = q * per, m = rows - a < per ? rows - a : per;
+      VICK_CUDA(call, cudaEventSynchronize(s->done[q & 1]));
+      const char *in = (const char *)s->slot[q & 1];
+#pragma omp parallel for schedule(static) if (m > 4096)
+      for (int64_t i = 0; i < m; ++i)
+        memcpy((char *)dst + (size_t)row_of[a + i] * row_bytes, in + (size_t)i * row_bytes, row_bytes);
+    }
+  }
+  call->seconds_transfer += vick_now() - t0;
+  return VICK_OK;
+}
+
+int vick_staged_to_device(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src, size_t bytes) {
+  if (bytes == 0) return VICK_OK;
+  const double t0 = vick_now();
+  const size_t per = s->bytes;
+  const int64_t pieces = (int64_t)((bytes + per - 1) / per);
+  for (int64_t p = 0; p < pieces; ++p) {
+    const size_t a = (size_t)p * per, m = bytes - a < per ? bytes - a : per;
+    if (p >= 2) VICK_CUDA(call, cudaEventSynchronize(s->done[p & 1])); /* the slot's last copy has left */
+    copy_wide(s->slot[p & 1], (const char *)src + a, m);
+    VICK_CUDA(call, cudaMemcpyAsync((char *)dst + a, s->slot[p & 1], m, cudaMemcpyHostToDevice, env->stream));
+    VICK_CUDA(call, cudaEventRecord(s->done[p & 1], env->stream));
+  }
+  VICK_CUDA(call, cudaStreamSynchronize(env->stream));
+  call->seconds_transfer += vick_now() - t0;
+  return VICK_OK;
+}

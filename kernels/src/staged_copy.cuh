@@ -1,0 +1,34 @@
+/* Large copies between pageable host memory and the device through two
+ * pinned slots: the device copies one slot while the host fills or
+ * empties the other, so a copy runs at the link's speed instead of the
+ * driver's pageable path.  Optionally widens int32 device ids into int64
+ * host ids on the way out. */
+#ifndef VICK_STAGED_COPY_CUH
+#define VICK_STAGED_COPY_CUH
+
+#include "common.cuh"
+
+typedef struct {
+  void *slot[2];      /* pinned */
+  cudaEvent_t done[2];
+  size_t bytes;       /* per slot */
+} vick_stage;
+
+/* Pinned slots of `bytes` each (0: a default).  vick_stage_free releases
+ * them (also after a failed init; a zeroed stage is fine). */
+int vick_stage_init(vick_call *call, vick_stage *s, size_t bytes);
+void vick_stage_free(vick_stage *s);
+
+/* bytes from device src to host dst, timed as transfer time. */
+int vick_staged_to_host(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src, size_t bytes);
+/* count int32 values on the device to int64 on the host. */
+int vick_staged_to_host_wide(vick_call *call, vick_env *env, vick_stage *s, int64_t *dst, const int32_t *src,
+                             int64_t count);
+/* rows of row_bytes each from device src to host dst, row r of src at
+ * row row_of[r] of dst (a scatter through the pinned slots). */
+int vick_staged_to_host_rows(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src,
+                             int64_t rows, size_t row_bytes, const int64_t *row_of);
+/* bytes from host src to device dst. */
+int vick_staged_to_device(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src, size_t bytes);
+
+#endif

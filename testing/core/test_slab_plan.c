@@ -1,0 +1,179 @@
+/* The slab planning of the out-of-core density and peaks (slab_plan.h),
+ * which needs no GPU: cuts that balance the slabs, regions and gaps that
+ * never let a point outside a region come nearer than the gap, the
+ * exactness test against kNN lists over all points (brute force here),
+ * balls grown from an upper bound of the k-th distance that hold the true
+ * neighbours, arcs of periodic axes, and the memory arithmetic.  Runs in
+ * CI. */
+#include "slab_plan.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <string.h>
+
+static double dist_pbc(const vic_data *x, int64_t a, int64_t b) {
+  double s = 0;
+  for (int j = 0; j < x->d; ++j) {
+    double t = fabs(vic__slab_coord(x, a, j) - vic__slab_coord(x, b, j));
+    if (x->box && x->box[j] > 0) t = fmin(t, x->box[j] - t);
+    s += t * t;
+  }
+  return sqrt(s);
+}
+
+/* k-th distance of row i among the points where in[] is set (all: NULL). */
+static double kth(const vic_data *x, int64_t i, int32_t k, const unsigned char *in, double *buf) {
+  int64_t m = 0;
+  for (int64_t t = 0; t < x->n; ++t)
+    if (t != i && (!in || in[t])) buf[m++] = dist_pbc(x, i, t);
+  /* partial selection sort: k is small */
+  for (int32_t a = 0; a < k && a < m; ++a) {
+    int64_t best = a;
+    for (int64_t t = a + 1; t < m; ++t)
+      if (buf[t] < buf[best]) best = t;
+    double tmp = buf[a]; buf[a] = buf[best]; buf[best] = tmp;
+  }
+  return m >= k ? buf[k - 1] : INFINITY;
+}
+
+static void test_cuts(const char *name, const vic_data *x, int64_t S, double tolerance) {
+  vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
+  vic_slab_plan p;
+  VT_OK(c, vic__slab_plan_make(c, x, S, &p));
+  VT_CHECK(p.n_slabs == S && p.axis >= 0 && p.axis < x->d, "%s: plan %lld slabs axis %d", name, (long long)p.n_slabs,
+           p.axis);
+  for (int64_t s = 0; s < S; ++s) VT_CHECK(p.cut[s] <= p.cut[s + 1], "%s: cuts not ascending at %lld", name, (long long)s);
+  int64_t *count = calloc((size_t)S, sizeof *count);
+  for (int64_t i = 0; i < x->n; ++i) {
+    int64_t s = vic__slab_of(&p, vic__slab_coord(x, i, p.axis));
+    VT_CHECK(s >= 0 && s < S, "%s: point %lld in slab %lld", name, (long long)i, (long long)s);
+    if (s < 0 || s >= S) continue;
+    double v = vic__slab_coord(x, i, p.axis);
+    VT_CHECK(v >= p.cut[s] && (v < p.cut[s + 1] || s == S - 1), "%s: point %lld not inside its slab", name,
+             (long long)i);
+    count[s]++;
+  }
+  const double want = (double)x->n / (double)S;
+  for (int64_t s = 0; s < S; ++s)
+    VT_CHECK(fabs((double)count[s] - want) <= tolerance * want, "%s: slab %lld holds %lld of about %.0f points", name,
+             (long long)s, (long long)count[s], want);
+  free(count);
+  vic__slab_plan_free(&p);
+  vic_ctx_destroy(c);
+}
+
+/* For slab regions with a halo too small for some rows: whenever the
+ * test says exact, the k-th distance inside the region equals the one
+ * over all points (the region holds the true neighbours); balls from the
+ * region's k-th distance hold every true neighbour and pass the test. */
+static void test_exactness(const char *name, const vic_data *x, int32_t k, int64_t S, double h) {
+  vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
+  vic_slab_plan p;
+  VT_OK(c, vic__slab_plan_make(c, x, S, &p));
+  const int64_t n = x->n;
+  unsigned char *in = malloc((size_t)n);
+  double *buf = malloc((size_t)n * sizeof *buf);
+  int64_t exact = 0, retried = 0;
+  for (int64_t s = 0; s < S; ++s) {
+    vic_region r;
+    vic__slab_region(x, &p, s, h, &r);
+    for (int64_t t = 0; t < n; ++t) in[t] = (unsigned char)vic__region_holds(&r, x, t);
+    for (int64_t i = 0; i < n; ++i) {
+      if (vic__slab_of(&p, vic__slab_coord(x, i, p.axis)) != s) continue;
+      VT_CHECK(in[i], "%s: point %lld outside its own slab's region", name, (long long)i);
+      const double g = vic__region_gap(&r, x, i);
+      /* no point outside comes nearer than the gap */
+      for (int64_t t = 0; t < n; t += 7)
+        if (!in[t]) VT_CHECK(dist_pbc(x, i, t) >= g * (1 - 1e-9), "%s: point %lld outside at %.9g < gap %.9g", name,
+                             (long long)t, dist_pbc(x, i, t), g);
+      const double local = kth(x, i, k, in, buf), all = kth(x, i, k, NULL, buf);
+      VT_CHECK(local >= all, "%s: a subset's k-th distance below the whole set's", name);
+      if (vic__region_exact(&r, x, i, (float)local)) {
+        ++exact;
+        VT_CHECK(local == all, "%s: row %lld passed the gap test with k-th %.9g, true %.9g", name, (long long)i, local,
+                 all);
+        continue;
+      }
+      ++retried;
+      vic_region b;
+      vic__ball_region(x, i, local, &b);
+      for (int64_t t = 0; t < n; ++t) in[t] = in[t] | (unsigned char)(vic__region_holds(&b, x, t) << 1);
+      const double ball = kth(x, i, k, NULL, buf); /* the true neighbours ... */
+      int64_t inside = 0;
+      for (int64_t t = 0; t < n; ++t)
+        if (t != i && dist_pbc(x, i, t) <= ball) inside += (in[t] >> 1) & 1;
+      VT_CHECK(inside >= k, "%s: the ball of row %lld holds %lld of its %d true neighbours", name, (long long)i,
+               (long long)inside, k);
+      VT_CHECK(vic__region_exact(&b, x, i, (float)all), "%s: row %lld fails the test in its own ball", name,
+               (long long)i);
+      for (int64_t t = 0; t < n; ++t) in[t] &= 1;
+    }
+  }
+  printf("%s: %lld rows exact in their slab, %lld need a larger region\n", name, (long long)exact, (long long)retried);
+  VT_CHECK(exact > 0 && retried > 0, "%s: the halo should leave both kinds (%lld / %lld)", name, (long long)exact,
+           (long long)retried);
+  free(in);
+  free(buf);
+  vic__slab_plan_free(&p);
+  vic_ctx_destroy(c);
+}
+
+static void test_arcs(void) {
+  const double box[3] = {10, 10, 10};
+  float pts[3] = {9.5f, 0.5f, 5.0f};
+  vic_data x = {pts, 3, 1, 0, VIC_L2, box};
+  vic_region a, b;
+  vic__ball_region(&x, 0, 0.2, &a); /* around 9.5 */
+  vic__ball_region(&x, 1, 0.2, &b); /* around 0.5, across the wrap */
+  vic__region_union(&a, &b);
+  VT_CHECK(vic__region_holds(&a, &x, 0) && vic__region_holds(&a, &x, 1), "union of arcs across the wrap");
+  VT_CHECK(!vic__region_holds(&a, &x, 2), "the union took the long way round the circle");
+  VT_CHECK(isfinite(a.lo[0]) && a.hi[0] - a.lo[0] < 2, "union arc of length %.3g", a.hi[0] - a.lo[0]);
+  vic__ball_region(&x, 2, 6, &b); /* wider than the box: the whole circle */
+  VT_CHECK(!isfinite(b.lo[0]) && isinf(vic__region_gap(&b, &x, 2)), "a ball wider than the box");
+}
+
+static void test_memory(void) {
+  const int64_t n = 100000000;
+  const size_t gib = (size_t)1 << 30;
+  int64_t last = -1;
+  for (size_t b = 4 * gib; b <= 64 * gib; b *= 2) {
+    int64_t s = vic__slab_count(n, 32, 3, b);
+    VT_CHECK(s >= 2, "slabs %lld at %zu GiB", (long long)s, b / gib);
+    VT_CHECK(last < 0 || s <= last, "more slabs with a larger budget");
+    const int64_t own = (n + s - 1) / s;
+    VT_CHECK(vic__slab_bytes(own + own / 2, own, 32, 3) <= b / 2 + ((size_t)8 << 20), "a slab of %lld slabs at %zu "
+             "GiB does not leave half the budget", (long long)s, b / gib);
+    last = s;
+  }
+  VT_CHECK(vic__slab_count(n, 32, 3, 1 << 20) == 0, "a 1 MiB budget accepted");
+  VT_CHECK(vic__in_core_bytes(2 * n, 32, 3, 1) > vic__in_core_bytes(n, 32, 3, 1) &&
+               vic__in_core_bytes(n, 32, 3, 1) > vic__in_core_bytes(n, 32, 3, 0),
+           "in-core estimate not monotone");
+  VT_CHECK(vic__peaks_lists_bytes(n, 32) < vic__in_core_bytes(n, 32, 3, 1), "out of core needs more than in core");
+}
+
+int main(void) {
+  const int64_t n = vt_small() ? 1200 : 2000;
+  float *u = vt_uniform(n, 3, 10.f, 5);
+  vic_data xu = {u, n, 3, 0, VIC_L2, NULL};
+  test_cuts("uniform", &xu, 7, 0.05);
+  float *cl = vt_clusters(n, 3, 5, 6);
+  vic_data xc = {cl, n, 3, 0, VIC_L2, NULL};
+  test_cuts("clusters", &xc, 4, 0.2);
+  test_exactness("uniform", &xu, 16, 4, 0.3);
+  test_exactness("clusters", &xc, 16, 3, 0.05);
+  const double box[3] = {10, 10, 10};
+  vic_data xb = {u, n, 3, 0, VIC_L2, box};
+  test_cuts("uniform periodic", &xb, 5, 0.05);
+  test_exactness("uniform periodic", &xb, 12, 5, 0.3);
+  float *u2 = vt_uniform(n, 2, 1.f, 8);
+  vic_data x2 = {u2, n, 2, 0, VIC_L2, NULL};
+  test_exactness("uniform 2-d", &x2, 8, 6, 0.01);
+  test_arcs();
+  test_memory();
+  free(u);
+  free(cl);
+  free(u2);
+  return vt_finish("test_slab_plan");
+}
