@@ -22,6 +22,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <string>
 
 namespace vtkVicinity
 {
@@ -73,6 +74,48 @@ Outcome AgreeOutcome(vtkMPIController* c, vtkAlgorithm* self, const char* label,
     return Outcome::Failed;
   }
   return worstCode == 1 ? Outcome::Cancelled : Outcome::Done;
+}
+
+Outcome AgreeValidRows(vtkMPIController* c, vtkAlgorithm* self, const char* label, Context& ctx,
+  const vic_data& rows, const vtkIdType* globalIds)
+{
+  const int nranks = c->GetNumberOfProcesses(), me = c->GetLocalProcessId();
+  const vtkIdType none = std::numeric_limits<vtkIdType>::max();
+  vtkIdType mine = none; // the number of this rank's first bad row
+  Outcome local = Outcome::Done;
+  if (rows.n > 0)
+  {
+    const std::vector<int64_t> numbers(globalIds, globalIds + rows.n);
+    int64_t bad = -1;
+    if (vic_data_validate_numbered(ctx.Get(), &rows, numbers.data(), &bad) != VIC_OK)
+    {
+      if (bad >= 0)
+      {
+        mine = static_cast<vtkIdType>(bad);
+      }
+      else
+      {
+        vtkErrorWithObjectMacro(self, << label << ": " << ctx.Error());
+        local = Outcome::Failed;
+      }
+    }
+  }
+  vtkIdType first = none;
+  c->AllReduce(&mine, &first, 1, vtkCommunicator::MIN_OP);
+  if (first == none)
+  {
+    return AgreeOutcome(c, self, label, local);
+  }
+  // The lowest rank holding that row says the core's words to the others.
+  int candidate = mine == first ? me : nranks, owner = nranks;
+  c->AllReduce(&candidate, &owner, 1, vtkCommunicator::MIN_OP);
+  std::string message = me == owner ? ctx.Error() : std::string();
+  int length = static_cast<int>(message.size());
+  c->Broadcast(&length, 1, owner);
+  message.resize(length);
+  c->Broadcast(&message[0], length, owner);
+  vtkErrorWithObjectMacro(self, << label << ": " << message);
+  return Outcome::Failed;
 }
 
 vtkSmartPointer<vtkIdTypeArray> PieceGlobalIds(vtkMPIController* c, vtkDataSet* piece)
@@ -148,10 +191,8 @@ bool Empty(const double box[6])
 }
 
 // Float coordinates (what the core reads), point data, global ids.
-vtkSmartPointer<vtkPolyData> CloudOf(vtkDataSet* input, vtkIdTypeArray* globalIds)
+vtkSmartPointer<vtkPolyData> CloudOf(vtkDataSet* input, const Rows& rows, vtkIdTypeArray* globalIds)
 {
-  Rows rows;
-  ExtractPointRows(input, rows);
   auto coords = vtkSmartPointer<vtkFloatArray>::New();
   coords->SetNumberOfComponents(3);
   coords->SetNumberOfTuples(rows.N);
@@ -223,10 +264,20 @@ const vtkIdType* DistributedPoints::LocalGlobalIds() const
   return IdsOf(this->LocalPoints);
 }
 
-void DistributedPoints::Redistribute(vtkDataSet* input, int k)
+Outcome DistributedPoints::Redistribute(
+  vtkAlgorithm* self, const char* label, Context& ctx, vtkDataSet* input, int k)
 {
   this->Started = Now();
-  auto piece = CloudOf(input, PieceGlobalIds(this->Ctrl, input));
+  auto gids = PieceGlobalIds(this->Ctrl, input);
+  Rows rows;
+  ExtractPointRows(input, rows);
+  if (AgreeValidRows(this->Ctrl, self, label, ctx, rows.View(VIC_L2, nullptr), gids->GetPointer(0)) !=
+    Outcome::Done)
+  {
+    return Outcome::Failed;
+  }
+  auto piece = CloudOf(input, rows, gids);
+  rows = Rows(); // the piece holds the coordinates now
   this->TotalPoints = AllSumIds(this->Ctrl, piece->GetNumberOfPoints());
 
   vtkNew<Cuts> cuts;
@@ -290,6 +341,7 @@ void DistributedPoints::Redistribute(vtkDataSet* input, int k)
     }
   }
   this->Width = AllMax(this->Ctrl, guess);
+  return Outcome::Done;
 }
 
 void DistributedPoints::FetchHalo(double width)

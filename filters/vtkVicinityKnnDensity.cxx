@@ -122,7 +122,11 @@ bool vtkVicinityKnnDensity::ProcessDistributed(
     return false;
   }
   vtkVicinity::DistributedPoints dp(vtkVicinity::MultiProcessController());
-  dp.Redistribute(input, this->K);
+  if (dp.Redistribute(this, Label, ctx, input, this->K) != vtkVicinity::Outcome::Done)
+  {
+    output->Initialize();
+    return false;
+  }
   vtkVicinity::NBodyChoices choices;
   choices.K = this->K;
   choices.Method = static_cast<vic_method>(this->Method);

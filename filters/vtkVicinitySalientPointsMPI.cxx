@@ -50,7 +50,12 @@ bool vtkVicinitySalientPoints::ProcessDistributed(
   }
   vtkMPIController* c = vtkVicinity::MultiProcessController();
   vtkVicinity::DistributedPoints dp(c);
-  dp.Redistribute(input, this->K);
+  if (dp.Redistribute(this, Label, ctx, input, this->K) != vtkVicinity::Outcome::Done)
+  {
+    output->Initialize();
+    peaksOut->Initialize();
+    return false;
+  }
 
   vtkVicinity::NBodyChoices choices;
   choices.K = this->K;

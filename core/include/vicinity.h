@@ -118,6 +118,12 @@ typedef struct {
  * bad row and column), box lengths positive and coordinates inside
  * [0, box) tolerated by wrapping.  Every build calls it. */
 vic_status vic_data_validate(vic_ctx *c, const vic_data *x);
+/* vic_data_validate for one part of a larger data set whose row i is row
+ * numbers[i] of the whole: of several bad rows the lowest-numbered one is
+ * reported, under its number, so that processes that each hold a part
+ * agree on the message one process gives for the whole.  *bad_row: that
+ * number, or -1 when the rows pass or the problem is no row's. */
+vic_status vic_data_validate_numbered(vic_ctx *c, const vic_data *x, const int64_t *numbers, int64_t *bad_row);
 
 /* ----------------------------------------------------------------- report */
 #define VIC_MAX_STAGES 12
