@@ -5,6 +5,7 @@ comes near, below the legend line.
     pvpython count_markers.py demo.png      prints one line per blob and
                                             "markers N" last
 """
+import os
 import sys
 
 import numpy as np
@@ -17,12 +18,14 @@ MIN_AREA = 30      # pixels: a marker is drawn 14 pixels wide
 
 
 def read_rgb(path):
+    if not os.path.isfile(path):
+        sys.exit("count_markers: no picture at %s" % path)
     r = vtkPNGReader()
     r.SetFileName(path)
     r.Update()
     img = r.GetOutput()
     nx, ny, _ = img.GetDimensions()
-    if nx * ny == 0:
+    if nx * ny == 0 or img.GetNumberOfScalarComponents() < 3:
         sys.exit("count_markers: cannot read %s" % path)
     rgb = vtk_to_numpy(img.GetPointData().GetScalars()).reshape(ny, nx, -1)[:, :, :3]
     return rgb[::-1].astype(np.int32)  # VTK's first row is the bottom one

@@ -9,8 +9,7 @@ plugin=${1:?usage: test_demo_picture.sh PLUGIN WORKDIR} work=${2:?usage: test_de
 here=$(cd "$(dirname "$0")" && pwd)
 command -v xvfb-run >/dev/null || { echo "SKIP: xvfb-run not found (Debian's ParaView renders through X only)"; exit 77; }
 rm -rf "$work" && mkdir -p "$work"
-xvfb-run -a -n $((100 + RANDOM % 800)) -s '-screen 0 1280x1024x24' \
-  pvbatch "$here/demo.py" --plugin "$plugin" --out "$work" --scale 0.1 >"$work/demo.log" 2>&1
+"$here/xvfb_run.sh" "$work" pvbatch "$here/demo.py" --plugin "$plugin" --out "$work" --scale 0.1 >"$work/demo.log" 2>&1
 status=$?
 cat "$work/demo.log"
 [ $status -eq 0 ] || { echo "FAIL: the demo exited with $status"; exit 1; }
