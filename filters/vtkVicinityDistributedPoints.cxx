@@ -76,29 +76,27 @@ Outcome AgreeOutcome(vtkMPIController* c, vtkAlgorithm* self, const char* label,
   return worstCode == 1 ? Outcome::Cancelled : Outcome::Done;
 }
 
-Outcome AgreeValidRows(vtkMPIController* c, vtkAlgorithm* self, const char* label, Context& ctx,
-  const vic_data& rows, const vtkIdType* globalIds)
+namespace
+{
+// Each rank's verdict from a numbered core check (status, the number of
+// its first bad row or -1), agreed: every rank says the core's message
+// for the lowest-numbered bad row of all and gets Failed; a problem that
+// is no row's fails as AgreeOutcome does.
+Outcome AgreeOnFirstBad(vtkMPIController* c, vtkAlgorithm* self, const char* label, Context& ctx,
+  vic_status status, int64_t bad)
 {
   const int nranks = c->GetNumberOfProcesses(), me = c->GetLocalProcessId();
   const vtkIdType none = std::numeric_limits<vtkIdType>::max();
-  vtkIdType mine = none; // the number of this rank's first bad row
+  vtkIdType mine = none;
   Outcome local = Outcome::Done;
-  if (rows.n > 0)
+  if (status != VIC_OK && bad >= 0)
   {
-    const std::vector<int64_t> numbers(globalIds, globalIds + rows.n);
-    int64_t bad = -1;
-    if (vic_data_validate_numbered(ctx.Get(), &rows, numbers.data(), &bad) != VIC_OK)
-    {
-      if (bad >= 0)
-      {
-        mine = static_cast<vtkIdType>(bad);
-      }
-      else
-      {
-        vtkErrorWithObjectMacro(self, << label << ": " << ctx.Error());
-        local = Outcome::Failed;
-      }
-    }
+    mine = static_cast<vtkIdType>(bad);
+  }
+  else if (status != VIC_OK)
+  {
+    vtkErrorWithObjectMacro(self, << label << ": " << ctx.Error());
+    local = Outcome::Failed;
   }
   vtkIdType first = none;
   c->AllReduce(&mine, &first, 1, vtkCommunicator::MIN_OP);
@@ -116,6 +114,34 @@ Outcome AgreeValidRows(vtkMPIController* c, vtkAlgorithm* self, const char* labe
   c->Broadcast(&message[0], length, owner);
   vtkErrorWithObjectMacro(self, << label << ": " << message);
   return Outcome::Failed;
+}
+} // namespace
+
+Outcome AgreeValidRows(vtkMPIController* c, vtkAlgorithm* self, const char* label, Context& ctx,
+  const vic_data& rows, const vtkIdType* globalIds)
+{
+  vic_status s = VIC_OK;
+  int64_t bad = -1;
+  if (rows.n > 0)
+  {
+    const std::vector<int64_t> numbers(globalIds, globalIds + rows.n);
+    s = vic_data_validate_numbered(ctx.Get(), &rows, numbers.data(), &bad);
+  }
+  return AgreeOnFirstBad(c, self, label, ctx, s, bad);
+}
+
+Outcome AgreeValidMasses(vtkMPIController* c, vtkAlgorithm* self, const char* label, Context& ctx,
+  const std::vector<float>& mass, const vtkIdType* globalIds)
+{
+  vic_status s = VIC_OK;
+  int64_t bad = -1;
+  if (!mass.empty())
+  {
+    const std::vector<int64_t> numbers(globalIds, globalIds + mass.size());
+    s = vic_masses_validate_numbered(
+      ctx.Get(), mass.data(), static_cast<int64_t>(mass.size()), numbers.data(), &bad);
+  }
+  return AgreeOnFirstBad(c, self, label, ctx, s, bad);
 }
 
 vtkSmartPointer<vtkIdTypeArray> PieceGlobalIds(vtkMPIController* c, vtkDataSet* piece)
@@ -264,8 +290,8 @@ const vtkIdType* DistributedPoints::LocalGlobalIds() const
   return IdsOf(this->LocalPoints);
 }
 
-Outcome DistributedPoints::Redistribute(
-  vtkAlgorithm* self, const char* label, Context& ctx, vtkDataSet* input, int k)
+Outcome DistributedPoints::Redistribute(vtkAlgorithm* self, const char* label, Context& ctx,
+  vtkDataSet* input, int k, bool useMass, vtkDataArray* mass, int massAssociation)
 {
   this->Started = Now();
   auto gids = PieceGlobalIds(this->Ctrl, input);
@@ -275,6 +301,17 @@ Outcome DistributedPoints::Redistribute(
     Outcome::Done)
   {
     return Outcome::Failed;
+  }
+  if (useMass)
+  {
+    // The masses as the core will judge them, checked before they travel.
+    std::vector<float> values;
+    const bool read = rows.N == 0 || SelectMass(self, label, mass, massAssociation, rows.N, values);
+    if (AgreeOutcome(this->Ctrl, self, label, read ? Outcome::Done : Outcome::Failed) != Outcome::Done ||
+      AgreeValidMasses(this->Ctrl, self, label, ctx, values, gids->GetPointer(0)) != Outcome::Done)
+    {
+      return Outcome::Failed;
+    }
   }
   auto piece = CloudOf(input, rows, gids);
   rows = Rows(); // the piece holds the coordinates now

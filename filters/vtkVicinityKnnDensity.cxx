@@ -122,7 +122,11 @@ bool vtkVicinityKnnDensity::ProcessDistributed(
     return false;
   }
   vtkVicinity::DistributedPoints dp(vtkVicinity::MultiProcessController());
-  if (dp.Redistribute(this, Label, ctx, input, this->K) != vtkVicinity::Outcome::Done)
+  int massAssociation = -1;
+  vtkDataArray* massArray =
+    this->UseMassArray ? this->GetInputArrayToProcess(1, input, massAssociation) : nullptr;
+  if (dp.Redistribute(this, Label, ctx, input, this->K, this->UseMassArray, massArray, massAssociation) !=
+    vtkVicinity::Outcome::Done)
   {
     output->Initialize();
     return false;

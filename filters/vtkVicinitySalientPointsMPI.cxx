@@ -50,7 +50,11 @@ bool vtkVicinitySalientPoints::ProcessDistributed(
   }
   vtkMPIController* c = vtkVicinity::MultiProcessController();
   vtkVicinity::DistributedPoints dp(c);
-  if (dp.Redistribute(this, Label, ctx, input, this->K) != vtkVicinity::Outcome::Done)
+  int massAssociation = -1;
+  vtkDataArray* massArray =
+    this->UseMassArray ? this->GetInputArrayToProcess(1, input, massAssociation) : nullptr;
+  if (dp.Redistribute(this, Label, ctx, input, this->K, this->UseMassArray, massArray, massAssociation) !=
+    vtkVicinity::Outcome::Done)
   {
     output->Initialize();
     peaksOut->Initialize();

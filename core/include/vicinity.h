@@ -267,6 +267,14 @@ typedef struct {
 
 void vic_density_options_init(vic_density_options *o);
 
+/* vic_density's check of per-particle masses (finite and >= 0) for one
+ * part of a larger set whose particle i is numbers[i] of the whole
+ * (numbers NULL: 0 .. n-1): the lowest-numbered bad mass is reported
+ * under its number, so processes that each hold a part agree on one
+ * process's message.  *bad_particle (may be NULL): that number, or -1. */
+vic_status vic_masses_validate_numbered(vic_ctx *c, const float *mass, int64_t n, const int64_t *numbers,
+                                        int64_t *bad_particle);
+
 /* Densities from kNN lists of x (self excluded; the k used is nn->k >= 2;
  * L2 metric; any d: 2-d, 3-d, 6-d phase space with the velocities scaled
  * by the caller; periodic boxes through the lists' minimum-image

@@ -2,7 +2,8 @@
  * in the whole, gives the message vic_data_validate gives for the whole
  * (the lowest-numbered bad row, under its number), whatever order the part
  * holds its rows in and however the whole is split (the MPI filters check
- * each rank's piece this way before any exchange). */
+ * each rank's piece this way before any exchange); the same for masses
+ * (vic_masses_validate_numbered against vic_density). */
 #include "test_util.h"
 
 #include <math.h>
@@ -66,6 +67,37 @@ int main(void) {
   int64_t numbers[1] = {0};
   VT_CHECK(vic_data_validate_numbered(c, &empty, numbers, &bad) == VIC_E_ARGUMENT && bad == -1, "empty: bad %lld", (long long)bad);
   VT_CHECK(vic_data_validate_numbered(c, &empty, NULL, &bad) == VIC_E_ARGUMENT, "NULL numbers accepted");
+
+  /* Masses: vic_density's message for the whole, from any part holding the
+   * lowest-numbered bad mass; a part without one passes. */
+  float mass[N];
+  int64_t numbers_all[N];
+  for (int i = 0; i < N; ++i) { mass[i] = 1.f; numbers_all[i] = N - 1 - i; } /* reversed numbering */
+  VT_CHECK(vic_masses_validate_numbered(c, mass, N, numbers_all, &bad) == VIC_OK && bad == -1, "good masses: %lld",
+           (long long)bad);
+  mass[N - 1 - 17] = NAN;  /* particle 17 */
+  mass[N - 1 - 33] = -2.f; /* particle 33 */
+  VT_CHECK(vic_masses_validate_numbered(c, mass, N, numbers_all, &bad) == VIC_E_ARGUMENT && bad == 17, "NaN mass: %lld",
+           (long long)bad);
+  VT_CHECK(strstr(vic_ctx_error(c), "mass of particle 17 is nan") != NULL, "%s", vic_ctx_error(c));
+  VT_CHECK(vic_masses_validate_numbered(c, mass, N - 1 - 17, numbers_all, &bad) == VIC_E_ARGUMENT && bad == 33,
+           "the part without particle 17: %lld", (long long)bad);
+  VT_CHECK(strstr(vic_ctx_error(c), "mass of particle 33 is -2") != NULL, "%s", vic_ctx_error(c));
+  /* vic_density says the same for the whole, numbered 0 .. n-1. */
+  float xyz[N * 3], rho[N];
+  for (int i = 0; i < N * 3; ++i) xyz[i] = (float)((i * 37) % 101) / 101.f;
+  float whole_mass[N];
+  for (int i = 0; i < N; ++i) whole_mass[i] = mass[N - 1 - i];
+  vic_data x3 = {xyz, N, 3, 0, VIC_L2, NULL};
+  vic_knn nn;
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.k = 4;
+  VT_OK(c, vic_knn_build(c, &x3, &o, &nn));
+  VT_CHECK(vic_density(c, &x3, &nn, whole_mass, NULL, rho, NULL, NULL) == VIC_E_ARGUMENT &&
+               strstr(vic_ctx_error(c), "mass of particle 17 is nan") != NULL,
+           "vic_density: %s", vic_ctx_error(c));
+  vic_knn_free(&nn);
   free(rows);
   vic_ctx_destroy(c);
   return vt_finish("test_data_numbered");

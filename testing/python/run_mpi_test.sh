@@ -26,13 +26,13 @@ for spec in "test_mpi_pvbatch:GRAPH DENSITY PEAKS" "test_mpi_shards:FEATURE-GRAP
   done
   [ $status -eq 0 ] || { echo "FAIL: mpiexec ($script) exited with $status"; ok=0; }
 done
-# A NaN point (test_mpi_nan.py): every filter refuses it with one process's
-# message, said once on every rank, and leaves its outputs empty.
+# A NaN point or mass (test_mpi_nan.py): every filter refuses it with one
+# process's message, said once on every rank, and leaves its outputs empty.
 messages() {  # the Vicinity filters' messages in a log, colour codes removed
   sed 's/\x1b\[[0-9;]*m//g' "$1" |
     grep -o '\(kNN Graph\|kNN Density\|Salient Points\|kNN Query Probe\): .*' | sed 's/[[:space:]]*$//'
 }
-nan_cases="GRAPH FEATURE-GRAPH DENSITY PEAKS PROBE"
+nan_cases="GRAPH FEATURE-GRAPH DENSITY PEAKS PROBE DENSITY-MASS PEAKS-MASS"
 pvpython "$here/test_mpi_nan.py" "$plugin" "$data" "$work" serial >"$work/test_mpi_nan.serial.log" 2>&1
 if ! grep -q SERIAL-OK "$work/test_mpi_nan.serial.log"; then
   cat "$work/test_mpi_nan.serial.log"; echo "FAIL: the serial run of test_mpi_nan failed"; ok=0
@@ -45,7 +45,8 @@ else
   messages "$work/test_mpi_nan.mpi.log" | sort | uniq -c | sed 's/^ *//' >"$work/nan.got"
   echo "one process says:"; sed 's/^/  /' "$work/nan.expected"
   echo "$ranks ranks say (count, message):"; sed 's/^/  /' "$work/nan.got"
-  [ "$(wc -l <"$work/nan.expected")" -eq 5 ] || { echo "FAIL: one process gave not 5 messages for 5 cases"; ok=0; }
+  [ "$(wc -l <"$work/nan.expected")" -eq "$(echo $nan_cases | wc -w)" ] ||
+    { echo "FAIL: one process did not give one message per case ($nan_cases)"; ok=0; }
   # each message once per rank, and nothing else (no "stopped because rank r failed")
   sed "s/^/$ranks /" "$work/nan.expected" | cmp -s - "$work/nan.got" ||
     { echo "FAIL: the messages on $ranks ranks differ from one process's (each once per rank)"; ok=0; }
