@@ -56,8 +56,8 @@ def rows_to_polydata(rows, least=2):
 def vtk_copy(values, name=None):
     """A VTK array that owns a copy of the values.  numpy_to_vtk without
     deep (and dsa's assignments) leave the VTK array pointing into the
-    numpy buffer, which lives only as long as Python keeps a reference to
-    it; the picture is drawn after this script's temporaries are gone."""
+    numpy buffer, kept alive only by an attribute of the array's Python
+    wrapper; what is drawn must not depend on that bookkeeping."""
     arr = numpy_to_vtk(np.ascontiguousarray(values), deep=1)
     if name:
         arr.SetName(name)
