@@ -4,8 +4,7 @@
 
 #include <string.h>
 
-/* What does not depend on any one row: the view's shape, metric and box. */
-static vic_status check_view(vic_ctx *c, const vic_data *x) {
+vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
   if (!c) return VIC_E_ARGUMENT;
   if (!x || !x->rows) return vic__fail(c, VIC_E_ARGUMENT, "no data (NULL rows)");
   if (x->n <= 0) return vic__fail(c, VIC_E_ARGUMENT, "empty data set (n = %lld)", (long long)x->n);
@@ -19,42 +18,16 @@ static vic_status check_view(vic_ctx *c, const vic_data *x) {
       if (!(x->box[j] >= 0) || !isfinite(x->box[j]))
         return vic__fail(c, VIC_E_ARGUMENT, "periodic box length %d is %g; it must be > 0 (or 0 for an open axis)", (int)j, x->box[j]);
   }
+  for (int64_t i = 0; i < x->n; ++i) {
+    const float *r = vic__row(x, i);
+    for (int32_t j = 0; j < x->d; ++j)
+      if (!isfinite(r[j]))
+        return vic__fail(c, VIC_E_NONFINITE, "row %lld, component %d is %s; remove or fix non-finite values first",
+                         (long long)i, (int)j, isnan(r[j]) ? "NaN" : "infinite");
+    if (x->metric == VIC_COSINE && vic__dot(r, r, x->d) == 0.f)
+      return vic__fail(c, VIC_E_ARGUMENT, "row %lld is the zero vector; the cosine metric is undefined for it", (long long)i);
+  }
   return VIC_OK;
-}
-
-/* Row i's problem, if any, reported as row `number` (the caller's name
- * for it).  c may be NULL: then only the verdict. */
-static vic_status check_row(vic_ctx *c, const vic_data *x, int64_t i, int64_t number) {
-  const float *r = vic__row(x, i);
-  for (int32_t j = 0; j < x->d; ++j)
-    if (!isfinite(r[j]))
-      return c ? vic__fail(c, VIC_E_NONFINITE, "row %lld, component %d is %s; remove or fix non-finite values first",
-                           (long long)number, (int)j, isnan(r[j]) ? "NaN" : "infinite")
-               : VIC_E_NONFINITE;
-  if (x->metric == VIC_COSINE && vic__dot(r, r, x->d) == 0.f)
-    return c ? vic__fail(c, VIC_E_ARGUMENT, "row %lld is the zero vector; the cosine metric is undefined for it",
-                         (long long)number)
-             : VIC_E_ARGUMENT;
-  return VIC_OK;
-}
-
-vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
-  vic_status s = check_view(c, x);
-  for (int64_t i = 0; s == VIC_OK && i < x->n; ++i) s = check_row(c, x, i, i);
-  return s;
-}
-
-vic_status vic_data_validate_numbered(vic_ctx *c, const vic_data *x, const int64_t *numbers, int64_t *bad_row) {
-  if (bad_row) *bad_row = -1;
-  if (!numbers || !bad_row) return c ? vic__fail(c, VIC_E_ARGUMENT, "no row numbers (NULL)") : VIC_E_ARGUMENT;
-  vic_status s = check_view(c, x);
-  if (s != VIC_OK) return s;
-  int64_t first = -1; /* the row with the lowest number among the bad ones */
-  for (int64_t i = 0; i < x->n; ++i)
-    if ((first < 0 || numbers[i] < numbers[first]) && check_row(NULL, x, i, i) != VIC_OK) first = i;
-  if (first < 0) return VIC_OK;
-  *bad_row = numbers[first];
-  return check_row(c, x, first, numbers[first]);
 }
 
 vic_status vic__prepare_rows(vic_ctx *c, const vic_data *x, vic_data *view, float **owned) {

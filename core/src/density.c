@@ -59,7 +59,16 @@ vic_status vic__check_density_options(vic_ctx *c, int64_t n, const float *mass, 
   if ((unsigned)o->sph > VIC_SPH_GADGET) return vic__fail(c, VIC_E_ARGUMENT, "unknown SPH convention %d", (int)o->sph);
   if (!(o->total_mass >= 0) || !isfinite(o->total_mass))
     return vic__fail(c, VIC_E_ARGUMENT, "total_mass must be >= 0 and finite (got %g; 0 = unit masses)", o->total_mass);
-  return mass ? vic_masses_validate_numbered(c, mass, n, NULL, NULL) : VIC_OK;
+  if (mass) {
+    int64_t badm = INT64_MAX;
+#pragma omp parallel for reduction(min : badm) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      if (!(mass[i] >= 0) || !isfinite(mass[i])) badm = i < badm ? i : badm;
+    if (badm != INT64_MAX)
+      return vic__fail(c, VIC_E_ARGUMENT, "mass of particle %lld is %g; masses must be finite and >= 0", (long long)badm,
+                       (double)mass[badm]);
+  }
+  return VIC_OK;
 }
 
 /* The context's backend policy for the densities: *gpu = 1 when the GPU

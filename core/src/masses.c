@@ -1,6 +1,7 @@
-/* The check of per-particle masses (finite, >= 0), with the particles
- * numbered as the caller says: vic_density's own check and the MPI
- * filters' pre-exchange check share its one message. */
+/* The check of per-particle masses (finite, >= 0) for one part of a larger
+ * set, its particles numbered as in the whole (the MPI filters' ranks
+ * check their pieces with it before any exchange).  The words are
+ * vic_density's (test_data_numbered compares them). */
 #include "internal.h"
 
 #include <math.h>
