@@ -22,6 +22,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <string>
 
 namespace vtkVicinity
 {
@@ -73,6 +74,74 @@ Outcome AgreeOutcome(vtkMPIController* c, vtkAlgorithm* self, const char* label,
     return Outcome::Failed;
   }
   return worstCode == 1 ? Outcome::Cancelled : Outcome::Done;
+}
+
+namespace
+{
+// Each rank's verdict from a numbered core check (status, the number of
+// its first bad row or -1), agreed: every rank says the core's message
+// for the lowest-numbered bad row of all and gets Failed; a problem that
+// is no row's fails as AgreeOutcome does.
+Outcome AgreeOnFirstBad(vtkMPIController* c, vtkAlgorithm* self, const char* label, Context& ctx,
+  vic_status status, int64_t bad)
+{
+  const int nranks = c->GetNumberOfProcesses(), me = c->GetLocalProcessId();
+  const vtkIdType none = std::numeric_limits<vtkIdType>::max();
+  vtkIdType mine = none;
+  Outcome local = Outcome::Done;
+  if (status != VIC_OK && bad >= 0)
+  {
+    mine = static_cast<vtkIdType>(bad);
+  }
+  else if (status != VIC_OK)
+  {
+    vtkErrorWithObjectMacro(self, << label << ": " << ctx.Error());
+    local = Outcome::Failed;
+  }
+  vtkIdType first = none;
+  c->AllReduce(&mine, &first, 1, vtkCommunicator::MIN_OP);
+  if (first == none)
+  {
+    return AgreeOutcome(c, self, label, local);
+  }
+  // The lowest rank holding that row says the core's words to the others.
+  int candidate = mine == first ? me : nranks, owner = nranks;
+  c->AllReduce(&candidate, &owner, 1, vtkCommunicator::MIN_OP);
+  std::string message = me == owner ? ctx.Error() : std::string();
+  int length = static_cast<int>(message.size());
+  c->Broadcast(&length, 1, owner);
+  message.resize(length);
+  c->Broadcast(&message[0], length, owner);
+  vtkErrorWithObjectMacro(self, << label << ": " << message);
+  return Outcome::Failed;
+}
+} // namespace
+
+Outcome AgreeValidRows(vtkMPIController* c, vtkAlgorithm* self, const char* label, Context& ctx,
+  const vic_data& rows, const vtkIdType* globalIds)
+{
+  vic_status s = VIC_OK;
+  int64_t bad = -1;
+  if (rows.n > 0)
+  {
+    const std::vector<int64_t> numbers(globalIds, globalIds + rows.n);
+    s = vic_data_validate_numbered(ctx.Get(), &rows, numbers.data(), &bad);
+  }
+  return AgreeOnFirstBad(c, self, label, ctx, s, bad);
+}
+
+Outcome AgreeValidMasses(vtkMPIController* c, vtkAlgorithm* self, const char* label, Context& ctx,
+  const std::vector<float>& mass, const vtkIdType* globalIds)
+{
+  vic_status s = VIC_OK;
+  int64_t bad = -1;
+  if (!mass.empty())
+  {
+    const std::vector<int64_t> numbers(globalIds, globalIds + mass.size());
+    s = vic_masses_validate_numbered(
+      ctx.Get(), mass.data(), static_cast<int64_t>(mass.size()), numbers.data(), &bad);
+  }
+  return AgreeOnFirstBad(c, self, label, ctx, s, bad);
 }
 
 vtkSmartPointer<vtkIdTypeArray> PieceGlobalIds(vtkMPIController* c, vtkDataSet* piece)
@@ -148,10 +217,8 @@ bool Empty(const double box[6])
 }
 
 // Float coordinates (what the core reads), point data, global ids.
-vtkSmartPointer<vtkPolyData> CloudOf(vtkDataSet* input, vtkIdTypeArray* globalIds)
+vtkSmartPointer<vtkPolyData> CloudOf(vtkDataSet* input, const Rows& rows, vtkIdTypeArray* globalIds)
 {
-  Rows rows;
-  ExtractPointRows(input, rows);
   auto coords = vtkSmartPointer<vtkFloatArray>::New();
   coords->SetNumberOfComponents(3);
   coords->SetNumberOfTuples(rows.N);
@@ -223,10 +290,31 @@ const vtkIdType* DistributedPoints::LocalGlobalIds() const
   return IdsOf(this->LocalPoints);
 }
 
-void DistributedPoints::Redistribute(vtkDataSet* input, int k)
+Outcome DistributedPoints::Redistribute(vtkAlgorithm* self, const char* label, Context& ctx,
+  vtkDataSet* input, int k, bool useMass, vtkDataArray* mass, int massAssociation)
 {
   this->Started = Now();
-  auto piece = CloudOf(input, PieceGlobalIds(this->Ctrl, input));
+  auto gids = PieceGlobalIds(this->Ctrl, input);
+  Rows rows;
+  ExtractPointRows(input, rows);
+  if (AgreeValidRows(this->Ctrl, self, label, ctx, rows.View(VIC_L2, nullptr), gids->GetPointer(0)) !=
+    Outcome::Done)
+  {
+    return Outcome::Failed;
+  }
+  if (useMass)
+  {
+    // The masses as the core will judge them, checked before they travel.
+    std::vector<float> values;
+    const bool read = rows.N == 0 || SelectMass(self, label, mass, massAssociation, rows.N, values);
+    if (AgreeOutcome(this->Ctrl, self, label, read ? Outcome::Done : Outcome::Failed) != Outcome::Done ||
+      AgreeValidMasses(this->Ctrl, self, label, ctx, values, gids->GetPointer(0)) != Outcome::Done)
+    {
+      return Outcome::Failed;
+    }
+  }
+  auto piece = CloudOf(input, rows, gids);
+  rows = Rows(); // the piece holds the coordinates now
   this->TotalPoints = AllSumIds(this->Ctrl, piece->GetNumberOfPoints());
 
   vtkNew<Cuts> cuts;
@@ -290,6 +378,7 @@ void DistributedPoints::Redistribute(vtkDataSet* input, int k)
     }
   }
   this->Width = AllMax(this->Ctrl, guess);
+  return Outcome::Done;
 }
 
 void DistributedPoints::FetchHalo(double width)

@@ -33,6 +33,7 @@
 #include <vector>
 
 class vtkAlgorithm;
+class vtkDataArray;
 class vtkDataSet;
 class vtkFieldData;
 class vtkMPIController;
@@ -53,6 +54,18 @@ vtkMPIController* MultiProcessController();
 // so on `self` ("<label>: stopped because MPI rank r failed").
 Outcome AgreeOutcome(vtkMPIController* c, vtkAlgorithm* self, const char* label, Outcome mine);
 
+// Collective, before any exchange: the core's validation of this rank's
+// rows, numbered by their global ids, agreed over the ranks.  On every
+// rank the message is the core's for the lowest-numbered bad row of all
+// (what one process says for the same points), and the outcome Failed; a
+// problem that is no row's fails as AgreeOutcome does.  Without this a
+// NaN point would fall out of every region of the spatial cuts and vanish.
+Outcome AgreeValidRows(vtkMPIController* c, vtkAlgorithm* self, const char* label, Context& ctx,
+  const vic_data& rows, const vtkIdType* globalIds);
+// The same for per-particle masses (vic_masses_validate_numbered).
+Outcome AgreeValidMasses(vtkMPIController* c, vtkAlgorithm* self, const char* label, Context& ctx,
+  const std::vector<float>& mass, const vtkIdType* globalIds);
+
 // Sums and maxima over all ranks.
 double AllSum(vtkMPIController* c, double v);
 double AllMax(vtkMPIController* c, double v);
@@ -71,11 +84,15 @@ public:
   DistributedPoints(const DistributedPoints&) = delete;
   DistributedPoints& operator=(const DistributedPoints&) = delete;
 
-  // Collective.  Balances `input`'s points over the ranks (this rank's
-  // owned points, float coordinates as the core reads them, all point
-  // arrays, plus GlobalIdsName).  k: the neighbours wanted, for the first
-  // halo width.
-  void Redistribute(vtkDataSet* input, int k);
+  // Collective.  Checks every rank's coordinates (AgreeValidRows) and,
+  // with useMass, its masses (mass: GetInputArrayToProcess's answer on
+  // `input`; SelectMass, then AgreeValidMasses), then balances `input`'s
+  // points over the ranks (this rank's owned points, float coordinates as
+  // the core reads them, all point arrays, plus GlobalIdsName).  k: the
+  // neighbours wanted, for the first halo width.  Failed (the message said
+  // on `self`) when some rank's points are bad.
+  Outcome Redistribute(vtkAlgorithm* self, const char* label, Context& ctx, vtkDataSet* input, int k,
+    bool useMass = false, vtkDataArray* mass = nullptr, int massAssociation = -1);
 
   // The reach the owned point at a local row needs inside the halo, given
   // its k-th neighbour distance (default: that distance itself); +inf

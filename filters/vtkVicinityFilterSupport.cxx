@@ -534,7 +534,18 @@ bool ProcessLeaf(Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyDat
   {
     return true; // nothing to do: empty in, empty out, no message
   }
-  return process(ctx, input, output, extra);
+  if (process(ctx, input, output, extra))
+  {
+    return true;
+  }
+  // A refusal leaves nothing behind (not the input's copy either), as
+  // under MPI: a failed run never passes for a result.
+  output->Initialize();
+  if (extra)
+  {
+    extra->Initialize();
+  }
+  return false;
 }
 } // namespace
 

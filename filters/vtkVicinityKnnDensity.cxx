@@ -122,7 +122,15 @@ bool vtkVicinityKnnDensity::ProcessDistributed(
     return false;
   }
   vtkVicinity::DistributedPoints dp(vtkVicinity::MultiProcessController());
-  dp.Redistribute(input, this->K);
+  int massAssociation = -1;
+  vtkDataArray* massArray =
+    this->UseMassArray ? this->GetInputArrayToProcess(1, input, massAssociation) : nullptr;
+  if (dp.Redistribute(this, Label, ctx, input, this->K, this->UseMassArray, massArray, massAssociation) !=
+    vtkVicinity::Outcome::Done)
+  {
+    output->Initialize();
+    return false;
+  }
   vtkVicinity::NBodyChoices choices;
   choices.K = this->K;
   choices.Method = static_cast<vic_method>(this->Method);

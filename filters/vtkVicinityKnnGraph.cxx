@@ -285,7 +285,11 @@ bool vtkVicinityKnnGraph::ProcessDistributed(
   }
   auto* cloud = vtkPolyData::SafeDownCast(output);
   vtkVicinity::DistributedPoints dp(c);
-  dp.Redistribute(input, this->K);
+  if (dp.Redistribute(this, Label, ctx, input, this->K) != vtkVicinity::Outcome::Done)
+  {
+    output->Initialize();
+    return false;
+  }
 
   const vic_build_options o = vtkVicinityKnnGraphOptions::Of(this);
   vtkVicinity::Rows rows;

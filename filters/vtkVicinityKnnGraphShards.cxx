@@ -243,6 +243,12 @@ bool vtkVicinityKnnGraph::ProcessShardedFeatures(
       : "(feature array)";
   }
   auto gids = vtkVicinity::PieceGlobalIds(c, input);
+  if (vtkVicinity::AgreeValidRows(c, this, label, ctx, piece.Data.View(metric, nullptr),
+        gids->GetPointer(0)) != Outcome::Done)
+  {
+    output->Initialize();
+    return false;
+  }
   piece.Gids.assign(gids->GetPointer(0), gids->GetPointer(0) + n);
   vtkVicinity::Rows xyz;
   if (n > 0)

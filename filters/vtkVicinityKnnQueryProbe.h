@@ -57,6 +57,7 @@ enum class Outcome;
 }
 class vtkDataArray;
 class vtkDataSet;
+class vtkIdTypeArray;
 class vtkMPIController;
 
 class VICINITYFILTERS_EXPORT vtkVicinityKnnQueryProbe : public vtkPolyDataAlgorithm
@@ -176,6 +177,10 @@ protected:
   // The key of the index the current build properties describe; the rows'
   // source is `array`, or the input's points when array is null.
   vtkVicinity::IndexKey MakeKey(vtkDataSet* input, vtkDataArray* array) const;
+  // Collective: the same verdict on bad points on every rank, before any
+  // exchange (vtkVicinity::AgreeValidRows on the piece's rows).
+  vtkVicinity::Outcome CheckPieceRows(
+    vtkMPIController* c, vtkVicinity::Context& ctx, vtkDataSet* input, vtkIdTypeArray* gids);
   // The query rows and their 3-d positions for the current QueryMode.
   // False after an error.
   bool GatherQueries(vtkDataSet* input, vtkDataSet* queries, std::vector<float>& rows,

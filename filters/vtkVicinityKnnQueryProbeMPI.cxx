@@ -359,6 +359,37 @@ bool vtkVicinityKnnQueryProbe::DistributedQueries(vtkMPIController* c, vtkDataSe
   return true;
 }
 
+vtkVicinity::Outcome vtkVicinityKnnQueryProbe::CheckPieceRows(
+  vtkMPIController* c, vtkVicinity::Context& ctx, vtkDataSet* input, vtkIdTypeArray* gids)
+{
+  // Rows that a current index was built from passed when it was built; the
+  // others are read (a copy) only to be checked.  A missing feature array
+  // is left to UpdateIndex, which says so.
+  vtkVicinity::Rows rows;
+  const vtkIdType n = input->GetNumberOfPoints();
+  vtkDataArray* array = nullptr;
+  int association = -1;
+  if (this->UseFeatureArray)
+  {
+    array = this->GetInputArrayToProcess(0, input, association);
+  }
+  const bool current = n >= 2 && this->Cache->Matches(this->MakeKey(input, array));
+  if (n > 0 && !current)
+  {
+    if (!this->UseFeatureArray)
+    {
+      vtkVicinity::ExtractPointRows(input, rows);
+    }
+    else if (array && association == vtkDataObject::FIELD_ASSOCIATION_POINTS &&
+      array->GetNumberOfTuples() == n)
+    {
+      vtkVicinity::ExtractArrayRows(array, rows);
+    }
+  }
+  return vtkVicinity::AgreeValidRows(c, this, Label, ctx,
+    rows.View(static_cast<vic_metric>(this->Metric), nullptr), gids->GetPointer(0));
+}
+
 int vtkVicinityKnnQueryProbe::RequestDistributed(
   vtkMPIController* c, vtkDataSet* input, vtkDataSet* queries, vtkPolyData* output)
 {
@@ -390,6 +421,10 @@ int vtkVicinityKnnQueryProbe::RequestDistributed(
   if (bad)
   {
     vtkErrorMacro(<< Label << ": " << ctx.Error());
+  }
+  if (!bad && this->CheckPieceRows(c, ctx, input, gids) != Outcome::Done)
+  {
+    return 0;
   }
   // Each rank's index of its own piece; a piece of one point has no index
   // (the core needs two) and is searched exactly.

@@ -58,7 +58,16 @@ bool vtkVicinitySalientPoints::ProcessDistributed(
                                 "the peaks are. Run a single process for them.");
   }
   vtkVicinity::DistributedPoints dp(c);
-  dp.Redistribute(input, this->K);
+  int massAssociation = -1;
+  vtkDataArray* massArray =
+    this->UseMassArray ? this->GetInputArrayToProcess(1, input, massAssociation) : nullptr;
+  if (dp.Redistribute(this, Label, ctx, input, this->K, this->UseMassArray, massArray, massAssociation) !=
+    vtkVicinity::Outcome::Done)
+  {
+    output->Initialize();
+    peaksOut->Initialize();
+    return false;
+  }
 
   vtkVicinity::NBodyChoices choices;
   choices.K = this->K;

@@ -175,6 +175,12 @@ typedef struct {
  * about 1e-31, where squared distances become subnormal (VIC_E_ARGUMENT);
  * the message gives the factor to rescale by.  Every build calls it. */
 vic_status vic_data_validate(vic_ctx *c, const vic_data *x);
+/* vic_data_validate for one part of a larger data set whose row i is row
+ * numbers[i] of the whole: of several bad rows the lowest-numbered one is
+ * reported, under its number, so that processes that each hold a part
+ * agree on the message one process gives for the whole.  *bad_row: that
+ * number, or -1 when the rows pass or the problem is no row's. */
+vic_status vic_data_validate_numbered(vic_ctx *c, const vic_data *x, const int64_t *numbers, int64_t *bad_row);
 
 /* ----------------------------------------------------------------- report */
 #define VIC_MAX_STAGES 12
@@ -388,6 +394,14 @@ typedef struct {
 void vic_density_options_init_sized(vic_density_options *o, size_t struct_size);
 /* Defaults, with struct_size = sizeof as this header sees it. */
 static inline void vic_density_options_init(vic_density_options *o) { vic_density_options_init_sized(o, sizeof *o); }
+
+/* vic_density's check of per-particle masses (finite and >= 0) for one
+ * part of a larger set whose particle i is numbers[i] of the whole
+ * (numbers NULL: 0 .. n-1): the lowest-numbered bad mass is reported
+ * under its number, so processes that each hold a part agree on one
+ * process's message.  *bad_particle (may be NULL): that number, or -1. */
+vic_status vic_masses_validate_numbered(vic_ctx *c, const float *mass, int64_t n, const int64_t *numbers,
+                                        int64_t *bad_particle);
 
 /* Densities from kNN lists of x (self excluded; the k used is nn->k >= 2;
  * L2 metric; any d: 2-d, 3-d, 6-d phase space with the velocities scaled

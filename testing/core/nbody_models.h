@@ -90,6 +90,40 @@ static inline double nb_radial_median_error(const float *xyz, const float *rho, 
   return worst;
 }
 
+/* The Gadget-2 test suite's gas sphere profile, M = R = 1:
+ * rho(r) = 1 / (2 pi r) for r <= 1, so M(< r) = r^2.  n particles drawn
+ * as a Poisson sample (r = sqrt(u), isotropic directions), each of mass
+ * 1/n, into xyz and mass. */
+static inline double nb_gas_sphere_density(double r) { return 1.0 / (2.0 * NB_PI * r); }
+static inline void nb_gas_sphere(float *xyz, float *mass, int64_t n, uint64_t seed) {
+  uint64_t s = seed;
+  for (int64_t i = 0; i < n; ++i) {
+    const double r = sqrt(nb_unif(&s));
+    const double cz = 2.0 * nb_unif(&s) - 1.0, phi = 2.0 * NB_PI * nb_unif(&s), sz = sqrt(1.0 - cz * cz);
+    xyz[3 * i] = (float)(r * sz * cos(phi));
+    xyz[3 * i + 1] = (float)(r * sz * sin(phi));
+    xyz[3 * i + 2] = (float)(r * cz);
+    mass[i] = (float)(1.0 / (double)n);
+  }
+}
+
+/* A dark-matter halo for the tests that ran on a simulation's halo: a
+ * concentrated main body (Plummer, scale 0.05, 80% of the particles),
+ * three subhalos (scales 0.03 to 0.04, 4% each: central densities a fifth
+ * or less of the main body's, as in a simulated halo) and a diffuse
+ * envelope (Plummer, scale 0.5, 8%), each cut at about 1.5 (mass
+ * fractions 0.998, 0.99 and 0.85 of the spheres).  The main body's centre
+ * is the origin. */
+static inline void nb_halo(float *xyz, int64_t n, uint64_t seed) {
+  static const double sub[3][4] = {{0.30, 0.10, -0.05, 0.04}, {-0.20, 0.25, 0.10, 0.035}, {0.05, -0.35, 0.20, 0.03}};
+  const double origin[3] = {0, 0, 0};
+  const int64_t n_sub = n / 25, n_env = 2 * n / 25, n_main = n - 3 * n_sub - n_env;
+  nb_plummer(xyz, n_main, 0.05, origin, 0.998, seed);
+  int64_t at = n_main;
+  for (int k = 0; k < 3; ++k, at += n_sub) nb_plummer(xyz + 3 * at, n_sub, sub[k][3], sub[k], 0.99, seed + 1 + k);
+  nb_plummer(xyz + 3 * at, n_env, 0.5, origin, 0.85, seed + 7);
+}
+
 /* Shrinking-sphere centre (Power et al. 2003): start from the centre of
  * mass and the radius enclosing every particle, then repeatedly shrink
  * the radius by 2.5% and re-centre on the particles inside, until fewer

@@ -4,6 +4,7 @@
  * k = n - 1, determinism across thread counts, cancellation and the real
  * n-body halo. */
 #include "test_util.h"
+#include "nbody_models.h"
 #include "vic_io.h"
 
 #include <math.h>
@@ -262,12 +263,9 @@ static void test_unsupported(void) {
   free(p);
 }
 
-/* The real halo: grid lists of a sample of particles against the naive
- * search of those particles (as queries, with their own entry removed). */
-static void test_halo(void) {
-  vio_matrix m;
-  if (!vt_load_data("nbody/halo_low_res.npy", &m)) return;
-  VT_CHECK(m.n == 32314 && m.d == 3, "halo shape %lld x %d", (long long)m.n, (int)m.d);
+/* A halo: grid lists of a sample of particles against the naive search
+ * of those particles (as queries, with their own entry removed). */
+static void check_halo(const char *label, const vio_matrix m) {
   int32_t k = 16;
   vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
   vic_data x = {m.rows, m.n, m.d, 0, VIC_L2, NULL};
@@ -306,11 +304,27 @@ static void test_halo(void) {
     memcpy(sub.dist + s * k, r.dist + rows[s] * k, k * sizeof(float));
   }
   int64_t bad = vt_compare_knn(&sub, ids, dist, 1e-4);
-  VT_CHECK(bad == 0, "halo: %lld of %lld sampled rows differ", (long long)bad, (long long)sample);
+  VT_CHECK(bad == 0, "%s: %lld of %lld sampled rows differ", label, (long long)bad, (long long)sample);
+  printf("%s: %lld particles, %lld sampled rows equal the naive search\n", label, (long long)m.n, (long long)sample);
   vic_knn_free(&sub);
   vic_knn_free(&r);
   free(qs); free(rows); free(ref); free(refd); free(ids); free(dist);
   vic_ctx_destroy(c);
+}
+
+/* The synthetic halo (nbody_models.h) always, the simulated one when the
+ * data folder has it. */
+static void test_halo(void) {
+  vio_matrix m = {0};
+  m.n = 32000;
+  m.d = 3;
+  m.rows = malloc((size_t)m.n * 3 * sizeof(float));
+  nb_halo(m.rows, m.n, 5);
+  check_halo("synthetic halo", m);
+  free(m.rows);
+  if (!vt_load_data("nbody/halo_low_res.npy", &m)) return;
+  VT_CHECK(m.n == 32314 && m.d == 3, "halo shape %lld x %d", (long long)m.n, (int)m.d);
+  check_halo("simulated halo", m);
   vio_free(&m);
 }
 

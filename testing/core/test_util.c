@@ -68,6 +68,59 @@ float *vt_clusters(int64_t n, int32_t d, int clusters, uint64_t seed) {
   return x;
 }
 
+float *vt_digits(int64_t n, int32_t d, uint64_t seed) {
+  enum { CLASSES = 10, STROKES = 16 };
+  uint64_t s = seed;
+  float *mean = malloc((size_t)CLASSES * (size_t)d * sizeof(float));
+  float *stroke = malloc((size_t)CLASSES * STROKES * (size_t)d * sizeof(float));
+  float *x = malloc((size_t)n * (size_t)d * sizeof(float));
+  if (!mean || !stroke || !x) {
+    fprintf(stderr, "vt_digits: out of memory\n");
+    exit(1);
+  }
+  for (int64_t i = 0; i < (int64_t)CLASSES * d; ++i) mean[i] = (float)(255.0 * (double)(mix(&s) >> 11) / 9007199254740992.0);
+  for (int64_t i = 0; i < (int64_t)CLASSES * STROKES * d; ++i) stroke[i] = (float)(20.0 * gauss(&s));
+  for (int64_t i = 0; i < n; ++i) {
+    const int c = (int)(mix(&s) % CLASSES);
+    double z[STROKES];
+    for (int t = 0; t < STROKES; ++t) z[t] = gauss(&s);
+    for (int32_t j = 0; j < d; ++j) {
+      double v = mean[(int64_t)c * d + j] + 12.0 * gauss(&s);
+      for (int t = 0; t < STROKES; ++t) v += z[t] * stroke[((int64_t)c * STROKES + t) * d + j];
+      x[i * d + j] = (float)v;
+    }
+  }
+  free(mean);
+  free(stroke);
+  return x;
+}
+
+void vt_write_gadget(const char *path, const float *xyz, const float *mass, int64_t n) {
+  FILE *f = fopen(path, "wb");
+  unsigned char hdr[256] = {0};
+  int32_t npart[6] = {0, (int32_t)n, 0, 0, 0, 0};
+  uint32_t total[6] = {0, (uint32_t)n, 0, 0, 0, 0};
+  int32_t num_files = 1;
+  memcpy(hdr, npart, sizeof npart);         /* massarr (bytes 24..71) stays 0: masses per particle */
+  memcpy(hdr + 96, total, sizeof total);    /* npartTotal */
+  memcpy(hdr + 160, &num_files, 4);
+  float *vel = calloc((size_t)n * 3, sizeof(float));
+  uint32_t *ids = malloc((size_t)n * sizeof(uint32_t));
+  int ok = f && vel && ids;
+  for (int64_t i = 0; ok && i < n; ++i) ids[i] = (uint32_t)(i + 1);
+  const void *block[5] = {hdr, xyz, vel, ids, mass};
+  const uint32_t bytes[5] = {256, (uint32_t)(12 * n), (uint32_t)(12 * n), (uint32_t)(4 * n), (uint32_t)(4 * n)};
+  for (int b = 0; ok && b < 5; ++b)
+    ok = fwrite(&bytes[b], 4, 1, f) == 1 && fwrite(block[b], 1, bytes[b], f) == bytes[b] && fwrite(&bytes[b], 4, 1, f) == 1;
+  if (f && fclose(f) != 0) ok = 0;
+  free(vel);
+  free(ids);
+  if (!ok) {
+    fprintf(stderr, "vt_write_gadget: cannot write %s\n", path);
+    exit(1);
+  }
+}
+
 static double ref_dist(const vic_data *x, const float *a, const float *b) {
   double s = 0;
   if (x->metric == VIC_INNER_PRODUCT) {

@@ -47,6 +47,18 @@ float *vt_uniform(int64_t n, int32_t d, float scale, uint64_t seed);
 /* n*d floats drawn from a few Gaussian clusters (high-d test data). */
 float *vt_clusters(int64_t n, int32_t d, int clusters, uint64_t seed);
 
+/* n rows of d "pixels" shaped like a small image set (MNIST's stand-in,
+ * so that no test needs the real files): ten classes, each a mean image in
+ * [0, 255) plus a 16-dimensional Gaussian family of strokes and pixel
+ * noise, so the rows lie near ten 16-d sheets as digits do near their
+ * low-dimensional manifolds.  NN-Descent and the graph index find them
+ * about as hard as MNIST t10k (recall, distances per query). */
+float *vt_digits(int64_t n, int32_t d, uint64_t seed);
+/* Writes a Gadget-1 snapshot (one file, native byte order) of n type-1
+ * particles with per-particle masses (massarr 0) and zero velocities;
+ * exits the test on failure. */
+void vt_write_gadget(const char *path, const float *xyz, const float *mass, int64_t n);
+
 /* Naive double-precision exact kNN (self excluded when q == NULL), with
  * minimum-image wrapping when x->box is set; ties broken by lower id. */
 void vt_naive_knn(const vic_data *x, const vic_data *q, int32_t k, int64_t *ids, double *dist);

@@ -1,7 +1,7 @@
 """The Vicinity demo (pvbatch): density and density peaks of an n-body
 system from kNN lists, saved and rendered.
 
-    pvbatch demo.py --plugin Vicinity.so --out out/demo [--data file] [--k 32]
+    pvbatch demo.py --plugin Vicinity.so --out out/demo [--data file] [--k 32] [--scale 1]
 
 Without --data it generates the built-in data set (nbody_model.py: Plummer
 spheres in a uniform background, about 1,000,000 particles).  --data reads
@@ -22,23 +22,26 @@ import time
 import numpy as np
 from paraview.simple import *  # noqa: F401,F403  (pvbatch idiom)
 from vtkmodules.numpy_interface import dataset_adapter as dsa
-from vtkmodules.util.numpy_support import numpy_to_vtkIdTypeArray
+from vtkmodules.util.numpy_support import numpy_to_vtk, numpy_to_vtkIdTypeArray
+from vtkmodules.vtkCommonCore import vtkPoints
 from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nbody_model  # noqa: E402
 
 
-def rows_to_polydata(rows):
+def rows_to_polydata(rows, least=2):
     """Points from the first 3 columns (zero-padded); every column also as
     the point array 'features' when there are not exactly 3."""
     rows = np.ascontiguousarray(rows, dtype=np.float32)
-    if rows.ndim != 2 or rows.shape[0] < 2:
-        sys.exit(f"demo: expected an n x d table with n >= 2, got shape {rows.shape}")
+    if rows.ndim != 2 or rows.shape[0] < least:
+        sys.exit(f"demo: expected an n x d table with n >= {least}, got shape {rows.shape}")
     xyz = np.zeros((rows.shape[0], 3), np.float32)
     xyz[:, :min(3, rows.shape[1])] = rows[:, :3]
     pd = dsa.WrapDataObject(vtkPolyData())
-    pd.Points = xyz
+    points = vtkPoints()
+    points.SetData(vtk_copy(xyz))
+    pd.VTKObject.SetPoints(points)
     # One vertex cell per point, so that the points render.
     n = rows.shape[0]
     verts = vtkCellArray()
@@ -46,8 +49,19 @@ def rows_to_polydata(rows):
                   numpy_to_vtkIdTypeArray(np.arange(n, dtype=np.int64), deep=True))
     pd.VTKObject.SetVerts(verts)
     if rows.shape[1] != 3:
-        pd.PointData.append(rows, "features")
+        pd.VTKObject.GetPointData().AddArray(vtk_copy(rows, "features"))
     return pd.VTKObject, rows.shape[1] != 3
+
+
+def vtk_copy(values, name=None):
+    """A VTK array that owns a copy of the values.  numpy_to_vtk without
+    deep (and dsa's assignments) leave the VTK array pointing into the
+    numpy buffer, kept alive only by an attribute of the array's Python
+    wrapper; what is drawn must not depend on that bookkeeping."""
+    arr = numpy_to_vtk(np.ascontiguousarray(values), deep=1)
+    if name:
+        arr.SetName(name)
+    return arr
 
 
 def load(path):
@@ -78,6 +92,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--data", default="")
     ap.add_argument("--k", type=int, default=32)
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="built-in model only: fraction of its particles (a quick run for tests)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     LoadPlugin(a.plugin, remote=False, ns=globals())
@@ -87,7 +103,7 @@ def main():
         source, feature = load(a.data)
         name = a.data
     else:
-        model = nbody_model.generate()
+        model = nbody_model.generate(scale_count=a.scale)
         pd, feature = rows_to_polydata(model.positions)
         name = "built-in n-body model (%d Plummer spheres + background)" % len(model.spheres)
         source = producer(pd)
@@ -139,13 +155,17 @@ def main():
     xyz[:, 2] = 0.0
     shown, _ = rows_to_polydata(xyz)
     title = "log10 kNN density (k = %d)" % a.k
-    dsa.WrapDataObject(shown).PointData.append(logd[order].astype(np.float32), title)
+    shown.GetPointData().AddArray(vtk_copy(logd[order].astype(np.float32), title))
     dens_shown = producer(shown)
-    # The peaks as spheres above the plane (the camera looks down -z).
+    # The peaks as spheres above the plane (the camera looks down -z),
+    # every one of them, even a single peak.  Lifted by a few marker radii
+    # (a 14-pixel sphere is about 1 unit across at the built-in model's
+    # zoom) so that no particle of the plane can cover a marker.
     centres = np.array(found.Points, dtype=np.float32).reshape(-1, 3)
     lifted = centres.copy()
-    lifted[:, 2] = 1.0
-    peak_shown = producer(rows_to_polydata(lifted)[0]) if len(lifted) >= 2 else None
+    span = float(np.ptp(xyz[:, :2], axis=0).max()) if len(xyz) else 1.0
+    lifted[:, 2] = 0.02 * span if span > 0 else 1.0
+    peak_shown = producer(rows_to_polydata(lifted, least=1)[0]) if len(lifted) >= 1 else None
 
     view = CreateView("RenderView")
     view.ViewSize = [1200, 900]

@@ -18,6 +18,5 @@ if [ -n "$data" ] && [ ! -f "$data" ]; then
 fi
 args=(--plugin "$(cd "$(dirname "$plugin")" && pwd)/Vicinity.so" --out "$root/out/demo")
 [ -n "$data" ] && args+=(--data "$(cd "$(dirname "$data")" && pwd)/$(basename "$data")")
-# A random first display number: several xvfb-run at once on one machine
-# otherwise race for :99 and one loses its X server.
-exec xvfb-run -a -n $((100 + RANDOM % 800)) -s '-screen 0 1280x1024x24' pvbatch "$here/demo.py" "${args[@]}"
+# A display of its own (xvfb_run.sh says why the details matter).
+exec "$here/xvfb_run.sh" "$root/out/demo" pvbatch "$here/demo.py" "${args[@]}"
