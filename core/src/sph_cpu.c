@@ -19,6 +19,7 @@ typedef struct {
   const float *const *arrays;
   const double *ctab, *rtab;
   double *acc;
+  double *scratch; /* per thread: 4 x (nx + 1): two rows of corner cumulatives, the columns' table positions */
   int64_t cells;
   int band_dim, band_rows, n_bands;
 } sph_job;
@@ -56,12 +57,29 @@ static void deposit(const sph_job *J, int64_t i, int shift, int b) {
   if (hi[bd] > r1) hi[bd] = r1;
   const double m = J->mass ? (double)J->mass[i] : f->unit_mass;
   if (f->mode == VICK_SPH_PROJECTION) {
+    /* each pixel corner's cumulative once (rows j and j + 1 of corners),
+     * its position in the table once per column and once per row */
     const double rx = H * f->inv_cell[0], ry = H * f->inv_cell[1];
-    for (int j = lo[1]; j <= hi[1]; ++j)
-      for (int ii = lo[0]; ii <= hi[0]; ++ii) {
-        double w = vick_sph_pixel_weight(J->ctab, f->table_n, xc[0], xc[1], rx, ry, ii, j);
-        if (w != 0.0) add(J, i, (int64_t)j * f->nx + ii, m * w);
+    const int T = f->table_n, w = hi[0] - lo[0] + 1;
+    double *below = J->scratch + (size_t)omp_get_thread_num() * 4 * (f->nx + 1), *above = below + f->nx + 1;
+    double *fa = above + f->nx + 1;
+    int *ia = (int *)(fa + f->nx + 1);
+    for (int t = 0; t <= w; ++t) vick_sph_table_pos(T, vick_sph_clamp1((lo[0] + t - xc[0]) / rx), &ia[t], &fa[t]);
+    int ib;
+    double fb;
+    vick_sph_table_pos(T, vick_sph_clamp1((lo[1] - xc[1]) / ry), &ib, &fb);
+    for (int t = 0; t <= w; ++t) below[t] = vick_sph_cumulative_at(J->ctab, T, ia[t], fa[t], ib, fb);
+    for (int j = lo[1]; j <= hi[1]; ++j) {
+      vick_sph_table_pos(T, vick_sph_clamp1((j + 1 - xc[1]) / ry), &ib, &fb);
+      for (int t = 0; t <= w; ++t) above[t] = vick_sph_cumulative_at(J->ctab, T, ia[t], fa[t], ib, fb);
+      for (int t = 0; t < w; ++t) {
+        double wt = above[t + 1] - above[t] - below[t + 1] + below[t];
+        if (wt != 0.0) add(J, i, (int64_t)j * f->nx + lo[0] + t, m * wt);
       }
+      double *swap = below;
+      below = above;
+      above = swap;
+    }
     return;
   }
   const int s = vick_sph_subsamples(f, H);
@@ -92,16 +110,19 @@ static void deposit(const sph_job *J, int64_t i, int shift, int b) {
 vic_status vic__sph_cpu(vic_ctx *c, const vick_sph_frame *f, const vic_data *x, const float *h, const float *mass,
                         int32_t n_arrays, const float *const *arrays, const double *ctab, const double *rtab,
                         double *acc) {
-  sph_job J = {f, x, h, mass, n_arrays, arrays, ctab, rtab, acc, (int64_t)f->nx * f->ny * f->nz, 1, 4, 0};
+  const int threads = vic__threads(c);
+  sph_job J = {f, x, h, mass, n_arrays, arrays, ctab, rtab, acc, NULL, (int64_t)f->nx * f->ny * f->nz, 1, 4, 0};
   if (f->mode == VICK_SPH_VOLUME) { J.band_dim = 2; J.band_rows = 1; }
   const int nrows = J.band_dim == 2 ? f->nz : f->ny;
   J.n_bands = (nrows + J.band_rows - 1) / J.band_rows;
   const int64_t n = x->n, nb = J.n_bands;
   const int S = f->n_shifts;
-  const int threads = vic__threads(c);
+  /* per thread: two rows of corners, the columns' table fractions and cells (an int fits a double's place) */
+  J.scratch = vic__malloc(c, (size_t)threads * 4 * (f->nx + 1) * sizeof *J.scratch, "SPH pixel corners");
+  if (!J.scratch) return VIC_E_NOMEM;
   int64_t *cnt = vic__calloc(c, (size_t)SPH_CHUNKS * (size_t)nb, sizeof *cnt, "SPH band counts");
   int64_t *start = vic__malloc(c, (size_t)(nb + 1) * sizeof *start, "SPH band offsets");
-  if (!cnt || !start) { free(cnt); free(start); return VIC_E_NOMEM; }
+  if (!cnt || !start) { free(cnt); free(start); free(J.scratch); return VIC_E_NOMEM; }
 
   /* pass 1: list lengths per (chunk, band) */
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
@@ -128,7 +149,7 @@ vic_status vic__sph_cpu(vic_ctx *c, const vick_sph_frame *f, const vic_data *x, 
   }
   start[nb] = total;
   int64_t *list = vic__malloc(c, (size_t)(total ? total : 1) * sizeof *list, "SPH band lists");
-  if (!list) { free(cnt); free(start); return VIC_E_NOMEM; }
+  if (!list) { free(cnt); free(start); free(J.scratch); return VIC_E_NOMEM; }
   vic_status st = vic__progress(c, "sph map", 0.1);
   if (st != VIC_OK) goto out;
 
@@ -159,6 +180,7 @@ vic_status vic__sph_cpu(vic_ctx *c, const vick_sph_frame *f, const vic_data *x, 
   }
   st = vic__progress(c, "sph map", 0.95);
 out:
+  free(J.scratch);
   free(cnt);
   free(start);
   free(list);

@@ -64,18 +64,31 @@ typedef struct {
 } vick_sph_frame;
 
 /* ------------------------------------------------------------- look-ups */
-/* Bilinear interpolation of the projected cumulative at (a, b) in [-1, 1]^2. */
-VICK_HD double vick_sph_cumulative(const double *tab, int T, double a, double b) {
-  double ta = (a + 1.0) * 0.5 * T, tb = (b + 1.0) * 0.5 * T;
-  int ia = (int)ta, ib = (int)tb;
-  if (ia > T - 1) ia = T - 1;
-  if (ib > T - 1) ib = T - 1;
-  if (ia < 0) ia = 0;
-  if (ib < 0) ib = 0;
-  double fa = ta - ia, fb = tb - ib;
+/* Where a coordinate a in [-1, 1] falls in the table: cell *i, fraction *f. */
+VICK_HD void vick_sph_table_pos(int T, double a, int *i, double *f) {
+  double t = (a + 1.0) * 0.5 * T;
+  int k = (int)t;
+  if (k > T - 1) k = T - 1;
+  if (k < 0) k = 0;
+  *i = k;
+  *f = t - k;
+}
+
+/* Bilinear interpolation of the projected cumulative at table positions
+ * (ia, fa) along a and (ib, fb) along b. */
+VICK_HD double vick_sph_cumulative_at(const double *tab, int T, int ia, double fa, int ib, double fb) {
   const double *r0 = tab + (size_t)ib * (T + 1) + ia, *r1 = r0 + (T + 1);
   double lo = r0[0] + fa * (r0[1] - r0[0]), hi = r1[0] + fa * (r1[1] - r1[0]);
   return lo + fb * (hi - lo);
+}
+
+/* The projected cumulative at (a, b) in [-1, 1]^2. */
+VICK_HD double vick_sph_cumulative(const double *tab, int T, double a, double b) {
+  int ia, ib;
+  double fa, fb;
+  vick_sph_table_pos(T, a, &ia, &fa);
+  vick_sph_table_pos(T, b, &ib, &fb);
+  return vick_sph_cumulative_at(tab, T, ia, fa, ib, fb);
 }
 
 /* The normalised 3-d kernel of support 1 at q (0 beyond 1), linear in the table. */
@@ -142,6 +155,14 @@ VICK_HD int vick_sph_footprint(const vick_sph_frame *f, const double x[3], doubl
 }
 
 /* --------------------------------------------------------- cell weights */
+/* The cumulative at the corner (i, j) of the pixel grid (pixel edges in
+ * cell units) for a particle at x, y with support rx, ry in cells.  A
+ * pixel's weight is the difference of its four corners, so a particle's
+ * weights telescope to its mass fraction inside the image. */
+VICK_HD double vick_sph_corner(const double *tab, int T, double x, double y, double rx, double ry, int i, int j) {
+  return vick_sph_cumulative(tab, T, vick_sph_clamp1((i - x) / rx), vick_sph_clamp1((j - y) / ry));
+}
+
 /* Fraction of a projected particle's mass in pixel (i, j): x, y its cell
  * coordinates, rx, ry its support in cells. */
 VICK_HD double vick_sph_pixel_weight(const double *tab, int T, double x, double y, double rx, double ry, int i, int j) {
