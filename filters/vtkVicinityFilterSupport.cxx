@@ -459,10 +459,8 @@ bool ProcessLeaf(Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyDat
 }
 } // namespace
 
-namespace
+namespace vtkVicinity
 {
-// Devices the context can open: the core says whether a given ordinal is
-// usable (0 in CPU builds), the filters never talk to CUDA themselves.
 int UsableDevices()
 {
   int count = 0;
@@ -487,6 +485,11 @@ int UsableDevices()
   }
   return count;
 }
+} // namespace vtkVicinity
+
+namespace
+{
+using vtkVicinity::UsableDevices;
 
 // The MPI path of ProcessInput: every rank gets here (collectives below
 // need them all) and agrees on refusals before anything else.
