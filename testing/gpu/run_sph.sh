@@ -19,7 +19,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 log "test_gpu_sph"
 ./build/bin/gpu_test_gpu_sph > "$OUT/test_gpu_sph.log" 2>&1; log "test_gpu_sph rc $?"
 log "memcheck (VIC_TEST_SMALL)"
-VIC_TEST_SMALL=1 timeout 240 compute-sanitizer --tool memcheck --leak-check full ./build/bin/gpu_test_gpu_sph \
+VIC_TEST_SMALL=1 timeout 150 compute-sanitizer --tool memcheck --leak-check full ./build/bin/gpu_test_gpu_sph \
   > "$OUT/memcheck.log" 2>&1; log "memcheck rc $?"
 tail -3 "$OUT/memcheck.log" | tee -a "$OUT/run.log"
 log "data"
@@ -28,8 +28,8 @@ log "bench 10M"
 ./build/bin/sph_bench --data /tmp/p10.npy --res 2048 --repeats 3 --check --threads 16 | tee -a "$OUT/bench.jsonl"
 python3 "$GEN" plummer3 100000000 /tmp/p100.npy --d 3 --format npy --seed 0 > /dev/null
 log "bench 100M (h by vic_knn_density)"
-if ! timeout 240 ./build/bin/sph_bench --data /tmp/p100.npy --res 2048 --repeats 2 | tee -a "$OUT/bench.jsonl"; then
+if ! timeout 120 ./build/bin/sph_bench --data /tmp/p100.npy --res 2048 --repeats 2 | tee -a "$OUT/bench.jsonl"; then
   log "100M with vic_knn_density did not run; subsample smoothing lengths"
-  timeout 200 ./build/bin/sph_bench --data /tmp/p100.npy --res 2048 --repeats 2 --h subsample | tee -a "$OUT/bench.jsonl"
+  timeout 100 ./build/bin/sph_bench --data /tmp/p100.npy --res 2048 --repeats 2 --h subsample | tee -a "$OUT/bench.jsonl"
 fi
 log "done"
