@@ -5,7 +5,7 @@
 # inputs) and 100M particles (smoothing lengths by vic_knn_density, or
 # from a subsample where that does not run), 2048^2 projections.
 # usage: run_sph.sh OUT_DIR MAKE_SYNTHETIC_PY
-set -u
+set -u -o pipefail
 OUT=$1
 GEN=$2
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/run.log"; }
