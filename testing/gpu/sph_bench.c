@@ -8,8 +8,12 @@
  * against the particles' mass, and with --check the CPU's time on the
  * same inputs and the largest GPU/CPU difference.
  *
+ * --save-h FILE / --save-map FILE: the smoothing lengths (n float32) and
+ * the best run's map (res x res float32, x fastest) as raw files, for the
+ * numpy reference (testing/bench/sph_numpy_ref.py).
+ *
  * usage: sph_bench --data FILE [--res 2048] [--backend cuda|cpu] [--repeats 3]
- *                  [--h knn|subsample] [--check] [--threads T] */
+ *                  [--h knn|subsample] [--check] [--threads T] [--save-h FILE] [--save-map FILE] */
 #define _POSIX_C_SOURCE 199309L
 #include "bench_util.h"
 #include "vic_io.h"
@@ -63,6 +67,14 @@ static vic_status subsample_h(vic_ctx *c, const vic_data *x, float *h) {
   return s;
 }
 
+static int write_raw(const char *path, const void *p, size_t bytes) {
+  FILE *f = fopen(path, "wb");
+  int ok = f && fwrite(p, 1, bytes, f) == bytes;
+  if (f && fclose(f) != 0) ok = 0;
+  if (!ok) fprintf(stderr, "sph_bench: cannot write %s\n", path);
+  return ok;
+}
+
 static double stage(const vic_report *r, const char *name) {
   for (int i = 0; i < r->n_stages; ++i)
     if (strcmp(r->stages[i].name, name) == 0) return r->stages[i].seconds;
@@ -70,7 +82,7 @@ static double stage(const vic_report *r, const char *name) {
 }
 
 int main(int argc, char **argv) {
-  const char *path = NULL, *backend = "cuda", *hmode = "knn";
+  const char *path = NULL, *backend = "cuda", *hmode = "knn", *save_h = NULL, *save_map = NULL;
   int res = 2048, repeats = 3, check = 0, threads = 0;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--data") && i + 1 < argc) path = argv[++i];
@@ -80,9 +92,11 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--h") && i + 1 < argc) hmode = argv[++i];
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--check")) check = 1;
+    else if (!strcmp(argv[i], "--save-h") && i + 1 < argc) save_h = argv[++i];
+    else if (!strcmp(argv[i], "--save-map") && i + 1 < argc) save_map = argv[++i];
     else {
       fprintf(stderr, "usage: sph_bench --data FILE [--res 2048] [--backend cuda|cpu] [--repeats 3] "
-                      "[--h knn|subsample] [--check] [--threads T]\n");
+                      "[--h knn|subsample] [--check] [--threads T] [--save-h FILE] [--save-map FILE]\n");
       return 2;
     }
   }
@@ -105,6 +119,7 @@ int main(int argc, char **argv) {
   else s = vic_knn_density(c, &x, 32, NULL, NULL, NULL, NULL, NULL, h);
   if (s != VIC_OK) return die(c, "smoothing lengths", s);
   const double h_seconds = bench_now() - t0;
+  if (save_h && !write_raw(save_h, h, (size_t)m.n * sizeof *h)) return 1;
 
   /* the data's bounding box, projected along z */
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -142,6 +157,7 @@ int main(int argc, char **argv) {
   }
   for (int64_t q = 0; q < (int64_t)res * res; ++q) integral += best.density[q];
   integral *= best.spacing[0] * best.spacing[1];
+  if (save_map && !write_raw(save_map, best.density, (size_t)res * res * sizeof *best.density)) return 1;
   double cpu_s = -1, worst = -1;
   if (check) {
     vic_ctx *cc = make_ctx(VIC_BACKEND_CPU, threads);
