@@ -10,6 +10,8 @@ convention: support 2h) and prints one JSON line with both maps' mass and
 their difference.
 
     pvpython sph_numpy_ref.py POINTS.npy H.f32 MAP.f32 RES [SECONDS_VICINITY]
+
+(pvpython for its numpy; any python3 with numpy does.)
 """
 import json
 import sys
@@ -70,13 +72,13 @@ def main():
     xyz = np.load(points)
     h = np.fromfile(hfile, np.float32)
     vic = np.fromfile(mapfile, np.float32).reshape(res, res).astype(np.float64)
-    t = time.time()
+    t, c = time.time(), time.process_time()
     ref, dx = reference_map(xyz, h, res)
-    seconds = time.time() - t
+    seconds, cpu = time.time() - t, time.process_time() - c
     scale = dx * dx
     both = (ref > 0) | (vic > 0)
     print(json.dumps({
-        "bench": "sph_numpy_ref", "n": int(len(xyz)), "res": res, "numpy_seconds": round(seconds, 3),
+        "bench": "sph_numpy_ref", "n": int(len(xyz)), "res": res, "numpy_seconds": round(seconds, 3), "numpy_cpu_seconds": round(cpu, 3),
         "vicinity_seconds": vic_seconds,
         "mass_numpy": float(ref.sum() * scale), "mass_vicinity": float(vic.sum() * scale),
         "l1_difference_over_mass": float(np.abs(ref - vic).sum() / vic.sum()),
