@@ -459,8 +459,8 @@ bool ProcessLeaf(Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyDat
 }
 } // namespace
 
-namespace vtkVicinity
-{
+// Devices the context can open: the core says whether a given ordinal is
+// usable (0 in CPU builds), the filters never talk to CUDA themselves.
 int UsableDevices()
 {
   int count = 0;
@@ -485,12 +485,9 @@ int UsableDevices()
   }
   return count;
 }
-} // namespace vtkVicinity
 
 namespace
 {
-using vtkVicinity::UsableDevices;
-
 // The MPI path of ProcessInput: every rank gets here (collectives below
 // need them all) and agrees on refusals before anything else.
 int ProcessOnRanks(vtkAlgorithm* self, const char* label, const ContextSettings& settings,
