@@ -112,7 +112,9 @@ def surface_density_picture(dens, particle_view, out_dir, resolution=800):
     ColorBy(disp, ("POINTS", title))
     lut = GetColorTransferFunction(title)
     lut.ApplyPreset("Inferno (matplotlib)", True)
-    lut.RescaleTransferFunction(float(log_sigma.min()), float(np.percentile(log_sigma, 99.99)))
+    # from a tenth of the typical (background) column up: the kernels' tails
+    # beyond the box's faces stay dark and the cores keep the contrast
+    lut.RescaleTransferFunction(float(np.median(log_sigma)) - 1.0, float(np.percentile(log_sigma, 99.99)))
     lut.AutomaticRescaleRangeMode = "Never"
     disp.SetScalarBarVisibility(view, True)
     GetScalarBar(lut, view).Title = title

@@ -19,5 +19,8 @@ fi
 args=(--plugin "$(cd "$(dirname "$plugin")" && pwd)/Vicinity.so" --out "$root/out/demo")
 [ -n "$data" ] && args+=(--data "$(cd "$(dirname "$data")" && pwd)/$(basename "$data")")
 # A random first display number: several xvfb-run at once on one machine
-# otherwise race for :99 and one loses its X server.
-exec xvfb-run -a -n $((100 + RANDOM % 800)) -s '-screen 0 1280x1024x24' pvbatch "$here/demo.py" "${args[@]}"
+# otherwise race for :99 and one loses its X server.  -noreset: Xvfb
+# otherwise restarts whenever its last client disconnects, and on a loaded
+# machine pvbatch's next connection (the render view's) can land in that
+# restart and fail ("bad X server connection").
+exec xvfb-run -a -n $((100 + RANDOM % 800)) -s '-screen 0 1280x1024x24 -noreset' pvbatch "$here/demo.py" "${args[@]}"
