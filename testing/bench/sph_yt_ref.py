@@ -7,7 +7,9 @@ and unit density, so yt's column "density" is the sum of the particles'
 projected kernels, as in the core) onto RES x RES pixels, times it and
 prints one JSON line with both maps' mass and their difference.
 
-    python3 sph_yt_ref.py POINTS.npy H.f32 MAP.f32 RES
+    python3 sph_yt_ref.py POINTS.npy H.f32 MAP.f32 RES [YT_MAP.f32]
+
+(YT_MAP: yt's map written as raw float32, for a closer look.)
 """
 import json
 import sys
@@ -42,6 +44,8 @@ def main():
     frb = prj.to_frb((side, "cm"), res, center=ds.arr(centre, "cm"))
     ref = np.asarray(frb[("io", "density")].to("g/cm**2").d, dtype=np.float64)
     seconds, cpu = time.time() - t, time.process_time() - c
+    if len(sys.argv) > 5:
+        ref.astype(np.float32).tofile(sys.argv[5])
     dx = side / res
     both = (ref > 0) | (vic > 0)
     print(json.dumps({
