@@ -362,9 +362,10 @@ int vtkVicinitySphResample::RequestData(
       sums[static_cast<size_t>(a + 1) * cells + q] = std::isnan(mean) ? 0.0f : mean * im.density[q];
     }
   }
-  double deposited = im.mass_deposited;
+  double deposited = im.mass_deposited, seconds = im.report.seconds_total;
   if (mpi)
   {
+    seconds = vtkVicinity::AllMax(mpi, seconds);
     std::vector<float> total(rank == 0 ? sums.size() : 0);
     mpi->Reduce(sums.data(), rank == 0 ? total.data() : nullptr, static_cast<vtkIdType>(sums.size()),
       vtkCommunicator::SUM_OP, 0);
@@ -419,8 +420,7 @@ int vtkVicinitySphResample::RequestData(
   vtkVicinity::AddFieldString(
     fd, "SPH Convention", this->SPHConvention == VIC_SPH_GADGET ? "Gadget" : "pynbody");
   vtkVicinity::AddFieldDouble(fd, "Mass Deposited", deposited);
-  vtkVicinity::AddFieldDouble(fd, "Seconds SPH Map",
-    mpi ? vtkVicinity::AllMax(mpi, im.report.seconds_total) : im.report.seconds_total);
+  vtkVicinity::AddFieldDouble(fd, "Seconds SPH Map", seconds);
   vtkVicinity::AddFieldInt(fd, "Particles", globalN);
   output->SetFieldData(fd);
   vic_sph_image_free(&im);

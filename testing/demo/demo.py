@@ -284,7 +284,7 @@ def main():
             print(f"            {i}       ({s.centre[0]:5.1f}, {s.centre[1]:5.1f}, {s.centre[2]:5.1f})"
                   f"     {s.scale:4.1f}     {j:2d}            {d[j] / s.scale:.3f} a")
     print(f"  surface   SPH Resample {sph_dims[0]} x {sph_dims[1]} projection along z in {sph_seconds:.2f} s; "
-          f"it holds mass {sph_mass:.6g} of the particles' {n}")
+          f"it holds mass {sph_mass:.1f} of the particles' {n}")
     print(f"  wrote     {os.path.join(a.out, 'particles.vtp')}, {os.path.join(a.out, 'peaks.vtp')}, "
           f"{os.path.join(a.out, 'demo.png')}, {os.path.join(a.out, 'surface_density.png')}, "
           f"{os.path.join(a.out, 'demo_pair.png')}")
