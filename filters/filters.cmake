@@ -6,4 +6,5 @@ set(VICINITY_FILTERS
   KnnDensity
   SalientPoints
   KnnQueryProbe
+  SphResample
 )

@@ -549,8 +549,6 @@ bool ProcessLeaf(Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyDat
 }
 } // namespace
 
-namespace
-{
 // Devices the context can open: the core says whether a given ordinal is
 // usable (0 in CPU builds), the filters never talk to CUDA themselves.
 int UsableDevices()
@@ -578,6 +576,8 @@ int UsableDevices()
   return count;
 }
 
+namespace
+{
 // The MPI path of ProcessInput: every rank gets here (collectives below
 // need them all) and agrees on refusals before anything else.
 int ProcessOnRanks(vtkAlgorithm* self, const char* label, const ContextSettings& settings,

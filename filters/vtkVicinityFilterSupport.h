@@ -321,6 +321,9 @@ void AddFieldString(vtkFieldData* fieldData, const char* name, const std::string
 void AddFieldDouble(vtkFieldData* fieldData, const std::string& name, double value);
 void AddFieldInt(vtkFieldData* fieldData, const char* name, vtkIdType value);
 
+// Devices the context can open: the core says whether a given ordinal is
+// usable (0 in CPU builds), the filters never talk to CUDA themselves.
+int UsableDevices();
 // Number of MPI ranks whose piece holds points (a collective call when the
 // global controller has several processes; 0 or 1 in a serial run).
 int RanksWithPoints(vtkIdType localPoints);

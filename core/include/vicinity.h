@@ -563,6 +563,78 @@ void vic_halos_free(vic_halos *h);
 vic_status vic_fof(vic_ctx *c, const vic_data *x, const vic_knn *nn, double b, int64_t min_members, int64_t *group,
                    int64_t *n_groups, double *linking_length);
 
+/* ------------------------------------------------------------- SPH maps */
+typedef enum {
+  VIC_SPH_PROJECTION = 0, /* line-of-sight integral: surface density (mass per area) */
+  VIC_SPH_SLICE,          /* the SPH density on the plane through the centre, normal w */
+  VIC_SPH_VOLUME          /* the SPH density in nx x ny x nz cells */
+} vic_sph_mode;
+typedef enum {
+  VIC_SPH_CUBIC_SPLINE = 0, /* M4, the kernel of vic_density (density_math.h) */
+  VIC_SPH_WENDLAND_C2,      /* Wendland C2, 21/(2 pi) (1-q)^4 (1+4q) (Dehnen & Aly 2012) */
+  VIC_SPH_WENDLAND_C4       /* Wendland C4, 495/(32 pi) (1-q)^6 (1+6q+35q^2/3) */
+} vic_sph_kernel;
+
+/* The region and grid of a map.  The frame is centre plus the orthonormal
+ * axes u (image x), v (image y) and w = u x v (line of sight, slice
+ * normal, volume z); size gives its full widths along u, v, w in world
+ * units and resolution its cells.  All three kernels take the support
+ * radius from the smoothing length with the SPH convention of vic_density
+ * (pynbody: support 2h; Gadget: support h). */
+typedef struct {
+  vic_sph_mode mode;          /* default projection */
+  vic_sph_kernel kernel;      /* default cubic spline */
+  vic_sph_convention sph;     /* what smoothing_length means; default pynbody */
+  double centre[3];           /* default 0 */
+  double u[3], v[3];          /* default x and y: projection along z */
+  double size[3];             /* widths along u, v, w.  Projection: size[2] > 0 keeps the particles whose centre
+                                 lies within size[2]/2 of the centre along w, 0 (default) every particle.
+                                 Slice: size[2] is ignored.  Default 1, 1, 0 */
+  int32_t resolution[3];      /* cells along u, v (and w for a volume; 1 otherwise); default 256, 256, 1 */
+  double total_mass;          /* as vic_density_options: mass == NULL gives each particle total_mass/n;
+                                 default 0 = unit masses */
+  size_t max_bytes;           /* largest image memory (accumulators and outputs) the call may allocate;
+                                 default 0 = 4 GiB */
+} vic_sph_options;
+
+void vic_sph_options_init(vic_sph_options *o);
+/* Sets u and v for a view along `direction` (from the camera into the
+ * scene: w = direction / |direction|) with `up` (projected off w) as v;
+ * up NULL or parallel to w picks the world axis least aligned with w. */
+vic_status vic_sph_options_set_view(vic_sph_options *o, const double direction[3], const double up[3]);
+
+typedef struct {
+  int32_t nx, ny, nz;         /* cells along u, v, w (nz = 1 for a projection or a slice) */
+  double origin[3];           /* world position of the centre of cell (0, 0, 0) */
+  double spacing[3];          /* cell sizes along u, v, w (projection and slice: spacing[2] = 1) */
+  double axes[3][3];          /* u, v, w */
+  float *density;             /* nx*ny*nz, x fastest: surface density (projection) or density */
+  int32_t n_arrays;
+  float *means;               /* n_arrays blocks of nx*ny*nz: the density-weighted mean of each array along the
+                                 line of sight (projection) or at the cell; NaN where no particle reaches */
+  double mass_deposited;      /* projection and volume: the mass the image received */
+  vic_report report;
+} vic_sph_image;
+
+void vic_sph_image_free(vic_sph_image *im); /* frees the arrays and zeroes the struct */
+
+/* Deposit particles with their own smoothing lengths onto a projection,
+ * slice or volume (adaptive SPH maps).  x: 3-d positions (L2; a periodic
+ * box is wrapped: particles near a face also deposit through it, and a
+ * projection along a box axis sums each particle once along the line of
+ * sight).  mass: n masses or NULL; smoothing_length: n values > 0 (from
+ * vic_density or vic_knn_density); arrays: n_arrays arrays of n floats
+ * whose density-weighted means are mapped.  n = 0 gives an empty image
+ * (zero density).  Particles smaller than a pixel are integrated exactly
+ * over the pixels they overlap (vic_kernels_sph.h): every particle inside
+ * the region deposits exactly its mass, to rounding.  The CPU result does
+ * not depend on the thread count; the GPU gives the same image to float
+ * rounding (backend policy as vic_density). */
+vic_status vic_sph_resample(vic_ctx *c, const vic_data *x, const float *mass, const float *smoothing_length,
+                            int32_t n_arrays, const float *const *arrays, const vic_sph_options *o,
+                            vic_sph_image *out);
+
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

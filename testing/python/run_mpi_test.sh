@@ -2,7 +2,7 @@
 # The MPI test of one rank count: the single-process references with
 # pvpython (once per work folder), then pvbatch on N ranks; passes when every
 # filter equals its reference (see test_mpi_pvbatch.py: 3-d kNN Graph,
-# kNN Density, Salient Points; test_mpi_shards.py: kNN Graph on a feature
+# kNN Density, SPH Resample, Salient Points; test_mpi_shards.py: kNN Graph on a feature
 # array and the kNN Query Probe; test_mpi_nan.py: a NaN point refused by
 # every filter with one process's message on every rank, nothing output).
 # Usage: run_mpi_test.sh PLUGIN DATA_DIR WORKDIR RANKS
@@ -13,7 +13,7 @@ command -v mpiexec >/dev/null || { echo "SKIP: mpiexec not found"; exit 77; }
 rm -rf "$work" && mkdir -p "$work"
 ok=1
 # script: the cases it must report as MPI-<case>-OK
-for spec in "test_mpi_pvbatch:GRAPH DENSITY PEAKS" "test_mpi_shards:FEATURE-GRAPH PROBE-3D PROBE-FEATURE"; do
+for spec in "test_mpi_pvbatch:GRAPH DENSITY SPH PEAKS" "test_mpi_shards:FEATURE-GRAPH PROBE-3D PROBE-FEATURE"; do
   script=${spec%%:*} cases=${spec#*:}
   pvpython "$here/$script.py" "$plugin" "$data" "$work" serial | tee "$work/$script.serial.log"
   grep -q SERIAL-OK "$work/$script.serial.log" || { echo "FAIL: the serial reference run of $script failed"; ok=0; continue; }

@@ -10,7 +10,9 @@ answers on 1, 2 and 3 ranks as in one process.
     mpiexec -np N pvbatch test_mpi_pvbatch.py PLUGIN DATA_DIR WORKDIR mpi
         each rank reads one piece; kNN Graph, kNN Density and Salient Points
         must equal the reference row by row (sorted by global id), and the
-        blob's peak, whose members lie on two ranks, is found exactly once
+        blob's peak, whose members lie on two ranks, is found exactly once;
+        SPH Resample on kNN Density's output: rank 0's summed projection
+        equals one process's to float rounding
 """
 import os
 
@@ -70,6 +72,22 @@ def run_filters(src):
     return graph, density, peaks
 
 
+def sph_map(density):
+    """SPH Resample of kNN Density's particles: rank 0's image as arrays."""
+    sph = SPHResample(Input=density)
+    sph.SmoothingLengthArray = ["POINTS", "Smoothing Length"]
+    sph.Resolution = [64, 48, 1]
+    sph.TotalMass = 1.0
+    sph.MappedArrays = ["Density"]
+    sph.UpdatePipeline()
+    out = sph.GetClientSideObject().GetOutputDataObject(0)  # rank 0's: the summed image
+    w = dsa.WrapDataObject(out)
+    if out.GetNumberOfPoints() == 0:
+        t.fail("SPH Resample: rank 0 has no image")
+    # the mapped "Density" is kNN Density's, density-weighted along the line of sight
+    return np.asarray(w.PointData["Surface Density"]), np.asarray(w.PointData["Density"])
+
+
 def by_gid(got, n):
     """Rows in global-id order (one process: point order is global order)."""
     gid = got["Global Ids"][:, 0] if "Global Ids" in got else np.arange(n)
@@ -97,7 +115,8 @@ if mode == "serial":
     d, dfield = arrays(density)
     s, _ = arrays(peaks)
     p, _ = arrays(peaks, 1)
-    np.savez(REF, xyz=xyz, ids=g["Neighbor Ids"], dist=g["Neighbor Distances"], density=d["Density"],
+    sig, mean = sph_map(density)
+    np.savez(REF, sigma=sig, mean=mean, xyz=xyz, ids=g["Neighbor Ids"], dist=g["Neighbor Distances"], density=d["Density"],
              sph=d["SPH Density"], h=d["Smoothing Length"], gdens=float(dfield["Global Density"][0]),
              saliency=s["Saliency"], peak_points=p["Point Id"][:, 0], peak_id=s["Peak Id"])
     print("serial: %d points, %d peaks" % (len(xyz), len(p["Point Id"])))
@@ -134,6 +153,15 @@ else:
     if abs(gd - float(ref["gdens"])) > 1e-6 * abs(float(ref["gdens"])):
         t.fail("kNN Density: global density %g, one process %g" % (gd, float(ref["gdens"])))
     print("MPI-DENSITY-OK")
+
+    sig, mean = sph_map(density)
+    worst = np.abs(sig - ref["sigma"]).max() / ref["sigma"].max()
+    filled = ref["sigma"] > 1e-3 * ref["sigma"].max()
+    mworst = np.abs(mean[filled] / ref["mean"][filled] - 1).max()
+    if sig.shape != ref["sigma"].shape or worst > 1e-5 or mworst > 1e-4:
+        t.fail("SPH Resample: %d ranks differ from one process (surface density %g, mean %g)" % (ranks, worst, mworst))
+    print("SPH Resample: the summed image equals one process's (largest difference %.2g of the maximum)" % worst)
+    print("MPI-SPH-OK")
 
     s, _ = arrays(peaks)
     s = by_gid(s, n)
