@@ -49,14 +49,6 @@ bool vtkVicinitySalientPoints::ProcessDistributed(
     return false;
   }
   vtkMPIController* c = vtkVicinity::MultiProcessController();
-  if ((this->HaloCatalogue || this->FriendsOfFriends) && c->GetLocalProcessId() == 0)
-  {
-    // A halo's sphere and a FoF group reach beyond the halo of neighbours
-    // each rank fetches; said once, by rank 0.
-    vtkWarningMacro(<< Label << ": under MPI with several processes the halo catalogue (R_Delta, "
-                                "masses, profiles) and friends-of-friends groups are not computed; "
-                                "the peaks are. Run a single process for them.");
-  }
   vtkVicinity::DistributedPoints dp(c);
   int massAssociation = -1;
   vtkDataArray* massArray =
@@ -67,6 +59,15 @@ bool vtkVicinitySalientPoints::ProcessDistributed(
     output->Initialize();
     peaksOut->Initialize();
     return false;
+  }
+  if ((this->HaloCatalogue || this->FriendsOfFriends) && c->GetLocalProcessId() == 0)
+  {
+    // A halo's sphere and a FoF group reach beyond the halo of neighbours
+    // each rank fetches; said once, by rank 0, once the points passed
+    // validation (a refused input gets one process's messages only).
+    vtkWarningMacro(<< Label << ": under MPI with several processes the halo catalogue (R_Delta, "
+                                "masses, profiles) and friends-of-friends groups are not computed; "
+                                "the peaks are. Run a single process for them.");
   }
 
   vtkVicinity::NBodyChoices choices;

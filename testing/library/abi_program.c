@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
     CHECK(fabsf(r.dist[(size_t)i * K + K - 1] - want) <= 1e-5f * (1 + want), "point %d: %g vs %g", i,
           r.dist[(size_t)i * K + K - 1], want);
   }
-  const size_t known = offsetof(vic_report, warnings) + sizeof(int);
+  const size_t known = offsetof(vic_report, devices_used) + sizeof(int32_t);
   printf("report.struct_size %zu (this header knows %zu), extra option seen %d\n", r.report.struct_size, known,
          extra_seen);
   if (!strcmp(mode, "later")) {
