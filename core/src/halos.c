@@ -49,7 +49,7 @@ void vic_halos_free(vic_halos *h) {
   free(h->profile_radius);
   free(h->profile_density);
   free(h->profile_count);
-  vic__halos_clear(h);
+  memset(h, 0, sizeof *h);
 }
 
 static vic_status check_inputs(vic_ctx *c, const vic_data *x, const vic_peaks *p, const float *mass,

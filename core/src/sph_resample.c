@@ -67,7 +67,7 @@ void vic_sph_image_free(vic_sph_image *im) {
   if (!im) return;
   free(im->density);
   free(im->means);
-  vic__sph_image_clear(im);
+  memset(im, 0, sizeof *im);
 }
 
 static const char *mode_name(vic_sph_mode m) {
