@@ -783,7 +783,7 @@ Outcome BuildKnnIntoArrays(vtkAlgorithm* self, const char* label, Context& ctx, 
     return Outcome::Failed;
   }
   vic_knn_out into;
-  std::memset(&into, 0, sizeof into);
+  vic_knn_out_init(&into);
   into.id_type = sizeof(vtkIdType) == 8 ? VIC_IDS_INT64 : VIC_IDS_INT32;
   into.ids = ids.get();
   into.dist = static_cast<float*>(dist.get());

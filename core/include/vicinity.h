@@ -26,12 +26,16 @@
  *    program's options are accepted by an older library when the fields
  *    it does not know are zero, and refused with VIC_E_UNSUPPORTED when
  *    they are set.  Fields are only ever appended.
- *  - Result structs (vic_knn, vic_peaks, vic_report) are written whole by
- *    the library and have a fixed size: their fields are an anonymous
+ *  - Result structs (vic_knn, vic_peaks, vic_report, vic_halos,
+ *    vic_sph_image) are written whole by the library and have a fixed size: their fields are an anonymous
  *    struct in a union with a reserve, and new fields are appended to that
  *    struct (core/src/abi.c checks the sizes and records the last field).
  *    Their struct_size says how many bytes the library that filled them
  *    knows.  They need no initialisation by the caller.
+ *  - vic_knn_out, the caller's buffers for vic_knn_build_into, holds both
+ *    inputs and results: it is struct_size-first like the options (set by
+ *    vic_knn_out_init, which the caller must call), the library reads the
+ *    inputs and writes the results only within the caller's struct_size.
  *  - vic_data, a view the caller fills field by field, does not grow:
  *    further inputs come as options or as new functions.
  *  - Only vic_* symbols are exported; vic_version() tells the library's
@@ -196,6 +200,8 @@ typedef struct {
 #define VIC_REPORT_BYTES 1024
 #define VIC_KNN_BYTES 1152
 #define VIC_PEAKS_BYTES 1280
+#define VIC_HALOS_BYTES 1536
+#define VIC_SPH_IMAGE_BYTES 1536
 
 typedef struct {              /* what happened, for users and filters */
   size_t struct_size;         /* written by the library */
@@ -315,15 +321,26 @@ typedef enum {
   VIC_IDS_INT32      /* int32_t ids: needs n < 2^31 (VIC_E_ARGUMENT otherwise) */
 } vic_id_type;
 
+/* Inputs and results in one struct_size-first struct: vic_knn_out_init
+ * (required; a struct it did not set is refused with VIC_E_ARGUMENT) sets
+ * struct_size and the defaults (INT64 ids, no buffers); the caller then
+ * sets the buffers.  The library reads the inputs and writes the results
+ * only within the caller's struct_size, so fields appended later (inputs
+ * or results) keep their defaults for an older program. */
 typedef struct {
-  vic_id_type id_type;   /* element type of ids */
+  size_t struct_size;    /* set by the *_init call: the caller's sizeof */
+  vic_id_type id_type;   /* element type of ids; default INT64 */
   void *ids;             /* capacity entries of id_type, -1 where fewer than k neighbours exist */
   float *dist;           /* capacity floats, +inf where the id is -1 */
   int64_t capacity;      /* entries in each buffer: at least n * min(o->k, n - 1), else VIC_E_ARGUMENT */
   int64_t n;             /* set by the call: rows written (0 on failure) */
   int32_t k;             /* set by the call: entries per row (0 on failure) */
-  vic_report report;     /* set by the call on VIC_OK */
+  vic_report report;     /* set by the call (cleared on failure) */
 } vic_knn_out;
+
+void vic_knn_out_init_sized(vic_knn_out *o, size_t struct_size);
+/* Defaults, with struct_size = sizeof as this header sees it. */
+static inline void vic_knn_out_init(vic_knn_out *o) { vic_knn_out_init_sized(o, sizeof *o); }
 
 /* On failure the buffers' contents are unspecified (never read past
  * capacity), n and k are 0 and the context's message says why. */
@@ -488,6 +505,7 @@ typedef enum {
 } vic_overdensity_reference;
 
 typedef struct {
+  size_t struct_size;                   /* set by the *_init call: the caller's sizeof */
   double overdensity;                   /* Delta; default 200 */
   vic_overdensity_reference reference;  /* default MEAN */
   double critical_density;              /* rho_crit in the data's mass / length^3 units (CRITICAL only) */
@@ -507,31 +525,40 @@ typedef struct {
   double profile_outer;                 /* outermost bin edge as a fraction of R_Delta; default 1 */
 } vic_halo_options;
 
-void vic_halo_options_init(vic_halo_options *o);
+void vic_halo_options_init_sized(vic_halo_options *o, size_t struct_size);
+/* Defaults, with struct_size = sizeof as this header sees it. */
+static inline void vic_halo_options_init(vic_halo_options *o) { vic_halo_options_init_sized(o, sizeof *o); }
 
 typedef struct {
-  int64_t n;               /* points */
-  int64_t *halo_id;        /* n: the halo each point belongs to, -1 for none */
-  int64_t n_halos;
-  /* per halo (by the peaks' order, i.e. descending saliency); vectors are n_halos x 3 */
-  int64_t *peak;           /* index into vic_peaks.peak_* */
-  int64_t *members;        /* particles in the halo: its basin's inside R_Delta (bound ones with unbind) */
-  double *mass;            /* their total mass */
-  double *centre;          /* the density-peak centre (vic_peaks.peak_centre) */
-  double *centre_of_mass;  /* of the members, minimum image about the centre, wrapped into the box */
-  double *r_delta, *m_delta; /* spherical-overdensity radius and mass: M_Delta = (4/3) pi R_Delta^3 Delta rho_ref */
-  double *r_half;          /* radius around the centre holding half the members' mass */
-  double *bulk_velocity;   /* mass-weighted mean velocity of the members (NAN without velocities) */
-  double *sigma_v;         /* 1-d velocity dispersion sqrt(sum m |v - v_bulk|^2 / (3 M)) (NAN without) */
-  int64_t *unbound;        /* particles inside R_Delta removed by the energy cut (0 without unbind) */
-  /* profiles: n_halos x profile_bins, bin b of halo h at h * profile_bins + b */
-  int32_t profile_bins;
-  double *profile_radius;  /* the bin's geometric-mean radius */
-  double *profile_density; /* basin mass in the shell over the shell's volume */
-  int64_t *profile_count;  /* basin particles in the shell */
-  double reference_density; /* Delta rho_ref: the mean enclosed density at R_Delta */
-  double mean_density;      /* the mean density used (given or from the data) */
-  vic_report report;
+  size_t struct_size;          /* written by the library */
+  union {
+    struct {
+      int64_t n;               /* points */
+      int64_t *halo_id;        /* n: the halo each point belongs to, -1 for none */
+      int64_t n_halos;
+      /* per halo (by the peaks' order, i.e. descending saliency); vectors are n_halos x 3 */
+      int64_t *peak;           /* index into vic_peaks.peak_* */
+      int64_t *members;        /* particles in the halo: its basin's inside R_Delta (bound ones with unbind) */
+      double *mass;            /* their total mass */
+      double *centre;          /* the density-peak centre (vic_peaks.peak_centre) */
+      double *centre_of_mass;  /* of the members, minimum image about the centre, wrapped into the box */
+      double *r_delta, *m_delta; /* spherical-overdensity radius and mass: M_Delta = (4/3) pi R_Delta^3 Delta
+                                    rho_ref */
+      double *r_half;          /* radius around the centre holding half the members' mass */
+      double *bulk_velocity;   /* mass-weighted mean velocity of the members (NAN without velocities) */
+      double *sigma_v;         /* 1-d velocity dispersion sqrt(sum m |v - v_bulk|^2 / (3 M)) (NAN without) */
+      int64_t *unbound;        /* particles inside R_Delta removed by the energy cut (0 without unbind) */
+      /* profiles: n_halos x profile_bins, bin b of halo h at h * profile_bins + b */
+      int32_t profile_bins;
+      double *profile_radius;  /* the bin's geometric-mean radius */
+      double *profile_density; /* basin mass in the shell over the shell's volume */
+      int64_t *profile_count;  /* basin particles in the shell */
+      double reference_density; /* Delta rho_ref: the mean enclosed density at R_Delta */
+      double mean_density;      /* the mean density used (given or from the data) */
+      vic_report report;
+    };
+    unsigned char reserved_[VIC_HALOS_BYTES - sizeof(size_t)];
+  };
 } vic_halos;
 
 /* A halo catalogue from density peaks (vic_peaks_find on x, d = 3, L2,
@@ -582,6 +609,7 @@ typedef enum {
  * radius from the smoothing length with the SPH convention of vic_density
  * (pynbody: support 2h; Gadget: support h). */
 typedef struct {
+  size_t struct_size;         /* set by the *_init call: the caller's sizeof */
   vic_sph_mode mode;          /* default projection */
   vic_sph_kernel kernel;      /* default cubic spline */
   vic_sph_convention sph;     /* what smoothing_length means; default pynbody */
@@ -597,23 +625,33 @@ typedef struct {
                                  default 0 = 4 GiB */
 } vic_sph_options;
 
-void vic_sph_options_init(vic_sph_options *o);
+void vic_sph_options_init_sized(vic_sph_options *o, size_t struct_size);
+/* Defaults, with struct_size = sizeof as this header sees it. */
+static inline void vic_sph_options_init(vic_sph_options *o) { vic_sph_options_init_sized(o, sizeof *o); }
 /* Sets u and v for a view along `direction` (from the camera into the
  * scene: w = direction / |direction|) with `up` (projected off w) as v;
- * up NULL or parallel to w picks the world axis least aligned with w. */
+ * up NULL or parallel to w picks the world axis least aligned with w.
+ * o must have been set by vic_sph_options_init (VIC_E_ARGUMENT otherwise). */
 vic_status vic_sph_options_set_view(vic_sph_options *o, const double direction[3], const double up[3]);
 
 typedef struct {
-  int32_t nx, ny, nz;         /* cells along u, v, w (nz = 1 for a projection or a slice) */
-  double origin[3];           /* world position of the centre of cell (0, 0, 0) */
-  double spacing[3];          /* cell sizes along u, v, w (projection and slice: spacing[2] = 1) */
-  double axes[3][3];          /* u, v, w */
-  float *density;             /* nx*ny*nz, x fastest: surface density (projection) or density */
-  int32_t n_arrays;
-  float *means;               /* n_arrays blocks of nx*ny*nz: the density-weighted mean of each array along the
-                                 line of sight (projection) or at the cell; NaN where no particle reaches */
-  double mass_deposited;      /* projection and volume: the mass the image received */
-  vic_report report;
+  size_t struct_size;             /* written by the library */
+  union {
+    struct {
+      int32_t nx, ny, nz;         /* cells along u, v, w (nz = 1 for a projection or a slice) */
+      double origin[3];           /* world position of the centre of cell (0, 0, 0) */
+      double spacing[3];          /* cell sizes along u, v, w (projection and slice: spacing[2] = 1) */
+      double axes[3][3];          /* u, v, w */
+      float *density;             /* nx*ny*nz, x fastest: surface density (projection) or density */
+      int32_t n_arrays;
+      float *means;               /* n_arrays blocks of nx*ny*nz: the density-weighted mean of each array along
+                                     the line of sight (projection) or at the cell; NaN where no particle
+                                     reaches */
+      double mass_deposited;      /* projection and volume: the mass the image received */
+      vic_report report;
+    };
+    unsigned char reserved_[VIC_SPH_IMAGE_BYTES - sizeof(size_t)];
+  };
 } vic_sph_image;
 
 void vic_sph_image_free(vic_sph_image *im); /* frees the arrays and zeroes the struct */

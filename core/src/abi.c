@@ -20,6 +20,8 @@ const char *vic_version_string(void) {
 _Static_assert(sizeof(vic_report) == VIC_REPORT_BYTES, "vic_report outgrew its reserve");
 _Static_assert(sizeof(vic_knn) == VIC_KNN_BYTES, "vic_knn outgrew its reserve");
 _Static_assert(sizeof(vic_peaks) == VIC_PEAKS_BYTES, "vic_peaks outgrew its reserve");
+_Static_assert(sizeof(vic_halos) == VIC_HALOS_BYTES, "vic_halos outgrew its reserve");
+_Static_assert(sizeof(vic_sph_image) == VIC_SPH_IMAGE_BYTES, "vic_sph_image outgrew its reserve");
 #endif
 
 /* The bytes of each result struct this library fills: the end of its last
@@ -30,7 +32,9 @@ enum { REPORT_KNOWN = offsetof(vic_report, abi_test_extra) + sizeof(double) };
 enum { REPORT_KNOWN = offsetof(vic_report, devices_used) + sizeof(int32_t) };
 #endif
 enum { KNN_KNOWN = offsetof(vic_knn, report) + VIC_REPORT_BYTES,
-       PEAKS_KNOWN = offsetof(vic_peaks, report) + VIC_REPORT_BYTES };
+       PEAKS_KNOWN = offsetof(vic_peaks, report) + VIC_REPORT_BYTES,
+       HALOS_KNOWN = offsetof(vic_halos, report) + VIC_REPORT_BYTES,
+       SPH_IMAGE_KNOWN = offsetof(vic_sph_image, report) + VIC_REPORT_BYTES };
 
 void vic__report_clear(vic_report *r) {
   memset(r, 0, sizeof *r);
@@ -45,6 +49,17 @@ void vic__peaks_clear(vic_peaks *p) {
   memset(p, 0, sizeof *p);
   p->struct_size = PEAKS_KNOWN;
   p->report.struct_size = REPORT_KNOWN;
+}
+
+void vic__halos_clear(vic_halos *h) {
+  memset(h, 0, sizeof *h);
+  h->struct_size = HALOS_KNOWN;
+  h->report.struct_size = REPORT_KNOWN;
+}
+void vic__sph_image_clear(vic_sph_image *im) {
+  memset(im, 0, sizeof *im);
+  im->struct_size = SPH_IMAGE_KNOWN;
+  im->report.struct_size = REPORT_KNOWN;
 }
 
 void vic__init_sized(void *o, size_t struct_size, const void *defaults, size_t full_size) {

@@ -14,7 +14,7 @@
 
 #define VIC__PI 3.14159265358979323846
 
-void vic_halo_options_init(vic_halo_options *o) {
+static void defaults(vic_halo_options *o) {
   memset(o, 0, sizeof *o);
   o->overdensity = 200.0;
   o->reference = VIC_OVERDENSITY_MEAN;
@@ -24,6 +24,12 @@ void vic_halo_options_init(vic_halo_options *o) {
   o->profile_bins = 20;
   o->profile_inner = 0.02;
   o->profile_outer = 1.0;
+}
+
+void vic_halo_options_init_sized(vic_halo_options *o, size_t struct_size) {
+  vic_halo_options d;
+  defaults(&d);
+  vic__init_sized(o, struct_size, &d, sizeof d);
 }
 
 void vic_halos_free(vic_halos *h) {
@@ -295,12 +301,16 @@ vic_status vic_halo_catalogue(vic_ctx *c, const vic_data *x, const vic_peaks *p,
                               const float *velocity, const vic_halo_options *o_in, vic_halos *out) {
   if (!c) return VIC_E_ARGUMENT;
   if (!out) return vic__fail(c, VIC_E_ARGUMENT, "the halo catalogue needs an output structure");
-  memset(out, 0, sizeof *out);
+  vic__halos_clear(out);
   c->error[0] = '\0';
   c->warnings = 0;
   const double t0 = vic__now();
   vic_halo_options o;
-  if (o_in) o = *o_in; else vic_halo_options_init(&o);
+  vic_halo_options_init(&o);
+  if (o_in) {
+    vic_status so_ = VIC__OPTIONS_IN(c, o_in, &o, "vic_halo_options");
+    if (so_ != VIC_OK) return so_;
+  }
   vic_status s = check_inputs(c, x, p, mass, velocity, &o);
   if (s != VIC_OK) return s;
   if ((s = vic__progress(c, "halos", 0.0)) != VIC_OK) return s;

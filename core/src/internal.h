@@ -66,6 +66,8 @@ void vic__report_reason(vic_report *r, const char *fmt, ...)
 void vic__report_clear(vic_report *r);
 void vic__knn_clear(vic_knn *k);
 void vic__peaks_clear(vic_peaks *p);
+void vic__halos_clear(vic_halos *h);
+void vic__sph_image_clear(vic_sph_image *im);
 /* Options of a public call: `full` holds this library's defaults (its
  * *_init) and receives the bytes of `given` that the caller's struct_size
  * covers.  Refuses a struct_size no *_init call wrote and fields of a

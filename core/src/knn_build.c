@@ -49,6 +49,13 @@ void vic_build_options_init_sized(vic_build_options *o, size_t struct_size) {
   vic__init_sized(o, struct_size, &d, sizeof d);
 }
 
+void vic_knn_out_init_sized(vic_knn_out *o, size_t struct_size) {
+  vic_knn_out d;
+  memset(&d, 0, sizeof d);
+  d.id_type = VIC_IDS_INT64;
+  vic__init_sized(o, struct_size, &d, sizeof d);
+}
+
 void vic_knn_free(vic_knn *r) {
   if (!r) return;
   free(r->ids);
@@ -333,13 +340,36 @@ vic_status vic__knn_build(vic_ctx *c, const vic_data *x, const vic_build_options
   return build(c, x, o, NULL, out);
 }
 
+/* The caller's struct is read and written only within its struct_size:
+ * the call works on a full copy (this library's defaults beyond the
+ * caller's bytes) and hands back the bytes the caller has.  n, k and the
+ * report are in every version of the struct, so a refusal zeroes them
+ * even when struct_size is wrong. */
 vic_status vic_knn_build_into(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_knn_out *out) {
   if (!c || !out) return VIC_E_ARGUMENT;
   vic__begin_call(c);
-  out->n = 0;
-  out->k = 0;
-  vic__report_clear(&out->report);
-  return build(c, x, o, out, NULL);
+  c->error[0] = '\0';
+  vic_knn_out full;
+  vic_knn_out_init(&full);
+  vic_status s = VIC_OK;
+  if (out->struct_size < offsetof(vic_knn_out, report) + sizeof(vic_report))
+    s = vic__fail(c, VIC_E_ARGUMENT,
+                  "vic_knn_out: struct_size %zu is not a size of this struct (set it with vic_knn_out_init)",
+                  out->struct_size);
+  if (s == VIC_OK) s = VIC__OPTIONS_IN(c, out, &full, "vic_knn_out");
+  if (s == VIC_OK) {
+    vic__report_clear(&full.report);
+    s = build(c, x, o, &full, NULL);
+  }
+  if (s != VIC_OK) {
+    out->n = 0;
+    out->k = 0;
+    vic__report_clear(&out->report);
+    return s;
+  }
+  const size_t size = out->struct_size < sizeof full ? out->struct_size : sizeof full;
+  memcpy((unsigned char *)out + sizeof(size_t), (const unsigned char *)&full + sizeof(size_t), size - sizeof(size_t));
+  return VIC_OK;
 }
 
 void vic__report_dnn1(const vic_knn *nn, vic_report *r) {

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void vic_sph_options_init(vic_sph_options *o) {
+static void defaults(vic_sph_options *o) {
   memset(o, 0, sizeof *o);
   o->mode = VIC_SPH_PROJECTION;
   o->kernel = VIC_SPH_CUBIC_SPLINE;
@@ -23,6 +23,12 @@ void vic_sph_options_init(vic_sph_options *o) {
   o->resolution[2] = 1;
 }
 
+void vic_sph_options_init_sized(vic_sph_options *o, size_t struct_size) {
+  vic_sph_options d;
+  defaults(&d);
+  vic__init_sized(o, struct_size, &d, sizeof d);
+}
+
 static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 static void cross3(const double *a, const double *b, double *c) {
   c[0] = a[1] * b[2] - a[2] * b[1];
@@ -31,7 +37,9 @@ static void cross3(const double *a, const double *b, double *c) {
 }
 
 vic_status vic_sph_options_set_view(vic_sph_options *o, const double direction[3], const double up[3]) {
-  if (!o || !direction) return VIC_E_ARGUMENT;
+  /* u and v are in every version of the struct, but only one that an
+   * init call set says so */
+  if (!o || !direction || o->struct_size < offsetof(vic_sph_options, v) + sizeof o->v) return VIC_E_ARGUMENT;
   double w[3] = {direction[0], direction[1], direction[2]}, len = sqrt(dot3(w, w));
   if (!(len > 0) || !isfinite(len)) return VIC_E_ARGUMENT;
   for (int k = 0; k < 3; ++k) w[k] /= len;
@@ -244,10 +252,14 @@ vic_status vic_sph_resample(vic_ctx *c, const vic_data *x, const float *mass, co
   c->error[0] = '\0';
   c->warnings = 0;
   if (!out) return vic__fail(c, VIC_E_ARGUMENT, "SPH map: no output image (out is NULL)");
-  memset(out, 0, sizeof *out);
+  vic__sph_image_clear(out);
   const double t0 = vic__now();
   vic_sph_options o;
-  if (o_in) o = *o_in; else vic_sph_options_init(&o);
+  vic_sph_options_init(&o);
+  if (o_in) {
+    vic_status so_ = VIC__OPTIONS_IN(c, o_in, &o, "vic_sph_options");
+    if (so_ != VIC_OK) return so_;
+  }
   double w[3];
   vic_status s = check_options(c, &o, w);
   if (s == VIC_OK) s = check_particles(c, x, mass, smoothing_length, n_arrays, arrays, &o);

@@ -163,7 +163,7 @@ static vic_status build_into(vic_ctx *c, const vic_data *x, const vic_build_opti
   const int32_t k = (int64_t)o->k < x->n ? o->k : (int32_t)(x->n - 1);
   const size_t entries = (size_t)x->n * (size_t)k;
   vic_knn_out out;
-  memset(&out, 0, sizeof out);
+  vic_knn_out_init(&out);
   out.id_type = strcmp(type, "int32") ? VIC_IDS_INT64 : VIC_IDS_INT32;
   out.ids = malloc(entries * (out.id_type == VIC_IDS_INT32 ? 4 : 8));
   out.dist = malloc(entries * sizeof(float));

@@ -17,6 +17,7 @@
 #include "nbody_models.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 typedef struct {
@@ -225,6 +226,16 @@ static void test_planted(void) {
   o.overdensity = -1;
   VT_CHECK(vic_halo_catalogue(c, &x, &pk, NULL, NULL, &o, &cat) == VIC_E_ARGUMENT, "negative Delta accepted");
   VT_CHECK(cat.n_halos == 0 && cat.halo_id == NULL, "a failed call leaves the output zeroed");
+  /* the ABI: options no init call set are refused with the call to make,
+   * and the catalogue says what its library knows */
+  vic_halo_options_init(&o);
+  o.struct_size = 0;
+  VT_CHECK(vic_halo_catalogue(c, &x, &pk, NULL, NULL, &o, &cat) == VIC_E_ARGUMENT &&
+               strstr(vic_ctx_error(c), "vic_halo_options_init"),
+           "uninitialised options: %s", vic_ctx_error(c));
+  VT_CHECK(sizeof cat == VIC_HALOS_BYTES && cat.struct_size > offsetof(vic_halos, report) &&
+               cat.struct_size <= sizeof cat && cat.report.struct_size > offsetof(vic_report, warnings),
+           "catalogue struct_size %zu, report.struct_size %zu", cat.struct_size, cat.report.struct_size);
 
   /* Friends-of-friends on the same box: the three largest groups are the halos. */
   int64_t *grp = malloc((size_t)n * sizeof *grp), ng = 0;

@@ -4,6 +4,7 @@
  * past the capacity. */
 #include "test_util.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ typedef struct {
 
 static void into_alloc(into_buf *b, vic_id_type type, int64_t capacity) {
   memset(b, 0, sizeof *b);
+  vic_knn_out_init(&b->out);
   b->out.id_type = type;
   const size_t ib = type == VIC_IDS_INT32 ? 4 : 8;
   b->out.ids = malloc((size_t)(capacity + 1) * ib);
@@ -128,6 +130,44 @@ int main(void) {
            vic_status_name(s), vic_ctx_error(c));
   b.out.id_type = VIC_IDS_INT64;
   VT_CHECK(vic_knn_build_into(c, &x3, &o, NULL) == VIC_E_ARGUMENT, "a NULL output accepted");
+  into_free(&b);
+
+  /* the ABI: a struct no vic_knn_out_init set is refused; the library
+   * reads and writes only the caller's struct_size bytes; a newer
+   * program's unknown fields are accepted at zero and refused when set */
+  union {
+    vic_knn_out out;
+    unsigned char raw[sizeof(vic_knn_out) + 64];
+  } u;
+  into_alloc(&b, VIC_IDS_INT64, n * 6);
+  b.out.struct_size = 0;
+  s = vic_knn_build_into(c, &x3, &o, &b.out);
+  VT_CHECK(s == VIC_E_ARGUMENT && strstr(vic_ctx_error(c), "vic_knn_out_init") && b.out.n == 0,
+           "an uninitialised vic_knn_out: %s (%s)",
+           vic_status_name(s), vic_ctx_error(c));
+  memset(&u, 0xAB, sizeof u);
+  vic_knn_out_init(&u.out);
+  VT_CHECK(u.out.struct_size == sizeof(vic_knn_out) && u.out.id_type == VIC_IDS_INT64 && !u.out.ids && !u.out.dist &&
+               u.out.capacity == 0 && u.out.n == 0 && u.out.k == 0,
+           "vic_knn_out_init: not the defaults");
+  u.out.ids = b.out.ids;
+  u.out.dist = b.out.dist;
+  u.out.capacity = b.out.capacity;
+  VT_OK(c, vic_knn_build_into(c, &x3, &o, &u.out));
+  VT_CHECK(u.out.n == n && u.out.k == 6 && u.out.report.struct_size >= offsetof(vic_report, warnings) + sizeof(int),
+           "the lists' n %lld, k %d, report.struct_size %zu", (long long)u.out.n, (int)u.out.k,
+           u.out.report.struct_size);
+  int touched = 0;
+  for (size_t i = sizeof(vic_knn_out); i < sizeof u; ++i) touched += u.raw[i] != 0xAB;
+  VT_CHECK(touched == 0, "%d bytes past the caller's struct_size were written", touched);
+  memset(u.raw + sizeof(vic_knn_out), 0, 16);
+  u.out.struct_size = sizeof(vic_knn_out) + 16;
+  VT_OK(c, vic_knn_build_into(c, &x3, &o, &u.out));
+  u.raw[sizeof(vic_knn_out) + 3] = 1;
+  s = vic_knn_build_into(c, &x3, &o, &u.out);
+  VT_CHECK(s == VIC_E_UNSUPPORTED && u.out.n == 0 && u.out.k == 0 && u.raw[sizeof(vic_knn_out) + 3] == 1,
+           "a set unknown field: %s (%s)",
+           vic_status_name(s), vic_ctx_error(c));
   into_free(&b);
 
   free(p3);

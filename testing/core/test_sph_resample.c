@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #define PI 3.14159265358979323846
@@ -277,6 +278,19 @@ static void test_validation(vic_ctx *c) {
   vic_data x0 = {NULL, 0, 3, 0, VIC_L2, NULL};
   VT_OK(c, vic_sph_resample(c, &x0, NULL, NULL, 0, NULL, &o, &im));
   VT_CHECK(im.nx == 256 && sum_image(&im) == 0, "empty set: %d cells wide, sum %g", im.nx, sum_image(&im));
+  vic_sph_image_free(&im);
+  /* the ABI: options no init call set are refused, the image says what
+   * its library knows, and the fixed size holds */
+  b = o;
+  b.struct_size = 0;
+  expect(c, vic_sph_resample(c, &x, m, h, 0, NULL, &b, &im), VIC_E_ARGUMENT, "vic_sph_options_init",
+         "uninitialised options");
+  VT_CHECK(vic_sph_options_set_view(&b, (const double[3]){0, 0, 1}, NULL) == VIC_E_ARGUMENT,
+           "set_view on options no init call set");
+  VT_OK(c, vic_sph_resample(c, &x, m, h, 0, NULL, &o, &im));
+  VT_CHECK(sizeof im == VIC_SPH_IMAGE_BYTES && im.struct_size > offsetof(vic_sph_image, report) &&
+               im.struct_size <= sizeof im && im.report.struct_size > offsetof(vic_report, warnings),
+           "image struct_size %zu, report.struct_size %zu", im.struct_size, im.report.struct_size);
   vic_sph_image_free(&im);
   /* cancellation through the progress callback */
   vic_ctx_options co;

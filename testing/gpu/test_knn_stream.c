@@ -47,7 +47,7 @@ static void check_case(const char *what, const vic_data *x, int32_t k, size_t bu
   for (int t = 0; t < 2; ++t) {
     const int ib = t ? 4 : 8;
     vic_knn_out out;
-    memset(&out, 0, sizeof out);
+    vic_knn_out_init(&out);
     out.id_type = t ? VIC_IDS_INT32 : VIC_IDS_INT64;
     out.capacity = ref.n * ref.k;
     out.ids = malloc((size_t)out.capacity * (size_t)ib);
@@ -158,7 +158,7 @@ static void check_big(void) {
   o.method = VIC_METHOD_GRID;
   o.k = k;
   vic_knn_out out;
-  memset(&out, 0, sizeof out);
+  vic_knn_out_init(&out);
   out.id_type = VIC_IDS_INT32;
   out.capacity = n * k;
   out.ids = malloc((size_t)out.capacity * 4);

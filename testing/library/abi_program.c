@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
     CHECK(fabsf(r.dist[(size_t)i * K + K - 1] - want) <= 1e-5f * (1 + want), "point %d: %g vs %g", i,
           r.dist[(size_t)i * K + K - 1], want);
   }
-  const size_t known = offsetof(vic_report, devices_used) + sizeof(int32_t);
+  const size_t known = offsetof(vic_report, devices_used) + sizeof(int32_t); /* its last field */
   printf("report.struct_size %zu (this header knows %zu), extra option seen %d\n", r.report.struct_size, known,
          extra_seen);
   if (!strcmp(mode, "later")) {
@@ -143,6 +143,43 @@ int main(int argc, char **argv) {
   CHECK(vic_knn_density_peaks(c, &data, 8, NULL, &dop, &po, NULL, rho, NULL, NULL, &p) == VIC_OK, "peaks: %s",
         vic_ctx_error(c));
   CHECK(p.n == N && p.n_peaks >= 1 && p.report.struct_size >= known, "peaks result");
+
+  /* the result structs of the catalogue, the SPH map and the caller's
+   * lists carry the report the library knows, like vic_knn's */
+  vic_knn ref;
+  CHECK(vic_knn_build(c, &data, &buf.o, &ref) == VIC_OK, "lists: %s", vic_ctx_error(c));
+  const size_t report_size = ref.report.struct_size;
+  int64_t ids[N * K];
+  float dist[N * K];
+  vic_knn_out into;
+  vic_knn_out_init(&into);
+  CHECK(into.struct_size == sizeof into && into.id_type == VIC_IDS_INT64, "vic_knn_out_init");
+  into.ids = ids;
+  into.dist = dist;
+  into.capacity = N * K;
+  CHECK(vic_knn_build_into(c, &data, &buf.o, &into) == VIC_OK, "into: %s", vic_ctx_error(c));
+  CHECK(into.n == N && into.k == K && into.report.struct_size == report_size && ids[K] == ref.ids[K],
+        "vic_knn_out: n %lld k %d report %zu", (long long)into.n, (int)into.k, into.report.struct_size);
+  vic_knn_free(&ref);
+  vic_halo_options ho;
+  vic_halo_options_init(&ho);
+  ho.min_members = 1;
+  vic_halos halos;
+  CHECK(vic_halo_catalogue(c, &data, &p, NULL, NULL, &ho, &halos) == VIC_OK, "halos: %s", vic_ctx_error(c));
+  CHECK(halos.struct_size > offsetof(vic_halos, report) && halos.report.struct_size == report_size,
+        "vic_halos: struct_size %zu, report %zu", halos.struct_size, halos.report.struct_size);
+  vic_halos_free(&halos);
+  float hsm[N];
+  CHECK(vic_knn_density(c, &data, 8, NULL, &dop, NULL, rho, NULL, hsm) == VIC_OK, "h: %s", vic_ctx_error(c));
+  vic_sph_options sop;
+  vic_sph_options_init(&sop);
+  sop.centre[0] = sop.centre[1] = sop.centre[2] = 0.5;
+  sop.resolution[0] = sop.resolution[1] = 16;
+  vic_sph_image im;
+  CHECK(vic_sph_resample(c, &data, NULL, hsm, 0, NULL, &sop, &im) == VIC_OK, "sph: %s", vic_ctx_error(c));
+  CHECK(im.nx == 16 && im.struct_size > offsetof(vic_sph_image, report) && im.report.struct_size == report_size,
+        "vic_sph_image: struct_size %zu, report %zu", im.struct_size, im.report.struct_size);
+  vic_sph_image_free(&im);
   vic_peaks_free(&p);
 
   /* an options struct that no init call set is refused with a message */
