@@ -18,8 +18,8 @@
  *    the batch fit on the device at once, each block finds the nearest
  *    pivots of its 1/t0 share of them itself and starts from the nearest:
  *    a single query pays one launch and no exchange between its blocks
- *    (the pivot launch cost 17-23 us of each single-query call on the
- *    H100, the exchange of a cooperative launch 5 us more).
+ *    (a separate pivot launch and a cooperative exchange were measurable
+ *    parts of a single-query call: BENCHMARKS.md, GRNND and TSDG).
  *
  *  large batch (Alg. 2): one warp-sized block per query keeps a sorted list
  *    (R and the expansion queue C in one array: unexpanded entries carry no
