@@ -272,9 +272,9 @@ typedef struct {
                               bit (sharded builds then equal on 1 and N GPUs); default 0: atomics */
   } ggnn;
   struct {                 /* GNND (Wang et al.) */
-    int32_t k_build;       /* default max(k, 32) */
-    int32_t samples;       /* p; default 16 */
-    int32_t iterations;    /* default 10 */
+    int32_t k_build;       /* default max(k, 64) (TSDG's lists: 32) */
+    int32_t samples;       /* p; default 24 (TSDG's lists: 16 unless k_build is set) */
+    int32_t iterations;    /* default 6 (TSDG's lists: 10 unless k_build is set) */
     float converge;        /* stop when updated fraction < converge; default 0.001 */
   } gnnd;
   struct {                 /* GRNND (Li et al.) */

@@ -160,8 +160,19 @@ vic_status vic_index_save(vic_ctx *c, const vic_index *ix, const char *path) {
     /* the fixed-width edge table (degree in the header's K field), and
      * TSDG's occlusion factor of every edge */
     const uint64_t cells = (uint64_t)ix->x.n * (uint64_t)ix->flat.degree;
-    write_section(&w, SEC_FLAT_EDGES, ix->flat.ids, cells * sizeof(int32_t));
-    if (ix->kind == VIC_INDEX_TSDG) write_section(&w, SEC_FLAT_OCCLUSION, ix->flat.occl, cells);
+    const int32_t *ids = NULL;
+    const uint8_t *occl = NULL;
+    void *owned = NULL; /* a graph built on the device: its edges copied back for the file */
+    vic_status es = vic__flat_edges(c, &ix->flat, ix->x.n, ix->kind == VIC_INDEX_TSDG, &ids, &occl, &owned);
+    if (es != VIC_OK) { /* its message stands */
+      fclose(w.f);
+      remove(tmp);
+      free(tmp);
+      return es;
+    }
+    write_section(&w, SEC_FLAT_EDGES, ids, cells * sizeof(int32_t));
+    if (ix->kind == VIC_INDEX_TSDG) write_section(&w, SEC_FLAT_OCCLUSION, occl, cells);
+    free(owned);
   }
   encode_header(ix, w.sections, w.bytes, w.checksum, header);
   if (fseek(w.f, 0, SEEK_SET) != 0 || fwrite(header, 1, HEADER_BYTES, w.f) != HEADER_BYTES) w.failed = 1;

@@ -161,9 +161,11 @@ static void layout_free(gs_layout *L) {
 
 /* Components (grouped members, offsets, largest first) and the pivots: a
  * quota of max(1, target * size / n) random members of each component
- * (a partial shuffle of its members), until GS_PIVOTS_MAX. */
-static int gs_layout_make(vick_call *call, const int32_t *graph, int64_t n, int32_t degree, int32_t target,
-                          gs_layout *L) {
+ * (a partial shuffle of its members), until GS_PIVOTS_MAX.  The components
+ * come from the graph by union-find, or as roots (the smallest node of
+ * each node's component, found on the device) when roots is not NULL. */
+static int gs_layout_make(vick_call *call, const int32_t *graph, const int32_t *roots, int64_t n, int32_t degree,
+                          int32_t target, gs_layout *L) {
   memset(L, 0, sizeof *L);
   int64_t *par = (int64_t *)malloc((size_t)n * sizeof(int64_t));
   int64_t *idx = (int64_t *)malloc((size_t)n * sizeof(int64_t));
@@ -172,8 +174,8 @@ static int gs_layout_make(vick_call *call, const int32_t *graph, int64_t n, int3
     free(idx);
     return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the component labels");
   }
-  for (int64_t i = 0; i < n; ++i) par[i] = i;
-  for (int64_t i = 0; i < n; ++i)
+  for (int64_t i = 0; i < n; ++i) par[i] = roots ? roots[i] : i;
+  for (int64_t i = 0; i < n && !roots; ++i)
     for (int32_t e = 0; e < degree; ++e) {
       const int32_t v = graph[i * degree + e];
       if (v < 0) continue;
@@ -257,8 +259,10 @@ static void gs_release(vick_gsearch *g) {
 static int gs_upload(vick_call *call, vick_gsearch *g, const float *rows, const int32_t *graph, const uint8_t *occl,
                      const gs_layout *L) {
   const size_t nx = (size_t)g->n * g->d * 4, ng = (size_t)g->n * g->degree, P = (size_t)L->P;
-  const size_t need = nx + ng * 4 + (occl ? ng : 0) + P * (((size_t)g->d + 3) / 4 * 16 + 8) + (size_t)g->n * 4 +
-                      ((size_t)L->ncomp + 1) * 4;
+  const int adopted = g->x != NULL; /* rows and graph already on the device (gs_adopt) */
+  const size_t big = nx + ng * 4 + (occl || g->occl ? ng : 0);
+  const size_t small = P * (((size_t)g->d + 3) / 4 * 16 + 8) + (size_t)g->n * 4 + ((size_t)L->ncomp + 1) * 4;
+  const size_t need = (adopted ? 0 : big) + small;
   size_t fr = 0, tot = 0;
   VICK_CUDA(call, cudaMemGetInfo(&fr, &tot));
   const size_t budget = call->memory_budget ? call->memory_budget : (size_t)(0.9 * (double)fr);
@@ -274,19 +278,19 @@ static int gs_upload(vick_call *call, vick_gsearch *g, const float *rows, const 
   cudaError_t e = cudaSuccess;
 #define GS_STEP(expr)                                                       \
   if (rc == VICK_OK && (e = (expr)) != cudaSuccess) rc = vick_cuda_fail(call, e, #expr, __FILE__, __LINE__)
-  GS_STEP(cudaMalloc((void **)&g->x, nx));
-  GS_STEP(cudaMalloc((void **)&g->g, ng * 4));
-  if (occl) GS_STEP(cudaMalloc((void **)&g->occl, ng));
+  if (!adopted) GS_STEP(cudaMalloc((void **)&g->x, nx));
+  if (!adopted) GS_STEP(cudaMalloc((void **)&g->g, ng * 4));
+  if (!adopted && occl) GS_STEP(cudaMalloc((void **)&g->occl, ng));
   GS_STEP(cudaMalloc((void **)&g->pt, npt * 4));
   GS_STEP(cudaMalloc((void **)&g->pid, P * 4));
   GS_STEP(cudaMalloc((void **)&g->pcomp, P * 4));
   GS_STEP(cudaMalloc((void **)&g->members, (size_t)g->n * 4));
   GS_STEP(cudaMalloc((void **)&g->coff, ((size_t)L->ncomp + 1) * 4));
-  g->bytes = need;
+  g->bytes = big + small;
   const double t0 = vick_now();
-  GS_STEP(cudaMemcpy(g->x, rows, nx, cudaMemcpyHostToDevice));
-  GS_STEP(cudaMemcpy(g->g, graph, ng * 4, cudaMemcpyHostToDevice));
-  if (occl) GS_STEP(cudaMemcpy(g->occl, occl, ng, cudaMemcpyHostToDevice));
+  if (!adopted) GS_STEP(cudaMemcpy(g->x, rows, nx, cudaMemcpyHostToDevice));
+  if (!adopted) GS_STEP(cudaMemcpy(g->g, graph, ng * 4, cudaMemcpyHostToDevice));
+  if (!adopted && occl) GS_STEP(cudaMemcpy(g->occl, occl, ng, cudaMemcpyHostToDevice));
   GS_STEP(cudaMemcpy(g->pt, pt, npt * 4, cudaMemcpyHostToDevice));
   GS_STEP(cudaMemcpy(g->pid, L->pid, P * 4, cudaMemcpyHostToDevice));
   GS_STEP(cudaMemcpy(g->pcomp, L->pcomp, P * 4, cudaMemcpyHostToDevice));
@@ -321,7 +325,7 @@ int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d
   int32_t target = max_entries;
   if (target == 0) target = n / 8 < GS_PIVOTS ? (int32_t)(n / 8 > 0 ? n / 8 : 1) : GS_PIVOTS;
   gs_layout L;
-  int rc = gs_layout_make(call, graph, n, degree, target, &L);
+  int rc = gs_layout_make(call, graph, NULL, n, degree, target, &L);
   if (rc != VICK_OK) return rc;
   vick_gsearch *g = (vick_gsearch *)calloc(1, sizeof *g);
   if (!g) {
@@ -352,6 +356,30 @@ int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d
   call->seconds_total = vick_now() - t_start;
   *out = g;
   return VICK_OK;
+}
+
+int gs_finish_adopted(vick_call *call, vick_gsearch *g, const float *rows, const int32_t *roots,
+                      int32_t max_entries) {
+  if (max_entries < 0 || max_entries > GS_PIVOTS_MAX)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: %d entry points asked, 0..%d allowed", (int)max_entries,
+                     GS_PIVOTS_MAX);
+  if (((size_t)g->d + 3) / 4 * 16 * GS_PQT > 40000)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: d = %d above %d", (int)g->d, 40000 / (4 * GS_PQT) - 3);
+  const int64_t n = g->n;
+  int32_t target = max_entries;
+  if (target == 0) target = n / 8 < GS_PIVOTS ? (int32_t)(n / 8 > 0 ? n / 8 : 1) : GS_PIVOTS;
+  gs_layout L;
+  int rc = gs_layout_make(call, NULL, roots, n, g->degree, target, &L);
+  if (rc != VICK_OK) return rc;
+  g->components = L.ncomp;
+  g->pivots = L.P;
+  cudaError_t e = cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, g->device);
+  if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaDeviceGetAttribute", __FILE__, __LINE__);
+  if (rc == VICK_OK) rc = gs_upload(call, g, rows, NULL, NULL, &L);
+  if (rc == VICK_OK) rc = gs_small_wave_capacity(call, g);
+  if (rc == VICK_OK) rc = gs_ws_create(call, g);
+  layout_free(&L);
+  return rc;
 }
 
 int vick_gsearch_info_get(const vick_gsearch *g, vick_gsearch_info *info) {

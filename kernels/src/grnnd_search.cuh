@@ -73,6 +73,20 @@ static inline int gs_slices(int32_t pivots) { return (pivots + GS_SLICE - 1) / G
 /* Fill g->wave_blocks (grnnd_search.cu: it holds the kernel). */
 int gs_small_wave_capacity(vick_call *call, vick_gsearch *g);
 
+/* A search graph over a graph built on the device (grnnd_adopt.cu): takes
+ * d_x (n x d rows), d_g (n x degree ids) and d_occl (or NULL), which the
+ * result owns (freed here on failure); rows: the same rows on the host
+ * (the pivots' copy).  Components, the range check and the repeat check run
+ * on the device after the work queued on st; only the n component labels
+ * come back to the host, where the pivots are drawn as
+ * vick_gsearch_create draws them, so both give the same search graph. */
+int gs_adopt(vick_call *call, cudaStream_t st, const float *rows, int64_t n, int32_t d, float *d_x, int32_t *d_g,
+             int32_t degree, uint8_t *d_occl, int32_t max_entries, vick_gsearch **out);
+/* The rest of a search graph once g's device rows and graph are in place
+ * (grnnd_entry.cu): roots[i] = the smallest node of i's component. */
+int gs_finish_adopted(vick_call *call, vick_gsearch *g, const float *rows, const int32_t *roots,
+                      int32_t max_entries);
+
 /* ------------------------------------------- small-batch workspace */
 /* What one search call runs on: its stream, events, device buffers (the
  * two counters of the small procedure first, zeroed) and, where it has
