@@ -408,10 +408,11 @@ static vic_status tsdg_on_device(vic_ctx *c, vic_index *ix, const vic_build_opti
   vic__cuda_copy_stages(&ix->report, &call);
   vick_gsearch_info info;
   vick_gsearch_info_get(gs, &info);
-  vic__report_reason(&ix->report, "requested by the caller: TSDG diversification (alpha %.2f, lambda0 %d) of GNND %d-NN "
-                                  "lists (K %d, p %d, %d iterations) on the GPU; mean degree %.1f, %lld components",
-                     (double)alpha, (int)lambda0, (int)k, (int)gp.k_build, (int)gp.samples, (int)gp.iterations, deg,
-                     (long long)info.components);
+  if (o->method != VIC_METHOD_AUTO) /* AUTO's reason stands */
+    vic__report_reason(&ix->report, "requested by the caller: TSDG (alpha %.2f, lambda0 %d) of GNND %d-NN lists (K %d, "
+                                    "p %d, %d it.) on the GPU; degree %.1f, %lld components", (double)alpha,
+                       (int)lambda0, (int)k, (int)gp.k_build, (int)gp.samples, (int)gp.iterations, deg,
+                       (long long)info.components);
   return VIC_OK;
 }
 #endif
@@ -457,8 +458,9 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
     g->gpu = gs;
     if (s == VIC_OK) {
       vic__cuda_copy_stages(&ix->report, &call);
-      vic__report_reason(&ix->report, "requested by the caller: GRNND graph on the GPU (S %d, R %d, T1 %d, T2 %d, "
-                                      "rho %.2f; mean degree %.1f)", p.s, p.r, p.t1, p.t2, (double)p.rho, deg);
+      if (o->method != VIC_METHOD_AUTO) /* AUTO's reason stands */
+        vic__report_reason(&ix->report, "requested by the caller: GRNND graph on the GPU (S %d, R %d, T1 %d, T2 %d, "
+                                        "rho %.2f; mean degree %.1f)", p.s, p.r, p.t1, p.t2, (double)p.rho, deg);
     }
 #endif
   } else {
@@ -510,7 +512,7 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
       if (s == VIC_OK) vic__report_stage(&ix->report, "tsdg", vic__now() - td);
     }
     free(knn);
-    if (s == VIC_OK)
+    if (s == VIC_OK && o->method != VIC_METHOD_AUTO)
       vic__report_reason(&ix->report, "requested by the caller: TSDG diversification (alpha %.2f, lambda0 %d) of %s "
                                       "%d-NN lists on the %s", (double)alpha, (int)lambda0, gpu ? "GNND" : "CPU",
                          (int)k, gpu ? "GPU" : "CPU");

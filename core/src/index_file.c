@@ -102,8 +102,8 @@ static void write_section(writer *w, uint32_t id, const void *data, uint64_t byt
   w->sections++;
 }
 
-static void encode_header(const vic_index *ix, uint32_t sections, uint64_t payload, uint64_t checksum,
-                          unsigned char *h) {
+static void encode_header(const vic_index *ix, uint64_t fingerprint, uint32_t sections, uint64_t payload,
+                          uint64_t checksum, unsigned char *h) {
   memset(h, 0, HEADER_BYTES);
   memcpy(h, MAGIC, 8);
   put_u32(h + 8, FORMAT_VERSION);
@@ -113,7 +113,7 @@ static void encode_header(const vic_index *ix, uint32_t sections, uint64_t paylo
   put_u32(h + 28, (uint32_t)ix->x.metric);
   put_u32(h + 32, (uint32_t)ix->graph.k_build);
   put_u32(h + 36, sections);
-  put_u64(h + 40, ix->fingerprint);
+  put_u64(h + 40, fingerprint);
   put_u64(h + 48, payload);
   put_u64(h + 56, checksum);
   put_u32(h + 64, ix->x.box ? 1u : 0u);
@@ -174,7 +174,7 @@ vic_status vic_index_save(vic_ctx *c, const vic_index *ix, const char *path) {
     if (ix->kind == VIC_INDEX_TSDG) write_section(&w, SEC_FLAT_OCCLUSION, occl, cells);
     free(owned);
   }
-  encode_header(ix, w.sections, w.bytes, w.checksum, header);
+  encode_header(ix, vic__index_fingerprint(c, ix), w.sections, w.bytes, w.checksum, header);
   if (fseek(w.f, 0, SEEK_SET) != 0 || fwrite(header, 1, HEADER_BYTES, w.f) != HEADER_BYTES) w.failed = 1;
   if (fclose(w.f) != 0) w.failed = 1;
   vic_status s = VIC_OK;
@@ -362,7 +362,7 @@ vic_status vic_index_load(vic_ctx *c, const char *path, const vic_data *x, vic_i
     goto done;
   }
   if ((s = vic__index_new(c, x, kind, &ix)) != VIC_OK) goto done;
-  if (ix->fingerprint != get_u64(h + 40)) {
+  if (vic__index_fingerprint(c, ix) != get_u64(h + 40)) {
     s = vic__fail(c, VIC_E_FORMAT, "'%s' was built over different data: the rows given do not match the index's "
                                    "fingerprint (same shape, other values)", path);
     goto done;

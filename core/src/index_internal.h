@@ -32,7 +32,8 @@ struct vic_index {
   vic_index_kind kind;
   vic_data x;          /* the rows searched: the caller's view, or owned unit rows for cosine */
   float *owned_rows;   /* NULL unless the index normalised the rows */
-  uint64_t fingerprint;/* of the caller's view, checked by vic_index_load */
+  uint64_t fingerprint;/* of the caller's view, checked by vic_index_load (vic__index_fingerprint) */
+  int fingerprint_later; /* x is the caller's own view: fingerprinted when a file needs it, not in the build */
   vic_report report;   /* of the build (or of the build recorded in a loaded file) */
   vic_grid *grid;      /* VIC_INDEX_GRID */
   vic_search_graph graph; /* VIC_INDEX_GRAPH */
@@ -40,8 +41,11 @@ struct vic_index {
   vic_flat_graph flat; /* VIC_INDEX_GRNND, VIC_INDEX_TSDG */
 };
 
-/* Allocate the struct, validate x, prepare the rows and fingerprint them. */
+/* Allocate the struct, validate x, prepare the rows (and fingerprint them
+ * when the index owns normalised rows, the caller's being gone later). */
 vic_status vic__index_new(vic_ctx *c, const vic_data *x, vic_index_kind kind, vic_index **out);
+/* The fingerprint of the caller's view that the index was made over. */
+uint64_t vic__index_fingerprint(vic_ctx *c, const vic_index *ix);
 
 /* Build the search graph of ix (kind GRAPH, rows prepared). */
 vic_status vic__search_graph_build(vic_ctx *c, vic_index *ix, const vic_build_options *o);

@@ -7,10 +7,11 @@
 # Data: manifold and islands 1M x 128 seed 0, 10,000 queries seed 1
 # (make_synthetic.py beside the binaries or in ../shared/tools), exact
 # 10-NN of the queries by ivecs_truth.py.  Steps (STEPS, default all):
-# tests (GPU tests + memcheck of test_grnnd small), builds (vicinity_bench
-# --query per method, warm-up build first; --method gnnd lists), islands.
+# tests (the GPU tests at once, beside the data), builds (vicinity_bench
+# --query per method, warm-up build first; --method gnnd lists), islands,
+# memcheck (compute-sanitizer on test_grnnd's small case).
 OUT=$1; NEW=$2; BASE=$3
-STEPS=${STEPS:-"tests builds islands"}
+STEPS=${STEPS:-"tests builds islands memcheck"}
 D=/tmp/i17data; mkdir -p $D $OUT
 has() { case " $STEPS " in *" $1 "*) return 0;; esac; return 1; }
 SYN=$NEW/make_synthetic.py; [ -f $SYN ] || SYN=../shared/tools/make_synthetic.py
@@ -23,14 +24,15 @@ date -u +%FT%TZ
       python3 testing/gpu/ivecs_truth.py $D/$s.fvecs $D/${s}q.fvecs $D/$s.ivecs 10; } || exit 1
   done ) > $OUT/data.log 2>&1 &
 DATA=$!
-if has tests; then
+if has tests; then # together, beside the data (each its own context)
   for t in grnnd gnnd ggnn gpu_policy; do
-    timeout 60 $NEW/gpu_test_$t > $OUT/test_$t.log 2>&1; echo "test_$t rc=$? ($(el))"; tail -1 $OUT/test_$t.log
+    ( timeout ${TEST_S:-70} $NEW/gpu_test_$t > $D/test_$t.log 2>&1; echo "test_$t rc=$? ($(el))" ) &
   done
-  timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 $NEW/gpu_test_grnnd small > $OUT/memcheck.log 2>&1
-  echo "memcheck test_grnnd small rc=$? ($(el))"; grep -E "ERROR SUMMARY|checks" $OUT/memcheck.log | tail -2
+  wait
+  for t in grnnd gnnd ggnn gpu_policy; do tail -1 $D/test_$t.log; echo "== test_$t" >> $OUT/tests.log
+    cat $D/test_$t.log >> $OUT/tests.log; done
 fi
-wait $DATA; echo "data rc=$? ($(el))"; tail -4 $OUT/data.log
+wait $DATA 2>/dev/null; echo "data ($(el))"; tail -4 $OUT/data.log
 bench() { # BIN SET METHOD EXTRA...
   b=$1; s=$2; m=$3; shift 3
   timeout 60 $b/vicinity_bench --data $D/$s.fvecs --name $s --method $m --k 10 "$@" 2>>$OUT/bench.err
@@ -53,4 +55,9 @@ if has islands; then
     lists $b islands
   done > $OUT/islands.jsonl
   echo "islands done ($(el))"
+fi
+if has memcheck; then
+  timeout ${MEMCHECK_S:-60} compute-sanitizer --tool memcheck --error-exitcode 9 $NEW/gpu_test_grnnd small \
+    > $OUT/memcheck.log 2>&1
+  echo "memcheck test_grnnd small rc=$? ($(el))"; grep -E "ERROR SUMMARY|checks" $OUT/memcheck.log | tail -2
 fi
