@@ -88,7 +88,8 @@ const char *vic_status_name(vic_status s);
 typedef enum { VIC_BACKEND_AUTO = 0, VIC_BACKEND_CPU, VIC_BACKEND_CUDA } vic_backend;
 typedef enum { VIC_L2 = 0, VIC_COSINE, VIC_INNER_PRODUCT } vic_metric;
 typedef enum {
-  VIC_METHOD_AUTO = 0,  /* grid for d <= 3, brute force for small n, else approximate */
+  VIC_METHOD_AUTO = 0,  /* grid for d <= 3, brute force for small n, else approximate (on a usable GPU: GNND
+                           lists, the GRNND index); the report's reason says which and why */
   VIC_METHOD_BRUTE,     /* exact, any d */
   VIC_METHOD_GRID,      /* exact, d <= 3, L2 only, periodic boxes */
   VIC_METHOD_NNDESCENT, /* approximate, CPU (Dong et al. 2011) */

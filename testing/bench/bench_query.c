@@ -136,7 +136,10 @@ int bench_query(vic_ctx *c, const vic_data *x, const vic_build_options *o, const
       else printf("null");
       printf(",\"seconds\":%.6f,\"seconds_stages\":{\"index_build\":%.6f,\"index_build_kernel\":%.6f,"
              "\"search\":%.6f},", search_s, build_s, br->seconds_kernel, search_s);
-      printf("\"qps\":%.1f,\"tau\":%g,\"max_visits\":%d,\"recall\":", (double)q.n / search_s, a->search.tau,
+      printf("\"index_build_stages\":{");
+      for (int st = 0; st < br->n_stages; ++st)
+        printf("%s\"%s\":%.6f", st ? "," : "", br->stages[st].name, br->stages[st].seconds);
+      printf("},\"qps\":%.1f,\"tau\":%g,\"max_visits\":%d,\"recall\":", (double)q.n / search_s, a->search.tau,
              a->search.max_visits);
       if (recall >= 0) printf("%.6f", recall);
       else printf("null");
