@@ -534,7 +534,7 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
 vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o,
                             int32_t k, int64_t *ids, float *dist, vic_report *rep) {
   const vic_flat_graph *g = &ix->flat;
-  const int tsdg = g->occl != NULL;
+  const int tsdg = ix->kind == VIC_INDEX_TSDG; /* a graph built on the device keeps its factors there only */
 #ifdef VIC_WITH_CUDA
   if (g->gpu && c->opt.backend != VIC_BACKEND_CPU && k <= 128) {
     vick_gsearch_info info;

@@ -582,6 +582,10 @@ static void public_api(void) {
                name);
       VT_CHECK(strstr(r1.report.reason, batch == 0 ? "small-batch" : "large-batch") != NULL, "%s batch %lld: %s", name,
                (long long)mb, r1.report.reason);
+      /* the graph built on the device is searched as its kind (TSDG: under the occlusion limits) */
+      VT_CHECK(strstr(r1.report.reason, which == 0 ? "GRNND graph" : "TSDG graph") != NULL &&
+                   (which == 0) == (strstr(r1.report.reason, "occlusion limit 0") != NULL),
+               "%s batch %lld searched as: %s", name, (long long)mb, r1.report.reason);
       VT_CHECK(a >= 0.9 && b >= 0.9, "%s batch %lld recall %.4f / loaded %.4f", name, (long long)mb, a, b);
       int64_t bad = 0;
       for (int64_t i = 0; i < mb * 10; ++i) {
