@@ -22,6 +22,7 @@ date -u +%FT%TZ
     [ -f $D/$s.ivecs ] || { python3 $SYN $s 1000000 $D/$s.fvecs --seed 0 &&
       python3 $SYN $s 10000 $D/${s}q.fvecs --seed 1 &&
       python3 testing/gpu/ivecs_truth.py $D/$s.fvecs $D/${s}q.fvecs $D/$s.ivecs 10; } || exit 1
+    touch $D/$s.ready
   done ) > $OUT/data.log 2>&1 &
 DATA=$!
 if has tests; then # together, beside the data (each its own context)
@@ -32,7 +33,8 @@ if has tests; then # together, beside the data (each its own context)
   for t in grnnd gnnd ggnn gpu_policy; do tail -1 $D/test_$t.log; echo "== test_$t" >> $OUT/tests.log
     cat $D/test_$t.log >> $OUT/tests.log; done
 fi
-wait $DATA 2>/dev/null; echo "data ($(el))"; tail -4 $OUT/data.log
+ready() { while [ ! -f $D/$1.ready ] && kill -0 $DATA 2>/dev/null; do sleep 1; done; echo "$1 data ($(el))"; }
+ready manifold
 bench() { # BIN SET METHOD EXTRA...
   b=$1; s=$2; m=$3; shift 3
   timeout 60 $b/vicinity_bench --data $D/$s.fvecs --name $s --method $m --k 10 "$@" 2>>$OUT/bench.err
@@ -46,10 +48,17 @@ if has builds; then
     ms="grnnd tsdg ggnn"; [ $b = $NEW ] && ms="$ms auto"
     for m in $ms; do query $b manifold $m; done
     lists $b manifold
+    # the same builds searched at other slack: recall at equal search effort (GRNND vs GGNN)
+    if [ $b = $NEW ]; then
+      for t in ${TAUS:-0.1 0.2 0.3}; do for m in grnnd ggnn; do
+        bench $b manifold $m --query $D/manifoldq.fvecs --query-truth $D/manifold.ivecs --warmup 1 --repeats 1 --tau $t
+      done; done
+    fi
   done > $OUT/builds.jsonl
   echo "builds done ($(el))"
 fi
 if has islands; then
+  ready islands; tail -4 $OUT/data.log
   for b in $NEW; do
     for m in grnnd tsdg ggnn; do query $b islands $m; done
     lists $b islands
