@@ -193,7 +193,7 @@ def latest_runs(records):
     for i, (rel, no, r) in enumerate(records):
         run = r["run"]
         ident = json.dumps([r.get(f) for f in IDENTITY], sort_keys=True)
-        key = (run["card"], run["command"], ident)
+        key = (run["card"], run["command"], run.get("tag", ""), ident)
         order.setdefault(key, i)
         by_cmd.setdefault(key, []).append(r)
     cards = {}
