@@ -12,7 +12,9 @@ Inputs, under --root (default: the repository holding this script):
   benchmarks/results/*.jsonl  JSON lines of benchmarks/run.py: one bench
                               record each, with a "run" object naming card,
                               card_name, date, commit and the exact command.
-                              Lines starting with '#' are comments.
+                              Lines starting with '#' are comments; files of
+                              lines without "run" (raw bench output) are
+                              listed, not tabulated.
 
 The tables at the end hold, for every card and every command, the figures
 of that command's latest run (the median over the run's repeats).  The
@@ -82,16 +84,18 @@ def read_sections(root):
     for p in paths:
         with open(p, encoding="utf-8") as f:
             text = f.read().strip("\n")
-        m = re.search(r"^## +(.+?) *$", text, re.M)
+        m = re.search(r"^#{1,3} +(.+?) *$", text, re.M)
         if not m:
-            raise InputError("%s: a section needs a '## ' heading" % os.path.relpath(p, root))
+            raise InputError("%s: a section needs a heading ('## Title')" % os.path.relpath(p, root))
         sections.append((m.group(1), text))
     return sections
 
 
 def read_results(root):
-    """Every record with its origin, in file-name and line order."""
-    records = []
+    """Every record with its origin, in file-name and line order, and the
+    files whose lines carry no "run" object (raw bench output that a
+    section cites; listed, not tabulated)."""
+    records, untabulated = [], []
     for p in sorted(glob.glob(os.path.join(root, "benchmarks", "results", "*.jsonl"))):
         rel = os.path.relpath(p, root)
         with open(p, encoding="utf-8") as f:
@@ -103,12 +107,18 @@ def read_results(root):
                     r = json.loads(line)
                 except json.JSONDecodeError as e:
                     raise InputError("%s:%d: not JSON (%s)" % (rel, no, e))
-                run = r.get("run") if isinstance(r, dict) else None
+                if not isinstance(r, dict):
+                    raise InputError("%s:%d: not a JSON object" % (rel, no))
+                if "run" not in r:
+                    if rel not in untabulated:
+                        untabulated.append(rel)
+                    continue
+                run = r["run"]
                 missing = [key for key in ("card", "date", "command") if not isinstance(run, dict) or not run.get(key)]
                 if missing:
                     raise InputError("%s:%d: the record's \"run\" object lacks %s" % (rel, no, ", ".join(missing)))
                 records.append((rel, no, r))
-    return records
+    return records, untabulated
 
 
 def anchor(title):
@@ -246,7 +256,8 @@ def card_tables(cards):
 
 def generate(root):
     sections = read_sections(root)
-    cards = latest_runs(read_results(root))
+    records, untabulated = read_results(root)
+    cards = latest_runs(records)
     out = [HEADER, "## Contents", ""]
     for title, _ in sections:
         out.append("- [%s](#%s)" % (title, anchor(title)))
@@ -257,6 +268,9 @@ def generate(root):
         out += [text, ""]
     if cards:
         out += card_tables(cards)
+    if untabulated:
+        out += ["Raw results without benchmarks/run.py's \"run\" object (cited by the sections above, "
+                "not tabulated): " + ", ".join("`%s`" % f for f in untabulated) + ".", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

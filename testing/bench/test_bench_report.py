@@ -87,14 +87,20 @@ def main():
         write(out, text.replace("Text one.", "Edited by hand."))
         check(br.main(["--root", tmp, "--check", out]) == 1, "--check fails on a hand-edited file")
 
+        # raw bench output (no run object) is listed, not tabulated
+        write(os.path.join(tmp, "benchmarks/results/h100_2026-01-03_raw.jsonl"), json.dumps({"seconds": 7.25}) + "\n")
+        text = br.generate(tmp)
+        check("`benchmarks/results/h100_2026-01-03_raw.jsonl`" in text and "7.250" not in text,
+              "a raw file is named, its figures not tabulated")
+        os.remove(os.path.join(tmp, "benchmarks/results/h100_2026-01-03_raw.jsonl"))
         # bad input is refused with the file and line
         write(os.path.join(tmp, "benchmarks/results/z_bad.jsonl"), record("h100", "2026-01-03", cmd, seconds=1) +
-              "\n" + json.dumps({"seconds": 1.0}) + "\n")
+              "\n" + json.dumps({"seconds": 1.0, "run": {"card": "h100"}}) + "\n")
         try:
             br.generate(tmp)
-            check(False, "a record without a run object is refused")
+            check(False, "a run object without date and command is refused")
         except br.InputError as e:
-            check("z_bad.jsonl:2" in str(e) and "card, date, command" in str(e), "refusal names file, line, fields: %s" % e)
+            check("z_bad.jsonl:2" in str(e) and "date, command" in str(e), "refusal names file, line, fields: %s" % e)
         write(os.path.join(tmp, "benchmarks/results/z_bad.jsonl"), "{not json\n")
         try:
             br.generate(tmp)
