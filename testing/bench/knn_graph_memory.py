@@ -20,7 +20,6 @@ import sys
 import time
 
 import numpy as np
-from paraview import servermanager as sm
 from paraview.simple import LoadPlugin
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
