@@ -27,7 +27,7 @@ demo: build
 bench: build
 	./tools/install_deps.sh bench
 	mkdir -p $(BUILD)/bench-results
-	python3 benchmarks/run.py benchmarks/sweeps/cpu-peers.toml --build $(BUILD) --out $(BUILD)/bench-results/cpu-peers.jsonl
+	/usr/bin/python3 benchmarks/run.py benchmarks/sweeps/cpu-peers.toml --build $(BUILD) --out $(BUILD)/bench-results/cpu-peers.jsonl
 
 clean:
 	rm -rf $(BUILD) out

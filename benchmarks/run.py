@@ -22,12 +22,13 @@ A sweep file (benchmarks/sweeps/*.toml) names data sets and runs:
   env = { OMP_NUM_THREADS = "16" }                      # optional
   output = "json"                # "json" (default): the program prints JSON lines;
                                  # "text": its output goes to a log, one record notes it
-  interpreter = "python3"        # for *.py programs ("pvpython" for VTK peers)
+  interpreter = "pvpython"       # for *.py programs (default: run.py's own python)
   timeout = 300
 
 Placeholders in args, env, path and command: {data} (the data set's path),
 {name} (its key, with "_TAG" under --tag), {build}, {cache}, {src}, {shared},
-{gen} (make_synthetic.py), {logs} and every key of `vary`.
+{gen} (make_synthetic.py), {python} (the interpreter running run.py, the
+default one of *.py programs), {logs} and every key of `vary`.
 
 Every record gets a "run" object: card (e.g. h100, h200x2, cpu-2core),
 card_name, date (UTC, when the command started), commit (VIC_COMMIT or git),
@@ -159,7 +160,7 @@ def expand(path, base):
                 if prog.endswith(".py"):
                     script = next((os.path.join(d, prog) for d in SCRIPT_DIRS if os.path.isfile(os.path.join(d, prog))),
                                   os.path.join(SCRIPT_DIRS[0], prog))
-                    argv = [r.get("interpreter", "python3"), script]
+                    argv = [r.get("interpreter", base["python"]), script]
                 else:
                     argv = [os.path.join(base["build"], "bin", prog)]
                 argv += shlex.split(fill(r["args"], values, where))
@@ -285,6 +286,7 @@ def main(argv=None):
                             os.path.join(SRC, ".gpu_carry", "make_synthetic.py")) if os.path.isfile(g)),
                os.path.join(a.shared, "tools", "make_synthetic.py"))
     base = {"build": build, "cache": cache, "src": SRC, "shared": os.path.abspath(a.shared), "gen": gen,
+            "python": sys.executable,
             "tag": a.tag, "logs": os.path.abspath(a.logs or os.path.join(os.path.dirname(os.path.abspath(
                 a.out or ".")), "logs"))}
     try:
