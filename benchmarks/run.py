@@ -271,7 +271,8 @@ def main(argv=None):
     p.add_argument("--cache", help="data sets and exact lists (default BUILD/bench-cache)")
     p.add_argument("--logs", help="each command's output (default OUT's folder/logs)")
     p.add_argument("--shared", default=os.environ.get("VICINITY_SHARED", os.path.join(os.path.dirname(SRC), "shared")),
-                   help="the shared folder (data/, tools/make_synthetic.py)")
+                   help="the shared folder (data/, tools/make_synthetic.py; or a carried folder holding "
+                        "make_synthetic.py and data/)")
     p.add_argument("--card", help="the card's short name (default: from nvidia-smi, or cpu-Ncore)")
     p.add_argument("--tag", default="", help="a label for this build (e.g. base), added to the data names")
     p.add_argument("--only", action="append", default=[], help="only runs of this program (repeatable)")
@@ -283,6 +284,7 @@ def main(argv=None):
     build = os.path.abspath(a.build)
     cache = os.path.abspath(a.cache or os.path.join(build, "bench-cache"))
     gen = next((g for g in (os.path.join(a.shared, "tools", "make_synthetic.py"),
+                            os.path.join(a.shared, "make_synthetic.py"),
                             os.path.join(SRC, ".gpu_carry", "make_synthetic.py")) if os.path.isfile(g)),
                os.path.join(a.shared, "tools", "make_synthetic.py"))
     base = {"build": build, "cache": cache, "src": SRC, "shared": os.path.abspath(a.shared), "gen": gen,
