@@ -25,8 +25,9 @@ static void defaults(vic_build_options *o) {
   o->ggnn.layers = 4;
   o->ggnn.refinements = 2;
   o->ggnn.tau_build = 0.5f;
-  /* K 64, p 24, 6 iterations: recall@10 0.99 on manifold 1M x 128 where
-   * K 32, p 16, 10 iterations stop at 0.987 (H100 sweep, BENCHMARKS.md) */
+  /* K 64, p 24, 6 iterations: the quickest point of the GNND sweep whose
+   * lists reach recall@10 0.99 on manifold 1M x 128 (K 32 with p 16 stays
+   * below it) */
   o->gnnd.k_build = 0; /* max(k, 64) */
   o->gnnd.samples = 24;
   o->gnnd.iterations = 6;
@@ -101,9 +102,9 @@ static vic_method choose_method(const vic_data *x, const vic_build_options *o, v
     return VIC_METHOD_BRUTE;
   }
   /* GPU, d > 3, n > brute_max_n: GNND, the GPU lists built fastest at
-   * recall@10 0.99 (its defaults; GGNN's for-all lists and exact brute
-   * force take longer there, benchmarks/sections/issue17-builds.md).  The
-   * recall estimate still runs after it. */
+   * recall@10 0.99 with its defaults (GGNN's for-all lists and exact brute
+   * force take longer at this size).  The recall estimate still runs
+   * after it. */
   if (be == VIC_BACKEND_CUDA && vic__cuda_has_method(VIC_METHOD_GNND)) {
     vic__report_reason(r, "d = %d > 3 and n = %lld > %lld on the GPU: GNND, the GPU lists built fastest at recall@10 "
                           "0.99 (recall estimated)", (int)x->d, (long long)x->n, (long long)o->brute_max_n);
