@@ -15,6 +15,7 @@
   X(VIC_METHOD_GGNN, "ggnn", NULL, NULL, "GGNN", vic__method_ggnn)                            \
   X(VIC_METHOD_GNND, "gnnd", NULL, NULL, "GNND", vic__method_gnnd)                            \
   X(VIC_METHOD_GRNND, "grnnd", NULL, NULL, "GRNND", vic__method_grnnd)                        \
-  X(VIC_METHOD_TSDG, "tsdg", NULL, NULL, "TSDG", vic__method_tsdg)
+  X(VIC_METHOD_TSDG, "tsdg", NULL, NULL, "TSDG", vic__method_tsdg)                            \
+  X(VIC_METHOD_RANDOM, "random", NULL, NULL, "random graph", vic__method_random)
 
 #endif
