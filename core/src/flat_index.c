@@ -22,19 +22,15 @@
 #define TSDG_LIMIT_LARGE 5
 #define TSDG_K_DEFAULT 32
 
-/* Small-batch search defaults, from the H100 sweeps of manifold 1M x 128
- * (BENCHMARKS.md, "Small batches without the pivot exchange"): t0
- * searches per query and a hop limit, which the paper's "until no
- * improvement" lacks, where most of the time went.  k = 10, TSDG: batch 1
- * t0 32, 4 hops recall@10 0.986 in 39 us; batch 10 t0 24, 4 hops 0.976 in
- * 45 us, where t0 32 (320 blocks, more than one wave of 264) takes the
- * pivot kernel path and 86 us; t0 16, 6 hops 0.976 in 54 us.  So TSDG
- * takes the most searches (32, 24, then 16 with 6 hops) whose blocks fit
- * in one wave.  GRNND (no occlusion order, more hops needed): t0 16, 8
- * hops 0.979 at batch 1 in 72 us and 0.975 on islands, where GRNND's graph
- * joins the islands by few edges and t0 32, 4 hops gives 0.932.  k > 32
- * (128-key rankings): t0 16 (t0 x k merged keys <= 2048) and no hop limit
- * (not measured). */
+/* Small-batch search defaults: t0 searches per query and a hop limit,
+ * which the paper's "until no improvement" lacks and where its time goes.
+ * TSDG takes the most searches (32, 24, then 16 with more hops) whose
+ * blocks fit in one wave of the device: a second wave takes the slower
+ * pivot-kernel path.  GRNND's graph has no occlusion order and joins
+ * disconnected islands by few edges, so it needs more hops and fewer
+ * searches.  k > 32 (128-key rankings): t0 16 keeps t0 x k merged keys
+ * <= 2048, with no hop limit.  The sweeps behind these are in
+ * BENCHMARKS.md (graph search). */
 #define SMALL_SEARCHES 16
 #define SMALL_HOPS_TSDG_WIDE 4 /* t0 24 or 32 */
 #define SMALL_HOPS_TSDG 6
