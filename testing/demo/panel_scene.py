@@ -12,7 +12,10 @@ import sys
 import numpy as np
 from paraview.simple import *  # noqa: F401,F403
 
-here = os.path.dirname(os.path.abspath(__file__))
+try:
+    here = os.path.dirname(os.path.abspath(__file__))
+except NameError:  # the GUI runs scripts without __file__
+    here = os.environ["VIC_DEMO_DIR"]
 sys.path.insert(0, os.path.join(here, "..", "python"))
 import vic_pvtest as t  # noqa: E402
 
@@ -27,7 +30,7 @@ if os.environ.get("VIC_PANEL", "graph") == "graph":
     SetActiveSource(graph)
 else:
     rng = np.random.default_rng(3)
-    n, d = 20000, 32
+    n, d = 6000, 32
     latent = rng.normal(0, 1, (n, 6))
     desc = (latent @ rng.normal(0, 1, (6, d)) + 0.1 * rng.normal(0, 1, (n, d))).astype(np.float32)
     pos = (latent[:, :3] + 0.05 * rng.normal(0, 1, (n, 3))).astype(np.float32)

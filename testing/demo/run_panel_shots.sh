@@ -12,6 +12,7 @@ out=${3:?OUT.png}
 scroll=${4:-0}
 wait_s=${5:-40}
 here=$(cd "$(dirname "$0")" && pwd)
+export VIC_DEMO_DIR=$here
 export PV_PLUGIN_PATH=$(dirname "$(ls "$build"/lib/paraview-*/plugins/Vicinity/Vicinity.so | head -n1)")
 exec xvfb-run -a -n $((100 + RANDOM % 800)) -s '-screen 0 1600x1200x24' bash -c '
   paraview --dr -geometry 1600x1200+0+0 --script="$0/panel_scene.py" & pv=$!
