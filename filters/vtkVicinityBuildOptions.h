@@ -5,6 +5,7 @@
  * The per-method fields of the core's vic_build_options (NN-Descent, GGNN,
  * GNND, GRNND, TSDG, sharding, the device memory budget) as one object that
  * every filter building kNN lists or a search index holds (kNN Graph, kNN
+ * Density and Salient Points through vtkVicinityKnnAlgorithm, and the kNN
  * Query Probe).  Its server-manager proxy (xml/VicinityBuildOptions.xml)
  * declares each property once with its range and documentation; a filter's
  * XML adds it as a sub-proxy (command SetBuildOptions) and exposes the

@@ -18,6 +18,7 @@
 
 #include "VicinityFiltersModule.h"   // for the export macro
 #include "vtkDataObjectAlgorithm.h"
+#include "vtkSmartPointer.h"         // for the build options
 #include "vtkVicinityBuildOptions.h" // for the Methods and Backends enums
 
 class vtkDataSet;
@@ -104,6 +105,18 @@ public:
   vtkGetVector3Macro(BoxLengths, double);
   ///@}
 
+  ///@{
+  /** Advanced: the per-method build parameters of the kNN lists
+   *  (vic_build_options), an object that may be shared with other filters.
+   *  Never null: setting nullptr restores a default one.  Its edits
+   *  re-execute this filter. */
+  void SetBuildOptions(vtkVicinityBuildOptions* options);
+  vtkVicinityBuildOptions* GetBuildOptions() { return this->BuildOptions; }
+  ///@}
+
+  /** Covers the build options. */
+  vtkMTimeType GetMTime() override;
+
 protected:
   // ports: 1, or 2 when the subclass adds a poly-data output.
   vtkVicinityKnnAlgorithm(int ports, int minimumK);
@@ -137,6 +150,7 @@ protected:
   bool Periodic = false;
   bool UseBoxFromData = true;
   double BoxLengths[3] = { 1.0, 1.0, 1.0 };
+  vtkSmartPointer<vtkVicinityBuildOptions> BuildOptions;
   bool Cancelled = false; // the last run was aborted and the abort is not cleared yet
 
 private:

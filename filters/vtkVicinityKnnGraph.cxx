@@ -39,31 +39,6 @@ vtkVicinityKnnGraph::vtkVicinityKnnGraph()
   vic_build_options_init(&o);
   this->K = o.k;
   this->RecallSample = o.recall_sample;
-  this->BuildOptions = vtkSmartPointer<vtkVicinityBuildOptions>::New();
-}
-
-void vtkVicinityKnnGraph::SetBuildOptions(vtkVicinityBuildOptions* options)
-{
-  if (options == this->BuildOptions && options)
-  {
-    return;
-  }
-  if (options)
-  {
-    this->BuildOptions = options;
-  }
-  else
-  {
-    this->BuildOptions = vtkSmartPointer<vtkVicinityBuildOptions>::New();
-  }
-  this->Modified();
-}
-
-vtkMTimeType vtkVicinityKnnGraph::GetMTime()
-{
-  const vtkMTimeType mine = this->Superclass::GetMTime();
-  const vtkMTimeType options = this->BuildOptions->GetMTime();
-  return options > mine ? options : mine;
 }
 
 const char* vtkVicinityKnnGraph::GetLabel() const
@@ -357,6 +332,5 @@ void vtkVicinityKnnGraph::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "Metric: " << vic_metric_name(static_cast<vic_metric>(this->Metric)) << "\n";
   os << indent << "RecallSample: " << this->RecallSample << "\n";
   os << indent << "GenerateGraph: " << this->GenerateGraph << "\n";
-  os << indent << "BuildOptions:\n";
-  this->BuildOptions->PrintSelf(os, indent.GetNextIndent());
+
 }

@@ -24,7 +24,6 @@
 #define vtkVicinityKnnGraph_h
 
 #include "VicinityFiltersModule.h" // for the export macro
-#include "vtkSmartPointer.h" // for the build options
 #include "vtkVicinityKnnAlgorithm.h"
 
 class VICINITYFILTERS_EXPORT vtkVicinityKnnGraph : public vtkVicinityKnnAlgorithm
@@ -68,17 +67,6 @@ public:
   void SetGenerateGraphToAuto() { this->SetGenerateGraph(GraphAuto); }
   ///@}
 
-  ///@{
-  /** Advanced: the per-method build parameters (vic_build_options), an
-   *  object that may be shared with other filters.  Never null: setting
-   *  nullptr restores a default one.  Its edits re-execute this filter. */
-  void SetBuildOptions(vtkVicinityBuildOptions* options);
-  vtkVicinityBuildOptions* GetBuildOptions() { return this->BuildOptions; }
-  ///@}
-
-  /** Covers the build options. */
-  vtkMTimeType GetMTime() override;
-
 protected:
   vtkVicinityKnnGraph();
   ~vtkVicinityKnnGraph() override = default;
@@ -105,8 +93,6 @@ protected:
   // Whether the graph is built for a set of `points` (all ranks' points
   // under MPI), with the warning when Auto turns it off.
   bool WantGraph(vtkIdType points);
-
-  vtkSmartPointer<vtkVicinityBuildOptions> BuildOptions;
 
 private:
   vtkVicinityKnnGraph(const vtkVicinityKnnGraph&) = delete;

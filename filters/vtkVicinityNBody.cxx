@@ -1,4 +1,5 @@
 #include "vtkVicinityNBody.h"
+#include "vtkVicinityCoreOptions.h"
 #include "vtkVicinityResults.h"
 
 #include <vtkAlgorithm.h>
@@ -67,13 +68,14 @@ vic_peak_options MakePeakOptions(
   return o;
 }
 
-NBodyChoices MakeNBodyChoices(int k, int method, bool useFeature, bool useMass, bool periodic,
-  bool useBoxFromData, const double* boxLengths,
+NBodyChoices MakeNBodyChoices(int k, int method, vtkVicinityBuildOptions* options, bool useFeature,
+  bool useMass, bool periodic, bool useBoxFromData, const double* boxLengths,
   const std::function<vtkDataArray*(int, int&)>& inputArray)
 {
   NBodyChoices choices;
   choices.K = k;
   choices.Method = static_cast<vic_method>(method);
+  choices.Options = options;
   choices.UseFeature = useFeature;
   if (useFeature)
   {
@@ -105,6 +107,11 @@ Outcome SelectNBodyInputs(vtkAlgorithm* self, const char* label, vtkDataSet* inp
   return Outcome::Done;
 }
 
+vic_build_options NBodyBuildOptions(const NBodyChoices& choices)
+{
+  return CoreBuildOptions(choices.Options, choices.Method, choices.K);
+}
+
 Outcome BuildNBodyLists(vtkAlgorithm* self, const char* label, Context& ctx, vtkDataSet* input,
   const NBodyChoices& choices, NBodyLists& out)
 {
@@ -112,10 +119,7 @@ Outcome BuildNBodyLists(vtkAlgorithm* self, const char* label, Context& ctx, vtk
   {
     return Outcome::Failed;
   }
-  vic_build_options o;
-  vic_build_options_init(&o);
-  o.method = choices.Method;
-  o.k = choices.K;
+  const vic_build_options o = NBodyBuildOptions(choices);
   const vic_data x = out.View();
   return CheckCall(self, label, ctx, vic_knn_build(ctx.Get(), &x, &o, &out.Knn));
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 class vtkAlgorithm;
+class vtkVicinityBuildOptions;
 class vtkDataArray;
 class vtkDataSet;
 class vtkPolyData;
@@ -22,8 +23,8 @@ namespace vtkVicinity
 
 // The start both n-body filters (kNN Density, Salient Points) share: the
 // rows (coordinates or a feature array), the periodic box, the optional
-// mass array, and the kNN lists of the rows (the core's default build
-// options with the filter's method and k).
+// mass array, and the kNN lists of the rows (the filter's method, k and
+// build options).
 struct NBodyChoices
 {
   int K = 32;
@@ -37,7 +38,11 @@ struct NBodyChoices
   bool Periodic = false;
   bool UseBoxFromData = true;
   const double* BoxLengths = nullptr;
+  vtkVicinityBuildOptions* Options = nullptr; // the filter's advanced build options (null: the core's)
 };
+
+// The core's build options of these choices (method, k, the options).
+vic_build_options NBodyBuildOptions(const NBodyChoices& choices);
 
 // One peak of Salient Points' output port 1 (plain doubles, so that the
 // MPI path can send them between ranks as they are).
@@ -59,8 +64,8 @@ vic_peak_options MakePeakOptions(
 // association) is the filter's GetInputArrayToProcess (protected in
 // vtkAlgorithm): index 0 is the feature array, index 1 the mass array; it is
 // asked only for the arrays in use.
-NBodyChoices MakeNBodyChoices(int k, int method, bool useFeature, bool useMass, bool periodic,
-  bool useBoxFromData, const double* boxLengths,
+NBodyChoices MakeNBodyChoices(int k, int method, vtkVicinityBuildOptions* options, bool useFeature,
+  bool useMass, bool periodic, bool useBoxFromData, const double* boxLengths,
   const std::function<vtkDataArray*(int, int&)>& inputArray);
 
 struct NBodyLists

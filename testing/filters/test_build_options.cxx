@@ -1,11 +1,12 @@
 // The build options the filters share (vtkVicinityBuildOptions): defaults
-// are the core's, one object shared by kNN Graph and the Query Probe
-// reaches both (their MTimes follow it, kNN Graph re-executes and the
-// core receives the value), nullptr restores a default object, and the
+// are the core's, one object shared by kNN Graph, kNN Density and the Query
+// Probe reaches them all (their MTimes follow it, kNN Graph and kNN Density
+// re-execute and the core receives the value), nullptr restores a default object, and the
 // named setters (SetMethodToGGNN() ...) give the core's enumeration values.
 #include "filter_test_util.h"
 #include "vtkVicinityBuildOptions.h"
 #include "vtkVicinityCoreOptions.h"
+#include "vtkVicinityKnnDensity.h"
 #include "vtkVicinityKnnGraph.h"
 #include "vtkVicinityKnnQueryProbe.h"
 
@@ -110,6 +111,22 @@ int main()
   CHECK(graph->GetOutputDataObject(0)->GetMTime() > out0, "an option edit re-executes kNN Graph");
   CHECK(FieldString(graph->GetOutputDataObject(0), "Method") == "nndescent",
     "Brute Force Max N reached the core: " + FieldString(graph->GetOutputDataObject(0), "Method"));
+
+  // kNN Density (the n-body filters' lists) reads the same object.
+  vtkNew<vtkVicinityKnnDensity> density;
+  density->SetBuildOptions(opts);
+  density->SetInputData(cloud);
+  density->SetBackendToCPU();
+  density->SetK(4);
+  density->UseFeatureArrayOn();
+  density->SetInputArrayToProcess(0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, "f");
+  density->Update();
+  CHECK(FieldString(density->GetOutputDataObject(0), "Method") == "nndescent",
+    "kNN Density: Brute Force Max N 100 reached the core");
+  opts->SetBruteMaxN(1000);
+  density->Update();
+  CHECK(FieldString(density->GetOutputDataObject(0), "Method") == "brute",
+    "kNN Density: an option edit re-executes it (Brute Force Max N 1000)");
 
   std::printf("%s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
   return failures ? 1 : 0;
