@@ -11,6 +11,7 @@
 #include "backend_cuda.h"
 #include "cuda_internal.h"
 #include "device_set.h"
+#include "ggm_common.h"
 #include "vic_kernels.h"
 #include "vic_kernels_exact.h"
 #include "vic_kernels_gnnd.h"
@@ -209,6 +210,11 @@ vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options 
   if (m == VIC_METHOD_GRID) { /* streamed, true distances already */
     const vic__lists dst = {8, ids, dist};
     return vic__cuda_grid_multi(c, &p, o, first, count, k, &dst, rep);
+  }
+  if (m == VIC_METHOD_GNND && !x->box) { /* beyond the device budget: out of core (knn_sharded.c) */
+    int taken;
+    s = vic__gnnd_out_of_core(c, x, o, k, ids, dist, rep, &taken);
+    if (s != VIC_OK || taken) return s;
   }
   const int sharded = m == VIC_METHOD_GGNN && o->shard_size > 0 && x->n > o->shard_size;
   if (sharded) {
