@@ -20,16 +20,16 @@ static vic_status finish(vic_ggm_step *st, const vick_call *call, int rc, const 
   switch (rc) {
   case VICK_OK: return VIC_OK;
   case VICK_NOMEM:
-    snprintf(st->message, sizeof st->message, "GPU %s ran out of device memory: %s", what, call->message);
+    snprintf(st->message, sizeof st->message, "GPU %s ran out of device memory: %.400s", what, call->message);
     return VIC_E_NOMEM;
   case VICK_CANCELLED: snprintf(st->message, sizeof st->message, "GPU %s cancelled", what); return VIC_E_CANCELLED;
   case VICK_ARGUMENT:
-    snprintf(st->message, sizeof st->message, "GPU %s: %s", what, call->message);
+    snprintf(st->message, sizeof st->message, "GPU %s: %.400s", what, call->message);
     return VIC_E_UNSUPPORTED;
   case VICK_NODEVICE:
-    snprintf(st->message, sizeof st->message, "GPU %s: %s", what, call->message);
+    snprintf(st->message, sizeof st->message, "GPU %s: %.400s", what, call->message);
     return VIC_E_NODEVICE;
-  default: snprintf(st->message, sizeof st->message, "GPU %s failed: %s", what, call->message); return VIC_E_DEVICE;
+  default: snprintf(st->message, sizeof st->message, "GPU %s failed: %.400s", what, call->message); return VIC_E_DEVICE;
   }
 }
 
