@@ -29,6 +29,7 @@ typedef struct {
   int sharded;         /* vic_knn_build_sharded */
   int64_t shard_rows;
   const char *work_dir;
+  const char *sample_rows, *sample_truth; /* int32 row numbers and their exact 10-NN (gnnd_truth.py) */
 } bench_args;
 
 static void usage(FILE *f) {
@@ -54,6 +55,8 @@ static void usage(FILE *f) {
           "  --sharded 1        vic_knn_build_sharded: shards sized to --budget-mib (or --shard-rows N)\n"
           "  --shard-rows N     rows per shard of --sharded (default 0 = from the budget)\n"
           "  --work-dir DIR     --sharded keeps the shards' graphs in a memory-mapped file there\n"
+          "  --sample-rows F    raw int32 row numbers of a sample (testing/gpu/gnnd_truth.py's sample.i32) ...\n"
+          "  --sample-truth F   ... and their exact 10-NN (truth.i32): recall@10 on that sample\n"
           "Query mode (vic_index_build once, then vic_index_search; reports QPS):\n"
           "  --query FILE       query rows (same d as the data)\n"
           "  --query-truth FILE exact lists of the queries (.ivecs): loaded, or computed and saved\n"
@@ -92,6 +95,8 @@ static int parse_args(int argc, char **argv, bench_args *a) {
       if (*end || !(a->add_fraction > 0 && a->add_fraction < 1)) goto bad;
     }
     else if (!strcmp(o, "--work-dir")) a->work_dir = v;
+    else if (!strcmp(o, "--sample-rows")) a->sample_rows = v;
+    else if (!strcmp(o, "--sample-truth")) a->sample_truth = v;
     else if (!is_num) goto bad;
     else if (!strcmp(o, "--k") && num > 0 && num < (1 << 20)) a->k = (int32_t)num;
     else if (!strcmp(o, "--threads") && num >= 0) a->threads = (int)num;
@@ -163,6 +168,32 @@ static void print_line(const bench_args *a, const char *name, const char *machin
   bench_json_str(stdout, nn->report.reason);
   printf("}\n");
   fflush(stdout);
+}
+
+/* A whole raw int32 file; *count its values. */
+static int32_t *read_i32(const char *path, int64_t *count) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long bytes = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  int32_t *v = malloc(bytes > 0 ? (size_t)bytes : 1);
+  *count = bytes / 4;
+  if (v && fread(v, 4, (size_t)*count, f) != (size_t)*count) { free(v); v = NULL; }
+  fclose(f);
+  return v;
+}
+
+/* recall@10 of nn on the sample rows against their exact 10-NN. */
+static double sample_recall(const vic_knn *nn, const int32_t *rows, const int32_t *truth, int64_t count) {
+  int64_t hit = 0;
+  const int32_t k = nn->k < 10 ? nn->k : 10;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t *l = nn->ids + (int64_t)rows[i] * nn->k;
+    for (int32_t t = 0; t < k; ++t)
+      for (int e = 0; e < 10; ++e) hit += l[t] == truth[i * 10 + e];
+  }
+  return (double)hit / (10.0 * (double)count);
 }
 
 static double now(void) {
@@ -292,6 +323,17 @@ int main(int argc, char **argv) {
       int64_t points = 0;
       if (!nn.ids) {
         /* int32 lists: no int64 view for the recall helpers */
+      } else if (a.sample_rows && a.sample_truth) {
+        int64_t ns = 0, nt = 0;
+        int32_t *sr = read_i32(a.sample_rows, &ns), *st = read_i32(a.sample_truth, &nt);
+        if (!sr || !st || nt != ns * 10) {
+          fprintf(stderr, "vicinity_bench: cannot read the sample truth (%s, %s)\n", a.sample_rows, a.sample_truth);
+        } else {
+          recall = sample_recall(&nn, sr, st, ns);
+          points = ns;
+        }
+        free(sr);
+        free(st);
       } else if (truth.rows) {
         recall = bench_recall(&x, &nn, &truth);
         points = x.n;
