@@ -9,7 +9,8 @@
 #                               MODES, comma-separated: build (in-memory GNND, the rebuild),
 #                               add (vic_knn_add of 10 %), ooc (vic_knn_build under a quarter
 #                               of the in-memory device need: out of core by itself), file
-#                               (vic_knn_build_sharded, same budget, memory-mapped work file)
+#                               (vic_knn_build_sharded, same budget, memory-mapped work file),
+#                               oocall (ooc on every GPU of the machine)
 # Logs and JSON lines go to $OUT.
 set -u
 B=build-carry
@@ -45,6 +46,7 @@ bench)
     build) $BENCH --warmup 1 --repeats 1 >> "$J" 2>> "$OUT/bench.err" ;;
     add) $BENCH --add-fraction 0.1 --repeats 1 >> "$J" 2>> "$OUT/bench.err" ;;
     ooc) $BENCH --budget-mib "$Q" >> "$J" 2>> "$OUT/bench.err" ;;
+    oocall) $BENCH --budget-mib "$Q" --devices -1 >> "$J" 2>> "$OUT/bench.err" ;;
     file) mkdir -p /tmp/ggm_work && $BENCH --sharded 1 --budget-mib "$Q" --work-dir /tmp/ggm_work >> "$J" \
             2>> "$OUT/bench.err" ;;
     esac
