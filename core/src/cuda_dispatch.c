@@ -114,7 +114,7 @@ static int run_gnnd(const vick_points *p, const vic_build_options *o, int32_t k,
                     vick_call *call) {
   int32_t kb = o->gnnd.k_build > 0 ? o->gnnd.k_build : 32;
   if (kb < k) kb = k;
-  vick_gnnd_params q = {(kb + 31) / 32 * 32, o->gnnd.samples, o->gnnd.iterations, o->gnnd.converge, o->shard_size, 0, 0};
+  vick_gnnd_params q = {(kb + 31) / 32 * 32, o->gnnd.samples, o->gnnd.iterations, o->gnnd.converge, o->shard_size, 0};
   const float *rows;
   float *packed = NULL;
   int rc = packed_rows(p, call, &rows, &packed);

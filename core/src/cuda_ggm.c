@@ -10,7 +10,7 @@
 #include <string.h>
 
 static vick_gnnd_params kparams(const vic_ggm_params *p) {
-  vick_gnnd_params q = {p->K, p->samples, p->iterations, p->converge, 0, p->merge_iterations, p->explore_second};
+  vick_gnnd_params q = {p->K, p->samples, p->iterations, p->converge, 0, p->merge_iterations};
   return q;
 }
 

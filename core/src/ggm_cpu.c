@@ -24,7 +24,6 @@ vic_status vic__ggm_params(vic_ctx *c, const vic_build_options *o, int32_t k, vi
   p->iterations = o->gnnd.iterations;
   p->merge_iterations = o->gnnd.iterations < GGM_MERGE_ITERATIONS ? o->gnnd.iterations : GGM_MERGE_ITERATIONS;
   p->converge = o->gnnd.converge;
-  p->explore_second = 0;
   return VIC_OK;
 }
 

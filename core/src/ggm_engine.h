@@ -17,8 +17,6 @@ typedef struct {
   int32_t K;                /* list length during builds and merges: a multiple of 32 in 32..256 */
   int32_t samples, iterations, merge_iterations;
   float converge;
-  int32_t explore_second; /* merges: only block 2's lists get random ids of block 1 (growing a large graph by a
-                             few rows: the work follows the new rows, not the union) */
 } vic_ggm_params;
 
 /* One step on one device, safe on a worker thread: the context is only

@@ -159,11 +159,6 @@ static vic_status grow(vic_ctx *c, const vic_data *xa, const vic_knn *ga, const 
   const int32_t k = ga->k;
   vic_ggm_params p;
   if ((s = vic__ggm_params(c, &o, k, &p)) != VIC_OK) return s;
-  /* adding rows: the new rows' lists explore the graph, the old lists keep
-   * free slots for what that finds, so the merge's work follows the new
-   * rows instead of the whole union */
-  p.explore_second = gb == NULL;
-  if (p.explore_second) p.merge_iterations = p.iterations < 6 ? p.iterations : 6; /* each is cheap; convergence stops it */
   int gpu;
   if ((s = vic__ggm_backend(c, &gpu)) != VIC_OK) return s;
 

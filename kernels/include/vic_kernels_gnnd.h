@@ -22,9 +22,6 @@ typedef struct {
   float converge;     /* stop when an iteration inserts fewer than converge * n * K neighbours */
   int64_t shard_rows; /* vick_gnnd_knn: > 0 forces shards of at most this many rows; 0 = from the budget */
   int32_t merge_iterations; /* GGM's iteration cap (its lists start good); 0 = iterations */
-  int32_t explore_second;   /* GGM: nonzero = only S2's lists are refilled with random ids of S1; S1's keep their
-                               free slots for what the search finds.  For growing a large graph by few rows: the
-                               work follows S2 instead of the union */
 } vick_gnnd_params;
 
 typedef struct {

@@ -134,7 +134,6 @@ int gnnd__build_run(vick_call *call, gnnd_dev *g, const float *d_rows, int64_t n
   b.rowsA = b.rowsB = d_rows;
   b.nA = b.n = n;
   b.split = 0;
-  b.explore_second = 0;
   b.extra = NULL; /* a plain build sets nothing aside */
   b.extra_dist = NULL;
   if ((rc = gnnd__launch_random_init(call, &b, st))) return rc;
@@ -152,7 +151,6 @@ int gnnd__merge_run(vick_call *call, gnnd_dev *g, const float *d_rows1, int64_t 
   m.nA = n1;
   m.n = n1 + n2;
   m.split = (int32_t)n1;
-  m.explore_second = p->explore_second != 0;
   m.seed = g->seed ^ 0x6767u; /* the refill draws differ from the build's */
   vick_gnnd_params q = *p;
   if (p->merge_iterations > 0) q.iterations = p->merge_iterations;

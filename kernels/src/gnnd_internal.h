@@ -34,7 +34,6 @@ typedef struct {
   int64_t nA, n;
   int32_t d, K, nseg, p, M; /* M = 2p: sample list capacity */
   int32_t split;            /* > 0: GGM, only pairs across ids < split / >= split are compared */
-  int32_t explore_second;   /* GGM: only the lists of ids >= split get random ids of the other side */
   uint64_t seed;
   int32_t *ids;             /* n*K, segment s of list u at u*K + s*32, each segment sorted */
   float *dist;

@@ -105,7 +105,6 @@ __global__ void fill_random_kernel(gnnd_dev g, int from_scratch) {
   int lane = threadIdx.x & 31;
   if (w >= g.n * g.nseg) return; /* whole warp leaves together */
   int u = (int)(w / g.nseg), s = (int)(w % g.nseg);
-  if (!from_scratch && g.explore_second && u < g.split) return; /* whole warp: one list segment */
   int64_t e = (int64_t)u * g.K + (int64_t)s * GNND_SEG + lane;
   int my_id = from_scratch ? GNND_EMPTY : g.ids[e];
   float my_d = from_scratch ? INFINITY : g.dist[e];
