@@ -4,6 +4,7 @@
  * fails under AUTO). */
 #include "backend_cuda.h"
 #include "ggm_common.h"
+#include "method_table.h"
 
 #include <string.h>
 
@@ -33,7 +34,7 @@ vic_status vic__ggm_backend(vic_ctx *c, int *gpu) {
   *gpu = 0;
   if (c->opt.backend == VIC_BACKEND_CPU) return VIC_OK;
   vic_status s = vic__cuda_probe(c);
-  if (s == VIC_OK && vic__cuda_has_method(VIC_METHOD_GNND)) { *gpu = 1; return VIC_OK; }
+  if (s == VIC_OK && vic__method_on_gpu(vic__method_ops(VIC_METHOD_GNND))) { *gpu = 1; return VIC_OK; }
   if (c->opt.backend == VIC_BACKEND_CUDA)
     return s != VIC_OK ? s : vic__fail(c, VIC_E_NODEVICE, "this build has no GPU GNND");
   c->error[0] = '\0';
