@@ -56,6 +56,7 @@ static vic_status build_one(shard_job *j, slot_state *sl, int32_t s) {
   const int32_t K = j->p->K, k = j->st->k;
   int32_t *ri = vic__shard_res_ids(j->st, s);
   float *rd = vic__shard_res_dist(j->st, s);
+#pragma omp parallel for schedule(static) num_threads(j->slots == 1 ? vic__threads(j->c) : 1)
   for (int64_t u = 0; u < rows; ++u)
     for (int32_t t = 0; t < k; ++t) {
       int32_t id = own[u * K + t];
@@ -82,6 +83,9 @@ static vic_status merge_one(shard_job *j, slot_state *sl, int32_t a, int32_t b) 
   /* pair-local ids to global, then into both shards' running lists */
   int32_t *ria = vic__shard_res_ids(j->st, a), *rib = vic__shard_res_ids(j->st, b);
   float *rda = vic__shard_res_dist(j->st, a), *rdb = vic__shard_res_dist(j->st, b);
+  /* rows are independent: all threads when one device runs alone (nested
+   * regions of several device threads run this serially) */
+#pragma omp parallel for schedule(static) num_threads(j->slots == 1 ? vic__threads(j->c) : 1)
   for (int64_t u = 0; u < na + nb; ++u) {
     int32_t *l = sl->ids + u * k;
     for (int32_t t = 0; t < k; ++t)

@@ -47,7 +47,8 @@ float *vic__shard_own_dist(const vic_shard_store *st, int32_t s);
 int32_t *vic__shard_res_ids(const vic_shard_store *st, int32_t s);
 float *vic__shard_res_dist(const vic_shard_store *st, int32_t s);
 
-/* Record the checksums of shard s's own graph and / or result lists. */
+/* Record the checksums of shard s's own graph and / or result lists (in
+ * the file; nothing in memory). */
 void vic__shard_seal(vic_shard_store *st, int32_t s, int own, int result);
 /* Write the header (progress and checksums) and hand the dirty pages to
  * the kernel for writing; nothing to do in memory. */
