@@ -130,8 +130,9 @@ static vic_status phase_status(shard_job *j) {
   for (int g = 0; g < j->slots; ++g) {
     vic_status s = j->slot[g].status;
     if (s == VIC_OK) continue;
-    if (!j->gpu && s != VIC_E_CANCELLED) return s;
-    return vic__fail(j->c, s, "%s", j->slot[g].step.message);
+    const char *msg = j->slot[g].step.message[0] ? j->slot[g].step.message : vic_status_name(s);
+    if (!j->gpu && j->c->error[0]) return s; /* the CPU step worded it */
+    return vic__fail(j->c, s, "%s", msg);
   }
   return VIC_OK;
 }
@@ -286,11 +287,18 @@ static vic_status sharded(vic_ctx *c, const vic_data *v, vic_metric metric, cons
 stopped:
   /* what the stopped round merged is kept (a merge repeated on resume
    * changes nothing), its sections sealed, the round left to redo */
-  if (vic__shard_checkpoint(c, &st) == VIC_OK && s == VIC_E_CANCELLED && so->work_dir)
-    s = vic__fail(c, VIC_E_CANCELLED,
-                  "cancelled after %u of %d shard builds and %u of %d merge rounds; '%s' holds the progress: call "
-                  "again with resume set to continue",
-                  st.shards_built, (int)st.plan.shards, st.rounds_done, (int)st.plan.rounds, st.path);
+  if (vic__shard_checkpoint(c, &st) == VIC_OK && s == VIC_E_CANCELLED) {
+    if (so->work_dir)
+      s = vic__fail(c, VIC_E_CANCELLED,
+                    "cancelled after %u of %d shard builds and %u of %d merge rounds; '%s' holds the progress: call "
+                    "again with resume set to continue",
+                    st.shards_built, (int)st.plan.shards, st.rounds_done, (int)st.plan.rounds, st.path);
+    else
+      s = vic__fail(c, VIC_E_CANCELLED,
+                    "cancelled after %u of %d shard builds and %u of %d merge rounds (without a work_dir nothing is "
+                    "kept to resume from)",
+                    st.shards_built, (int)st.plan.shards, st.rounds_done, (int)st.plan.rounds);
+  }
 done:
   for (int g = 0; slot && g < slots; ++g) {
     free(slot[g].ids);

@@ -155,6 +155,12 @@ static void gc_sharded(const ggm_case *t, const float *rows, const vic_knn *exac
          a.report.seconds_total, a.report.reason);
   VT_CHECK(a.report.slabs == 6, "shards: %d", (int)a.report.slabs);
   VT_CHECK(r >= t->min_recall, "sharded recall %.4f", r);
+  /* cancelled in memory: nothing returned, the message says nothing is kept */
+  gc_cancel_after = 7;
+  VT_CHECK(vic_knn_build_sharded(c, &x, &o, &so, &b) == VIC_E_CANCELLED && strstr(vic_ctx_error(c), "merge rounds") &&
+               b.ids == NULL,
+           "cancel in memory: %s", vic_ctx_error(c));
+  gc_cancel_after = -1;
 
   /* in a work file: cancelled after 4 steps, resumed to the same lists */
   char dir[512];
