@@ -24,6 +24,7 @@
 #include "cuda_internal.h"
 #include "density_cuda.h"
 #include "vic_kernels_density.h"
+#include "vic_kernels_peaks.h"
 
 size_t vic__density_budget(vic_ctx *c, int device) {
   if (c->opt.device_memory_budget) return c->opt.device_memory_budget;
@@ -31,6 +32,14 @@ size_t vic__density_budget(vic_ctx *c, int device) {
   if (vick_device_info(device, NULL, 0, &f, &t) != VICK_OK) return 0;
   return f / 10 * 9;
 }
+
+enum { PASS_LINKS = 1, PASS_EDGES = 2 };
+
+/* A device's first edges of its slabs, appended slab by slab. */
+typedef struct {
+  uint64_t *pair, *pos;
+  int64_t count, cap;
+} edge_list;
 
 typedef struct {
   vic_ctx *c;
@@ -52,6 +61,15 @@ typedef struct {
   vic_status *status;
   int64_t *bad_row, *retried;
   char (*msg)[512];
+  /* the passes after the densities (vic__slabs_links / _edges): known
+   * k-th distances rk, densities, labels and ranks by id */
+  int pass; /* 0: densities; PASS_LINKS, PASS_EDGES */
+  const float *rho;
+  const int32_t *lab, *rank;
+  int64_t n_max;
+  int32_t *parent, *up, *is_max;
+  float *delta;
+  edge_list *edges; /* per device */
 } slab_job;
 
 /* Own rows (rows, in that order) then every other point of slabs
@@ -270,6 +288,173 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   return rc;
 }
 
+/* Appends a slab's first edges to its device's list. */
+static int edges_append(edge_list *l, const uint64_t *pair, const uint64_t *pos, int64_t u) {
+  if (l->count + u > l->cap) {
+    int64_t cap = l->cap ? l->cap : 1 << 16;
+    while (cap < l->count + u) cap *= 2;
+    uint64_t *a = realloc(l->pair, (size_t)cap * sizeof *a);
+    if (a) l->pair = a;
+    uint64_t *b = a ? realloc(l->pos, (size_t)cap * sizeof *b) : NULL;
+    if (b) l->pos = b;
+    if (!a || !b) return -1;
+    l->cap = cap;
+  }
+  memcpy(l->pair + l->count, pair, (size_t)u * sizeof *pair);
+  memcpy(l->pos + l->count, pos, (size_t)u * sizeof *pos);
+  l->count += u;
+  return 0;
+}
+
+/* One gathered region of a later pass on its device: the per-point
+ * values of its points gathered by id, the device call, the results
+ * placed by id (links) or appended (edges). */
+static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows, const float *pts,
+                        const uint32_t *gid, int64_t m) {
+  const vic_data *x = j->x;
+  vick_call *call = &j->call[dev];
+  float *rho = malloc((size_t)m * sizeof *rho);
+  int32_t *lab = NULL, *rank = NULL, *pa = NULL, *up = NULL, *mx = NULL;
+  float *de = NULL;
+  int ok = rho != NULL;
+  if (ok && j->pass == PASS_EDGES) {
+    lab = malloc((size_t)m * sizeof *lab);
+    rank = malloc((size_t)n_rows * sizeof *rank);
+    ok = lab && rank;
+  }
+  if (ok && j->pass == PASS_LINKS) {
+    pa = malloc((size_t)n_rows * sizeof *pa);
+    up = malloc((size_t)n_rows * sizeof *up);
+    mx = malloc((size_t)n_rows * sizeof *mx);
+    de = malloc((size_t)n_rows * sizeof *de);
+    ok = pa && up && mx && de;
+  }
+  int rc = ok ? VICK_OK : vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's per-point values");
+  if (rc == VICK_OK) {
+#pragma omp parallel for schedule(static) num_threads(j->threads)
+    for (int64_t t = 0; t < m; ++t) {
+      rho[t] = j->rho[gid[t]];
+      if (lab) lab[t] = j->lab[gid[t]];
+    }
+    if (rank)
+      for (int64_t t = 0; t < n_rows; ++t) rank[t] = j->rank[tr[t]];
+    vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
+    vick_call one;
+    memcpy(&one, call, sizeof one);
+    one.memory_budget = j->budget;
+    one.seconds_kernel = one.seconds_transfer = 0;
+    one.n_stages = 0;
+    one.peak_bytes = 0;
+    if (j->pass == PASS_LINKS) {
+      rc = vick_slab_links(&one, &vp, j->k, n_rows, gid, x->n, rho, pa, de, up, mx);
+      if (rc == VICK_OK) {
+#pragma omp parallel for schedule(static) num_threads(j->threads)
+        for (int64_t t = 0; t < n_rows; ++t) {
+          const int64_t i = tr[t];
+          j->parent[i] = pa[t];
+          j->delta[i] = de[t];
+          j->up[i] = up[t];
+          j->is_max[i] = mx[t];
+        }
+      }
+    } else {
+      uint64_t *pair = NULL, *pos = NULL;
+      int64_t u = 0;
+      rc = vick_slab_edges(&one, &vp, j->k, n_rows, gid, x->n, rho, lab, rank, j->n_max, &pair, &pos, &u);
+      if (rc == VICK_OK && edges_append(&j->edges[dev], pair, pos, u) != 0)
+        rc = vick_fail_host(&one, VICK_NOMEM, "no host memory for the slabs' first edges");
+      free(pair);
+      free(pos);
+    }
+    call->seconds_kernel += one.seconds_kernel;
+    call->seconds_transfer += one.seconds_transfer;
+    if (one.peak_bytes > call->peak_bytes) call->peak_bytes = one.peak_bytes;
+    for (int i = 0; i < one.n_stages; ++i) add_stage(call, one.stages[i].name, one.stages[i].seconds);
+    if (rc != VICK_OK) memcpy(call->message, one.message, sizeof call->message);
+  }
+  free(rho);
+  free(lab);
+  free(rank);
+  free(pa);
+  free(up);
+  free(mx);
+  free(de);
+  return rc;
+}
+
+/* A later pass over slab s: the k-th distances are known, so each task
+ * first sets apart the rows its region cannot prove exact, which go to
+ * regions around their k-th-distance balls (the lists made again are
+ * the same lists, whatever region proves them). */
+static int run_slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
+  const vic_data *x = j->x;
+  const int32_t k = j->k;
+  vick_call *call = &j->call[dev];
+  const int64_t n_own = j->start[s + 1] - j->start[s];
+  if (n_own == 0) return VICK_OK;
+  int64_t *rows = malloc((size_t)n_own * sizeof *rows);
+  int64_t *tmp = malloc((size_t)n_own * sizeof *tmp);
+  unsigned char *ex = malloc((size_t)n_own);
+  if (!rows || !tmp || !ex) {
+    free(rows); free(tmp); free(ex);
+    return vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's rows");
+  }
+  memcpy(rows, j->order + j->start[s], (size_t)n_own * sizeof *rows);
+  const int axis = j->plan->axis;
+  const double mid = 0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]);
+  slab_task task[SLAB_TASKS];
+  int n_tasks = 1, done = 0, rc = VICK_OK;
+  task[0].off = 0;
+  task[0].count = n_own;
+  vic__slab_region(x, j->plan, s, j->h0, &task[0].reg);
+  while (rc == VICK_OK && n_tasks > 0) {
+    slab_task tk = task[--n_tasks];
+    int64_t *tr = rows + tk.off;
+    const int64_t n_rows = tk.count;
+    if (++done > SLAB_TASKS) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    int64_t n_ex = 0, lo_n = 0, hi_n = 0;
+    vic_region lo_reg, hi_reg;
+    vic__slab_split(x, j->rk, &tk.reg, axis, mid, tr, n_rows, tmp, ex, &n_ex, &lo_n, &lo_reg, &hi_n, &hi_reg);
+    if (n_tasks + 3 > SLAB_TASKS) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    if (hi_n) task[n_tasks++] = (slab_task){tk.off + n_ex + lo_n, hi_n, hi_reg};
+    if (lo_n) task[n_tasks++] = (slab_task){tk.off + n_ex, lo_n, lo_reg};
+    if (n_ex == 0) continue;
+    j->retried[dev] += n_rows - n_ex;
+    for (int64_t t = 0; t < n_ex; ++t) is_row[tr[t]] = 1;
+    int64_t s_lo, s_hi, m = 0;
+    slab_span(j, &tk.reg, &s_lo, &s_hi);
+    float *pts = NULL;
+    uint32_t *gid = NULL;
+    if (gather(j, &tk.reg, tr, n_ex, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
+      rc = vick_fail_host(call, VICK_NOMEM, "no host memory to gather a slab");
+    for (int64_t t = 0; t < n_ex; ++t) is_row[tr[t]] = 0;
+    if (rc != VICK_OK) break;
+    if (m <= k) { /* a tiny region: the whole set is the region */
+      free(pts);
+      free(gid);
+      for (int jj = 0; jj < 3; ++jj) { tk.reg.lo[jj] = -INFINITY; tk.reg.hi[jj] = INFINITY; }
+      tk.count = n_ex;
+      task[n_tasks++] = tk;
+      continue;
+    }
+    const size_t need = vic__slab_bytes(m, n_ex, k, x->d) + vic__slab_pass_bytes(x->n);
+    if (need > j->budget) {
+      snprintf(call->message, sizeof call->message,
+               "a slab needs %.0f MiB of device memory (%lld points with its halo, %lld rows); the budget is %.0f MiB: "
+               "raise it to at least %.0f MiB", need / 1048576.0, (long long)m, (long long)n_ex,
+               j->budget / 1048576.0, need / 1048576.0);
+      rc = VICK_NOMEM;
+    }
+    if (rc == VICK_OK) rc = known_device(j, dev, tr, n_ex, pts, gid, m);
+    free(pts);
+    free(gid);
+  }
+  free(rows);
+  free(tmp);
+  free(ex);
+  return rc;
+}
+
 static void slab_slot(void *arg, int slot) {
   slab_job *j = arg;
   unsigned char *is_row = calloc((size_t)j->x->n, 1);
@@ -277,11 +462,12 @@ static void slab_slot(void *arg, int slot) {
     j->rc[slot] = vick_fail_host(&j->call[slot], VICK_NOMEM, "no host memory for slab flags");
     return;
   }
+  const char *stage = j->pass ? "peaks" : "density";
   for (int64_t s = slot; s < j->plan->n_slabs && j->rc[slot] == VICK_OK; s += j->count) {
-    j->rc[slot] = run_slab(j, slot, s, is_row);
+    j->rc[slot] = j->pass ? run_slab_known(j, slot, s, is_row) : run_slab(j, slot, s, is_row);
     if (j->rc[slot] == VICK_OK && j->bad_row[slot] >= 0) break;
     vick_call *cs = &j->call[slot];
-    if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, "density", (double)(s + 1) / j->plan->n_slabs))
+    if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, stage, (double)(s + 1) / j->plan->n_slabs))
       j->rc[slot] = vick_fail_host(cs, VICK_CANCELLED, "cancelled during the slabs");
   }
   free(is_row);
@@ -325,86 +511,183 @@ static double first_halo(const vic_data *x, int32_t k) {
   return 2 * pow(vol * (double)k / (double)x->n, 1.0 / dims);
 }
 
+struct vic_slabs {
+  slab_job j;
+  vic_slab_plan plan;
+  int64_t *start, *order;
+  int levels;
+};
+
+vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budget, size_t reserve, vic_slabs **out) {
+  *out = NULL;
+  int first = 0, count = 1;
+  vic_status s = vic__cuda_devices(c, &first, &count);
+  if (s != VIC_OK) return s;
+  int64_t S = budget > reserve ? vic__slab_count(x->n, k, x->d, budget - reserve) : 0;
+  if (S > 0 && S < count) S = count; /* every device gets a slab */
+  if (S == 0)
+    return vic__fail(c, VIC_E_NOMEM, "the slab runs need more than %.0f MiB of device memory (the budget is %.0f MiB)",
+                     (vic__slab_bytes(3, 2, k, x->d) + reserve) / 1048576.0, budget / 1048576.0);
+  vic_slabs *z = vic__calloc(c, 1, sizeof *z, "slab runs");
+  if (!z) return VIC_E_NOMEM;
+  if ((s = vic__slab_plan_make(c, x, S, &z->plan)) != VIC_OK) { free(z); return s; }
+  if ((s = bucket(c, x, &z->plan, &z->start, &z->order)) != VIC_OK) { vic__slab_plan_free(&z->plan); free(z); return s; }
+  if (count > S) count = (int)S;
+  slab_job *j = &z->j;
+  j->c = c;
+  j->x = x;
+  j->k = k;
+  j->budget = budget;
+  j->plan = &z->plan;
+  j->start = z->start;
+  j->order = z->order;
+  j->h0 = first_halo(x, k);
+  j->first = first;
+  j->count = count;
+  j->threads = 1;
+#ifdef _OPENMP
+  j->threads = omp_get_max_threads() / count > 1 ? omp_get_max_threads() / count : 1;
+  z->levels = omp_get_max_active_levels();
+  if (count > 1 && z->levels < 2) omp_set_max_active_levels(2);
+#endif
+  j->call = vic__calloc(c, (size_t)count, sizeof *j->call, "per-device calls");
+  j->rc = j->call ? vic__calloc(c, (size_t)count, sizeof *j->rc, "per-device codes") : NULL;
+  j->bad_row = j->rc ? vic__malloc(c, (size_t)count * sizeof *j->bad_row, "per-device rows") : NULL;
+  j->retried = j->bad_row ? vic__calloc(c, (size_t)count, sizeof *j->retried, "per-device retries") : NULL;
+  j->edges = j->retried ? vic__calloc(c, (size_t)count, sizeof *j->edges, "per-device edges") : NULL;
+  if (!j->edges) { vic__slabs_close(z); return VIC_E_NOMEM; }
+  for (int d = 0; d < count; ++d) {
+    vic__cuda_call_init(c, &j->call[d], first + d, budget, count > 1);
+    j->bad_row[d] = -1;
+  }
+  vic__log(c, VIC_LOG_INFO, "%lld slabs along axis %d on %d device%s (budget %.0f MiB each)", (long long)S,
+           z->plan.axis, count, count == 1 ? "" : "s", budget / 1048576.0);
+  *out = z;
+  return VIC_OK;
+}
+
+void vic__slabs_close(vic_slabs *z) {
+  if (!z) return;
+  slab_job *j = &z->j;
+#ifdef _OPENMP
+  if (j->count > 1) omp_set_max_active_levels(z->levels);
+#endif
+  if (j->edges)
+    for (int d = 0; d < j->count; ++d) { free(j->edges[d].pair); free(j->edges[d].pos); }
+  free(j->edges);
+  free(j->call);
+  free(j->rc);
+  free(j->bad_row);
+  free(j->retried);
+  free(z->start);
+  free(z->order);
+  vic__slab_plan_free(&z->plan);
+  free(z);
+}
+
+/* Runs the job's pass on every device; the first failure's status. */
+static vic_status run_pass(vic_slabs *z, const char *what) {
+  slab_job *j = &z->j;
+  for (int d = 0; d < j->count; ++d) j->rc[d] = VICK_OK;
+  if (j->count == 1) slab_slot(j, 0); /* the gathers keep all host threads */
+  else vic__cuda_parallel(j->count, slab_slot, j);
+  for (int d = 0; d < j->count; ++d)
+    if (j->rc[d] != VICK_OK) return vic__kernel_status(j->c, j->rc[d], &j->call[d], what);
+  return VIC_OK;
+}
+
+vic_status vic__slabs_density(vic_slabs *z, const float *mass, double unit_mass, vic_sph_convention sph, float *knn,
+                              float *sph_density, float *h, float *rk, int32_t *ids, float *dist, int64_t *bad_row) {
+  slab_job *j = &z->j;
+  *bad_row = -1;
+  j->pass = 0;
+  j->mass = mass;
+  j->p = vic__density_params(j->x->d, unit_mass, sph);
+  j->knn = knn;
+  j->sph = sph_density;
+  j->h = h;
+  j->rk = rk;
+  j->ids = ids;
+  j->dist = dist;
+  vic_status s = run_pass(z, "slab density");
+  for (int d = 0; d < j->count; ++d)
+    if (j->bad_row[d] >= 0 && (*bad_row < 0 || j->bad_row[d] < *bad_row)) *bad_row = j->bad_row[d];
+  return s;
+}
+
+vic_status vic__slabs_links(vic_slabs *z, const float *rho, float *rk, int32_t *parent, float *delta, int32_t *up,
+                            int32_t *is_max) {
+  slab_job *j = &z->j;
+  j->pass = PASS_LINKS;
+  j->rho = rho;
+  j->rk = rk;
+  j->parent = parent;
+  j->delta = delta;
+  j->up = up;
+  j->is_max = is_max;
+  return run_pass(z, "slab links");
+}
+
+vic_status vic__slabs_edges(vic_slabs *z, const float *rho, float *rk, const int32_t *lab, const int32_t *rank,
+                            int64_t n_max, uint64_t **pair, uint64_t **pos, int64_t *count) {
+  slab_job *j = &z->j;
+  *pair = *pos = NULL;
+  *count = 0;
+  j->pass = PASS_EDGES;
+  j->rho = rho;
+  j->rk = rk;
+  j->lab = lab;
+  j->rank = rank;
+  j->n_max = n_max;
+  vic_status s = run_pass(z, "slab edges");
+  if (s != VIC_OK) return s;
+  int64_t total = 0;
+  for (int d = 0; d < j->count; ++d) total += j->edges[d].count;
+  uint64_t *a = vic__malloc(j->c, (size_t)total * sizeof *a + 8, "first edges of the slabs");
+  uint64_t *b = a ? vic__malloc(j->c, (size_t)total * sizeof *b + 8, "first edges of the slabs") : NULL;
+  if (!b) { free(a); return VIC_E_NOMEM; }
+  int64_t at = 0;
+  for (int d = 0; d < j->count; ++d) {
+    edge_list *l = &j->edges[d];
+    if (l->count) {
+      memcpy(a + at, l->pair, (size_t)l->count * sizeof *a);
+      memcpy(b + at, l->pos, (size_t)l->count * sizeof *b);
+    }
+    at += l->count;
+    free(l->pair);
+    free(l->pos);
+    memset(l, 0, sizeof *l);
+  }
+  *pair = a;
+  *pos = b;
+  *count = total;
+  return VIC_OK;
+}
+
+void vic__slabs_stats(const vic_slabs *z, vic_slab_stats *st) {
+  const slab_job *j = &z->j;
+  memset(st, 0, sizeof *st);
+  st->slabs = z->plan.n_slabs;
+  st->devices = j->count;
+  for (int d = 0; d < j->count; ++d) {
+    st->retried += j->retried[d];
+    if (j->call[d].peak_bytes > st->peak_bytes) st->peak_bytes = j->call[d].peak_bytes;
+    if (j->call[d].seconds_kernel > st->seconds_kernel) st->seconds_kernel = j->call[d].seconds_kernel;
+    if (j->call[d].seconds_transfer > st->seconds_transfer) st->seconds_transfer = j->call[d].seconds_transfer;
+  }
+}
+
 vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
                              vic_sph_convention sph, size_t budget, float *knn, float *sph_density, float *h, float *rk,
                              int32_t *ids, float *dist, int64_t *bad_row, vic_slab_stats *st) {
   memset(st, 0, sizeof *st);
   *bad_row = -1;
-  int first = 0, count = 1;
-  vic_status s = vic__cuda_devices(c, &first, &count);
+  vic_slabs *z = NULL;
+  vic_status s = vic__slabs_open(c, x, k, budget, 0, &z);
   if (s != VIC_OK) return s;
-  int64_t S = vic__slab_count(x->n, k, x->d, budget);
-  if (S > 0 && S < count) S = count; /* every device gets a slab */
-  if (S == 0)
-    return vic__fail(c, VIC_E_NOMEM, "the slab runs need more than %.0f MiB of device memory (the budget is %.0f MiB)",
-                     vic__slab_bytes(3, 2, k, x->d) / 1048576.0, budget / 1048576.0);
-  vic_slab_plan plan;
-  if ((s = vic__slab_plan_make(c, x, S, &plan)) != VIC_OK) return s;
-  int64_t *start = NULL, *order = NULL;
-  if ((s = bucket(c, x, &plan, &start, &order)) != VIC_OK) { vic__slab_plan_free(&plan); return s; }
-  if (count > S) count = (int)S;
-  slab_job j;
-  memset(&j, 0, sizeof j);
-  j.c = c;
-  j.x = x;
-  j.k = k;
-  j.mass = mass;
-  j.p = vic__density_params(x->d, unit_mass, sph);
-  j.budget = budget;
-  j.knn = knn;
-  j.sph = sph_density;
-  j.h = h;
-  j.rk = rk;
-  j.ids = ids;
-  j.dist = dist;
-  j.plan = &plan;
-  j.start = start;
-  j.order = order;
-  j.h0 = first_halo(x, k);
-  j.first = first;
-  j.count = count;
-  j.threads = 1;
-#ifdef _OPENMP
-  j.threads = omp_get_max_threads() / count > 1 ? omp_get_max_threads() / count : 1;
-  const int levels = omp_get_max_active_levels();
-  if (count > 1 && levels < 2) omp_set_max_active_levels(2);
-#endif
-  j.call = vic__calloc(c, (size_t)count, sizeof *j.call, "per-device calls");
-  j.rc = j.call ? vic__calloc(c, (size_t)count, sizeof *j.rc, "per-device codes") : NULL;
-  j.bad_row = j.rc ? vic__malloc(c, (size_t)count * sizeof *j.bad_row, "per-device rows") : NULL;
-  j.retried = j.bad_row ? vic__calloc(c, (size_t)count, sizeof *j.retried, "per-device retries") : NULL;
-  if (!j.retried) s = VIC_E_NOMEM;
-  if (s == VIC_OK) {
-    for (int d = 0; d < count; ++d) {
-      vic__cuda_call_init(c, &j.call[d], first + d, budget, count > 1);
-      j.bad_row[d] = -1;
-    }
-    vic__log(c, VIC_LOG_INFO, "density in %lld slabs along axis %d on %d device%s (budget %.0f MiB each)",
-             (long long)S, plan.axis, count, count == 1 ? "" : "s", budget / 1048576.0);
-    if (count == 1) slab_slot(&j, 0); /* the gathers keep all host threads */
-    else vic__cuda_parallel(count, slab_slot, &j);
-#ifdef _OPENMP
-    omp_set_max_active_levels(levels);
-#endif
-    for (int d = 0; s == VIC_OK && d < count; ++d)
-      if (j.rc[d] != VICK_OK) s = vic__kernel_status(c, j.rc[d], &j.call[d], "slab density");
-    st->slabs = S;
-    st->devices = count;
-    for (int d = 0; d < count; ++d) {
-      st->retried += j.retried[d];
-      if (j.call[d].peak_bytes > st->peak_bytes) st->peak_bytes = j.call[d].peak_bytes;
-      if (j.call[d].seconds_kernel > st->seconds_kernel) st->seconds_kernel = j.call[d].seconds_kernel;
-      if (j.call[d].seconds_transfer > st->seconds_transfer) st->seconds_transfer = j.call[d].seconds_transfer;
-      if (j.bad_row[d] >= 0 && (*bad_row < 0 || j.bad_row[d] < *bad_row)) *bad_row = j.bad_row[d];
-    }
-  }
-  free(j.call);
-  free(j.rc);
-  free(j.bad_row);
-  free(j.retried);
-  free(start);
-  free(order);
-  vic__slab_plan_free(&plan);
+  s = vic__slabs_density(z, mass, unit_mass, sph, knn, sph_density, h, rk, ids, dist, bad_row);
+  vic__slabs_stats(z, st);
+  vic__slabs_close(z);
   return s;
 }
 

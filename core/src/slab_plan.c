@@ -196,6 +196,51 @@ int vic__region_exact(const vic_region *r, const vic_data *x, int64_t i, float r
   return (double)rk < g - slack;
 }
 
+void vic__slab_split(const vic_data *x, const float *rk, const vic_region *reg, int axis, double mid, int64_t *rows,
+                     int64_t n, int64_t *tmp, unsigned char *flags, int64_t *n_exact, int64_t *lo_n, vic_region *lo,
+                     int64_t *hi_n, vic_region *hi) {
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < n; ++t) flags[t] = (unsigned char)vic__region_exact(reg, x, rows[t], rk[rows[t]]);
+  int64_t a = 0;
+  for (int64_t t = 0; t < n; ++t)
+    if (flags[t]) tmp[a++] = rows[t];
+  *n_exact = a;
+  *lo_n = *hi_n = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int64_t t = 0; t < n; ++t) {
+      if (flags[t]) continue;
+      const int64_t i = rows[t];
+      const int low = isfinite(mid) && vic__slab_coord(x, i, axis) < mid;
+      if (low != (pass == 0)) continue;
+      vic_region b;
+      vic__ball_region(x, i, rk[i], &b);
+      vic_region *g = low ? lo : hi;
+      int64_t *cnt = low ? lo_n : hi_n;
+      if (*cnt == 0) *g = b; else vic__region_union(g, &b);
+      ++*cnt;
+      tmp[a++] = i;
+    }
+  memcpy(rows, tmp, (size_t)n * sizeof *rows);
+}
+
+size_t vic__slab_pass_bytes(int64_t n) {
+  /* densities and labels by id (4 + 4), and the first device's run
+   * held between the passes (densities, parents, deltas, maxima numbers,
+   * order keys: 24) */
+  return (size_t)n * 32;
+}
+
+size_t vic__peaks_links_bytes(int64_t n, int d) {
+  /* the density order and basins: densities, parents, deltas, basin
+   * pointers (x2), flags, order keys (x2), ranks, maxima numbers; then
+   * the maxima's search: the grid of all points (rows, codes and order
+   * with their sort buffers, sorted points), its density tree, the
+   * k-th distances and saliencies */
+  const size_t basins = (size_t)n * (4 * 6 + 16 + 4 + 4);
+  const size_t search = (size_t)n * ((size_t)d * 4 + 16 + 8 + 16 + 8 + 4 + 4 + 4 * 5);
+  return (basins > search ? basins : search) + ((size_t)16 << 20);
+}
+
 size_t vic__slab_bytes(int64_t indexed, int64_t own, int32_t k, int d) {
   /* per indexed point: rows, codes (x2 during the sort), order (x2),
    * sorted points, list ids and the sort's workspace; per own row: the
