@@ -12,6 +12,7 @@
 #include "density_slabs.h"
 #include "backend_cuda.h"
 #include "slab_plan.h"
+#include "slab_rows.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -40,6 +41,17 @@ typedef struct {
   uint64_t *pair, *pos;
   int64_t count, cap;
 } edge_list;
+
+/* Rows a device answered outside their slab's first region (the halo
+ * was too narrow for them: a few, in the sparse outskirts), with their
+ * lists, kept on the host by the density pass so that the later passes
+ * do not make these costly regions again. */
+typedef struct {
+  int64_t *row;
+  int32_t *ids;
+  float *dist;
+  int64_t count, cap;
+} row_cache;
 
 typedef struct {
   vic_ctx *c;
@@ -70,6 +82,8 @@ typedef struct {
   int32_t *parent, *up, *is_max;
   float *delta;
   edge_list *edges; /* per device */
+  row_cache *cache; /* per device, or NULL: no cache */
+  unsigned char *cached; /* n: the row is in a cache */
 } slab_job;
 
 /* Own rows (rows, in that order) then every other point of slabs
@@ -140,6 +154,25 @@ static void add_stage(vick_call *call, const char *name, double seconds) {
   if (call->n_stages >= (int)(sizeof call->stages / sizeof call->stages[0])) return;
   snprintf(call->stages[call->n_stages].name, sizeof call->stages[0].name, "%s", name);
   call->stages[call->n_stages++].seconds = seconds;
+}
+
+static int cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *ids, const float *dist) {
+  if (rc->count == rc->cap) {
+    int64_t cap = rc->cap ? 2 * rc->cap : 1024;
+    int64_t *r = realloc(rc->row, (size_t)cap * sizeof *r);
+    if (r) rc->row = r;
+    int32_t *a = r ? realloc(rc->ids, (size_t)cap * k * sizeof *a) : NULL;
+    if (a) rc->ids = a;
+    float *b = a ? realloc(rc->dist, (size_t)cap * k * sizeof *b) : NULL;
+    if (b) rc->dist = b;
+    if (!b) return -1;
+    rc->cap = cap;
+  }
+  rc->row[rc->count] = row;
+  memcpy(rc->ids + rc->count * k, ids, (size_t)k * sizeof *ids);
+  memcpy(rc->dist + rc->count * k, dist, (size_t)k * sizeof *dist);
+  ++rc->count;
+  return 0;
 }
 
 /* Rows still to answer: rows[off .. off + count) of the slab, in region. */
@@ -215,9 +248,20 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
     one.memory_budget = j->budget;
     int64_t bad = -1;
     /* the lists go straight to their rows of the whole set's arrays; rows
-     * answered again overwrite theirs */
-    rc = vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids, j->dist, tr,
-                           &bad);
+     * answered again overwrite theirs.  Rows past the first region, with
+     * a cache, come back packed for it. */
+    const int keep = j->cache && done > 1;
+    int32_t *tid = keep ? malloc((size_t)n_rows * k * sizeof *tid) : NULL;
+    float *tdist = keep ? malloc((size_t)n_rows * k * sizeof *tdist) : NULL;
+    if (keep && (!tid || !tdist)) {
+      free(tid); free(tdist); free(pts); free(gid);
+      rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's retried lists");
+      break;
+    }
+    rc = keep ? vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, tid, tdist, NULL,
+                                  &bad)
+              : vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids, j->dist,
+                                  tr, &bad);
     call->seconds_kernel += one.seconds_kernel;
     call->seconds_transfer += one.seconds_transfer;
     if (one.peak_bytes > call->peak_bytes) call->peak_bytes = one.peak_bytes;
@@ -225,10 +269,25 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
     if (rc != VICK_OK) memcpy(call->message, one.message, sizeof call->message);
     free(pts);
     free(gid);
+    if (rc != VICK_OK || bad >= 0) { free(tid); free(tdist); }
     if (rc != VICK_OK) break;
     if (bad >= 0) {
       if (j->bad_row[dev] < 0 || tr[bad] < j->bad_row[dev]) j->bad_row[dev] = tr[bad];
       break;
+    }
+    if (keep) { /* the exact rows: into the cache, and the whole set's lists where asked */
+      for (int64_t t = 0; t < n_rows && rc == VICK_OK; ++t) {
+        const int64_t i = tr[t];
+        if (!vic__region_exact(&tk.reg, x, i, rk[t])) continue;
+        if (cache_add(&j->cache[dev], k, i, tid + t * k, tdist + t * k) != 0)
+          rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's retried lists");
+        j->cached[i] = 1;
+        if (j->ids) memcpy(j->ids + i * k, tid + t * k, (size_t)k * sizeof *tid);
+        if (j->dist) memcpy(j->dist + i * k, tdist + t * k, (size_t)k * sizeof *tdist);
+      }
+      free(tid);
+      free(tdist);
+      if (rc != VICK_OK) break;
     }
     /* place the exact rows; mark the others (is_row) for another round */
     int64_t left = 0;
@@ -399,13 +458,19 @@ static int run_slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row
     free(rows); free(tmp); free(ex);
     return vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's rows");
   }
-  memcpy(rows, j->order + j->start[s], (size_t)n_own * sizeof *rows);
+  /* the rows the density pass answered past the slab's first region are
+   * the host's (their lists are cached) */
+  int64_t n_dev = 0;
+  for (int64_t t = 0; t < n_own; ++t) {
+    const int64_t i = j->order[j->start[s] + t];
+    if (!j->cached || !j->cached[i]) rows[n_dev++] = i;
+  }
   const int axis = j->plan->axis;
   const double mid = 0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]);
   slab_task task[SLAB_TASKS];
-  int n_tasks = 1, done = 0, rc = VICK_OK;
+  int n_tasks = n_dev > 0, done = 0, rc = VICK_OK;
   task[0].off = 0;
-  task[0].count = n_own;
+  task[0].count = n_dev;
   vic__slab_region(x, j->plan, s, j->h0, &task[0].reg);
   while (rc == VICK_OK && n_tasks > 0) {
     slab_task tk = task[--n_tasks];
@@ -518,7 +583,8 @@ struct vic_slabs {
   int levels;
 };
 
-vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budget, size_t reserve, vic_slabs **out) {
+vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budget, size_t reserve, int later,
+                           vic_slabs **out) {
   *out = NULL;
   int first = 0, count = 1;
   vic_status s = vic__cuda_devices(c, &first, &count);
@@ -556,6 +622,11 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
   j->retried = j->bad_row ? vic__calloc(c, (size_t)count, sizeof *j->retried, "per-device retries") : NULL;
   j->edges = j->retried ? vic__calloc(c, (size_t)count, sizeof *j->edges, "per-device edges") : NULL;
   if (!j->edges) { vic__slabs_close(z); return VIC_E_NOMEM; }
+  if (later) {
+    j->cache = vic__calloc(c, (size_t)count, sizeof *j->cache, "per-device retried rows");
+    j->cached = j->cache ? vic__calloc(c, (size_t)x->n, 1, "retried row flags") : NULL;
+    if (!j->cached) { vic__slabs_close(z); return VIC_E_NOMEM; }
+  }
   for (int d = 0; d < count; ++d) {
     vic__cuda_call_init(c, &j->call[d], first + d, budget, count > 1);
     j->bad_row[d] = -1;
@@ -575,6 +646,10 @@ void vic__slabs_close(vic_slabs *z) {
   if (j->edges)
     for (int d = 0; d < j->count; ++d) { free(j->edges[d].pair); free(j->edges[d].pos); }
   free(j->edges);
+  if (j->cache)
+    for (int d = 0; d < j->count; ++d) { free(j->cache[d].row); free(j->cache[d].ids); free(j->cache[d].dist); }
+  free(j->cache);
+  free(j->cached);
   free(j->call);
   free(j->rc);
   free(j->bad_row);
@@ -593,6 +668,17 @@ static vic_status run_pass(vic_slabs *z, const char *what) {
   else vic__cuda_parallel(j->count, slab_slot, j);
   for (int d = 0; d < j->count; ++d)
     if (j->rc[d] != VICK_OK) return vic__kernel_status(j->c, j->rc[d], &j->call[d], what);
+  if (!j->pass || !j->cache) return VIC_OK;
+  /* the cached rows, on the host */
+  for (int d = 0; d < j->count; ++d) {
+    const row_cache *rc = &j->cache[d];
+    if (j->pass == PASS_LINKS)
+      vic__rows_links(rc->row, rc->count, j->k, rc->ids, rc->dist, j->x->n, j->rho, j->parent, j->delta, j->up,
+                      j->is_max);
+    else if (vic__rows_edges(rc->row, rc->count, j->k, rc->ids, j->x->n, j->rho, j->lab, j->rank, &j->edges[0].pair,
+                             &j->edges[0].pos, &j->edges[0].count, &j->edges[0].cap) != 0)
+      return vic__fail(j->c, VIC_E_NOMEM, "no host memory for the boundary edges of the retried rows");
+  }
   return VIC_OK;
 }
 
@@ -683,7 +769,7 @@ vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const flo
   memset(st, 0, sizeof *st);
   *bad_row = -1;
   vic_slabs *z = NULL;
-  vic_status s = vic__slabs_open(c, x, k, budget, 0, &z);
+  vic_status s = vic__slabs_open(c, x, k, budget, 0, 0, &z);
   if (s != VIC_OK) return s;
   s = vic__slabs_density(z, mass, unit_mass, sph, knn, sph_density, h, rk, ids, dist, bad_row);
   vic__slabs_stats(z, st);

@@ -28,9 +28,14 @@ vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const flo
  * passes that make each slab's lists again on its device and consume
  * them there (links, then boundary edges), so that no list crosses to
  * the host.  reserve: device bytes per device the later passes add to a
- * slab (vic__slab_pass_bytes), kept out of the slab count. */
+ * slab (vic__slab_pass_bytes), kept out of the slab count.  later: the
+ * later passes will run -- the density pass then keeps the lists of the
+ * rows it answers past their slab's first region (few, in the sparse
+ * outskirts, whose regions are large) on the host, and the later passes
+ * take those rows there. */
 typedef struct vic_slabs vic_slabs;
-vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budget, size_t reserve, vic_slabs **out);
+vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budget, size_t reserve, int later,
+                           vic_slabs **out);
 /* As vic__slab_density on the open slabs. */
 vic_status vic__slabs_density(vic_slabs *z, const float *mass, double unit_mass, vic_sph_convention sph, float *knn,
                               float *sph_density, float *h, float *rk, int32_t *ids, float *dist, int64_t *bad_row);

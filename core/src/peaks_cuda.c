@@ -155,7 +155,7 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   if (h.rank && ids) h.lid = vic__malloc(c, entries * sizeof *h.lid, "neighbour ids (int32)");
   if (!h.rank || (ids && !h.lid)) { slab_host_free(&h); return VIC_E_NOMEM; }
   vic_slabs *z = NULL;
-  vic_status s = vic__slabs_open(c, x, k, budget, vic__slab_pass_bytes(n), &z);
+  vic_status s = vic__slabs_open(c, x, k, budget, vic__slab_pass_bytes(n), 1, &z);
   if (s == VIC_OK)
     s = vic__slabs_density(z, mass, unit_mass, sph, knn_density, sph_density, smoothing_length, h.rk, h.lid, dist,
                            bad_row);
