@@ -54,6 +54,11 @@ typedef struct {
 } row_cache;
 
 typedef struct {
+  int64_t *row;
+  int64_t count, cap;
+} row_list;
+
+typedef struct {
   vic_ctx *c;
   const vic_data *x;
   int32_t k;
@@ -84,6 +89,7 @@ typedef struct {
   edge_list *edges; /* per device */
   row_cache *cache; /* per device, or NULL: no cache */
   unsigned char *cached; /* n: the row is in a cache */
+  row_list *left; /* per device, with a cache: rows the slabs' first regions could not prove */
 } slab_job;
 
 /* Own rows (rows, in that order) then every other point of slabs
@@ -156,6 +162,18 @@ static void add_stage(vick_call *call, const char *name, double seconds) {
   call->stages[call->n_stages++].seconds = seconds;
 }
 
+static int row_list_add(row_list *l, int64_t i) {
+  if (l->count == l->cap) {
+    const int64_t cap = l->cap ? 2 * l->cap : 1024;
+    int64_t *r = realloc(l->row, (size_t)cap * sizeof *r);
+    if (!r) return -1;
+    l->row = r;
+    l->cap = cap;
+  }
+  l->row[l->count++] = i;
+  return 0;
+}
+
 static int cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *ids, const float *dist) {
   if (rc->count == rc->cap) {
     int64_t cap = rc->cap ? 2 * rc->cap : 1024;
@@ -187,12 +205,18 @@ typedef struct {
  * then the rows that failed the gap test, in regions around their k-th
  * distance balls -- one for the rows by the slab's lower cut, one for
  * those by its upper cut, so that neither spans the whole slab. */
-static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
+/* Rows rows_in[0, n_own) of the density pass on the device of slot dev,
+ * in reg0 first, then the rows that fail the gap test in regions around
+ * their k-th-distance balls -- one for the rows below mid along the
+ * axis, one for those above, so that neither spans the whole slab.  With
+ * from_slab, reg0 is a slab's first region: with a cache (j->left) the
+ * rows it cannot prove go to the device's leftovers instead, answered
+ * once all slabs are done (run_leftovers). */
+static int run_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own, const vic_region *reg0, double mid,
+                    unsigned char *is_row, int from_slab) {
   const vic_data *x = j->x;
   const int32_t k = j->k;
   vick_call *call = &j->call[dev];
-  const int64_t *own = j->order + j->start[s];
-  const int64_t n_own = j->start[s + 1] - j->start[s];
   if (n_own == 0) return VICK_OK;
   int64_t *rows = malloc((size_t)n_own * sizeof *rows);
   float *rk = malloc((size_t)n_own * sizeof *rk), *knn = NULL, *sph = NULL, *h = NULL;
@@ -202,14 +226,13 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   int rc = VICK_OK;
   if (!rows || !rk || (j->knn && !knn) || (j->sph && !sph) || (j->h && !h))
     rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's results");
-  if (rc == VICK_OK) memcpy(rows, own, (size_t)n_own * sizeof *rows);
+  if (rc == VICK_OK) memcpy(rows, rows_in, (size_t)n_own * sizeof *rows);
   const int axis = j->plan->axis;
-  const double mid = 0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]);
   slab_task task[SLAB_TASKS];
   int n_tasks = 1, done = 0;
   task[0].off = 0;
   task[0].count = n_own;
-  vic__slab_region(x, j->plan, s, j->h0, &task[0].reg);
+  task[0].reg = *reg0;
   while (rc == VICK_OK && n_tasks > 0) {
     slab_task tk = task[--n_tasks];
     int64_t *tr = rows + tk.off;
@@ -250,7 +273,7 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
     /* the lists go straight to their rows of the whole set's arrays; rows
      * answered again overwrite theirs.  Rows past the first region, with
      * a cache, come back packed for it. */
-    const int keep = j->cache && done > 1;
+    const int keep = j->cache && (done > 1 || !from_slab);
     int32_t *tid = keep ? malloc((size_t)n_rows * k * sizeof *tid) : NULL;
     float *tdist = keep ? malloc((size_t)n_rows * k * sizeof *tdist) : NULL;
     if (keep && (!tid || !tdist)) {
@@ -306,6 +329,17 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
     }
     if (!left) continue;
     j->retried[dev] += left;
+    if (from_slab && done == 1 && j->left) { /* to the leftovers, with their k-th distances so far */
+      for (int64_t t = 0; t < n_rows && rc == VICK_OK; ++t) {
+        const int64_t i = tr[t];
+        if (!is_row[i]) continue;
+        is_row[i] = 0;
+        j->rk[i] = rk[t];
+        if (row_list_add(&j->left[dev], i) != 0)
+          rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's leftover rows");
+      }
+      continue;
+    }
     /* the rows left, those below the slab's middle first: two tasks whose
      * regions hold their rows' balls */
     int64_t lo_n = 0, hi_n = 0;
@@ -345,6 +379,13 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   free(sph);
   free(h);
   return rc;
+}
+
+static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
+  vic_region reg;
+  vic__slab_region(j->x, j->plan, s, j->h0, &reg);
+  return run_rows(j, dev, j->order + j->start[s], j->start[s + 1] - j->start[s], &reg,
+                  0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]), is_row, 1);
 }
 
 /* Appends a slab's first edges to its device's list. */
@@ -622,6 +663,8 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
   j->retried = j->bad_row ? vic__calloc(c, (size_t)count, sizeof *j->retried, "per-device retries") : NULL;
   j->edges = j->retried ? vic__calloc(c, (size_t)count, sizeof *j->edges, "per-device edges") : NULL;
   if (!j->edges) { vic__slabs_close(z); return VIC_E_NOMEM; }
+  j->left = vic__calloc(c, (size_t)count, sizeof *j->left, "per-device leftover rows");
+  if (!j->left) { vic__slabs_close(z); return VIC_E_NOMEM; }
   if (later) {
     j->cache = vic__calloc(c, (size_t)count, sizeof *j->cache, "per-device retried rows");
     j->cached = j->cache ? vic__calloc(c, (size_t)x->n, 1, "retried row flags") : NULL;
@@ -650,6 +693,9 @@ void vic__slabs_close(vic_slabs *z) {
     for (int d = 0; d < j->count; ++d) { free(j->cache[d].row); free(j->cache[d].ids); free(j->cache[d].dist); }
   free(j->cache);
   free(j->cached);
+  if (j->left)
+    for (int d = 0; d < j->count; ++d) free(j->left[d].row);
+  free(j->left);
   free(j->call);
   free(j->rc);
   free(j->bad_row);
@@ -660,15 +706,91 @@ void vic__slabs_close(vic_slabs *z) {
   free(z);
 }
 
+/* The density pass's leftover rows of every slab: answered in one region
+ * holding all their k-th-distance balls (the upper bounds their slabs
+ * gave) where one device can index it, else slab by slab in two regions
+ * each (below and above the slab's middle); on the first device. */
+static int run_leftovers(slab_job *j) {
+  const vic_data *x = j->x;
+  const int64_t n = x->n;
+  int64_t L = 0;
+  for (int d = 0; d < j->count; ++d) L += j->left[d].count;
+  if (L == 0) return VICK_OK;
+  vick_call *call = &j->call[0];
+  int64_t *rows = malloc((size_t)L * sizeof *rows), *tmp = malloc((size_t)L * sizeof *tmp);
+  int64_t *scratch = malloc((size_t)L * sizeof *scratch);
+  unsigned char *is_row = calloc((size_t)n, 1), *flags = malloc((size_t)L);
+  int rc = rows && tmp && scratch && is_row && flags ? VICK_OK : vick_fail_host(call, VICK_NOMEM, "no host memory for leftovers");
+  if (rc == VICK_OK) {
+    int64_t a = 0;
+    for (int d = 0; d < j->count; ++d) {
+      memcpy(rows + a, j->left[d].row, (size_t)j->left[d].count * sizeof *rows);
+      a += j->left[d].count;
+    }
+    vic_region all;
+    for (int64_t t = 0; t < L; ++t) {
+      vic_region b;
+      vic__ball_region(x, rows[t], j->rk[rows[t]], &b);
+      if (t == 0) all = b; else vic__region_union(&all, &b);
+    }
+    int64_t m = 0;
+#pragma omp parallel for schedule(static) reduction(+ : m)
+    for (int64_t i = 0; i < n; ++i) m += vic__region_holds(&all, x, i);
+    const size_t need = vic__slab_bytes(m, L, j->k, x->d) + (j->mass ? (size_t)n * 4 : 0) +
+                        (j->cache ? vic__slab_pass_bytes(n) : 0);
+    vic__log(j->c, VIC_LOG_DEBUG, "%lld leftover rows of the slabs: one region of %lld points (%.0f MiB)%s",
+             (long long)L, (long long)m, need / 1048576.0, need <= j->budget ? "" : ", slab by slab instead");
+    if (need <= j->budget) {
+      rc = run_rows(j, 0, rows, L, &all, NAN, is_row, 0);
+    } else {
+      for (int64_t s = 0; s < j->plan->n_slabs && rc == VICK_OK; ++s) {
+        int64_t c = 0;
+        for (int64_t t = 0; t < L; ++t)
+          if (vic__slab_of(j->plan, vic__slab_coord(x, rows[t], j->plan->axis)) == s) tmp[c++] = rows[t];
+        if (!c) continue;
+        vic_region reg, lo, hi;
+        vic__slab_region(x, j->plan, s, j->h0, &reg);
+        const double mid = 0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]);
+        int64_t ne = 0, lo_n = 0, hi_n = 0;
+        vic__slab_split(x, j->rk, &reg, j->plan->axis, mid, tmp, c, scratch, flags, &ne, &lo_n, &lo,
+                        &hi_n, &hi);
+        if (ne) rc = run_rows(j, 0, tmp, ne, &reg, mid, is_row, 0);
+        if (rc == VICK_OK && lo_n) rc = run_rows(j, 0, tmp + ne, lo_n, &lo, mid, is_row, 0);
+        if (rc == VICK_OK && hi_n) rc = run_rows(j, 0, tmp + ne + lo_n, hi_n, &hi, mid, is_row, 0);
+      }
+    }
+  }
+  free(rows);
+  free(tmp);
+  free(scratch);
+  free(is_row);
+  free(flags);
+  return rc;
+}
+
 /* Runs the job's pass on every device; the first failure's status. */
+static vic_status run_pass_timed(vic_slabs *z, const char *what);
 static vic_status run_pass(vic_slabs *z, const char *what) {
+  const double t0 = vic__now();
+  vic_status s = run_pass_timed(z, what);
+  vic__log(z->j.c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs", what, vic__now() - t0, (long long)z->plan.n_slabs);
+  return s;
+}
+
+static vic_status run_pass_timed(vic_slabs *z, const char *what) {
   slab_job *j = &z->j;
   for (int d = 0; d < j->count; ++d) j->rc[d] = VICK_OK;
   if (j->count == 1) slab_slot(j, 0); /* the gathers keep all host threads */
   else vic__cuda_parallel(j->count, slab_slot, j);
   for (int d = 0; d < j->count; ++d)
     if (j->rc[d] != VICK_OK) return vic__kernel_status(j->c, j->rc[d], &j->call[d], what);
-  if (!j->pass || !j->cache) return VIC_OK;
+  if (!j->pass) {
+    for (int d = 0; d < j->count; ++d)
+      if (j->bad_row[d] >= 0) return VIC_OK;
+    const int rc = run_leftovers(j);
+    return rc == VICK_OK ? VIC_OK : vic__kernel_status(j->c, rc, &j->call[0], what);
+  }
+  if (!j->cache) return VIC_OK;
   /* the cached rows, on the host */
   for (int d = 0; d < j->count; ++d) {
     const row_cache *rc = &j->cache[d];
