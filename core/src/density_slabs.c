@@ -436,8 +436,10 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
       rho[t] = j->rho[gid[t]];
       if (lab) lab[t] = j->lab[gid[t]];
     }
-    if (rank)
+    if (rank) {
+#pragma omp parallel for schedule(static) num_threads(j->threads)
       for (int64_t t = 0; t < n_rows; ++t) rank[t] = j->rank[tr[t]];
+    }
     vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
     vick_call one;
     memcpy(&one, call, sizeof one);

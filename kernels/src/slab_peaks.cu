@@ -10,6 +10,7 @@
  * same parents, deltas, basin pointers, and the same first edge of each
  * pair of basins. */
 #include "density_internal.cuh"
+#include "staged_copy.cuh"
 #include "vic_kernels_peaks.h"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -100,6 +101,7 @@ struct sp_min_u64 {
 typedef struct {
   vick_env env;
   vick_density_dev dev;
+  vick_stage stage; /* pinned slots: every copy of the slab's arrays */
   vick_buf key, local, rho_all, lab_all, self, rank, out0, out1, out2, out3;
   vick_buf count, off, ek, ek2, ep, ep2, uk, up, nrun, tmp;
 } sp_ws;
@@ -110,6 +112,7 @@ static void sp_free(sp_ws *w) {
                      &w->out2, &w->out3, &w->count, &w->off, &w->ek, &w->ek2, &w->ep, &w->ep2, &w->uk, &w->up,
                      &w->nrun, &w->tmp};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&w->env, all[i]);
+  vick_stage_free(&w->stage);
 }
 
 /* The slab's lists (true distances, as vick_slab_density makes them) and
@@ -125,8 +128,9 @@ static int sp_lists(vick_call *call, sp_ws *w, const vick_points *x, int32_t k, 
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->key, (size_t)m * 4, "slab point ids"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->local, (size_t)m * 4, "slab point values"));
   VICK_TRY(vick_buf_alloc(call, &w->env, all, (size_t)n_all * 4, "per-point values by id"));
-  VICK_TRY(vick_copy_to_device(call, &w->env, w->key.p, key_ids, (size_t)m * 4));
-  VICK_TRY(vick_copy_to_device(call, &w->env, w->local.p, v, (size_t)m * 4));
+  VICK_TRY(vick_stage_init(call, &w->stage, 0));
+  VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, w->key.p, key_ids, (size_t)m * 4));
+  VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, w->local.p, v, (size_t)m * 4));
   VICK_TRY(vick_timer_start(call, &w->env));
   SP_LAUNCH(sp_scatter_kernel, m, (const uint32_t *)w->key.p, (const int32_t *)w->local.p, m, (int32_t *)all->p);
   return VICK_OK;
@@ -145,10 +149,10 @@ static int links_run(vick_call *call, sp_ws *w, const vick_points *x, int32_t k,
             (const float *)w->rho_all.p, (const uint32_t *)w->key.p, n_own, n_all, k, (int32_t *)w->out0.p,
             (float *)w->out1.p, (int32_t *)w->out2.p, (int32_t *)w->out3.p);
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "slab peaks"));
-  VICK_TRY(vick_copy_to_host(call, &w->env, parent, w->out0.p, b));
-  VICK_TRY(vick_copy_to_host(call, &w->env, delta, w->out1.p, b));
-  VICK_TRY(vick_copy_to_host(call, &w->env, up, w->out2.p, b));
-  VICK_TRY(vick_copy_to_host(call, &w->env, is_max, w->out3.p, b));
+  VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, parent, w->out0.p, b));
+  VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, delta, w->out1.p, b));
+  VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, up, w->out2.p, b));
+  VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, is_max, w->out3.p, b));
   return vick_poll(call, "peaks", 0.5);
 }
 
@@ -181,9 +185,9 @@ static int edges_run(vick_call *call, sp_ws *w, const vick_points *x, int32_t k,
   /* the labels by id too (sp_lists left the timer running) */
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "slab peaks"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->lab_all, (size_t)n_all * 4, "basin labels by id"));
-  VICK_TRY(vick_copy_to_device(call, &w->env, w->local.p, lab, (size_t)x->n * 4));
+  VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, w->local.p, lab, (size_t)x->n * 4));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->rank, (size_t)n_own * 4, "density ranks of the own rows"));
-  VICK_TRY(vick_copy_to_device(call, &w->env, w->rank.p, rank, (size_t)n_own * 4));
+  VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, w->rank.p, rank, (size_t)n_own * 4));
   VICK_TRY(vick_timer_start(call, &w->env));
   SP_LAUNCH(sp_scatter_kernel, x->n, (const uint32_t *)w->key.p, (const int32_t *)w->local.p, x->n,
             (int32_t *)w->lab_all.p);
@@ -250,8 +254,8 @@ static int edges_run(vick_call *call, sp_ws *w, const vick_points *x, int32_t k,
   *pos = (uint64_t *)malloc((size_t)u * 8 + 8);
   if (!*pair || !*pos) return vick_fail(call, VICK_NOMEM, "no host memory for a slab's first edges");
   if (u > 0) {
-    VICK_TRY(vick_copy_to_host(call, &w->env, *pair, w->uk.p, (size_t)u * 8));
-    VICK_TRY(vick_copy_to_host(call, &w->env, *pos, w->up.p, (size_t)u * 8));
+    VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, *pair, w->uk.p, (size_t)u * 8));
+    VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, *pos, w->up.p, (size_t)u * 8));
   }
   *count = u;
   return vick_poll(call, "peaks", 0.6);
