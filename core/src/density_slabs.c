@@ -90,6 +90,7 @@ typedef struct {
   row_cache *cache; /* per device, or NULL: no cache */
   unsigned char *cached; /* n: the row is in a cache */
   row_list *left; /* per device, with a cache: rows the slabs' first regions could not prove */
+  double *t_gather, *t_device; /* per device: seconds of host gathers and of device calls in this pass */
 } slab_job;
 
 /* Own rows (rows, in that order) then every other point of slabs
@@ -243,8 +244,10 @@ static int run_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own,
     slab_span(j, &tk.reg, &s_lo, &s_hi);
     float *pts = NULL;
     uint32_t *gid = NULL;
+    const double tg = vic__now();
     if (gather(j, &tk.reg, tr, n_rows, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
       rc = vick_fail_host(call, VICK_NOMEM, "no host memory to gather a slab");
+    j->t_gather[dev] += vic__now() - tg;
     for (int64_t t = 0; t < n_rows; ++t) is_row[tr[t]] = 0;
     if (rc != VICK_OK) break;
     if (m <= k) { /* a tiny region: the whole set is the region */
@@ -281,10 +284,12 @@ static int run_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own,
       rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's retried lists");
       break;
     }
+    const double td = vic__now();
     rc = keep ? vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, tid, tdist, NULL,
                                   &bad)
               : vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids, j->dist,
                                   tr, &bad);
+    j->t_device[dev] += vic__now() - td;
     call->seconds_kernel += one.seconds_kernel;
     call->seconds_transfer += one.seconds_transfer;
     if (one.peak_bytes > call->peak_bytes) call->peak_bytes = one.peak_bytes;
@@ -533,8 +538,10 @@ static int run_slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row
     slab_span(j, &tk.reg, &s_lo, &s_hi);
     float *pts = NULL;
     uint32_t *gid = NULL;
+    const double tg = vic__now();
     if (gather(j, &tk.reg, tr, n_ex, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
       rc = vick_fail_host(call, VICK_NOMEM, "no host memory to gather a slab");
+    j->t_gather[dev] += vic__now() - tg;
     for (int64_t t = 0; t < n_ex; ++t) is_row[tr[t]] = 0;
     if (rc != VICK_OK) break;
     if (m <= k) { /* a tiny region: the whole set is the region */
@@ -553,7 +560,9 @@ static int run_slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row
                j->budget / 1048576.0, need / 1048576.0);
       rc = VICK_NOMEM;
     }
+    const double td = vic__now();
     if (rc == VICK_OK) rc = known_device(j, dev, tr, n_ex, pts, gid, m);
+    j->t_device[dev] += vic__now() - td;
     free(pts);
     free(gid);
   }
@@ -666,7 +675,9 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
   j->edges = j->retried ? vic__calloc(c, (size_t)count, sizeof *j->edges, "per-device edges") : NULL;
   if (!j->edges) { vic__slabs_close(z); return VIC_E_NOMEM; }
   j->left = vic__calloc(c, (size_t)count, sizeof *j->left, "per-device leftover rows");
-  if (!j->left) { vic__slabs_close(z); return VIC_E_NOMEM; }
+  j->t_gather = j->left ? vic__calloc(c, (size_t)count, sizeof *j->t_gather, "per-device times") : NULL;
+  j->t_device = j->t_gather ? vic__calloc(c, (size_t)count, sizeof *j->t_device, "per-device times") : NULL;
+  if (!j->t_device) { vic__slabs_close(z); return VIC_E_NOMEM; }
   if (later) {
     j->cache = vic__calloc(c, (size_t)count, sizeof *j->cache, "per-device retried rows");
     j->cached = j->cache ? vic__calloc(c, (size_t)x->n, 1, "retried row flags") : NULL;
@@ -698,6 +709,8 @@ void vic__slabs_close(vic_slabs *z) {
   if (j->left)
     for (int d = 0; d < j->count; ++d) free(j->left[d].row);
   free(j->left);
+  free(j->t_gather);
+  free(j->t_device);
   free(j->call);
   free(j->rc);
   free(j->bad_row);
@@ -773,9 +786,22 @@ static int run_leftovers(slab_job *j) {
 /* Runs the job's pass on every device; the first failure's status. */
 static vic_status run_pass_timed(vic_slabs *z, const char *what);
 static vic_status run_pass(vic_slabs *z, const char *what) {
+  slab_job *j = &z->j;
+  double k0 = 0, k1 = 0, gmax = 0, dmax = 0;
+  for (int d = 0; d < j->count; ++d) {
+    j->t_gather[d] = j->t_device[d] = 0;
+    if (j->call[d].seconds_kernel > k0) k0 = j->call[d].seconds_kernel;
+  }
   const double t0 = vic__now();
   vic_status s = run_pass_timed(z, what);
-  vic__log(z->j.c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs", what, vic__now() - t0, (long long)z->plan.n_slabs);
+  for (int d = 0; d < j->count; ++d) {
+    if (j->call[d].seconds_kernel > k1) k1 = j->call[d].seconds_kernel;
+    if (j->t_gather[d] > gmax) gmax = j->t_gather[d];
+    if (j->t_device[d] > dmax) dmax = j->t_device[d];
+  }
+  vic__log(j->c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs on %d device%s (the busiest: host gathers %.3f s, device "
+           "calls %.3f s; kernels %.3f s)", what, vic__now() - t0, (long long)z->plan.n_slabs, j->count,
+           j->count == 1 ? "" : "s", gmax, dmax, k1 - k0);
   return s;
 }
 
