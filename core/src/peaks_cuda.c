@@ -235,9 +235,10 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
   int first = 0, count = 1;
   vic_status s0 = vic__cuda_devices(c, &first, &count);
   if (s0 != VIC_OK) return s0;
-  /* Slabs for a set that does not fit one device, or spread over the
-   * several devices asked for (their lists stay on their devices). */
-  if (count > 1 || vic__in_core_bytes(x->n, k, x->d, 1) > budget)
+  /* Slabs only for a set that does not fit one device (then on every
+   * device asked for): three passes over the slabs cost more than one
+   * device in core (BENCHMARKS.md, issue 16). */
+  if (vic__in_core_bytes(x->n, k, x->d, 1) > budget)
     return slabs_density_peaks(c, x, k, mass, unit_mass, sph, o, budget, knn_density, sph_density, smoothing_length,
                                ids, dist, rep, bad_row, out);
   vick_call call;

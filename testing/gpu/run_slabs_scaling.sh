@@ -77,9 +77,12 @@ if has scale || has lists; then
   say "data: $(tail -1 "$LOG/data100.log")"
 fi
 if has scale; then
+  # in core on one GPU; then slabs (a 40,000 MiB budget per GPU does not
+  # hold the set in core) on 1, 2 and 4 GPUs
   dbench p100M_1gpu "$F100" 40 --repeats 1 --devices 1
-  dbench p100M_2gpu "$F100" 60 --repeats 1 --devices 2
-  [ "$G" -ge 4 ] && dbench p100M_4gpu "$F100" 60 --repeats 1 --devices 4
+  dbench p100M_1gpu_slabs "$F100" 60 --repeats 1 --devices 1 --budget-mib 40000
+  dbench p100M_2gpu_slabs "$F100" 50 --repeats 1 --devices 2 --budget-mib 40000
+  [ "$G" -ge 4 ] && dbench p100M_4gpu_slabs "$F100" 50 --repeats 1 --devices 4 --budget-mib 40000
 fi
 if has lists; then
   lbench lists100M_1gpu 1 60

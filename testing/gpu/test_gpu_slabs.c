@@ -5,7 +5,8 @@
  * densities, the same parents, deltas, saliencies, peak ids, peaks and
  * members -- while the report names the slabs and a peak device memory
  * within the budget.  With several devices present the slabs also run
- * spread over all of them (devices = all) with the same results.  A
+ * spread over all of them (devices = all) with the same results; a set
+ * that fits one device's budget runs in core on the first.  A
  * budget too small for any slab fails with a message naming the budget.
  * Sets: uniform, Plummer spheres in a background with far tails (halos
  * that must grow), masses, periodic, 2-d.  Exit 77 without a device. */
