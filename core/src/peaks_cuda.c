@@ -171,17 +171,13 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   int rc = VICK_OK;
   int64_t n_max = 0, n_edges = 0;
   if (s == VIC_OK && *bad_row < 0) {
-    rc = vick_peaks_begin_links(&call, n, k, knn_density, h.parent, h.delta, h.up, h.is_max, h.lab, h.rank, &n_max,
-                                &run);
+    rc = vick_peaks_begin_links(&call, n, k, knn_density, h.up, h.is_max, h.lab, h.rank, &n_max, &run);
     if (rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "peaks between the slabs");
   }
-  /* the links are on the device now */
-  free(h.parent);
-  free(h.delta);
+  /* the basins are on the device now */
   free(h.up);
   free(h.is_max);
-  h.parent = h.up = h.is_max = NULL;
-  h.delta = NULL;
+  h.up = h.is_max = NULL;
   if (s == VIC_OK && *bad_row < 0) s = vic__slabs_edges(z, knn_density, h.rk, h.lab, h.rank, n_max, &h.pair, &h.pos,
                                                          &n_edges);
   vic_slab_stats st;
@@ -190,7 +186,7 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   vic__slabs_close(z);
   if (s == VIC_OK && *bad_row < 0) {
     vick_points pts = {x->rows, n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
-    rc = vick_peaks_add_edges(&call, run, &pts, h.rk, h.pair, h.pos, n_edges, &info);
+    rc = vick_peaks_add_edges(&call, run, &pts, h.rk, h.parent, h.delta, h.pair, h.pos, n_edges, &info);
     if (rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "peaks after the slabs");
     else {
       vic__log(c, VIC_LOG_DEBUG, "GPU peaks: %lld local maxima, %lld first edges from the slabs, %lld merge events",

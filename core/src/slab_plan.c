@@ -225,20 +225,25 @@ void vic__slab_split(const vic_data *x, const float *rk, const vic_region *reg, 
 
 size_t vic__slab_pass_bytes(int64_t n) {
   /* densities and labels by id (4 + 4), and the first device's run
-   * held between the passes (densities, parents, deltas, maxima numbers,
-   * order keys: 24) */
-  return (size_t)n * 32;
+   * held between the passes (densities, maxima numbers, order keys: 16) */
+  return (size_t)n * 24;
 }
 
 size_t vic__peaks_links_bytes(int64_t n, int d) {
-  /* the density order and basins: densities, parents, deltas, basin
-   * pointers (x2), flags, order keys (x2), ranks, maxima numbers; then
-   * the maxima's search: the grid of all points (rows, codes and order
-   * with their sort buffers, sorted points), its density tree, the
-   * k-th distances and saliencies */
-  const size_t basins = (size_t)n * (4 * 6 + 16 + 4 + 4);
-  const size_t search = (size_t)n * ((size_t)d * 4 + 16 + 8 + 16 + 8 + 4 + 4 + 4 * 5);
-  return (basins > search ? basins : search) + ((size_t)16 << 20);
+  /* the density order and basins: densities, basin pointers (x2), flags,
+   * order keys (x2), ranks, maxima numbers, labels; then the maxima's
+   * search: the grid of all points (rows, codes and order with their sort
+   * buffers, sorted points), densities, maxima numbers, k-th distances,
+   * (the grid's own check, with densities and maxima numbers held; the
+   * density tree comes once the sort's buffers are gone); then rows,
+   * densities, maxima numbers, parents, deltas, saliencies, climb
+   * labels (x2), peak ids */
+  const size_t basins = (size_t)n * (4 + 8 + 4 + 16 + 4 + 4 + 4);
+  const size_t search = (size_t)n * ((size_t)d * 4 + 16 + 8 + 16 + 4 + 4 + 1);
+  const size_t finish = (size_t)n * ((size_t)d * 4 + 4 * 6 + 8 + 8);
+  size_t b = basins > search ? basins : search;
+  if (finish > b) b = finish;
+  return b + ((size_t)16 << 20);
 }
 
 size_t vic__slab_bytes(int64_t indexed, int64_t own, int32_t k, int d) {

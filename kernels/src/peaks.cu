@@ -53,6 +53,8 @@ struct vick_peaks_run {
   int64_t chunk_rows;
   vick_buf cids, cdist;
   vick_buf order; /* slab runs: the density order keys, kept for the events */
+  const int32_t *host_parent; /* slab runs: the links, uploaded once the maxima's search is done */
+  const float *host_delta;
 };
 
 /* Chunk c of the lists: rows [*row0, *row0 + *rows), *rows = 0 past the
@@ -611,6 +613,17 @@ static int maxima_parents(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_
   VICK_TRY(vick_denser_search(call, &r->env, &r->grid, rho, (const int32_t *)r->maxima.p, (const float *)w->rk.p, m,
                               r->top, (int32_t *)w->mp.p, (float *)w->md.p));
   VICK_TRY(vick_timer_stop(call, &r->env, &call->seconds_kernel, "peaks search"));
+  if (r->host_parent) {
+    /* of the grid only the rows stay (the top's distances, the centres):
+     * room for the links */
+    vick_buf_free(&r->env, &r->grid.codes);
+    vick_buf_free(&r->env, &r->grid.sid);
+    vick_buf_free(&r->env, &r->grid.sp);
+    VICK_TRY(alloc(call, r, &r->parent, (size_t)n * 4, "parents"));
+    VICK_TRY(alloc(call, r, &r->delta, (size_t)n * 4, "deltas"));
+    VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, r->parent.p, r->host_parent, (size_t)n * 4));
+    VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, r->delta.p, r->host_delta, (size_t)n * 4));
+  }
   VICK_TRY(vick_timer_start(call, &r->env));
   PK_LAUNCH(scatter_max_kernel, m, (const int32_t *)r->maxima.p, (const int32_t *)w->mp.p, (const float *)w->md.p, m,
             (int32_t *)r->parent.p, (float *)r->delta.p);
@@ -818,20 +831,16 @@ __global__ void label_kernel(const int32_t *up, const int32_t *mid, int64_t n, i
 
 /* Slab runs, first half: the links of every point from the host, the
  * density order, maxima and basins on the device. */
-static int links_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const float *knn, const int32_t *parent,
-                     const float *delta, const int32_t *up, const int32_t *is_max, int32_t *lab, int32_t *rank) {
+static int links_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const float *knn, const int32_t *up,
+                     const int32_t *is_max, int32_t *lab, int32_t *rank) {
   const int64_t n = r->n;
   const size_t b = (size_t)n * 4;
   VICK_TRY(vick_stage_init(call, &r->stage, 0));
   vick_stage *st = &r->stage;
   VICK_TRY(alloc(call, r, &r->dens.knn, b, "kNN densities"));
-  VICK_TRY(alloc(call, r, &r->parent, b, "parents"));
-  VICK_TRY(alloc(call, r, &r->delta, b, "deltas"));
   VICK_TRY(alloc(call, r, &w->up, b, "basin pointers"));
   VICK_TRY(alloc(call, r, &w->is_max, b, "local maxima flags"));
   VICK_TRY(vick_staged_to_device(call, &r->env, st, r->dens.knn.p, knn, b));
-  VICK_TRY(vick_staged_to_device(call, &r->env, st, r->parent.p, parent, b));
-  VICK_TRY(vick_staged_to_device(call, &r->env, st, r->delta.p, delta, b));
   VICK_TRY(vick_staged_to_device(call, &r->env, st, w->up.p, up, b));
   VICK_TRY(vick_staged_to_device(call, &r->env, st, w->is_max.p, is_max, b));
   VICK_TRY(vick_timer_start(call, &r->env));
@@ -848,10 +857,9 @@ static int links_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const floa
 }
 
 extern "C" int vick_peaks_begin_links(vick_call *call, int64_t n, int32_t k, const float *knn_density,
-                                      const int32_t *parent, const float *delta, const int32_t *up,
-                                      const int32_t *is_max, int32_t *lab, int32_t *rank, int64_t *n_max,
-                                      vick_peaks_run **run) {
-  if (!run || !knn_density || !parent || !delta || !up || !is_max || !lab || !rank || !n_max)
+                                      const int32_t *up, const int32_t *is_max, int32_t *lab, int32_t *rank,
+                                      int64_t *n_max, vick_peaks_run **run) {
+  if (!run || !knn_density || !up || !is_max || !lab || !rank || !n_max)
     return vick_fail(call, VICK_ARGUMENT, "peaks: missing links or outputs");
   *run = NULL;
   if (k < 2 || n <= k || n >= INT32_MAX)
@@ -865,7 +873,7 @@ extern "C" int vick_peaks_begin_links(vick_call *call, int64_t n, int32_t k, con
   int rc = vick_begin(call, &r->env);
   begin_ws w;
   memset(&w, 0, sizeof w);
-  if (rc == VICK_OK) rc = links_run(call, r, &w, knn_density, parent, delta, up, is_max, lab, rank);
+  if (rc == VICK_OK) rc = links_run(call, r, &w, knn_density, up, is_max, lab, rank);
   begin_ws_free(&r->env, &w);
   if (rc != VICK_OK) return vick_peaks_end(call, r, rc);
   *n_max = r->m;
@@ -908,8 +916,9 @@ static int edges_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const vick
 }
 
 extern "C" int vick_peaks_add_edges(vick_call *call, vick_peaks_run *r, const vick_points *x, const float *rk,
-                                    const uint64_t *pair, const uint64_t *pos, int64_t count, vick_peaks_info *info) {
-  if (!r || !x || !rk || !info || (count > 0 && (!pair || !pos)))
+                                    const int32_t *parent, const float *delta, const uint64_t *pair,
+                                    const uint64_t *pos, int64_t count, vick_peaks_info *info) {
+  if (!r || !x || !rk || !parent || !delta || !info || (count > 0 && (!pair || !pos)))
     return vick_fail(call, VICK_ARGUMENT, "peaks: edges without a run, points or k-th distances");
   memset(info, 0, sizeof *info);
   info->bad_row = -1;
@@ -920,6 +929,8 @@ extern "C" int vick_peaks_add_edges(vick_call *call, vick_peaks_run *r, const vi
   r->d = x->d;
   for (int j = 0; j < x->d; ++j) r->box[j] = x->box && x->box[j] > 0 ? x->box[j] : 0.0;
   r->host_rk = rk;
+  r->host_parent = parent;
+  r->host_delta = delta;
   begin_ws w;
   memset(&w, 0, sizeof w);
   int rc = edges_run(call, r, &w, x, pair, pos, count, info);
