@@ -84,17 +84,19 @@ if has scale; then
   dbench p100M_2gpu_slabs "$F100" 50 --repeats 1 --devices 2 --budget-mib 40000
   [ "$G" -ge 4 ] && dbench p100M_4gpu_slabs "$F100" 50 --repeats 1 --devices 4 --budget-mib 40000
 fi
+if has big; then
+  wait $PBIG
+  say "data: $(tail -2 "$LOG/databig.log" | tr '\n' ' ')"
+  sync; s=$(date +%s)
+  dbench p1B_all "$FBIG" 240 --repeats 1 --devices "$G"
+  say "10^9 from the .npy file to the peaks on $G GPUs: $(( $(date +%s) - s )) s wall (incl. the 20,000-point warm-up)"
+fi
 if has lists; then
   lbench lists100M_1gpu 1 60
   lbench lists100M_2gpu 2 60
   [ "$G" -ge 4 ] && lbench lists100M_4gpu 4 60
 fi
-if has big; then
-  wait $PBIG
-  say "data: $(tail -2 "$LOG/databig.log" | tr '\n' ' ')"
-  sync; s=$(date +%s)
-  dbench p1B_all "$FBIG" 200 --repeats 1 --devices "$G"
-  say "10^9 from the .npy file to the peaks on $G GPUs: $(( $(date +%s) - s )) s wall (incl. the 20,000-point warm-up)"
-  has big1 && dbench p1B_1gpu "$FBIG" 400 --repeats 1 --devices 1
+if has big1; then
+  dbench p1B_1gpu "$FBIG" 400 --repeats 1 --devices 1
 fi
 say "== done $(date -u +%FT%TZ)"
