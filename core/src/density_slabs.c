@@ -142,12 +142,14 @@ static int gather(const slab_job *j, const vic_region *r, const int64_t *rows, i
 }
 
 /* Slabs whose own range meets [lo, hi) along the axis (all of them when
- * the region wraps or is unbounded there). */
+ * the region wraps; open sides reach the first or last slab). */
 static void slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
   const int a = j->plan->axis;
-  if (!isfinite(r->lo[a]) || r->period[a] > 0) { *s_lo = 0; *s_hi = j->plan->n_slabs - 1; return; }
-  *s_lo = vic__slab_of(j->plan, r->lo[a]);
-  *s_hi = vic__slab_of(j->plan, r->hi[a]);
+  *s_lo = 0;
+  *s_hi = j->plan->n_slabs - 1;
+  if (r->period[a] > 0) return;
+  if (isfinite(r->lo[a])) *s_lo = vic__slab_of(j->plan, r->lo[a]);
+  if (isfinite(r->hi[a])) *s_hi = vic__slab_of(j->plan, r->hi[a]);
 }
 
 static int vick_fail_host(vick_call *call, int code, const char *what) {

@@ -155,13 +155,18 @@ void vic__region_union(vic_region *a, const vic_region *b) {
   }
 }
 
+/* A side of a region is open where its bound is infinite (the first and
+ * last slabs' outer sides); a periodic axis is a whole circle unless both
+ * bounds are finite. */
 int vic__region_holds(const vic_region *r, const vic_data *x, int64_t i) {
   for (int j = 0; j < r->d; ++j) {
-    if (!isfinite(r->lo[j])) continue;
+    const int lo_f = isfinite(r->lo[j]), hi_f = isfinite(r->hi[j]);
+    if (!lo_f && !hi_f) continue;
+    if (r->period[j] > 0 && (!lo_f || !hi_f)) continue;
     const double v = vic__slab_coord(x, i, j);
     if (r->period[j] > 0) {
       if (arc_pos(v, r->lo[j], r->period[j]) >= r->hi[j] - r->lo[j]) return 0;
-    } else if (v < r->lo[j] || v >= r->hi[j]) {
+    } else if ((lo_f && v < r->lo[j]) || (hi_f && v >= r->hi[j])) {
       return 0;
     }
   }
@@ -171,15 +176,17 @@ int vic__region_holds(const vic_region *r, const vic_data *x, int64_t i) {
 double vic__region_gap(const vic_region *r, const vic_data *x, int64_t i) {
   double g = INFINITY;
   for (int j = 0; j < r->d; ++j) {
-    if (!isfinite(r->lo[j])) continue;
+    const int lo_f = isfinite(r->lo[j]), hi_f = isfinite(r->hi[j]);
+    if (!lo_f && !hi_f) continue;
+    if (r->period[j] > 0 && (!lo_f || !hi_f)) continue;
     const double v = vic__slab_coord(x, i, j);
     double below, above;
     if (r->period[j] > 0) {
       below = arc_pos(v, r->lo[j], r->period[j]);
       above = r->hi[j] - r->lo[j] - below;
     } else {
-      below = v - r->lo[j];
-      above = r->hi[j] - v;
+      below = lo_f ? v - r->lo[j] : INFINITY;
+      above = hi_f ? r->hi[j] - v : INFINITY;
     }
     if (below < g) g = below;
     if (above < g) g = above;
