@@ -72,15 +72,6 @@ int vick_peaks_begin(vick_call *call, const vick_points *x, int32_t k, const flo
                      const vick_density_params *p, float *knn_density, float *sph_density, float *smoothing_length,
                      int64_t *ids, float *dist, vick_peaks_run **run, vick_peaks_info *info);
 
-/* As vick_peaks_begin for lists and densities already on the host (a
- * set too large for the device's memory, whose lists were made in slabs):
- * ids (int32, ids into x) and dist (true distances), n*k each, rk the
- * k-th distances (n), knn_density (n) the densities the peaks use.  The
- * lists are read a chunk at a time; the points, their grid and the
- * per-point steps stay on the device.  Every list must be full (the
- * caller has checked the rows). */
-int vick_peaks_begin_lists(vick_call *call, const vick_points *x, int32_t k, const int32_t *ids, const float *dist,
-                           const float *rk, const float *knn_density, vick_peaks_run **run, vick_peaks_info *info);
 
 /* Sets too large for one device (slab_peaks.cu), in three calls whose
  * lists stay on the devices: each slab's lists are made again where they

@@ -46,40 +46,22 @@ struct vick_peaks_run {
   int64_t *max_point, *max_parent;
   float *max_rho, *max_delta, *max_rk, *max_saliency, *event_rho;
   int32_t *event_a, *event_b;
-  /* the lists: on the device (dens.ids / dens.dist), or host rows (n*k,
-   * ids int32) copied a chunk at a time into cids / cdist */
-  const int32_t *host_ids;
-  const float *host_dist, *host_rk;
-  int64_t chunk_rows;
-  vick_buf cids, cdist;
+  const float *host_rk; /* slab runs: the k-th distances (host, n) */
   vick_buf order; /* slab runs: the density order keys, kept for the events */
   const int32_t *host_parent; /* slab runs: the links, uploaded once the maxima's search is done */
   const float *host_delta;
 };
 
-/* Chunk c of the lists: rows [*row0, *row0 + *rows), *rows = 0 past the
- * last; the distances only when want_dist. */
+/* Chunk c of the lists (they are on the device: one chunk, all rows):
+ * rows [*row0, *row0 + *rows), *rows = 0 past the last. */
 static int list_chunk(vick_call *call, vick_peaks_run *r, int64_t c, int want_dist, const int32_t **ids,
                       const float **dist, int64_t *row0, int64_t *rows) {
-  if (!r->host_ids) {
-    *row0 = 0;
-    *rows = c == 0 ? r->n : 0;
-    *ids = (const int32_t *)r->dens.ids.p;
-    *dist = (const float *)r->dens.dist.p;
-    return VICK_OK;
-  }
-  *row0 = c * r->chunk_rows;
-  *rows = *row0 >= r->n ? 0 : (r->n - *row0 < r->chunk_rows ? r->n - *row0 : r->chunk_rows);
-  if (*rows == 0) return VICK_OK;
-  const size_t entries = (size_t)*rows * r->k, first = (size_t)*row0 * r->k;
-  /* called inside the kernels' timed region: the copies are timed apart */
-  VICK_TRY(vick_timer_stop(call, &r->env, &call->seconds_kernel, "peaks"));
-  VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, r->cids.p, r->host_ids + first, entries * 4));
-  if (want_dist)
-    VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, r->cdist.p, r->host_dist + first, entries * 4));
-  VICK_TRY(vick_timer_start(call, &r->env));
-  *ids = (const int32_t *)r->cids.p;
-  *dist = (const float *)r->cdist.p;
+  (void)call;
+  (void)want_dist;
+  *row0 = 0;
+  *rows = c == 0 ? r->n : 0;
+  *ids = (const int32_t *)r->dens.ids.p;
+  *dist = (const float *)r->dens.dist.p;
   return VICK_OK;
 }
 
@@ -718,9 +700,6 @@ static int peaks_from_lists(vick_call *call, vick_peaks_run *r, begin_ws *w, vic
               (float *)r->delta.p, (int32_t *)w->up.p, (int32_t *)w->is_max.p);
   }
   VICK_TRY(merge_events(call, r, w, info));
-  /* host lists: their chunk buffers are done */
-  vick_buf_free(&r->env, &r->cids);
-  vick_buf_free(&r->env, &r->cdist);
   VICK_TRY(vick_timer_stop(call, &r->env, &call->seconds_kernel, "peaks"));
   VICK_TRY(events_to_host(call, r, w, info));
   VICK_TRY(vick_poll(call, "peaks", 0.5));
@@ -759,63 +738,6 @@ extern "C" int vick_peaks_begin(vick_call *call, const vick_points *x, int32_t k
   begin_ws w;
   memset(&w, 0, sizeof w);
   if (rc == VICK_OK) rc = begin_run(call, r, &w, x, k, mass, p, knn_density, sph_density, smoothing_length, ids, dist, info);
-  begin_ws_free(&r->env, &w);
-  info->n = r->n;
-  if (rc != VICK_OK) return vick_peaks_end(call, r, rc);
-  *run = r;
-  return VICK_OK;
-}
-
-/* The out-of-core start: lists and densities from the host. */
-static int begin_lists_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const vick_points *x,
-                           const float *knn, vick_peaks_info *info) {
-  const int64_t n = r->n;
-  const int32_t k = r->k;
-  VICK_TRY(vick_stage_init(call, &r->stage, 0));
-  VICK_TRY(vick_grid_sort_dev(call, &r->env, x, &r->grid));
-  VICK_TRY(alloc(call, r, &r->dens.knn, (size_t)n * 4, "kNN densities"));
-  VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, r->dens.knn.p, knn, (size_t)n * 4));
-  /* chunks of the lists: a quarter of what is left, at most 1 GiB each */
-  size_t room = vick_budget_left(&r->env) / 4;
-  if (room > ((size_t)1 << 30)) room = (size_t)1 << 30;
-  r->chunk_rows = (int64_t)(room / ((size_t)k * 8));
-  if (r->chunk_rows > n) r->chunk_rows = n;
-  if (r->chunk_rows < 1)
-    return vick_fail(call, VICK_NOMEM, "peaks: no room under the budget for one row of the lists (%.1f KiB)",
-                     k * 8 / 1024.0);
-  VICK_TRY(alloc(call, r, &r->cids, (size_t)r->chunk_rows * k * 4, "a chunk of the neighbour ids"));
-  VICK_TRY(alloc(call, r, &r->cdist, (size_t)r->chunk_rows * k * 4, "a chunk of the neighbour distances"));
-  VICK_TRY(vick_poll(call, "peaks", 0.3));
-  return peaks_from_lists(call, r, w, info);
-}
-
-extern "C" int vick_peaks_begin_lists(vick_call *call, const vick_points *x, int32_t k, const int32_t *ids,
-                                      const float *dist, const float *rk, const float *knn_density,
-                                      vick_peaks_run **run, vick_peaks_info *info) {
-  if (!run || !info || !knn_density || !ids || !dist || !rk)
-    return vick_fail(call, VICK_ARGUMENT, "peaks: missing lists or densities");
-  *run = NULL;
-  memset(info, 0, sizeof *info);
-  info->bad_row = -1;
-  if (!x || x->d < 1 || x->d > 3 || x->metric != VICK_METRIC_L2)
-    return vick_fail(call, VICK_ARGUMENT, "peaks on the device need 1 to 3 dimensions and the L2 metric");
-  if (k < 2 || x->n <= k || x->n >= INT32_MAX)
-    return vick_fail(call, VICK_ARGUMENT, "peaks: need 2 <= k < n < 2^31 - 1 (got k = %d, n = %lld)", (int)k,
-                     (long long)x->n);
-  vick_peaks_run *r = (vick_peaks_run *)calloc(1, sizeof *r);
-  if (!r) return vick_fail(call, VICK_NOMEM, "no host memory for the peaks run");
-  r->n = x->n;
-  r->k = k;
-  r->d = x->d;
-  for (int j = 0; j < x->d; ++j) r->box[j] = x->box && x->box[j] > 0 ? x->box[j] : 0.0;
-  r->top = -1;
-  r->host_ids = ids;
-  r->host_dist = dist;
-  r->host_rk = rk;
-  int rc = vick_begin(call, &r->env);
-  begin_ws w;
-  memset(&w, 0, sizeof w);
-  if (rc == VICK_OK) rc = begin_lists_run(call, r, &w, x, knn_density, info);
   begin_ws_free(&r->env, &w);
   info->n = r->n;
   if (rc != VICK_OK) return vick_peaks_end(call, r, rc);
@@ -1034,7 +956,7 @@ extern "C" int vick_peaks_end(vick_call *call, vick_peaks_run *r, int rc) {
   vick_density_dev_free(&r->env, &r->dens);
   vick_grid_dev_free(&r->env, &r->grid);
   vick_buf *all[] = {&r->parent, &r->delta, &r->saliency, &r->mid, &r->label, &r->label2, &r->maxima, &r->flag,
-                     &r->wide, &r->cids, &r->cdist, &r->order};
+                     &r->wide, &r->order};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&r->env, all[i]);
   free(r->max_point);
   free(r->max_parent);
