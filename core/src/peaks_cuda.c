@@ -233,7 +233,7 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
   if (s0 != VIC_OK) return s0;
   /* Slabs only for a set that does not fit one device (then on every
    * device asked for): three passes over the slabs cost more than one
-   * device in core (BENCHMARKS.md, issue 16). */
+   * device in core. */
   if (vic__in_core_bytes(x->n, k, x->d, 1) > budget)
     return slabs_density_peaks(c, x, k, mass, unit_mass, sph, o, budget, knn_density, sph_density, smoothing_length,
                                ids, dist, rep, bad_row, out);
