@@ -7,7 +7,8 @@
 # and on one GPU out of core (equal peaks hashes: equal peaks).  Every
 # step has its own time limit, so partial results come back.
 # usage: testing/gpu/run_slabs_scaling.sh CARRY OUTDIR   (CARRY: make_synthetic.py)
-# env: VIC_SCALE_SECONDS (470), VIC_SCALE_BIG (1000000000), VIC_SCALE_STEPS ("build tests scale lists big big1")
+# env: VIC_SCALE_SECONDS (470), VIC_SCALE_BIG (1000000000), VIC_SCALE_STEPS ("build tests scale lists big big1"),
+#      VIC_SCALE_BUDGETS (more one-GPU slab runs, budgets in MiB, e.g. "20000")
 set -u
 CARRY=$(cd "${1:?usage}" && pwd)
 OUT=${2:?usage}
@@ -81,7 +82,8 @@ if has scale; then
   # hold the set in core) on 1, 2 and 4 GPUs
   dbench p100M_1gpu "$F100" 40 --repeats 1 --devices 1
   dbench p100M_1gpu_slabs "$F100" 60 --repeats 1 --devices 1 --budget-mib 40000
-  dbench p100M_2gpu_slabs "$F100" 50 --repeats 1 --devices 2 --budget-mib 40000
+  for b in ${VIC_SCALE_BUDGETS:-}; do dbench "p100M_1gpu_b$b" "$F100" 60 --repeats 1 --devices 1 --budget-mib "$b"; done
+  [ "$G" -ge 2 ] && dbench p100M_2gpu_slabs "$F100" 50 --repeats 1 --devices 2 --budget-mib 40000
   [ "$G" -ge 4 ] && dbench p100M_4gpu_slabs "$F100" 50 --repeats 1 --devices 4 --budget-mib 40000
 fi
 if has big; then
@@ -93,7 +95,7 @@ if has big; then
 fi
 if has lists; then
   lbench lists100M_1gpu 1 60
-  lbench lists100M_2gpu 2 60
+  [ "$G" -ge 2 ] && lbench lists100M_2gpu 2 60
   [ "$G" -ge 4 ] && lbench lists100M_4gpu 4 60
 fi
 if has big1; then
