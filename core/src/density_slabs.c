@@ -8,11 +8,13 @@
  * densities.  Rows whose k-th distance reaches the edge of the region are
  * answered again in a region grown to hold their k-th-distance ball (an
  * upper bound of the true one), until none is left: every list then
- * equals the one over all points. */
+ * equals the one over all points.  Rows the slab's first region cannot
+ * prove wait until all slabs are done (slab_leftovers.c); the passes of
+ * density + peaks after the densities are slab_known.c's; all share the
+ * job of slab_job.h. */
 #include "density_slabs.h"
 #include "backend_cuda.h"
 #include "slab_plan.h"
-#include "slab_rows.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +28,8 @@
 #include "density_cuda.h"
 #include "vic_kernels_density.h"
 #include "vic_kernels_peaks.h"
+#include "slab_job.h"
+#include "slab_rows.h"
 
 size_t vic__density_budget(vic_ctx *c, int device) {
   if (c->opt.device_memory_budget) return c->opt.device_memory_budget;
@@ -34,69 +38,11 @@ size_t vic__density_budget(vic_ctx *c, int device) {
   return f / 10 * 9;
 }
 
-enum { PASS_LINKS = 1, PASS_EDGES = 2 };
-
-/* A device's first edges of its slabs, appended slab by slab. */
-typedef struct {
-  uint64_t *pair, *pos;
-  int64_t count, cap;
-} edge_list;
-
-/* Rows a device answered outside their slab's first region (the halo
- * was too narrow for them: a few, in the sparse outskirts), with their
- * lists, kept on the host by the density pass so that the later passes
- * do not make these costly regions again. */
-typedef struct {
-  int64_t *row;
-  int32_t *ids;
-  float *dist;
-  int64_t count, cap;
-} row_cache;
-
-typedef struct {
-  int64_t *row;
-  int64_t count, cap;
-} row_list;
-
-typedef struct {
-  vic_ctx *c;
-  const vic_data *x;
-  int32_t k;
-  const float *mass;
-  vick_density_params p;
-  size_t budget;
-  float *knn, *sph, *h, *rk, *dist;
-  int32_t *ids;
-  const vic_slab_plan *plan;
-  const int64_t *start, *order; /* slab s owns order[start[s] .. start[s+1]) */
-  double h0;
-  int first, count;
-  int threads; /* host threads per device */
-  /* per device */
-  vick_call *call;
-  int *rc;
-  vic_status *status;
-  int64_t *bad_row, *retried;
-  char (*msg)[512];
-  /* the passes after the densities (vic__slabs_links / _edges): known
-   * k-th distances rk, densities, labels and ranks by id */
-  int pass; /* 0: densities; PASS_LINKS, PASS_EDGES */
-  const float *rho;
-  const int32_t *lab, *rank;
-  int64_t n_max;
-  int32_t *parent, *up, *is_max;
-  float *delta;
-  edge_list *edges; /* per device */
-  row_cache *cache; /* per device, or NULL: no cache */
-  unsigned char *cached; /* n: the row is in a cache */
-  row_list *left; /* per device, with a cache: rows the slabs' first regions could not prove */
-  double *t_gather, *t_device; /* per device: seconds of host gathers and of device calls in this pass */
-} slab_job;
 
 /* Own rows (rows, in that order) then every other point of slabs
  * s_lo..s_hi inside r, packed, by the job's host threads (blocks of the
  * candidates counted, then written at their offsets). */
-static int gather(const slab_job *j, const vic_region *r, const int64_t *rows, int64_t n_rows, int64_t s_lo,
+int vic__slab_gather(const slab_job *j, const vic_region *r, const int64_t *rows, int64_t n_rows, int64_t s_lo,
                   int64_t s_hi, const unsigned char *is_row, float **pts, uint32_t **gid, int64_t *n_out) {
   const vic_data *x = j->x;
   const int d = x->d;
@@ -143,7 +89,7 @@ static int gather(const slab_job *j, const vic_region *r, const int64_t *rows, i
 
 /* Slabs whose own range meets [lo, hi) along the axis (all of them when
  * the region wraps; open sides reach the first or last slab). */
-static void slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
+void vic__slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
   const int a = j->plan->axis;
   *s_lo = 0;
   *s_hi = j->plan->n_slabs - 1;
@@ -152,12 +98,12 @@ static void slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int
   if (isfinite(r->hi[a])) *s_hi = vic__slab_of(j->plan, r->hi[a]);
 }
 
-static int vick_fail_host(vick_call *call, int code, const char *what) {
+int vic__slab_fail(vick_call *call, int code, const char *what) {
   snprintf(call->message, sizeof call->message, "%s", what);
   return code;
 }
 
-static void add_stage(vick_call *call, const char *name, double seconds) {
+void vic__slab_add_stage(vick_call *call, const char *name, double seconds) {
   for (int i = 0; i < call->n_stages; ++i)
     if (strcmp(call->stages[i].name, name) == 0) { call->stages[i].seconds += seconds; return; }
   if (call->n_stages >= (int)(sizeof call->stages / sizeof call->stages[0])) return;
@@ -165,7 +111,7 @@ static void add_stage(vick_call *call, const char *name, double seconds) {
   call->stages[call->n_stages++].seconds = seconds;
 }
 
-static int row_list_add(row_list *l, int64_t i) {
+int vic__slab_row_add(row_list *l, int64_t i) {
   if (l->count == l->cap) {
     const int64_t cap = l->cap ? 2 * l->cap : 1024;
     int64_t *r = realloc(l->row, (size_t)cap * sizeof *r);
@@ -177,7 +123,7 @@ static int row_list_add(row_list *l, int64_t i) {
   return 0;
 }
 
-static int cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *ids, const float *dist) {
+int vic__slab_cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *ids, const float *dist) {
   if (rc->count == rc->cap) {
     int64_t cap = rc->cap ? 2 * rc->cap : 1024;
     int64_t *r = realloc(rc->row, (size_t)cap * sizeof *r);
@@ -196,13 +142,6 @@ static int cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *ids, 
   return 0;
 }
 
-/* Rows still to answer: rows[off .. off + count) of the slab, in region. */
-typedef struct {
-  int64_t off, count;
-  vic_region reg;
-} slab_task;
-
-#define SLAB_TASKS 64 /* rounds per slab; a retry's region holds its rows' balls, so two or three are the rule */
 
 /* One slab on the device of slot dev: its own rows in the slab's region,
  * then the rows that failed the gap test, in regions around their k-th
@@ -215,7 +154,7 @@ typedef struct {
  * from_slab, reg0 is a slab's first region: with a cache (j->left) the
  * rows it cannot prove go to the device's leftovers instead, answered
  * once all slabs are done (run_leftovers). */
-static int run_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own, const vic_region *reg0, double mid,
+int vic__slab_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own, const vic_region *reg0, double mid,
                     unsigned char *is_row, int from_slab) {
   const vic_data *x = j->x;
   const int32_t k = j->k;
@@ -228,7 +167,7 @@ static int run_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own,
   if (j->h) h = malloc((size_t)n_own * sizeof *h);
   int rc = VICK_OK;
   if (!rows || !rk || (j->knn && !knn) || (j->sph && !sph) || (j->h && !h))
-    rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's results");
+    rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's results");
   if (rc == VICK_OK) memcpy(rows, rows_in, (size_t)n_own * sizeof *rows);
   const int axis = j->plan->axis;
   slab_task task[SLAB_TASKS];
@@ -240,15 +179,15 @@ static int run_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own,
     slab_task tk = task[--n_tasks];
     int64_t *tr = rows + tk.off;
     const int64_t n_rows = tk.count;
-    if (++done > SLAB_TASKS) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    if (++done > SLAB_TASKS) { rc = vic__slab_fail(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
     for (int64_t t = 0; t < n_rows; ++t) is_row[tr[t]] = 1;
     int64_t s_lo, s_hi, m = 0;
-    slab_span(j, &tk.reg, &s_lo, &s_hi);
+    vic__slab_span(j, &tk.reg, &s_lo, &s_hi);
     float *pts = NULL;
     uint32_t *gid = NULL;
     const double tg = vic__now();
-    if (gather(j, &tk.reg, tr, n_rows, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
-      rc = vick_fail_host(call, VICK_NOMEM, "no host memory to gather a slab");
+    if (vic__slab_gather(j, &tk.reg, tr, n_rows, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
+      rc = vic__slab_fail(call, VICK_NOMEM, "no host memory to gather a slab");
     j->t_gather[dev] += vic__now() - tg;
     for (int64_t t = 0; t < n_rows; ++t) is_row[tr[t]] = 0;
     if (rc != VICK_OK) break;
@@ -283,7 +222,7 @@ static int run_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own,
     float *tdist = keep ? malloc((size_t)n_rows * k * sizeof *tdist) : NULL;
     if (keep && (!tid || !tdist)) {
       free(tid); free(tdist); free(pts); free(gid);
-      rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's retried lists");
+      rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retried lists");
       break;
     }
     const double td = vic__now();
@@ -295,7 +234,7 @@ static int run_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own,
     call->seconds_kernel += one.seconds_kernel;
     call->seconds_transfer += one.seconds_transfer;
     if (one.peak_bytes > call->peak_bytes) call->peak_bytes = one.peak_bytes;
-    for (int i = 0; i < one.n_stages; ++i) add_stage(call, one.stages[i].name, one.stages[i].seconds);
+    for (int i = 0; i < one.n_stages; ++i) vic__slab_add_stage(call, one.stages[i].name, one.stages[i].seconds);
     if (rc != VICK_OK) memcpy(call->message, one.message, sizeof call->message);
     free(pts);
     free(gid);
@@ -309,8 +248,8 @@ static int run_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own,
       for (int64_t t = 0; t < n_rows && rc == VICK_OK; ++t) {
         const int64_t i = tr[t];
         if (!vic__region_exact(&tk.reg, x, i, rk[t])) continue;
-        if (cache_add(&j->cache[dev], k, i, tid + t * k, tdist + t * k) != 0)
-          rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's retried lists");
+        if (vic__slab_cache_add(&j->cache[dev], k, i, tid + t * k, tdist + t * k) != 0)
+          rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retried lists");
         j->cached[i] = 1;
         if (j->ids) memcpy(j->ids + i * k, tid + t * k, (size_t)k * sizeof *tid);
         if (j->dist) memcpy(j->dist + i * k, tdist + t * k, (size_t)k * sizeof *tdist);
@@ -342,8 +281,8 @@ static int run_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own,
         if (!is_row[i]) continue;
         is_row[i] = 0;
         j->rk[i] = rk[t];
-        if (row_list_add(&j->left[dev], i) != 0)
-          rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's leftover rows");
+        if (vic__slab_row_add(&j->left[dev], i) != 0)
+          rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's leftover rows");
       }
       continue;
     }
@@ -352,7 +291,7 @@ static int run_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own,
     int64_t lo_n = 0, hi_n = 0;
     vic_region lo_reg, hi_reg;
     int64_t *tmp = malloc((size_t)left * sizeof *tmp);
-    if (!tmp) { rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's retries"); break; }
+    if (!tmp) { rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retries"); break; }
     for (int64_t t = 0; t < n_rows; ++t) {
       const int64_t i = tr[t];
       if (!is_row[i]) continue;
@@ -376,7 +315,7 @@ static int run_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own,
     for (int64_t t = 0; t < left; ++t) is_row[tmp[t]] = 0;
     memcpy(tr, tmp, (size_t)left * sizeof *tr);
     free(tmp);
-    if (n_tasks + 2 > SLAB_TASKS) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    if (n_tasks + 2 > SLAB_TASKS) { rc = vic__slab_fail(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
     if (hi_n) task[n_tasks++] = (slab_task){tk.off + lo_n, hi_n, hi_reg};
     if (lo_n) task[n_tasks++] = (slab_task){tk.off, lo_n, lo_reg};
   }
@@ -391,203 +330,24 @@ static int run_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own,
 static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   vic_region reg;
   vic__slab_region(j->x, j->plan, s, j->h0, &reg);
-  return run_rows(j, dev, j->order + j->start[s], j->start[s + 1] - j->start[s], &reg,
+  return vic__slab_rows(j, dev, j->order + j->start[s], j->start[s + 1] - j->start[s], &reg,
                   0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]), is_row, 1);
-}
-
-/* Appends a slab's first edges to its device's list. */
-static int edges_append(edge_list *l, const uint64_t *pair, const uint64_t *pos, int64_t u) {
-  if (l->count + u > l->cap) {
-    int64_t cap = l->cap ? l->cap : 1 << 16;
-    while (cap < l->count + u) cap *= 2;
-    uint64_t *a = realloc(l->pair, (size_t)cap * sizeof *a);
-    if (a) l->pair = a;
-    uint64_t *b = a ? realloc(l->pos, (size_t)cap * sizeof *b) : NULL;
-    if (b) l->pos = b;
-    if (!a || !b) return -1;
-    l->cap = cap;
-  }
-  memcpy(l->pair + l->count, pair, (size_t)u * sizeof *pair);
-  memcpy(l->pos + l->count, pos, (size_t)u * sizeof *pos);
-  l->count += u;
-  return 0;
-}
-
-/* One gathered region of a later pass on its device: the per-point
- * values of its points gathered by id, the device call, the results
- * placed by id (links) or appended (edges). */
-static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows, const float *pts,
-                        const uint32_t *gid, int64_t m) {
-  const vic_data *x = j->x;
-  vick_call *call = &j->call[dev];
-  float *rho = malloc((size_t)m * sizeof *rho);
-  int32_t *lab = NULL, *rank = NULL, *pa = NULL, *up = NULL, *mx = NULL;
-  float *de = NULL;
-  int ok = rho != NULL;
-  if (ok && j->pass == PASS_EDGES) {
-    lab = malloc((size_t)m * sizeof *lab);
-    rank = malloc((size_t)n_rows * sizeof *rank);
-    ok = lab && rank;
-  }
-  if (ok && j->pass == PASS_LINKS) {
-    pa = malloc((size_t)n_rows * sizeof *pa);
-    up = malloc((size_t)n_rows * sizeof *up);
-    mx = malloc((size_t)n_rows * sizeof *mx);
-    de = malloc((size_t)n_rows * sizeof *de);
-    ok = pa && up && mx && de;
-  }
-  int rc = ok ? VICK_OK : vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's per-point values");
-  if (rc == VICK_OK) {
-#pragma omp parallel for schedule(static) num_threads(j->threads)
-    for (int64_t t = 0; t < m; ++t) {
-      rho[t] = j->rho[gid[t]];
-      if (lab) lab[t] = j->lab[gid[t]];
-    }
-    if (rank) {
-#pragma omp parallel for schedule(static) num_threads(j->threads)
-      for (int64_t t = 0; t < n_rows; ++t) rank[t] = j->rank[tr[t]];
-    }
-    vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
-    vick_call one;
-    memcpy(&one, call, sizeof one);
-    one.memory_budget = j->budget;
-    one.seconds_kernel = one.seconds_transfer = 0;
-    one.n_stages = 0;
-    one.peak_bytes = 0;
-    if (j->pass == PASS_LINKS) {
-      rc = vick_slab_links(&one, &vp, j->k, n_rows, gid, x->n, rho, pa, de, up, mx);
-      if (rc == VICK_OK) {
-#pragma omp parallel for schedule(static) num_threads(j->threads)
-        for (int64_t t = 0; t < n_rows; ++t) {
-          const int64_t i = tr[t];
-          j->parent[i] = pa[t];
-          j->delta[i] = de[t];
-          j->up[i] = up[t];
-          j->is_max[i] = mx[t];
-        }
-      }
-    } else {
-      uint64_t *pair = NULL, *pos = NULL;
-      int64_t u = 0;
-      rc = vick_slab_edges(&one, &vp, j->k, n_rows, gid, x->n, rho, lab, rank, j->n_max, &pair, &pos, &u);
-      if (rc == VICK_OK && edges_append(&j->edges[dev], pair, pos, u) != 0)
-        rc = vick_fail_host(&one, VICK_NOMEM, "no host memory for the slabs' first edges");
-      free(pair);
-      free(pos);
-    }
-    call->seconds_kernel += one.seconds_kernel;
-    call->seconds_transfer += one.seconds_transfer;
-    if (one.peak_bytes > call->peak_bytes) call->peak_bytes = one.peak_bytes;
-    for (int i = 0; i < one.n_stages; ++i) add_stage(call, one.stages[i].name, one.stages[i].seconds);
-    if (rc != VICK_OK) memcpy(call->message, one.message, sizeof call->message);
-  }
-  free(rho);
-  free(lab);
-  free(rank);
-  free(pa);
-  free(up);
-  free(mx);
-  free(de);
-  return rc;
-}
-
-/* A later pass over slab s: the k-th distances are known, so each task
- * first sets apart the rows its region cannot prove exact, which go to
- * regions around their k-th-distance balls (the lists made again are
- * the same lists, whatever region proves them). */
-static int run_slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
-  const vic_data *x = j->x;
-  const int32_t k = j->k;
-  vick_call *call = &j->call[dev];
-  const int64_t n_own = j->start[s + 1] - j->start[s];
-  if (n_own == 0) return VICK_OK;
-  int64_t *rows = malloc((size_t)n_own * sizeof *rows);
-  int64_t *tmp = malloc((size_t)n_own * sizeof *tmp);
-  unsigned char *ex = malloc((size_t)n_own);
-  if (!rows || !tmp || !ex) {
-    free(rows); free(tmp); free(ex);
-    return vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's rows");
-  }
-  /* the rows the density pass answered past the slab's first region are
-   * the host's (their lists are cached) */
-  int64_t n_dev = 0;
-  for (int64_t t = 0; t < n_own; ++t) {
-    const int64_t i = j->order[j->start[s] + t];
-    if (!j->cached || !j->cached[i]) rows[n_dev++] = i;
-  }
-  const int axis = j->plan->axis;
-  const double mid = 0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]);
-  slab_task task[SLAB_TASKS];
-  int n_tasks = n_dev > 0, done = 0, rc = VICK_OK;
-  task[0].off = 0;
-  task[0].count = n_dev;
-  vic__slab_region(x, j->plan, s, j->h0, &task[0].reg);
-  while (rc == VICK_OK && n_tasks > 0) {
-    slab_task tk = task[--n_tasks];
-    int64_t *tr = rows + tk.off;
-    const int64_t n_rows = tk.count;
-    if (++done > SLAB_TASKS) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
-    int64_t n_ex = 0, lo_n = 0, hi_n = 0;
-    vic_region lo_reg, hi_reg;
-    vic__slab_split(x, j->rk, &tk.reg, axis, mid, tr, n_rows, tmp, ex, &n_ex, &lo_n, &lo_reg, &hi_n, &hi_reg);
-    if (n_tasks + 3 > SLAB_TASKS) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
-    if (hi_n) task[n_tasks++] = (slab_task){tk.off + n_ex + lo_n, hi_n, hi_reg};
-    if (lo_n) task[n_tasks++] = (slab_task){tk.off + n_ex, lo_n, lo_reg};
-    if (n_ex == 0) continue;
-    j->retried[dev] += n_rows - n_ex;
-    for (int64_t t = 0; t < n_ex; ++t) is_row[tr[t]] = 1;
-    int64_t s_lo, s_hi, m = 0;
-    slab_span(j, &tk.reg, &s_lo, &s_hi);
-    float *pts = NULL;
-    uint32_t *gid = NULL;
-    const double tg = vic__now();
-    if (gather(j, &tk.reg, tr, n_ex, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
-      rc = vick_fail_host(call, VICK_NOMEM, "no host memory to gather a slab");
-    j->t_gather[dev] += vic__now() - tg;
-    for (int64_t t = 0; t < n_ex; ++t) is_row[tr[t]] = 0;
-    if (rc != VICK_OK) break;
-    if (m <= k) { /* a tiny region: the whole set is the region */
-      free(pts);
-      free(gid);
-      for (int jj = 0; jj < 3; ++jj) { tk.reg.lo[jj] = -INFINITY; tk.reg.hi[jj] = INFINITY; }
-      tk.count = n_ex;
-      task[n_tasks++] = tk;
-      continue;
-    }
-    const size_t need = vic__slab_bytes(m, n_ex, k, x->d) + vic__slab_pass_bytes(x->n);
-    if (need > j->budget) {
-      snprintf(call->message, sizeof call->message,
-               "a slab needs %.0f MiB of device memory (%lld points with its halo, %lld rows); the budget is %.0f MiB: "
-               "raise it to at least %.0f MiB", need / 1048576.0, (long long)m, (long long)n_ex,
-               j->budget / 1048576.0, need / 1048576.0);
-      rc = VICK_NOMEM;
-    }
-    const double td = vic__now();
-    if (rc == VICK_OK) rc = known_device(j, dev, tr, n_ex, pts, gid, m);
-    j->t_device[dev] += vic__now() - td;
-    free(pts);
-    free(gid);
-  }
-  free(rows);
-  free(tmp);
-  free(ex);
-  return rc;
 }
 
 static void slab_slot(void *arg, int slot) {
   slab_job *j = arg;
   unsigned char *is_row = calloc((size_t)j->x->n, 1);
   if (!is_row) {
-    j->rc[slot] = vick_fail_host(&j->call[slot], VICK_NOMEM, "no host memory for slab flags");
+    j->rc[slot] = vic__slab_fail(&j->call[slot], VICK_NOMEM, "no host memory for slab flags");
     return;
   }
   const char *stage = j->pass ? "peaks" : "density";
   for (int64_t s = slot; s < j->plan->n_slabs && j->rc[slot] == VICK_OK; s += j->count) {
-    j->rc[slot] = j->pass ? run_slab_known(j, slot, s, is_row) : run_slab(j, slot, s, is_row);
+    j->rc[slot] = j->pass ? vic__slab_known(j, slot, s, is_row) : run_slab(j, slot, s, is_row);
     if (j->rc[slot] == VICK_OK && j->bad_row[slot] >= 0) break;
     vick_call *cs = &j->call[slot];
     if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, stage, (double)(s + 1) / j->plan->n_slabs))
-      j->rc[slot] = vick_fail_host(cs, VICK_CANCELLED, "cancelled during the slabs");
+      j->rc[slot] = vic__slab_fail(cs, VICK_CANCELLED, "cancelled during the slabs");
   }
   free(is_row);
 }
@@ -723,136 +483,6 @@ void vic__slabs_close(vic_slabs *z) {
   free(z);
 }
 
-/* The leftover rows of the density pass, in groups: rows[off[g],
- * off[g+1]) in region reg[g], group g on the device of slot g % count. */
-typedef struct {
-  slab_job *j;
-  const int64_t *rows, *off;
-  const vic_region *reg;
-  int groups;
-} leftover_job;
-
-static void leftover_slot(void *arg, int slot) {
-  leftover_job *lj = arg;
-  slab_job *j = lj->j;
-  unsigned char *is_row = calloc((size_t)j->x->n, 1);
-  if (!is_row) {
-    j->rc[slot] = vick_fail_host(&j->call[slot], VICK_NOMEM, "no host memory for leftover flags");
-    return;
-  }
-  for (int g = slot; g < lj->groups && j->rc[slot] == VICK_OK; g += j->count)
-    j->rc[slot] = run_rows(j, slot, lj->rows + lj->off[g], lj->off[g + 1] - lj->off[g], &lj->reg[g], NAN, is_row, 0);
-  free(is_row);
-}
-
-typedef struct {
-  double v;
-  int64_t i;
-} row_at;
-
-static int by_coord(const void *a, const void *b) {
-  const row_at *p = a, *q = b;
-  return p->v < q->v ? -1 : p->v > q->v ? 1 : (p->i > q->i) - (p->i < q->i);
-}
-
-#define LEFTOVER_GROUPS 64
-
-/* The density pass's leftover rows of every slab, answered in regions
- * holding their k-th-distance balls (the upper bounds their slabs gave):
- * the rows in order along the cut axis, in as few runs of consecutive
- * rows as let every run's region fit a device (one, mostly), the runs
- * spread over the devices; where even 64 do not fit, slab by slab in two
- * regions each (below and above the slab's middle) on the first. */
-static int run_leftovers(slab_job *j) {
-  const vic_data *x = j->x;
-  const int64_t n = x->n;
-  int64_t L = 0;
-  for (int d = 0; d < j->count; ++d) L += j->left[d].count;
-  if (L == 0) return VICK_OK;
-  vick_call *call = &j->call[0];
-  int64_t *rows = malloc((size_t)L * sizeof *rows), *tmp = malloc((size_t)L * sizeof *tmp);
-  int64_t *scratch = malloc((size_t)L * sizeof *scratch);
-  unsigned char *is_row = calloc((size_t)n, 1), *flags = malloc((size_t)L);
-  int rc = rows && tmp && scratch && is_row && flags ? VICK_OK : vick_fail_host(call, VICK_NOMEM, "no host memory for leftovers");
-  int64_t off[LEFTOVER_GROUPS + 1];
-  vic_region reg[LEFTOVER_GROUPS];
-  int groups = 0;
-  if (rc == VICK_OK) {
-    int64_t a = 0;
-    for (int d = 0; d < j->count; ++d) {
-      memcpy(rows + a, j->left[d].row, (size_t)j->left[d].count * sizeof *rows);
-      a += j->left[d].count;
-    }
-    row_at *ra = malloc((size_t)L * sizeof *ra);
-    if (!ra) rc = vick_fail_host(call, VICK_NOMEM, "no host memory for leftovers");
-    for (int64_t t = 0; ra && t < L; ++t) ra[t] = (row_at){vic__slab_coord(x, rows[t], j->plan->axis), rows[t]};
-    if (ra) qsort(ra, (size_t)L, sizeof *ra, by_coord);
-    for (int64_t t = 0; ra && t < L; ++t) rows[t] = ra[t].i;
-    free(ra);
-    const size_t extra = (j->mass ? (size_t)n * 4 : 0) + (j->cache ? vic__slab_pass_bytes(n) : 0);
-    for (int G = 1; rc == VICK_OK && G <= LEFTOVER_GROUPS && G <= L && !groups; G *= 2) {
-      int64_t m[LEFTOVER_GROUPS];
-      for (int g = 0; g < G; ++g) {
-        off[g] = L * g / G;
-        off[g + 1] = L * (g + 1) / G;
-        for (int64_t t = off[g]; t < off[g + 1]; ++t) {
-          vic_region b;
-          vic__ball_region(x, rows[t], j->rk[rows[t]], &b);
-          if (t == off[g]) reg[g] = b; else vic__region_union(&reg[g], &b);
-        }
-        m[g] = 0;
-      }
-      for (int g = 0; g < G; ++g) {
-        int64_t c = 0;
-#pragma omp parallel for schedule(static) reduction(+ : c)
-        for (int64_t i = 0; i < n; ++i) c += vic__region_holds(&reg[g], x, i);
-        m[g] = c;
-      }
-      int fits = 1;
-      int64_t most = 0;
-      for (int g = 0; g < G; ++g) {
-        fits &= vic__slab_bytes(m[g], off[g + 1] - off[g], j->k, x->d) + extra <= j->budget;
-        if (m[g] > most) most = m[g];
-      }
-      vic__log(j->c, VIC_LOG_INFO, "%lld leftover rows of the slabs in %d region%s of at most %lld points%s",
-               (long long)L, G, G == 1 ? "" : "s", (long long)most, fits ? "" : ": too many for a device");
-      if (fits) groups = G;
-    }
-  }
-  if (rc == VICK_OK && groups) {
-    leftover_job lj = {j, rows, off, reg, groups};
-    for (int d = 0; d < j->count; ++d) j->rc[d] = VICK_OK;
-    const int slots = groups < j->count ? groups : j->count;
-    if (slots == 1) leftover_slot(&lj, 0);
-    else vic__cuda_parallel(slots, leftover_slot, &lj);
-    for (int d = 0; d < slots && rc == VICK_OK; ++d) rc = j->rc[d];
-    if (rc != VICK_OK)
-      for (int d = 0; d < slots; ++d)
-        if (j->rc[d] != VICK_OK) { j->rc[0] = j->rc[d]; memcpy(&j->call[0].message, &j->call[d].message, sizeof j->call[0].message); break; }
-  } else if (rc == VICK_OK) {
-    for (int64_t s = 0; s < j->plan->n_slabs && rc == VICK_OK; ++s) {
-      int64_t c = 0;
-      for (int64_t t = 0; t < L; ++t)
-        if (vic__slab_of(j->plan, vic__slab_coord(x, rows[t], j->plan->axis)) == s) tmp[c++] = rows[t];
-      if (!c) continue;
-      vic_region sreg, lo, hi;
-      vic__slab_region(x, j->plan, s, j->h0, &sreg);
-      const double mid = 0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]);
-      int64_t ne = 0, lo_n = 0, hi_n = 0;
-      vic__slab_split(x, j->rk, &sreg, j->plan->axis, mid, tmp, c, scratch, flags, &ne, &lo_n, &lo, &hi_n, &hi);
-      if (ne) rc = run_rows(j, 0, tmp, ne, &sreg, mid, is_row, 0);
-      if (rc == VICK_OK && lo_n) rc = run_rows(j, 0, tmp + ne, lo_n, &lo, mid, is_row, 0);
-      if (rc == VICK_OK && hi_n) rc = run_rows(j, 0, tmp + ne + lo_n, hi_n, &hi, mid, is_row, 0);
-    }
-  }
-  free(rows);
-  free(tmp);
-  free(scratch);
-  free(is_row);
-  free(flags);
-  return rc;
-}
-
 /* Runs the job's pass on every device; the first failure's status. */
 static vic_status run_pass_timed(vic_slabs *z, const char *what);
 static vic_status run_pass(vic_slabs *z, const char *what) {
@@ -885,7 +515,7 @@ static vic_status run_pass_timed(vic_slabs *z, const char *what) {
   if (!j->pass) {
     for (int d = 0; d < j->count; ++d)
       if (j->bad_row[d] >= 0) return VIC_OK;
-    const int rc = run_leftovers(j);
+    const int rc = vic__slab_leftovers(j);
     return rc == VICK_OK ? VIC_OK : vic__kernel_status(j->c, rc, &j->call[0], what);
   }
   if (!j->cache) return VIC_OK;
