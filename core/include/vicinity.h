@@ -95,7 +95,8 @@ typedef enum {
   VIC_METHOD_GGNN,      /* approximate, GPU hierarchical graph */
   VIC_METHOD_GNND,      /* approximate, GPU NN-Descent */
   VIC_METHOD_GRNND,     /* approximate, GPU relative NN-Descent */
-  VIC_METHOD_TSDG       /* search graph: TSDG-diversified kNN graph */
+  VIC_METHOD_TSDG,      /* search graph: TSDG-diversified kNN graph */
+  VIC_METHOD_RANDOM     /* baseline for tests: k random other points per point (CPU, no index) */
 } vic_method;
 
 const char *vic_backend_name(vic_backend b);
@@ -279,7 +280,7 @@ typedef struct {
   } gnnd;
   struct {                 /* GRNND (Li et al.) */
     int32_t s, r, t1, t2;  /* initial pool S (20), capacity R (96, at most 128), outer T1 (3) / inner T2 (4);
-                              each outer iteration ends with reverse-edge sampling (BENCHMARKS.md) */
+                              each outer iteration ends with reverse-edge sampling */
     float rho;             /* reverse-edge sampling ratio; default 0.6 */
   } grnnd;
   struct {                 /* TSDG (Wang et al.) */

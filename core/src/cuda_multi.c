@@ -10,23 +10,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-void vic__cuda_parallel(int slots, void (*job)(void *arg, int slot), void *arg) {
-  /* one thread per slot; should the runtime give fewer (nested regions),
-   * the threads it gives take the slots in turn */
-#ifdef _OPENMP
-#pragma omp parallel num_threads(slots)
-  {
-    int nth = omp_get_num_threads();
-    for (int s = omp_get_thread_num(); s < slots; s += nth) job(arg, s);
-  }
-#else
-  for (int s = 0; s < slots; ++s) job(arg, s);
-#endif
-}
 
 typedef struct {
   vic_ctx *c;
@@ -64,8 +47,7 @@ static void grid_slot(void *arg, int slot) {
   sink.true_l2 = 1;
   /* launches over ranges of the sorted order (by_rows = 0): a warp of
    * neighbouring queries shares its cells, which ranges of rows lose, while
-   * the host's writes into fresh memory cost about the same either way
-   * (BENCHMARKS.md, "Streamed kNN lists") */
+   * the host's writes into fresh memory cost about the same either way */
   sink.by_rows = 0;
   sink.write = write_piece;
   sink.user = &ps;

@@ -22,19 +22,15 @@
 #define TSDG_LIMIT_LARGE 5
 #define TSDG_K_DEFAULT 32
 
-/* Small-batch search defaults, from the H100 sweeps of manifold 1M x 128
- * (BENCHMARKS.md, "Small batches without the pivot exchange"): t0
- * searches per query and a hop limit, which the paper's "until no
- * improvement" lacks, where most of the time went.  k = 10, TSDG: batch 1
- * t0 32, 4 hops recall@10 0.986 in 39 us; batch 10 t0 24, 4 hops 0.976 in
- * 45 us, where t0 32 (320 blocks, more than one wave of 264) takes the
- * pivot kernel path and 86 us; t0 16, 6 hops 0.976 in 54 us.  So TSDG
- * takes the most searches (32, 24, then 16 with 6 hops) whose blocks fit
- * in one wave.  GRNND (no occlusion order, more hops needed): t0 16, 8
- * hops 0.979 at batch 1 in 72 us and 0.975 on islands, where GRNND's graph
- * joins the islands by few edges and t0 32, 4 hops gives 0.932.  k > 32
- * (128-key rankings): t0 16 (t0 x k merged keys <= 2048) and no hop limit
- * (not measured). */
+/* Small-batch search defaults: t0 searches per query and a hop limit,
+ * which the paper's "until no improvement" lacks and where its time goes.
+ * TSDG takes the most searches (32, 24, then 16 with more hops) whose
+ * blocks fit in one wave of the device: a second wave takes the slower
+ * pivot-kernel path.  GRNND's graph has no occlusion order and joins
+ * disconnected islands by few edges, so it needs more hops and fewer
+ * searches.  k > 32 (128-key rankings): t0 16 keeps t0 x k merged keys
+ * <= 2048, with no hop limit.  The sweeps behind these are in
+ * BENCHMARKS.md (graph search). */
 #define SMALL_SEARCHES 16
 #define SMALL_HOPS_TSDG_WIDE 4 /* t0 24 or 32 */
 #define SMALL_HOPS_TSDG 6
@@ -293,23 +289,27 @@ void vic__flat_attach_gpu(vic_ctx *c, vic_index *ix) {
 #endif
 }
 
-/* kNN lists (int32, n x k) for TSDG: GNND on the GPU, else the CPU's choice */
+/* kNN lists (int32, n x k) for TSDG: GNND on the GPU, else the CPU's choice
+ * (tsdg_input_lists.c) */
 static vic_status knn_lists(vic_ctx *c, const vic_index *ix, const vic_build_options *o, int gpu, int32_t k,
                             int32_t **out, vic_report *rep) {
   vic_build_options so = *o;
   so.method = gpu ? VIC_METHOD_GNND : (ix->x.n <= o->brute_max_n ? VIC_METHOD_BRUTE : VIC_METHOD_NNDESCENT);
   so.k = k;
   so.recall_sample = 0;
-  vic_knn r;
+  int64_t *ids;
+  float *dist;
+  double seconds = 0;
   int warnings = c->warnings;
-  vic_status s = vic__knn_build(c, &ix->x, &so, &r);
+  vic_status s = vic__tsdg_input_lists(c, &ix->x, &so, gpu, k, &ids, &dist, &seconds);
   c->warnings += warnings;
   if (s != VIC_OK) return s;
-  int32_t *g = vic__malloc(c, (size_t)r.n * (size_t)k * sizeof(int32_t), "kNN graph");
-  if (!g) { vic_knn_free(&r); return VIC_E_NOMEM; }
-  for (int64_t i = 0; i < r.n * (int64_t)k; ++i) g[i] = (int32_t)r.ids[i];
-  vic__report_stage(rep, so.method == VIC_METHOD_GNND ? "gnnd" : vic_method_name(so.method), r.report.seconds_total);
-  vic_knn_free(&r);
+  free(dist);
+  int32_t *g = vic__malloc(c, (size_t)ix->x.n * (size_t)k * sizeof(int32_t), "kNN graph");
+  if (!g) { free(ids); return VIC_E_NOMEM; }
+  for (int64_t i = 0; i < ix->x.n * (int64_t)k; ++i) g[i] = (int32_t)ids[i];
+  vic__report_stage(rep, so.method == VIC_METHOD_GNND ? "gnnd" : vic_method_name(so.method), seconds);
+  free(ids);
   *out = g;
   return VIC_OK;
 }
@@ -525,6 +525,9 @@ vic_status vic__flat_knn(vic_ctx *c, const vic_data *x, const vic_build_options 
 done:
   free(ti);
   free(td);
-  vic_index_free(ix);
+  /* the index's own parts: a flat graph over prepared rows */
+  vic__flat_free(&ix->flat);
+  free(ix->owned_rows);
+  free(ix);
   return s;
 }

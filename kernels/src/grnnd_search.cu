@@ -19,7 +19,7 @@
  *    pivots of its 1/t0 share of them itself and starts from the nearest:
  *    a single query pays one launch and no exchange between its blocks
  *    (a separate pivot launch and a cooperative exchange were measurable
- *    parts of a single-query call: BENCHMARKS.md, GRNND and TSDG).
+ *    parts of a single-query call).
  *
  *  large batch (Alg. 2): one warp-sized block per query keeps a sorted list
  *    (R and the expansion queue C in one array: unexpanded entries carry no
@@ -151,8 +151,7 @@ __device__ __forceinline__ void gs_small_merge(gs_small_smem<RS> &sm, int &cur, 
     sm.ck[t] = kept;
     /* the nearest kept candidate of each of the two warps: the nearest
      * new entry of R (the next node) comes from one thread's atomic, not
-     * from every entering candidate's (64-bit shared atomics contending
-     * cost about 0.3 us per merge on the H100) */
+     * from every entering candidate's (64-bit shared atomics contend) */
     unsigned long long m = kept;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
@@ -639,10 +638,10 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
   const int slices = gs_slices(g->pivots);
   int nl = slices; /* pivot candidate lists per query */
   /* The pivot kernel's share: on a connected graph any start leads to the
-   * query, so a few pivots are enough to start close; comparing every
-   * query with all 4,096 took 1.2 ms of a 2.4-2.8 ms batch of 10,000
-   * (TSDG, manifold 1M, H100).  A disconnected graph needs them all: its
-   * searches must start on the query's island. */
+   * query, so a few pivots are enough to start close, and comparing every
+   * query with all of them would take a large share of a big batch.  A
+   * disconnected graph needs them all: its searches must start on the
+   * query's island. */
   {
     int want = p->pivots > 0 ? p->pivots : (g->components == 1 ? GS_PIVOTS_CONNECTED : g->pivots);
     P->slices = gs_slices(want < g->pivots ? want : g->pivots);
@@ -655,8 +654,7 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
      * of its own share of the pivots and starts there (no pivot kernel, no
      * exchange).  Several components: every search starts from the query's
      * nearest pivots overall, or most of a query's searches would start on
-     * the wrong islands (TSDG on islands 1M: recall@10 0.92 with the blocks'
-     * own pivots at t0 16, hop limit 6, H100 2026-11-26).  Larger batches:
+     * the wrong islands and miss the query's own.  Larger batches:
      * the pivot kernel serves all queries first (a pivot row read once for
      * 8 queries). */
     P->fused = g->components == 1 && m * P->t0 <= g->wave_blocks[P->RS == 128];
@@ -668,9 +666,8 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
     if (P->L > 256) return vick_fail(call, VICK_ARGUMENT, "large-batch search: list %d above 256", P->L);
     P->hops = p->hops > 0 ? p->hops : 2 * P->L;
     /* one warp per query: from 8 per multiprocessor on, the load units, not
-     * each query's memory latency, bound the time (H100, manifold 1M:
-     * batch 10,000 6.6 % more queries per second grouped, batch 1 22 %
-     * slower) */
+     * each query's memory latency, bound the time, and grouping pays; below
+     * that it only adds work per query */
     P->grouped = m >= 8 * (int64_t)g->sms;
   }
   const size_t bq = gs_align((size_t)m * g->d * 4), bn = gs_align((size_t)m * nl * GS_EMAX * 8),

@@ -2,8 +2,8 @@
  * timing events, one device buffer and one pinned host buffer, made once
  * and kept by the index (no global state), so that a single-query call
  * pays one copy in, one launch, one copy out and one wait, not the
- * creation of a stream and events, allocations and pageable copies (about
- * 55-60 us of host time per call on the H100 before).
+ * creation of a stream and events, allocations and pageable copies, which
+ * would cost a single query more host time than its search.
  *
  * The buffers only grow (to the largest small batch seen, at most
  * GS_WS_QUERIES queries).  The device buffer starts with the per-query
