@@ -12,8 +12,8 @@
  * graph construction and search where only the order of candidates
  * matters.  Each split is one fixed arithmetic, so a pair gives the same
  * bits on every path that uses the same split:
- *  - lane share (vick_share_l2, vick_share4_l2): the part of a distance one
- *    lane accumulates over dimensions lane, lane + width, ...;
+ *  - lane share (vick_share_l2): the part of a distance one lane
+ *    accumulates over dimensions first, first + stride, ...;
  *  - warp (vick_warp_l2): the shares of 32 lanes summed by the butterfly of
  *    warp.cuh, every lane gets the distance;
  *  - group: GROUP lanes per candidate (several candidates per warp, more
@@ -21,7 +21,10 @@
  *    vick_group_sum<GROUP> (warp.cuh); vick_sq4 is the four-term step of a
  *    float4 share.
  * Lanes must read rows that exist: callers clamp a lane past the end to a
- * valid row and discard its result. */
+ * valid row and discard its result.  GRNND's float4 lane shares
+ * (grnnd_common.cuh: gr_share4, gr_warp_l2, gr_lane_l2) are another split
+ * with bits of their own; they belong here once GRNND takes these prims,
+ * kept as they are so its graphs stay the same. */
 #ifndef VICK_PRIMS_DIST_CUH
 #define VICK_PRIMS_DIST_CUH
 
