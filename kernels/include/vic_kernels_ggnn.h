@@ -63,7 +63,7 @@ int vick_ggnn_forall(vick_call *call, const vick_ggnn *g, int32_t kk, int64_t *i
 
 /* The bottom layer as a flat graph (ids: n * k, host): row r holds input
  * row r's edges (its kNN part and inverse links), input row ids, -1 after
- * them, so that another search procedure (grnnd_search.cu) can walk the
+ * them, so that another search procedure (graph_search_*.cu) can walk the
  * same graph. */
 int vick_ggnn_bottom_graph(vick_call *call, const vick_ggnn *g, int32_t *ids);
 

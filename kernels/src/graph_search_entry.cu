@@ -10,7 +10,7 @@
  * diversified graph often join several far-apart islands by a few edges,
  * so the representative nearest a query can lie in another island than the
  * query's, and the search cannot cross over by a greedy walk. */
-#include "grnnd_search.cuh"
+#include "graph_search.cuh"
 
 #include <stdlib.h>
 #include <string.h>

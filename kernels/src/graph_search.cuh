@@ -1,8 +1,10 @@
-/* Internals shared by the graph-search entry points (grnnd_entry.cu: the
- * uploaded graph, its components and pivots, the pivot-distance kernel)
- * and the two search procedures (grnnd_search.cu). */
-#ifndef VICK_GRNND_SEARCH_CUH
-#define VICK_GRNND_SEARCH_CUH
+/* Internals shared by the graph search's files: the uploaded graph, its
+ * components and pivots, the pivot-distance kernel (graph_search_entry.cu),
+ * the plan of a call and the host side (graph_search_plan.cu), the two
+ * search procedures (graph_search_small.cu, graph_search_large.cu) and the
+ * index's reusable workspace (graph_search_workspace.cu). */
+#ifndef VICK_GRAPH_SEARCH_CUH
+#define VICK_GRAPH_SEARCH_CUH
 
 #include "grnnd_common.cuh"
 #include "vic_kernels_grnnd.h"
@@ -14,8 +16,11 @@
 #define GS_PIVOTS_MAX 8192
 #define GS_PIVOTS_CONNECTED 512 /* pivots the pivot kernel scans on a connected graph by default */
 #define GS_SLICES_MAX (GS_PIVOTS_MAX / GS_SLICE)
+#define GS_SEEDS 32          /* random seeds per search (Alg. 1 line 2, Alg. 2 line 1) */
+#define GS_SMALL_THREADS 512 /* threads of a small-batch block */
+#define GS_MERGE_MAX 2048    /* t0 x min(k, ranking) keys merged per query */
 
-struct gs_small_ws; /* grnnd_workspace.cu */
+struct gs_small_ws; /* graph_search_workspace.cu */
 
 struct vick_gsearch {
   int device;
@@ -70,7 +75,7 @@ int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int6
 
 static inline int gs_slices(int32_t pivots) { return (pivots + GS_SLICE - 1) / GS_SLICE; }
 
-/* Fill g->wave_blocks (grnnd_search.cu: it holds the kernel). */
+/* Fill g->wave_blocks (graph_search_small.cu: it holds the kernel). */
 int gs_small_wave_capacity(vick_call *call, vick_gsearch *g);
 
 /* ------------------------------------------- small-batch workspace */
@@ -146,5 +151,39 @@ __device__ __forceinline__ bool gs_edge_ok(const gs_graph &G, int64_t u, int e, 
   *id = v;
   return v >= 0 && (!limited || f < G.limit);
 }
+
+/* Ascending sort of one key per lane across a warp (a bitonic network). */
+__device__ __forceinline__ unsigned long long gs_warp_sort32(unsigned long long key, int lane) {
+#pragma unroll
+  for (int k = 2; k <= 32; k <<= 1)
+#pragma unroll
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      const unsigned long long o = __shfl_xor_sync(GR_FULL, key, j);
+      const bool low = (lane & j) == 0, up = (lane & k) == 0;
+      key = low == up ? (o < key ? o : key) : (o > key ? o : key);
+    }
+  return key;
+}
+
+/* What one call runs: the procedure and the byte layout of its device
+ * buffers (after the counters) and of its pinned staging. */
+typedef struct {
+  int small, fused, RS, t0, kk, ne, parts, L, hops;
+  int grouped; /* large: eight lanes per distance (a batch that fills the device) */
+  int slices;  /* pivot slices the pivot kernel scans (a prefix of the pivots) */
+  size_t qbytes;                                  /* one query in shared memory */
+  size_t off_near, off_res, off_rank, dev_bytes;  /* the queries at offset 0 */
+  size_t host_res, host_bytes;                    /* pinned: queries, then ids and distances */
+} gs_plan;
+
+static inline size_t gs_align(size_t b) { return (b + 255) / 256 * 256; }
+
+/* The launches of one call's search kernel on io (graph_search_small.cu,
+ * graph_search_large.cu); dq: the queries on the device, dids/ddist: the
+ * results. */
+int gs_small_launch(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, const gs_graph &G,
+                    const float *dq, int64_t m, int k, int64_t *dids, float *ddist);
+int gs_large_launch(vick_call *call, const gs_io *io, const gs_plan *P, const gs_graph &G, const float *dq, int64_t m,
+                    int k, float delta, int64_t *dids, float *ddist);
 
 #endif

@@ -11,7 +11,7 @@
  * for the next call, and they are cleared on the stream after a
  * reallocation or a failed call.  A lock makes it one call at a time;
  * another thread's call meanwhile runs on resources of its own. */
-#include "grnnd_search.cuh"
+#include "graph_search.cuh"
 
 #include <mutex>
 #include <new>
