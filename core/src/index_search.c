@@ -85,7 +85,6 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
     break;
   case VIC_INDEX_GGNN:
     s = vic__cuda_ggnn_index_search(c, ix->gpu, &qp, k, o->tau, o->max_visits, out->ids, out->dist, &rep);
-    vic__report_reason(&rep, "GGNN search on the GPU, tau = %g", (double)o->tau);
     break;
   case VIC_INDEX_GRNND:
   case VIC_INDEX_TSDG:

@@ -82,6 +82,26 @@ int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float *q, int64_t
 int vick_ggnn_info_get(const vick_ggnn *g, vick_ggnn_info *info);
 void vick_ggnn_free(vick_ggnn *g);
 
+/* What an index keeps for the queries of one graph between calls: streams,
+ * events, device buffers and pinned staging (sized for m queries of k
+ * results now, grown by larger calls), the query kernel's configuration,
+ * and with small != 0 the bottom layer as a graph-search index (the
+ * small-batch procedure of vick_gsearch_query over the same device rows
+ * and edges, ids mapped to input rows).  The graph must outlive it. */
+typedef struct vick_ggnn_searcher vick_ggnn_searcher;
+int vick_ggnn_searcher_create(vick_call *call, const vick_ggnn *g, int64_t m, int32_t k, int small,
+                              vick_ggnn_searcher **out);
+/* vick_ggnn_query's results on the searcher's resources: a batch of at
+ * least 4,096 queries goes up and comes back in chunks while the kernels
+ * of the other chunks run; call->seconds_kernel is the CUDA-event time
+ * from the first kernel's start to the last one's end.  While another
+ * thread's call holds the searcher, the call runs as vick_ggnn_query. */
+int vick_ggnn_search(vick_call *call, vick_ggnn_searcher *s, const float *q, int64_t m, int32_t k, float tau,
+                     int32_t max_visits, int64_t *ids, float *dist);
+/* The bottom layer's graph-search index (NULL unless made with small). */
+const struct vick_gsearch *vick_ggnn_searcher_graph(const vick_ggnn_searcher *s);
+void vick_ggnn_searcher_free(vick_ggnn_searcher *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,8 +6,12 @@
 #include "ggnn_cache.cuh"
 #include "ggnn_steps.cuh"
 
+#include <mutex>
+#include <new>
 #include <string.h>
 #include <time.h>
+
+#include "graph_search.cuh"
 
 // Points popped and fetched together per step of a query (ggnn_search):
 // 2 beat 1 and 4 on the H100 (BENCHMARKS.md, GGNN).
@@ -25,7 +29,7 @@ struct ggnn_query_args {
   ggnn_dims dims;
   int max_iter;
   size_t slab;
-  int32_t *out_ids;
+  int64_t *out_ids; // the caller's ids (perm applied), written straight into the result layout
   float *out_d;
 };
 
@@ -45,7 +49,7 @@ __global__ void ggnn_k_query(ggnn_query_args a) {
   ggnn_search<GGNN_QUERY_WIDTH>(c, a.graph, a.k, nullptr, a.x, a.d, a.tau, a.dnn1, a.max_iter, -1);
   for (int j = lane; j < a.kq; j += 32) {
     bool have = j < c.bcount;
-    a.out_ids[qi * a.kq + j] = have ? a.perm[c.best_id[j]] : -1;
+    a.out_ids[qi * a.kq + j] = have ? (int64_t)a.perm[c.best_id[j]] : -1;
     a.out_d[qi * a.kq + j] = have ? c.best_d[j] : __int_as_float(0x7f800000);
   }
 }
@@ -127,12 +131,31 @@ static ggnn_dims ggnn_query_config(int d, int kq, int kg, int max_visits, int *i
   return m;
 }
 
+// The kernel's arguments but for the query and output pointers.
+static void ggnn_query_setup(const vick_ggnn *g, int64_t m, int32_t k, float tau, int32_t max_visits,
+                             ggnn_query_args *a) {
+  memset(a, 0, sizeof *a);
+  a->dims = ggnn_query_config(g->d, k, g->k, max_visits, &a->max_iter);
+  a->x = g->x;
+  a->d = g->d;
+  a->k = g->k;
+  a->kq = k;
+  a->graph = g->layer[0].graph;
+  a->entry = g->entry;
+  a->perm = g->perm;
+  a->n_entry = g->n_entry;
+  a->m = m;
+  a->tau = tau;
+  a->dnn1 = (float)g->dnn1_max;
+  a->slab = ggnn_slab_bytes(g->d, false, a->dims);
+}
+
 extern "C" int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float *q, int64_t m, int32_t k, float tau,
                                int32_t max_visits, int64_t *ids, float *dist) {
   int rc = VICK_OK;
   double t0 = ggnn_qnow();
   float *dq = nullptr, *dd = nullptr;
-  int32_t *di = nullptr, *hi = nullptr;
+  int64_t *di = nullptr;
   cudaEvent_t ev[2] = {nullptr, nullptr};
   ggnn_query_args a;
   size_t bytes = 0;
@@ -145,27 +168,12 @@ extern "C" int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float 
              "GGNN query needs m >= 1 queries, 1 <= k <= 256, tau >= 0 (m = %lld, k = %d)", (long long)m, (int)k);
     return VICK_ARGUMENT;
   }
-  memset(&a, 0, sizeof a);
-  a.dims = ggnn_query_config(g->d, k, g->k, max_visits, &a.max_iter);
-  a.x = g->x;
-  a.d = g->d;
-  a.k = g->k;
-  a.kq = k;
-  a.graph = g->layer[0].graph;
-  a.entry = g->entry;
-  a.perm = g->perm;
-  a.n_entry = g->n_entry;
-  a.m = m;
-  a.tau = tau;
-  a.dnn1 = (float)g->dnn1_max;
-  a.slab = ggnn_slab_bytes(g->d, false, a.dims);
+  ggnn_query_setup(g, m, k, tau, max_visits, &a);
   bytes = a.slab * GGNN_WARPS_PER_BLOCK;
   GGNN_CUDA(call, cudaSetDevice(g->device));
   GGNN_CUDA(call, cudaMalloc(&dq, (size_t)m * g->d * sizeof(float)));
-  GGNN_CUDA(call, cudaMalloc(&di, (size_t)m * k * sizeof(int32_t)));
+  GGNN_CUDA(call, cudaMalloc(&di, (size_t)m * k * sizeof(int64_t)));
   GGNN_CUDA(call, cudaMalloc(&dd, (size_t)m * k * sizeof(float)));
-  hi = (int32_t *)malloc((size_t)m * k * sizeof(int32_t));
-  if (!hi) { snprintf(call->message, sizeof call->message, "GGNN query: no host memory"); rc = VICK_NOMEM; goto fail; }
   {
     double t = ggnn_qnow();
     GGNN_CUDA(call, cudaMemcpy(dq, q, (size_t)m * g->d * sizeof(float), cudaMemcpyHostToDevice));
@@ -186,18 +194,16 @@ extern "C" int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float 
   call->seconds_kernel = ms * 1e-3;
   {
     double t = ggnn_qnow();
-    GGNN_CUDA(call, cudaMemcpy(hi, di, (size_t)m * k * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    GGNN_CUDA(call, cudaMemcpy(ids, di, (size_t)m * k * sizeof(int64_t), cudaMemcpyDeviceToHost));
     GGNN_CUDA(call, cudaMemcpy(dist, dd, (size_t)m * k * sizeof(float), cudaMemcpyDeviceToHost));
     call->seconds_transfer += ggnn_qnow() - t;
   }
-  for (int64_t i = 0; i < m * k; ++i) ids[i] = hi[i];
 fail:
   if (ev[0]) cudaEventDestroy(ev[0]);
   if (ev[1]) cudaEventDestroy(ev[1]);
   cudaFree(dq);
   cudaFree(di);
   cudaFree(dd);
-  free(hi);
   call->seconds_total = ggnn_qnow() - t0;
   return rc;
 }
@@ -285,4 +291,198 @@ extern "C" int vick_ggnn_info_get(const vick_ggnn *g, vick_ggnn_info *info) {
   info->mean_inverse_links = g->mean_inverse_links;
   info->device_bytes = g->device_bytes;
   return VICK_OK;
+}
+
+// ------------------------------------------------------------- searcher
+// What an index keeps for its GGNN queries between calls: a compute and a
+// copy stream, events, device buffers and pinned staging grown to the
+// largest batch seen, the kernel's shared-memory attribute set for the
+// largest cache yet (not on every call), and the bottom layer as a graph
+// search index (graph_search_*.cu, borrowing the graph's rows and edges)
+// for the small-batch procedure.  One call at a time uses it (a lock);
+// vick_ggnn_search falls back to vick_ggnn_query's own resources meanwhile.
+#define GGNN_CHUNK_QUERIES 2048
+#define GGNN_CHUNKS_MAX 16
+
+struct vick_ggnn_searcher {
+  const vick_ggnn *g;
+  std::mutex mu;
+  cudaStream_t stream, copy;
+  cudaEvent_t ev_start, ev_stop;
+  cudaEvent_t ev_in[GGNN_CHUNKS_MAX], ev_done[GGNN_CHUNKS_MAX], ev_out[GGNN_CHUNKS_MAX];
+  char *dev, *host;
+  size_t dev_cap, host_cap;
+  int smem_set; // dynamic shared memory the kernel may take so far
+  vick_gsearch *small;
+};
+
+static int ggnn_searcher_reserve(vick_call *call, vick_ggnn_searcher *s, int64_t m, int32_t k, size_t smem) {
+  const size_t dev = (size_t)m * s->g->d * 4 + (size_t)m * k * 12, host = dev;
+  if (dev > s->dev_cap) {
+    VICK_CUDA(call, cudaStreamSynchronize(s->stream));
+    VICK_CUDA(call, cudaStreamSynchronize(s->copy));
+    cudaFree(s->dev);
+    s->dev = nullptr;
+    s->dev_cap = 0;
+    VICK_CUDA(call, cudaMalloc((void **)&s->dev, dev + dev / 2));
+    s->dev_cap = dev + dev / 2;
+  }
+  if (host > s->host_cap) {
+    VICK_CUDA(call, cudaStreamSynchronize(s->stream));
+    VICK_CUDA(call, cudaStreamSynchronize(s->copy));
+    cudaFreeHost(s->host);
+    s->host = nullptr;
+    s->host_cap = 0;
+    VICK_CUDA(call, cudaMallocHost((void **)&s->host, host + host / 2));
+    s->host_cap = host + host / 2;
+  }
+  if ((int)smem > s->smem_set) {
+    VICK_CUDA(call, cudaFuncSetAttribute(ggnn_k_query, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    s->smem_set = (int)smem;
+  }
+  return VICK_OK;
+}
+
+extern "C" void vick_ggnn_searcher_free(vick_ggnn_searcher *s) {
+  if (!s) return;
+  int prev = -1;
+  cudaGetDevice(&prev);
+  cudaSetDevice(s->g->device);
+  if (s->stream) cudaStreamSynchronize(s->stream);
+  if (s->copy) cudaStreamSynchronize(s->copy);
+  vick_gsearch_free(s->small);
+  cudaFree(s->dev);
+  cudaFreeHost(s->host);
+  if (s->ev_start) cudaEventDestroy(s->ev_start);
+  if (s->ev_stop) cudaEventDestroy(s->ev_stop);
+  for (int c = 0; c < GGNN_CHUNKS_MAX; ++c) {
+    if (s->ev_in[c]) cudaEventDestroy(s->ev_in[c]);
+    if (s->ev_done[c]) cudaEventDestroy(s->ev_done[c]);
+    if (s->ev_out[c]) cudaEventDestroy(s->ev_out[c]);
+  }
+  if (s->stream) cudaStreamDestroy(s->stream);
+  if (s->copy) cudaStreamDestroy(s->copy);
+  cudaGetLastError();
+  if (prev >= 0) cudaSetDevice(prev);
+  delete s;
+}
+
+static int ggnn_searcher_make(vick_call *call, vick_ggnn_searcher *s, int64_t m, int32_t k, int small) {
+  const vick_ggnn *g = s->g;
+  VICK_CUDA(call, cudaSetDevice(g->device));
+  VICK_CUDA(call, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+  VICK_CUDA(call, cudaStreamCreateWithFlags(&s->copy, cudaStreamNonBlocking));
+  VICK_CUDA(call, cudaEventCreate(&s->ev_start));
+  VICK_CUDA(call, cudaEventCreate(&s->ev_stop));
+  for (int c = 0; c < GGNN_CHUNKS_MAX; ++c) {
+    VICK_CUDA(call, cudaEventCreateWithFlags(&s->ev_in[c], cudaEventDisableTiming));
+    VICK_CUDA(call, cudaEventCreateWithFlags(&s->ev_done[c], cudaEventDisableTiming));
+    VICK_CUDA(call, cudaEventCreateWithFlags(&s->ev_out[c], cudaEventDisableTiming));
+  }
+  ggnn_query_args a;
+  ggnn_query_setup(g, m, k, 0.f, 0, &a);
+  VICK_TRY(ggnn_searcher_reserve(call, s, m, k, a.slab * GGNN_WARPS_PER_BLOCK));
+  if (small) {
+    VICK_TRY(gs_create_borrowed(call, g->x, g->n, g->d, g->layer[0].graph, g->k, g->perm, &s->small));
+    VICK_TRY(vick_gsearch_reserve(call, s->small, m < 1024 ? m : 1024, k < 128 ? k : 128));
+  }
+  return VICK_OK;
+}
+
+extern "C" int vick_ggnn_searcher_create(vick_call *call, const vick_ggnn *g, int64_t m, int32_t k, int small,
+                                         vick_ggnn_searcher **out) {
+  if (!call) return VICK_ARGUMENT;
+  if (!g || !out || m < 1 || k < 1 || k > 256)
+    return vick_fail(call, VICK_ARGUMENT, "GGNN searcher: needs a graph, m >= 1 and 1 <= k <= 256");
+  *out = nullptr;
+  call->message[0] = '\0';
+  vick_ggnn_searcher *s = new (std::nothrow) vick_ggnn_searcher();
+  if (!s) return vick_fail(call, VICK_NOMEM, "GGNN searcher: no host memory");
+  s->g = g;
+  const int rc = ggnn_searcher_make(call, s, m, k, small);
+  if (rc != VICK_OK) {
+    vick_ggnn_searcher_free(s);
+    return rc;
+  }
+  *out = s;
+  return VICK_OK;
+}
+
+extern "C" const vick_gsearch *vick_ggnn_searcher_graph(const vick_ggnn_searcher *s) { return s ? s->small : nullptr; }
+
+// The call on the searcher's resources: chunks of the batch go up on the
+// copy stream while the kernels of the chunks before run, and come back
+// while those after run (one chunk below 2 x GGNN_CHUNK_QUERIES).
+static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q, int64_t m, int32_t k, float tau,
+                          int32_t max_visits, int64_t *ids, float *dist) {
+  const vick_ggnn *g = s->g;
+  const int d = g->d;
+  ggnn_query_args a;
+  ggnn_query_setup(g, m, k, tau, max_visits, &a);
+  const size_t smem = a.slab * GGNN_WARPS_PER_BLOCK;
+  VICK_CUDA(call, cudaSetDevice(g->device));
+  VICK_TRY(ggnn_searcher_reserve(call, s, m, k, smem));
+  float *dq = (float *)s->dev, *hq = (float *)s->host;
+  int64_t *dids = (int64_t *)(dq + m * d), *hids = (int64_t *)(hq + m * d);
+  float *ddist = (float *)(dids + m * k), *hdist = (float *)(hids + m * k);
+  int nch = 1;
+  if (m >= 2 * GGNN_CHUNK_QUERIES) nch = (int)(m / GGNN_CHUNK_QUERIES < GGNN_CHUNKS_MAX ? m / GGNN_CHUNK_QUERIES
+                                                                                         : GGNN_CHUNKS_MAX);
+  for (int c = 0; c < nch; ++c) {
+    const int64_t q0 = m * c / nch, mc = m * (c + 1) / nch - q0;
+    memcpy(hq + q0 * d, q + q0 * d, (size_t)mc * d * 4);
+    VICK_CUDA(call, cudaMemcpyAsync(dq + q0 * d, hq + q0 * d, (size_t)mc * d * 4, cudaMemcpyHostToDevice, s->copy));
+    VICK_CUDA(call, cudaEventRecord(s->ev_in[c], s->copy));
+    VICK_CUDA(call, cudaStreamWaitEvent(s->stream, s->ev_in[c], 0));
+    if (c == 0) VICK_CUDA(call, cudaEventRecord(s->ev_start, s->stream));
+    ggnn_query_args ac = a;
+    ac.q = dq + q0 * d;
+    ac.m = mc;
+    ac.out_ids = dids + q0 * k;
+    ac.out_d = ddist + q0 * k;
+    ggnn_k_query<<<(unsigned)((mc + GGNN_WARPS_PER_BLOCK - 1) / GGNN_WARPS_PER_BLOCK), GGNN_WARPS_PER_BLOCK * 32, smem,
+                   s->stream>>>(ac);
+    VICK_LAUNCH(call, "ggnn_k_query");
+    VICK_CUDA(call, cudaEventRecord(s->ev_done[c], s->stream));
+    VICK_CUDA(call, cudaStreamWaitEvent(s->copy, s->ev_done[c], 0));
+    VICK_CUDA(call, cudaMemcpyAsync(hids + q0 * k, dids + q0 * k, (size_t)mc * k * 8, cudaMemcpyDeviceToHost, s->copy));
+    VICK_CUDA(call, cudaMemcpyAsync(hdist + q0 * k, ddist + q0 * k, (size_t)mc * k * 4, cudaMemcpyDeviceToHost,
+                                    s->copy));
+    VICK_CUDA(call, cudaEventRecord(s->ev_out[c], s->copy));
+  }
+  VICK_CUDA(call, cudaEventRecord(s->ev_stop, s->stream));
+  for (int c = 0; c < nch; ++c) {
+    const int64_t q0 = m * c / nch, mc = m * (c + 1) / nch - q0;
+    VICK_CUDA(call, cudaEventSynchronize(s->ev_out[c]));
+    memcpy(ids + q0 * k, hids + q0 * k, (size_t)mc * k * 8);
+    memcpy(dist + q0 * k, hdist + q0 * k, (size_t)mc * k * 4);
+  }
+  float ms = 0.f;
+  VICK_CUDA(call, cudaEventElapsedTime(&ms, s->ev_start, s->ev_stop));
+  call->seconds_kernel = 1e-3 * ms;
+  return VICK_OK;
+}
+
+extern "C" int vick_ggnn_search(vick_call *call, vick_ggnn_searcher *s, const float *q, int64_t m, int32_t k,
+                                float tau, int32_t max_visits, int64_t *ids, float *dist) {
+  if (!call) return VICK_ARGUMENT;
+  if (!s || !q || !ids || !dist || m < 1 || k < 1 || k > 256 || !(tau >= 0) || max_visits < 0)
+    return vick_fail(call, VICK_ARGUMENT, "GGNN search needs m >= 1 queries, 1 <= k <= 256, tau >= 0 (m = %lld, "
+                     "k = %d)", (long long)m, (int)k);
+  /* a batch far above the usual runs on resources of its own, not kept */
+  if ((size_t)m * (s->g->d * 4 + (size_t)k * 12) > GS_WS_MAX_BYTES || !s->mu.try_lock())
+    return vick_ggnn_query(call, s->g, q, m, k, tau, max_visits, ids, dist);
+  const double t0 = ggnn_qnow();
+  call->message[0] = '\0';
+  call->n_stages = 0;
+  call->seconds_kernel = call->seconds_transfer = 0;
+  const int rc = ggnn_search_on(call, s, q, m, k, tau, max_visits, ids, dist);
+  if (rc != VICK_OK) {
+    cudaStreamSynchronize(s->stream);
+    cudaStreamSynchronize(s->copy);
+    cudaGetLastError();
+  }
+  s->mu.unlock();
+  call->seconds_total = ggnn_qnow() - t0;
+  return rc;
 }

@@ -21,6 +21,7 @@
 #define GS_MERGE_MAX 2048    /* t0 x min(k, ranking) keys merged per query */
 
 struct gs_small_ws; /* graph_search_workspace.cu */
+#define GS_CHUNKS_MAX 16
 
 struct vick_gsearch {
   int device;
@@ -30,8 +31,10 @@ struct vick_gsearch {
   int32_t pivots;   /* P */
   int32_t sms;
   int unique_rows;  /* no row repeats an id: a hop's candidates need no repeat check among themselves */
+  int borrowed;     /* x, g and perm belong to another index (GGNN's bottom layer): not freed here */
   float *x;         /* device n x d */
   int32_t *g;       /* device n x degree */
+  const int32_t *perm; /* device n or NULL: the caller's id of each node (GGNN's layer-0 order) */
   uint8_t *occl;    /* device n x degree or NULL */
   float *pt;        /* device: the pivots' rows, four dimensions per float4, pivot fastest (coalesced) */
   int32_t *pid;     /* device P: node id of each pivot */
@@ -63,7 +66,13 @@ struct gs_graph {
   int d, degree, limit, slices;
   int one_component;
   int unique_rows;
+  const int32_t *perm; /* NULL: node ids are the caller's ids */
 };
+
+/* The caller's id of node v. */
+__device__ __forceinline__ int64_t gs_out_id(const int32_t *perm, uint32_t v) {
+  return perm ? (int64_t)__ldg(perm + v) : (int64_t)v;
+}
 
 /* Pivot distances of queries q (device, m x d) in the first `slices` slices of GS_SLICE: the
  * nearest GS_EMAX of each slice as keys (distance, pivot index) into
@@ -73,7 +82,20 @@ struct gs_graph {
 int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int slices,
                     unsigned long long *near, int *count, cudaStream_t stream);
 
+/* A search index over rows and a graph already on the device, owned by
+ * another index that outlives it (GGNN's bottom layer in its layer-0
+ * order; dperm: the caller's id of each node, applied to the results). */
+int gs_create_borrowed(vick_call *call, const float *dx, int64_t n, int32_t d, const int32_t *dgraph, int32_t degree,
+                       const int32_t *dperm, vick_gsearch **out);
+
+/* the pivot kernel, for loading it ahead of the first call */
+const void *gs_pivot_kernel_ptr(void);
+
 static inline int gs_slices(int32_t pivots) { return (pivots + GS_SLICE - 1) / GS_SLICE; }
+
+/* Load the large procedure's kernels (graph_search_large.cu), so that the
+ * first call does not pay for the module's lazy loading. */
+int gs_large_load(vick_call *call);
 
 /* Fill g->wave_blocks (graph_search_small.cu: it holds the kernel). */
 int gs_small_wave_capacity(vick_call *call, vick_gsearch *g);
@@ -85,24 +107,36 @@ int gs_small_wave_capacity(vick_call *call, vick_gsearch *g);
 struct gs_io {
   cudaStream_t stream;
   cudaEvent_t ev_start, ev_pivots, ev_stop;
+  /* large batches in chunks (the workspace only; NULL elsewhere): copies on
+   * their own stream, so that a chunk's queries go up and its results come
+   * back while the kernels of other chunks run */
+  cudaStream_t copy;
+  cudaEvent_t ev_in[GS_CHUNKS_MAX], ev_done[GS_CHUNKS_MAX], ev_out[GS_CHUNKS_MAX];
   char *dev;          /* counters, then the call's buffers */
   size_t dev_bytes;
-  int *count;         /* GS_WS_QUERIES when from the workspace, else m */
+  int *count;         /* per query, at least m */
   char *host;         /* pinned: queries, then ids and distances; NULL = copy the caller's arrays */
   size_t host_bytes;
 };
 
-#define GS_WS_QUERIES 1024 /* small batches up to this many queries run on the workspace */
+/* Large batches go up and come back in up to GS_CHUNKS_MAX chunks of at
+ * least GS_CHUNK_QUERIES queries (a chunk still fills the device). */
+#define GS_CHUNK_QUERIES 2048
+/* the most device bytes a call's buffers may keep in the workspace */
+#define GS_WS_MAX_BYTES ((size_t)256 << 20)
 
-/* The index's workspace (created with it, buffers grown on demand), for
- * one call at a time: gs_ws_acquire returns 0 while another thread holds
- * it (that call then makes its own resources).  reserve: the device and
- * pinned bytes a call needs beyond the counters (which it zeroes again on
- * the stream after a reallocation or a failed call). */
+/* The index's workspace (created with it, buffers grown on demand, never
+ * shrunk), for one call at a time: gs_ws_acquire returns 0 while another
+ * thread holds it (that call then makes its own resources).  reserve: m
+ * per-query counters (zeroed again on the stream after a reallocation or a
+ * failed call) and the device and pinned bytes a call needs beyond them. */
 int gs_ws_create(vick_call *call, vick_gsearch *g);
 void gs_ws_destroy(vick_gsearch *g);
 int gs_ws_acquire(const vick_gsearch *g);
-int gs_ws_reserve(vick_call *call, const vick_gsearch *g, size_t dev_bytes, size_t host_bytes, gs_io *io);
+int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_bytes, size_t host_bytes, gs_io *io);
+/* gs_ws_reserve for batches of up to m queries ahead of the first call
+ * (nothing done while another thread holds the workspace) */
+int gs_ws_prepare(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_bytes, size_t host_bytes);
 /* failed: the counters may not be zero; waits for the stream either way */
 void gs_ws_release(const vick_gsearch *g, int failed);
 
@@ -183,7 +217,11 @@ static inline size_t gs_align(size_t b) { return (b + 255) / 256 * 256; }
  * results. */
 int gs_small_launch(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, const gs_graph &G,
                     const float *dq, int64_t m, int k, int64_t *dids, float *ddist);
-int gs_large_launch(vick_call *call, const gs_io *io, const gs_plan *P, const gs_graph &G, const float *dq, int64_t m,
-                    int k, float delta, int64_t *dids, float *ddist);
+/* near: the pivot kernel's candidates of these m queries; qbase: the
+ * first query's index in the whole batch (its random seeds depend on it,
+ * so a batch gives the same results in chunks as whole) */
+int gs_large_launch(vick_call *call, cudaStream_t stream, const gs_plan *P, const gs_graph &G, const float *dq,
+                    const unsigned long long *near, int64_t m, int64_t qbase, int k, float delta, int64_t *dids,
+                    float *ddist);
 
 #endif

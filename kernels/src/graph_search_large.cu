@@ -158,7 +158,7 @@ __device__ __forceinline__ bool gs_hash_insert(uint32_t *h, uint32_t id) {
 template <int LS, bool GROUPED>
 __global__ void __launch_bounds__(32)
     gs_large_kernel(gs_graph G, const float *q, int k, int L, int hops, float delta, int ne_want,
-                    const unsigned long long *pnear, uint64_t seed, int64_t *ids, float *dist) {
+                    const unsigned long long *pnear, uint64_t seed, int64_t qbase, int64_t *ids, float *dist) {
   extern __shared__ float4 sql4[]; /* float4: the grouped distance reads the query four floats at a time */
   float *sq = (float *)sql4;
   __shared__ gs_large_smem<LS> sm;
@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(32)
   /* seeds: 32 random nodes and the nearest pivots */
   for (int pass = 0; pass < 2; ++pass) {
     int64_t v = -1;
-    if (pass == 0) v = gs_seed(G, sm.near, ne, gr_rand(seed, (uint64_t)qi, 0, (uint64_t)lane), lane);
+    if (pass == 0) v = gs_seed(G, sm.near, ne, gr_rand(seed, (uint64_t)(qbase + qi), 0, (uint64_t)lane), lane);
     else if (lane < ne) v = G.pid[sm.near[lane]];
     bool fresh = v >= 0 && gs_hash_insert(sm.hash, (uint32_t)v);
     const unsigned long long key = gs_rows_keys<GROUPED>(sq, G.x, d, fresh ? v : -1, lane, sm.cand);
@@ -212,7 +212,7 @@ __global__ void __launch_bounds__(32)
   }
   for (int i = lane; i < k; i += 32) {
     unsigned long long key = sm.keys[i];
-    ids[qi * k + i] = key == VICK_KEY_NONE ? -1 : (int64_t)(uint32_t)gr_plain(key);
+    ids[qi * k + i] = key == VICK_KEY_NONE ? -1 : gs_out_id(G.perm, (uint32_t)gr_plain(key));
     dist[qi * k + i] = key == VICK_KEY_NONE ? __int_as_float(0x7f800000) : vick_float_unorder((uint32_t)(key >> 32));
   }
 }
@@ -220,22 +220,34 @@ __global__ void __launch_bounds__(32)
 
 /* ------------------------------------------------------------ launches */
 template <int LS>
-static int gs_large_launch_ls(vick_call *call, const gs_io *io, const gs_plan *P, const gs_graph &G, const float *dq,
-                              int64_t m, int k, float delta, int64_t *dids, float *ddist) {
-  const unsigned long long *near = (const unsigned long long *)(io->dev + P->off_near);
+static int gs_large_launch_ls(vick_call *call, cudaStream_t stream, const gs_plan *P, const gs_graph &G,
+                              const float *dq, const unsigned long long *near, int64_t m, int64_t qbase, int k,
+                              float delta, int64_t *dids, float *ddist) {
   if (P->grouped)
-    gs_large_kernel<LS, true><<<(unsigned)m, 32, P->qbytes, io->stream>>>(G, dq, k, P->L, P->hops, delta, P->ne, near,
-                                                                          call->seed, dids, ddist);
+    gs_large_kernel<LS, true><<<(unsigned)m, 32, P->qbytes, stream>>>(G, dq, k, P->L, P->hops, delta, P->ne, near,
+                                                                      call->seed, qbase, dids, ddist);
   else
-    gs_large_kernel<LS, false><<<(unsigned)m, 32, P->qbytes, io->stream>>>(G, dq, k, P->L, P->hops, delta, P->ne,
-                                                                           near, call->seed, dids, ddist);
+    gs_large_kernel<LS, false><<<(unsigned)m, 32, P->qbytes, stream>>>(G, dq, k, P->L, P->hops, delta, P->ne, near,
+                                                                       call->seed, qbase, dids, ddist);
   VICK_LAUNCH(call, "gs_large_kernel");
   return VICK_OK;
 }
 
-int gs_large_launch(vick_call *call, const gs_io *io, const gs_plan *P, const gs_graph &G, const float *dq, int64_t m,
-                    int k, float delta, int64_t *dids, float *ddist) {
-  if (P->L <= 64) return gs_large_launch_ls<64>(call, io, P, G, dq, m, k, delta, dids, ddist);
-  if (P->L <= 128) return gs_large_launch_ls<128>(call, io, P, G, dq, m, k, delta, dids, ddist);
-  return gs_large_launch_ls<256>(call, io, P, G, dq, m, k, delta, dids, ddist);
+int gs_large_launch(vick_call *call, cudaStream_t stream, const gs_plan *P, const gs_graph &G, const float *dq,
+                    const unsigned long long *near, int64_t m, int64_t qbase, int k, float delta, int64_t *dids,
+                    float *ddist) {
+  if (P->L <= 64) return gs_large_launch_ls<64>(call, stream, P, G, dq, near, m, qbase, k, delta, dids, ddist);
+  if (P->L <= 128) return gs_large_launch_ls<128>(call, stream, P, G, dq, near, m, qbase, k, delta, dids, ddist);
+  return gs_large_launch_ls<256>(call, stream, P, G, dq, near, m, qbase, k, delta, dids, ddist);
+}
+
+int gs_large_load(vick_call *call) {
+  cudaFuncAttributes a;
+  VICK_CUDA(call, cudaFuncGetAttributes(&a, gs_large_kernel<64, true>));
+  VICK_CUDA(call, cudaFuncGetAttributes(&a, gs_large_kernel<64, false>));
+  VICK_CUDA(call, cudaFuncGetAttributes(&a, gs_large_kernel<128, true>));
+  VICK_CUDA(call, cudaFuncGetAttributes(&a, gs_large_kernel<128, false>));
+  VICK_CUDA(call, cudaFuncGetAttributes(&a, gs_large_kernel<256, true>));
+  VICK_CUDA(call, cudaFuncGetAttributes(&a, gs_large_kernel<256, false>));
+  return VICK_OK;
 }

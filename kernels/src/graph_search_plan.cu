@@ -4,6 +4,7 @@
  * workspace (graph_search_workspace.cu) or on resources of its own. */
 #include "graph_search.cuh"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ host side */
@@ -28,8 +29,6 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
   P->RS = (k <= 32 && p->list <= 32) ? 32 : 128;
   P->t0 = p->searches;
   P->kk = k < P->RS ? k : P->RS;
-  const int slices = gs_slices(g->pivots);
-  int nl = slices; /* pivot candidate lists per query */
   /* The pivot kernel's share: on a connected graph any start leads to the
    * query, so a few pivots are enough to start close; comparing every
    * query with all 4,096 took 1.2 ms of a 2.4-2.8 ms batch of 10,000
@@ -65,7 +64,8 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
      * slower) */
     P->grouped = m >= 8 * (int64_t)g->sms;
   }
-  const size_t bq = gs_align((size_t)m * g->d * 4), bn = gs_align((size_t)m * nl * GS_EMAX * 8),
+  /* pivot candidate lists per query: one per slice the pivot kernel scans */
+  const size_t bq = gs_align((size_t)m * g->d * 4), bn = gs_align((size_t)m * P->slices * GS_EMAX * 8),
                bres = gs_align((size_t)m * k * 12), br = P->small ? gs_align((size_t)m * P->t0 * P->RS * 8) : 0;
   P->off_near = bq;
   P->off_res = bq + bn;
@@ -77,9 +77,62 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
 }
 
 
+/* A large batch on the workspace in chunks: chunk c's queries go up on
+ * the copy stream (from pinned staging the host fills while the device
+ * works on chunk c - 1), its pivot and search kernels run on the compute
+ * stream when they are there, its results come back on the copy stream
+ * while chunk c + 1 runs, and the host copies them out of the staging as
+ * they arrive.  Each query's results do not depend on the chunking (the
+ * kernels' seeds take the query's index in the whole batch). */
+static int gs_run_chunked(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P,
+                          const gs_graph &G, const float *q, int64_t m, int k, const vick_gsearch_params *p,
+                          int64_t *ids, float *dist, int nch) {
+  const int d = g->d;
+  float *dq = (float *)io->dev;
+  unsigned long long *near = (unsigned long long *)(io->dev + P->off_near);
+  int64_t *dids = (int64_t *)(io->dev + P->off_res);
+  float *ddist = (float *)(dids + m * k);
+  float *hq = (float *)io->host;
+  int64_t *hids = (int64_t *)(io->host + P->host_res);
+  float *hdist = (float *)(hids + m * k);
+  const size_t nl = (size_t)P->slices * GS_EMAX;
+  for (int c = 0; c < nch; ++c) {
+    const int64_t a = m * c / nch, b = m * (c + 1) / nch, mc = b - a;
+    memcpy(hq + a * d, q + a * d, (size_t)mc * d * 4);
+    VICK_CUDA(call, cudaMemcpyAsync(dq + a * d, hq + a * d, (size_t)mc * d * 4, cudaMemcpyHostToDevice, io->copy));
+    VICK_CUDA(call, cudaEventRecord(io->ev_in[c], io->copy));
+    VICK_CUDA(call, cudaStreamWaitEvent(io->stream, io->ev_in[c], 0));
+    if (c == 0) VICK_CUDA(call, cudaEventRecord(io->ev_start, io->stream));
+    VICK_TRY(gs_pivot_launch(call, g, dq + a * d, mc, P->slices, near + a * nl, NULL, io->stream));
+    VICK_TRY(gs_large_launch(call, io->stream, P, G, dq + a * d, near + a * nl, mc, a, k, p->delta, dids + a * k,
+                             ddist + a * k));
+    VICK_CUDA(call, cudaEventRecord(io->ev_done[c], io->stream));
+    VICK_CUDA(call, cudaStreamWaitEvent(io->copy, io->ev_done[c], 0));
+    VICK_CUDA(call, cudaMemcpyAsync(hids + a * k, dids + a * k, (size_t)mc * k * 8, cudaMemcpyDeviceToHost, io->copy));
+    VICK_CUDA(call, cudaMemcpyAsync(hdist + a * k, ddist + a * k, (size_t)mc * k * 4, cudaMemcpyDeviceToHost,
+                                    io->copy));
+    VICK_CUDA(call, cudaEventRecord(io->ev_out[c], io->copy));
+  }
+  VICK_CUDA(call, cudaEventRecord(io->ev_stop, io->stream));
+  for (int c = 0; c < nch; ++c) {
+    const int64_t a = m * c / nch, b = m * (c + 1) / nch;
+    VICK_CUDA(call, cudaEventSynchronize(io->ev_out[c]));
+    memcpy(ids + a * k, hids + a * k, (size_t)(b - a) * k * 8);
+    memcpy(dist + a * k, hdist + a * k, (size_t)(b - a) * k * 4);
+  }
+  float ms = 0.f;
+  VICK_CUDA(call, cudaEventElapsedTime(&ms, io->ev_start, io->ev_stop));
+  call->seconds_kernel = 1e-3 * ms;
+  char name[64];
+  snprintf(name, sizeof name, "pivots and search (%d chunks)", nch);
+  vick_stage_add(call, name, 1e-3 * ms);
+  return VICK_OK;
+}
+
 /* The call on io: one copy in, the kernels (pivots and search, or the
  * fused search alone), one copy out (two straight into the caller's arrays
- * without pinned staging), one wait. */
+ * without pinned staging), one wait; large batches on the workspace in
+ * chunks (above). */
 static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, const float *q,
                   int64_t m, int k, const vick_gsearch_params *p, int64_t *ids, float *dist) {
   const size_t qb = (size_t)m * g->d * 4, ib = (size_t)m * k * 8, db = (size_t)m * k * 4;
@@ -87,24 +140,29 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
   int64_t *dids = (int64_t *)(io->dev + P->off_res);
   float *ddist = (float *)(dids + m * k);
   char *hres = io->host ? io->host + P->host_res : NULL;
+  gs_graph G = {g->x, g->g,      g->occl,           g->pid,   g->pcomp, g->members,           g->coff,
+                g->n, g->d,      g->degree,         p->occlusion_limit, P->slices, g->components == 1,
+                g->unique_rows,  g->perm};
+  if (!P->small && io->host && io->copy && m >= 2 * GS_CHUNK_QUERIES) {
+    int64_t nch = m / GS_CHUNK_QUERIES;
+    if (nch > GS_CHUNKS_MAX) nch = GS_CHUNKS_MAX;
+    return gs_run_chunked(call, g, io, P, G, q, m, k, p, ids, dist, (int)nch);
+  }
   if (io->host) {
     memcpy(io->host, q, qb);
     VICK_CUDA(call, cudaMemcpyAsync(dq, io->host, qb, cudaMemcpyHostToDevice, io->stream));
   } else {
     VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
   }
-  gs_graph G = {g->x, g->g,      g->occl,           g->pid,   g->pcomp, g->members,           g->coff,
-                g->n, g->d,      g->degree,         p->occlusion_limit, P->slices, g->components == 1,
-                g->unique_rows};
   VICK_CUDA(call, cudaEventRecord(io->ev_start, io->stream));
   const int fused = P->fused;
+  unsigned long long *near = (unsigned long long *)(io->dev + P->off_near);
   if (!fused) {
-    VICK_TRY(gs_pivot_launch(call, g, dq, m, P->slices, (unsigned long long *)(io->dev + P->off_near),
-                             P->small ? io->count : NULL, io->stream));
+    VICK_TRY(gs_pivot_launch(call, g, dq, m, P->slices, near, P->small ? io->count : NULL, io->stream));
     VICK_CUDA(call, cudaEventRecord(io->ev_pivots, io->stream));
   }
   if (P->small) VICK_TRY(gs_small_launch(call, g, io, P, G, dq, m, k, dids, ddist));
-  else VICK_TRY(gs_large_launch(call, io, P, G, dq, m, k, p->delta, dids, ddist));
+  else VICK_TRY(gs_large_launch(call, io->stream, P, G, dq, near, m, 0, k, p->delta, dids, ddist));
   VICK_CUDA(call, cudaEventRecord(io->ev_stop, io->stream));
   if (hres) {
     VICK_CUDA(call, cudaMemcpyAsync(hres, dids, ib + db, cudaMemcpyDeviceToHost, io->stream));
@@ -126,7 +184,7 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
   return VICK_OK;
 }
 
-/* A call on resources of its own (a large batch, or the workspace busy). */
+/* A call on resources of its own (the workspace busy with another thread's call). */
 static int gs_query_own(vick_call *call, const vick_gsearch *g, const gs_plan *P, const float *q, int64_t m, int k,
                         const vick_gsearch_params *p, int64_t *ids, float *dist) {
   vick_env env;
@@ -177,7 +235,9 @@ int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, i
                      call->device);
   gs_plan P;
   VICK_TRY(gs_plan_make(call, g, m, k, p, &P));
-  if (!P.small || m > GS_WS_QUERIES || !gs_ws_acquire(g)) return gs_query_own(call, g, &P, q, m, k, p, ids, dist);
+  /* a batch far above the usual (the for-all lists of an index's every
+   * point) runs on resources of its own, not kept by the index after it */
+  if (P.dev_bytes > GS_WS_MAX_BYTES || !gs_ws_acquire(g)) return gs_query_own(call, g, &P, q, m, k, p, ids, dist);
   /* the index's workspace: no stream, event or buffer made, no device
    * memory query (vick_begin's) on the way */
   const double t_start = vick_now();
@@ -187,10 +247,31 @@ int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, i
   gs_io io;
   cudaError_t e = cudaSetDevice(call->device);
   int rc = e == cudaSuccess ? VICK_OK : vick_cuda_fail(call, e, "cudaSetDevice", __FILE__, __LINE__);
-  if (rc == VICK_OK) rc = gs_ws_reserve(call, g, P.dev_bytes, P.host_bytes, &io);
+  if (rc == VICK_OK) rc = gs_ws_reserve(call, g, P.small ? m : 0, P.dev_bytes, P.host_bytes, &io);
   if (rc == VICK_OK) rc = gs_run(call, g, &io, &P, q, m, k, p, ids, dist);
   gs_ws_release(g, rc != VICK_OK);
   call->seconds_total = vick_now() - t_start;
   return rc;
 }
 
+int vick_gsearch_reserve(vick_call *call, const vick_gsearch *g, int64_t m, int32_t k) {
+  if (!call) return VICK_ARGUMENT;
+  if (!g || m < 1 || k < 1 || k > 128 || m > 0x7fffffffLL / 64)
+    return vick_fail(call, VICK_ARGUMENT, "graph search reserve: needs a graph, 1 <= m, 1 <= k <= 128");
+  call->message[0] = '\0';
+  VICK_CUDA(call, cudaSetDevice(g->device));
+  VICK_TRY(gs_large_load(call));
+  cudaFuncAttributes a;
+  VICK_CUDA(call, cudaFuncGetAttributes(&a, gs_pivot_kernel_ptr()));
+  /* the larger of the two procedures' layouts for m queries */
+  vick_gsearch_params p;
+  vick_gsearch_params_init(&p);
+  gs_plan large, small;
+  VICK_TRY(gs_plan_make(call, g, m, k, &p, &large));
+  p.procedure = VICK_GSEARCH_SMALL;
+  p.searches = k <= 32 ? 32 : 16;
+  VICK_TRY(gs_plan_make(call, g, m, k, &p, &small));
+  const size_t dev = large.dev_bytes > small.dev_bytes ? large.dev_bytes : small.dev_bytes;
+  const size_t host = large.host_bytes > small.host_bytes ? large.host_bytes : small.host_bytes;
+  return gs_ws_prepare(call, g, m, dev, host);
+}

@@ -186,7 +186,8 @@ __device__ __forceinline__ void gs_small_merge(gs_small_smem<RS> &sm, int &cur, 
  * against all the others cost t0 * kk steps per thread.  s: shared scratch
  * of t0 * kk keys. */
 __device__ __forceinline__ void gs_merge_query(const unsigned long long *in, int t0, int rs, int kk, int k,
-                                               unsigned long long *s, int64_t *ids, float *dist, int t, int nt) {
+                                               unsigned long long *s, const int32_t *perm, int64_t *ids, float *dist,
+                                               int t, int nt) {
   const int n = t0 * kk;
   for (int i = t; i < n; i += nt) s[i] = __ldcg(in + (i / kk) * rs + i % kk);
   __syncthreads();
@@ -205,7 +206,7 @@ __device__ __forceinline__ void gs_merge_query(const unsigned long long *in, int
     }
     if (m == VICK_KEY_NONE) break;
     if (t == 0) {
-      ids[out] = (int64_t)(uint32_t)m;
+      ids[out] = gs_out_id(perm, (uint32_t)m);
       dist[out] = vick_float_unorder((uint32_t)(m >> 32));
     }
     ++out;
@@ -372,7 +373,7 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS, 2)
    * the same buffers (the index's workspace clears it only after a
    * reallocation or a failure) */
   if (t == 0) count[qi] = 0;
-  gs_merge_query(out + qi * t0 * RS, t0, RS, kk, k, mk, ids + qi * k, dist + qi * k, t, blockDim.x);
+  gs_merge_query(out + qi * t0 * RS, t0, RS, kk, k, mk, G.perm, ids + qi * k, dist + qi * k, t, blockDim.x);
   GS_STAMP(6);
 }
 
@@ -415,6 +416,9 @@ int gs_small_wave_capacity(vick_call *call, vick_gsearch *g) {
                                                                  smem));
   VICK_CUDA(call, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b128, gs_small_kernel<128, true>, GS_SMALL_THREADS,
                                                                  smem));
+  cudaFuncAttributes a; /* the other instances loaded now, not in the first call */
+  VICK_CUDA(call, cudaFuncGetAttributes(&a, gs_small_kernel<32, false>));
+  VICK_CUDA(call, cudaFuncGetAttributes(&a, gs_small_kernel<128, false>));
   g->wave_blocks[0] = b32 * g->sms;
   g->wave_blocks[1] = b128 * g->sms;
   return VICK_OK;
