@@ -316,8 +316,18 @@ struct vick_ggnn_searcher {
   vick_gsearch *small;
 };
 
+// Byte offsets of a call's ids and distances after its queries (both in
+// the device buffer and in the pinned staging), and the bytes in all.
+static void ggnn_search_layout(int64_t m, int d, int32_t k, size_t *off_ids, size_t *off_dist, size_t *bytes) {
+  *off_ids = ((size_t)m * d * 4 + 255) / 256 * 256;
+  *off_dist = *off_ids + ((size_t)m * k * 8 + 255) / 256 * 256;
+  *bytes = *off_dist + (size_t)m * k * 4;
+}
+
 static int ggnn_searcher_reserve(vick_call *call, vick_ggnn_searcher *s, int64_t m, int32_t k, size_t smem) {
-  const size_t dev = (size_t)m * s->g->d * 4 + (size_t)m * k * 12, host = dev;
+  size_t oi, od, dev;
+  ggnn_search_layout(m, s->g->d, k, &oi, &od, &dev);
+  const size_t host = dev;
   if (dev > s->dev_cap) {
     VICK_CUDA(call, cudaStreamSynchronize(s->stream));
     VICK_CUDA(call, cudaStreamSynchronize(s->copy));
@@ -422,9 +432,11 @@ static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q
   const size_t smem = a.slab * GGNN_WARPS_PER_BLOCK;
   VICK_CUDA(call, cudaSetDevice(g->device));
   VICK_TRY(ggnn_searcher_reserve(call, s, m, k, smem));
+  size_t oi, od, bytes;
+  ggnn_search_layout(m, d, k, &oi, &od, &bytes);
   float *dq = (float *)s->dev, *hq = (float *)s->host;
-  int64_t *dids = (int64_t *)(dq + m * d), *hids = (int64_t *)(hq + m * d);
-  float *ddist = (float *)(dids + m * k), *hdist = (float *)(hids + m * k);
+  int64_t *dids = (int64_t *)(s->dev + oi), *hids = (int64_t *)(s->host + oi);
+  float *ddist = (float *)(s->dev + od), *hdist = (float *)(s->host + od);
   int nch = 1;
   if (m >= 2 * GGNN_CHUNK_QUERIES) nch = (int)(m / GGNN_CHUNK_QUERIES < GGNN_CHUNKS_MAX ? m / GGNN_CHUNK_QUERIES
                                                                                          : GGNN_CHUNKS_MAX);
@@ -470,7 +482,9 @@ extern "C" int vick_ggnn_search(vick_call *call, vick_ggnn_searcher *s, const fl
     return vick_fail(call, VICK_ARGUMENT, "GGNN search needs m >= 1 queries, 1 <= k <= 256, tau >= 0 (m = %lld, "
                      "k = %d)", (long long)m, (int)k);
   /* a batch far above the usual runs on resources of its own, not kept */
-  if ((size_t)m * (s->g->d * 4 + (size_t)k * 12) > GS_WS_MAX_BYTES || !s->mu.try_lock())
+  size_t oi, od, bytes;
+  ggnn_search_layout(m, s->g->d, k, &oi, &od, &bytes);
+  if (bytes > GS_WS_MAX_BYTES || !s->mu.try_lock())
     return vick_ggnn_query(call, s->g, q, m, k, tau, max_visits, ids, dist);
   const double t0 = ggnn_qnow();
   call->message[0] = '\0';

@@ -254,6 +254,8 @@ int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, i
   return rc;
 }
 
+#define GS_SMALL_RESERVE 1024
+
 int vick_gsearch_reserve(vick_call *call, const vick_gsearch *g, int64_t m, int32_t k) {
   if (!call) return VICK_ARGUMENT;
   if (!g || m < 1 || k < 1 || k > 128 || m > 0x7fffffffLL / 64)
@@ -263,15 +265,18 @@ int vick_gsearch_reserve(vick_call *call, const vick_gsearch *g, int64_t m, int3
   VICK_TRY(gs_large_load(call));
   cudaFuncAttributes a;
   VICK_CUDA(call, cudaFuncGetAttributes(&a, gs_pivot_kernel_ptr()));
-  /* the larger of the two procedures' layouts for m queries */
+  /* the larger of the two procedures' layouts: the large one for m
+   * queries, the small one (its rankings take t0 x 32 keys a query) for
+   * the batches it serves, at most GS_SMALL_RESERVE */
   vick_gsearch_params p;
   vick_gsearch_params_init(&p);
   gs_plan large, small;
   VICK_TRY(gs_plan_make(call, g, m, k, &p, &large));
   p.procedure = VICK_GSEARCH_SMALL;
   p.searches = k <= 32 ? 32 : 16;
-  VICK_TRY(gs_plan_make(call, g, m, k, &p, &small));
+  const int64_t ms = m < GS_SMALL_RESERVE ? m : GS_SMALL_RESERVE;
+  VICK_TRY(gs_plan_make(call, g, ms, k, &p, &small));
   const size_t dev = large.dev_bytes > small.dev_bytes ? large.dev_bytes : small.dev_bytes;
   const size_t host = large.host_bytes > small.host_bytes ? large.host_bytes : small.host_bytes;
-  return gs_ws_prepare(call, g, m, dev, host);
+  return gs_ws_prepare(call, g, ms, dev, host);
 }

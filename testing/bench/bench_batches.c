@@ -86,9 +86,11 @@ int bench_batches(vic_ctx *c, const vic_data *x, const vic_data *q, const vic_in
     if (a->ntaus > 0) so.tau = a->taus[t];
     for (int bi = 0; bi < nb; ++bi) {
       const int64_t b = a->batches[bi];
-      /* calls: 10,000 queries' worth (at least 5, and 1,000 single queries) */
+      /* calls: 10,000 queries' worth, at least 5 and at most 2,000 (which
+       * still times more than 1,000 single queries) */
       int calls = (int)(10000 / b);
       if (calls < 5) calls = 5;
+      if (calls > 2000) calls = 2000;
       const int warm = b >= 1000 ? 2 : 20;
       double *wall = malloc((size_t)calls * sizeof *wall), *kern = malloc((size_t)calls * sizeof *kern);
       if (!wall || !kern) {
