@@ -136,10 +136,16 @@ int bench_batches(vic_ctx *c, const vic_data *x, const vic_data *q, const vic_in
              so.max_visits, (long long)b, calls, warm);
       printf(",\"wall_us_per_call_median\":%.2f,\"wall_us_per_call_p90\":%.2f,\"wall_us_per_call_mean\":%.2f",
              1e6 * wmed, 1e6 * wp90, 1e6 * later_mean);
-      printf(",\"kernel_us_per_call_median\":%.2f,\"kernel_us_per_call_mean\":%.2f", 1e6 * kmed, 1e6 * kern_mean);
-      printf(",\"wall_us_per_query\":%.4f,\"kernel_us_per_query\":%.4f", 1e6 * wmed / b, 1e6 * kmed / b);
-      printf(",\"qps_wall\":%.1f,\"qps_kernel\":%.1f,\"wall_over_kernel\":%.3f", b / wmed, kmed > 0 ? b / kmed : 0.0,
-             kmed > 0 ? wmed / kmed : 0.0);
+      /* no kernel time (a CPU search): null, not 0 */
+      if (kmed > 0) {
+        printf(",\"kernel_us_per_call_median\":%.2f,\"kernel_us_per_call_mean\":%.2f", 1e6 * kmed, 1e6 * kern_mean);
+        printf(",\"wall_us_per_query\":%.4f,\"kernel_us_per_query\":%.4f", 1e6 * wmed / b, 1e6 * kmed / b);
+        printf(",\"qps_wall\":%.1f,\"qps_kernel\":%.1f,\"wall_over_kernel\":%.3f", b / wmed, b / kmed, wmed / kmed);
+      } else {
+        printf(",\"kernel_us_per_call_median\":null,\"kernel_us_per_call_mean\":null");
+        printf(",\"wall_us_per_query\":%.4f,\"kernel_us_per_query\":null", 1e6 * wmed / b);
+        printf(",\"qps_wall\":%.1f,\"qps_kernel\":null,\"wall_over_kernel\":null", b / wmed);
+      }
       printf(",\"recall\":");
       if (truth) printf("%.6f", (double)hits / ((double)answered * (k < truth->d ? k : truth->d)));
       else printf("null");
