@@ -26,7 +26,8 @@ demo: build
 
 bench: build
 	./tools/install_deps.sh bench
-	./testing/bench/run_cpu_bench.sh $(BUILD)
+	mkdir -p $(BUILD)/bench-results
+	/usr/bin/python3 benchmarks/run.py benchmarks/sweeps/cpu-peers.toml --build $(BUILD) --out $(BUILD)/bench-results/cpu-peers.jsonl
 
 clean:
 	rm -rf $(BUILD) out

@@ -423,8 +423,8 @@ int vtkVicinityKnnQueryProbe::RequestData(
     so.max_visits = this->MaxVisits;
     // The core parallelises a search over queries, never within one, so
     // more threads than queries only add a thread team's start and
-    // barrier: on a loaded machine that cost 60 ms for one probe against
-    // 2 ms on one thread (1M points).  The search gets its own context.
+    // barrier, which for one probe costs far more than the search itself
+    // (most of all on a loaded machine).  The search gets its own context.
     const int64_t all = this->Threads > 0 ? this->Threads : std::thread::hardware_concurrency();
     const int threads = q.n < all ? static_cast<int>(q.n) : this->Threads; // Threads 0 = all
     vtkVicinity::Context searchCtx(this);

@@ -279,7 +279,7 @@ typedef struct {
   } gnnd;
   struct {                 /* GRNND (Li et al.) */
     int32_t s, r, t1, t2;  /* initial pool S (20), capacity R (96, at most 128), outer T1 (3) / inner T2 (4);
-                              each outer iteration ends with reverse-edge sampling (BENCHMARKS.md) */
+                              each outer iteration ends with reverse-edge sampling */
     float rho;             /* reverse-edge sampling ratio; default 0.6 */
   } grnnd;
   struct {                 /* TSDG (Wang et al.) */

@@ -14,8 +14,7 @@
  * be process-wide state, which the library does not touch).  The selection
  * between two products runs on this thread alone: OpenMP workers started
  * for it would spin-wait through the next product and take cores from the
- * BLAS threads (measured on MNIST, 2 busy cores: about 1.4x slower
- * overall).  It is a few percent of the work; only the final recomputation of the all-points
+ * BLAS threads, which on busy cores slows the whole build.  It is a few percent of the work; only the final recomputation of the all-points
  * case, after its last product, is spread over OpenMP threads. */
 #include "brute_gemm.h"
 #include "topk.h"

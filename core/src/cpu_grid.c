@@ -432,7 +432,7 @@ static int cmp_cell_query(const void *a, const void *b) {
 /* The queries in cell order.  A counting sort costs a table of ncells + 1
  * counts: right for large batches, but a refined grid over clustered data
  * has millions of cells, and for a few queries (an interactive probe) that
- * table cost 200 ms per call on 1M points; there a comparison sort of m
+ * table costs far more than the search; there a comparison sort of m
  * (cell, query) pairs is cheaper. */
 static vic_status order_by_cell(vic_ctx *c, const vic_grid *g, const int64_t *key, int64_t m, int64_t *order) {
   if (m * 16 < g->ncells) {

@@ -64,8 +64,7 @@ static void grid_slot(void *arg, int slot) {
   sink.true_l2 = 1;
   /* launches over ranges of the sorted order (by_rows = 0): a warp of
    * neighbouring queries shares its cells, which ranges of rows lose, while
-   * the host's writes into fresh memory cost about the same either way
-   * (BENCHMARKS.md, "Streamed kNN lists") */
+   * the host's writes into fresh memory cost about the same either way */
   sink.by_rows = 0;
   sink.write = write_piece;
   sink.user = &ps;

@@ -7,18 +7,16 @@
 #define TSDG_LIMIT_SMALL 10
 #define TSDG_LIMIT_LARGE 5
 
-/* Small-batch search defaults, from the H100 sweeps of manifold 1M x 128
- * (BENCHMARKS.md, "Small batches without the pivot exchange"): t0
- * searches per query and a hop limit, which the paper's "until no
- * improvement" lacks, where most of the time went.  TSDG takes the most
- * searches (32, 24, then 16 with 6 hops) whose blocks fit in one wave (a
- * batch past one wave takes the pivot kernel path, about twice the time).
- * GRNND (no occlusion order, more hops needed) keeps t0 16 and 8 hops:
- * its graph joins the islands of disconnected data by few edges, where
- * t0 32 and 4 hops lost recall.  GGNN's bottom layer (degree k_build, one
- * pass of a hop) takes TSDG's wide searches: its rows are short, so a hop
- * costs one pass.  k > 32 (128-key rankings): t0 16 (t0 x k merged keys <=
- * 2048) and no hop limit (not measured). */
+/* Small-batch search defaults: t0 searches per query and a hop limit,
+ * which the paper's "until no improvement" lacks and where its time goes.
+ * TSDG takes the most searches (32, 24, then 16 with more hops) whose
+ * blocks fit in one wave of the device: a second wave takes the slower
+ * pivot-kernel path.  GRNND's graph has no occlusion order and joins
+ * disconnected islands by few edges, so it needs more hops and fewer
+ * searches.  GGNN's bottom layer takes TSDG's wide searches: its rows are
+ * short (degree k_build), so a hop is one pass of the block.  k > 32
+ * (128-key rankings): t0 16 keeps t0 x k merged keys <= 2048, with no hop
+ * limit.  The sweeps behind these are in BENCHMARKS.md (graph search). */
 #define SMALL_SEARCHES 16
 #define SMALL_HOPS_WIDE 4 /* t0 24 or 32 */
 #define SMALL_HOPS_TSDG 6

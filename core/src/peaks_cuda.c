@@ -190,7 +190,7 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
   if (s0 != VIC_OK) return s0;
   /* Slabs only for a set that does not fit one device: on several devices
    * they run side by side, but the lists' round trip through the host
-   * costs more than one device saves (BENCHMARKS.md, issue 16). */
+   * costs more than one device saves. */
   if (vic__in_core_bytes(x->n, k, x->d, 1) > budget)
     return slabs_density_peaks(c, x, k, mass, unit_mass, sph, o, budget, knn_density, sph_density, smoothing_length,
                                ids, dist, rep, bad_row, out);

@@ -47,12 +47,11 @@ enum { VICK_GRNND_PAIRS_KEPT = 0, VICK_GRNND_PAIRS_RANDOM = 1 };
 
 /* Defaults: S = 20, R = 96 and rho = 0.6 (RNN-Descent's S and R, Ono and
  * Matsui; GRNND Sec. 4.4's rho); pairs KEPT with T1 = 3, T2 = 4 and the
- * final reverse-edge pass.  Measured on manifold 1M x 128 (H100,
- * BENCHMARKS.md): RNN-Descent's T1 4, T2 15 with KEPT pairs over-prunes
- * (mean degree 13, recall@10 stops at 0.945 under the large-batch search);
- * 3 x (4 rounds + reverse pass) builds in 0.51 s with recall@10 0.983 at
- * list 32 (0.955 without the last reverse pass); RANDOM pairs need T1 4,
- * T2 15 (1.42 s) for 0.974. */
+ * final reverse-edge pass.  RNN-Descent's T1 4, T2 15 with KEPT pairs
+ * over-prunes (the graph thins towards a pure RNG and search recall stops
+ * short); fewer rounds with a reverse pass after each outer iteration,
+ * the last included, give back the reverse edges pruning took; RANDOM
+ * pairs need many more rounds for less recall. */
 void vick_grnnd_params_init(vick_grnnd_params *p);
 
 /* GRNND graph of n rows (host, n x d) into ids/dist (host, n * p->r;

@@ -245,8 +245,8 @@ __device__ static inline int32_t ggnn_pop(ggnn_cache &c, float bound) {
 __device__ static inline int ggnn_team(int d) { return d >= 256 ? 16 : (d >= 64 ? 8 : 4); }
 
 // Candidates one team carries per round of ggnn_distances: their row
-// loads are all in flight before the first reduction waits on them (4 was
-// slower than 2 on the H100: the registers cost more occupancy).
+// loads are all in flight before the first reduction waits on them (more
+// candidates cost registers, and the lost occupancy more than they save).
 #ifndef GGNN_DIST_ILP
 #define GGNN_DIST_ILP 2
 #endif

@@ -14,7 +14,8 @@
 #include "graph_search.cuh"
 
 // Points popped and fetched together per step of a query (ggnn_search):
-// 2 beat 1 and 4 on the H100 (BENCHMARKS.md, GGNN).
+// 2 balances a wider fetch against the registers it costs (1 and 4 were
+// slower; BENCHMARKS.md's GGNN section has the sweep).
 #ifndef GGNN_QUERY_WIDTH
 #define GGNN_QUERY_WIDTH 2
 #endif
@@ -107,9 +108,8 @@ static int ggnn_round_pow2(int v) {
 // A fetch holds GGNN_QUERY_WIDTH graph rows.  The visited ring keeps no
 // more than a hash-set rebuild reads back (ggnn_hash_rebuild), so the hash
 // size is the real visited memory: 2^10 ids where searches are short (more
-// would cost occupancy: 0.23 vs 0.30 us/query on manifold 1M), 2^11 where
-// they are wide (high d: with 2^10, MNIST queries at tau 0.1 revisit until
-// the iteration cap, 24 us instead of 3.6 us each).
+// would cost occupancy), 2^11 where they are wide (high d: with 2^10 wide
+// searches forget visited points and revisit them until the iteration cap).
 static ggnn_dims ggnn_query_config(int d, int kq, int kg, int max_visits, int *iters) {
   ggnn_dims m;
   int min_bits = 11;

@@ -1,4 +1,4 @@
-/* Entry points of the graph search (grnnd_search.cu): a flat graph is
+/* Entry points of the graph search (graph_search_*.cu): a flat graph is
  * uploaded with its weakly connected components (union-find on the host)
  * and a set of pivots, random nodes spread over the components in
  * proportion to their sizes, at least one in each (the largest first, up to

@@ -30,10 +30,10 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
   P->t0 = p->searches;
   P->kk = k < P->RS ? k : P->RS;
   /* The pivot kernel's share: on a connected graph any start leads to the
-   * query, so a few pivots are enough to start close; comparing every
-   * query with all 4,096 took 1.2 ms of a 2.4-2.8 ms batch of 10,000
-   * (TSDG, manifold 1M, H100).  A disconnected graph needs them all: its
-   * searches must start on the query's island. */
+   * query, so a few pivots are enough to start close, and comparing every
+   * query with all of them would take a large share of a big batch.  A
+   * disconnected graph needs them all: its searches must start on the
+   * query's island. */
   {
     int want = p->pivots > 0 ? p->pivots : (g->components == 1 ? GS_PIVOTS_CONNECTED : g->pivots);
     P->slices = gs_slices(want < g->pivots ? want : g->pivots);
@@ -46,8 +46,7 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
      * of its own share of the pivots and starts there (no pivot kernel, no
      * exchange).  Several components: every search starts from the query's
      * nearest pivots overall, or most of a query's searches would start on
-     * the wrong islands (TSDG on islands 1M: recall@10 0.92 with the blocks'
-     * own pivots at t0 16, hop limit 6, H100 2026-11-26).  Larger batches:
+     * the wrong islands and miss the query's own.  Larger batches:
      * the pivot kernel serves all queries first (a pivot row read once for
      * 8 queries). */
     P->fused = g->components == 1 && m * P->t0 <= g->wave_blocks[P->RS == 128];
@@ -59,9 +58,8 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
     if (P->L > 256) return vick_fail(call, VICK_ARGUMENT, "large-batch search: list %d above 256", P->L);
     P->hops = p->hops > 0 ? p->hops : 2 * P->L;
     /* one warp per query: from 8 per multiprocessor on, the load units, not
-     * each query's memory latency, bound the time (H100, manifold 1M:
-     * batch 10,000 6.6 % more queries per second grouped, batch 1 22 %
-     * slower) */
+     * each query's memory latency, bound the time, and grouping pays; below
+     * that it only adds work per query */
     P->grouped = m >= 8 * (int64_t)g->sms;
   }
   /* pivot candidate lists per query: one per slice the pivot kernel scans */

@@ -21,7 +21,7 @@
  *    pivots of its 1/t0 share of them itself and starts from the nearest:
  *    a single query pays one launch and no exchange between its blocks
  *    (a separate pivot launch and a cooperative exchange were measurable
- *    parts of a single-query call: BENCHMARKS.md, GRNND and TSDG).
+ *    parts of a single-query call).
  *
  * The kernel stops reading a row at the first chunk with a missing edge:
  * rows keep their edges first (-1 after them) and TSDG's in ascending
@@ -136,8 +136,7 @@ __device__ __forceinline__ void gs_small_merge(gs_small_smem<RS> &sm, int &cur, 
     sm.ck[t] = kept;
     /* the nearest kept candidate of each of the two warps: the nearest
      * new entry of R (the next node) comes from one thread's atomic, not
-     * from every entering candidate's (64-bit shared atomics contending
-     * cost about 0.3 us per merge on the H100) */
+     * from every entering candidate's (64-bit shared atomics contend) */
     unsigned long long m = kept;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {

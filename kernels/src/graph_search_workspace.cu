@@ -3,8 +3,8 @@
  * and one pinned host buffer, made once and kept by the index (no global
  * state), so that a call of any batch size pays its copies, its launches
  * and one wait, not the creation of streams and events, allocations and
- * pageable copies (about 55-60 us of host time per single-query call on
- * the H100 before, and milliseconds of allocation at batch 10,000).
+ * pageable copies, which would cost a single query more host time than its
+ * search and a large batch a sizeable share of its time.
  *
  * The buffers only grow, to the largest batch seen.  The counters of the
  * small procedure are left at zero by the search kernel for the next call;

@@ -199,7 +199,7 @@ int main(int argc, char **argv) {
 #ifdef _OPENMP
   threads = omp_get_max_threads();
 #endif
-  /* method, seconds, seconds_stages and recall as vicinity_bench writes them, so run_gpu.sh's table reads it */
+  /* method, seconds, seconds_stages and recall as vicinity_bench writes them, so one table reads both (tools/bench_report.py) */
   printf("{\"bench\": \"density_peaks\", \"dataset\": \"%s\", \"method\": \"grid+density+peaks\", "
          "\"seconds\": %.4f, \"seconds_stages\": {\"kernel\": %.4f, \"transfer\": %.4f}, \"recall\": 1.0, "
          "\"n\": %lld, \"d\": %d, \"k\": %d, \"backend\": \"%s\", \"threads\": %d, "

@@ -418,8 +418,7 @@ static void grnnd_settings(const float *x, int64_t n, const grnnd_setting *set, 
     gp.final_reverse = set[i].final_reverse;
     int32_t *gg = malloc((size_t)n * gp.r * 4);
     /* the output touched first: its first-touch page faults are the
-     * caller's allocation, not the build (a fresh 384 MB buffer adds about
-     * 0.2 s to the graph's download) */
+     * caller's allocation, not the build, and would be timed as download */
     memset(gg, 0xff, (size_t)n * gp.r * 4);
     double deg = 0;
     memset(&call, 0, sizeof call);
