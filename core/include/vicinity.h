@@ -95,7 +95,8 @@ typedef enum {
   VIC_METHOD_GGNN,      /* approximate, GPU hierarchical graph */
   VIC_METHOD_GNND,      /* approximate, GPU NN-Descent */
   VIC_METHOD_GRNND,     /* approximate, GPU relative NN-Descent */
-  VIC_METHOD_TSDG       /* search graph: TSDG-diversified kNN graph */
+  VIC_METHOD_TSDG,      /* search graph: TSDG-diversified kNN graph */
+  VIC_METHOD_RANDOM     /* baseline for tests: k random other points per point (CPU, no index) */
 } vic_method;
 
 const char *vic_backend_name(vic_backend b);

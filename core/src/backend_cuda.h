@@ -1,5 +1,5 @@
-/* The core's side of the GPU backend.  Implemented by cuda_dispatch.c when
- * the library is built with CUDA, and by cuda_none.c otherwise, so the
+/* The core's side of the GPU backend.  Implemented by the cuda_*.c files
+ * when the library is built with CUDA, and by cuda_none.c otherwise, so the
  * policy code in knn_build.c never needs #ifdefs. */
 #ifndef VIC_BACKEND_CUDA_H
 #define VIC_BACKEND_CUDA_H
@@ -10,18 +10,22 @@
 /* VIC_OK when the context's device is usable; otherwise VIC_E_NODEVICE
  * with a message saying why (not built with CUDA, no device, driver). */
 vic_status vic__cuda_probe(vic_ctx *c);
-/* 1 when the GPU backend implements method m. */
-int vic__cuda_has_method(vic_method m);
-/* All-points kNN lists on the GPU into host ids/dist (n*k), self excluded.
- * Fills transfer/kernel seconds and stages in rep.  VIC_E_NOMEM or
- * VIC_E_DEVICE lets the caller fall back to the CPU. */
-vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
-                         int64_t *ids, float *dist, vic_report *rep);
+/* All-points kNN lists of one method on the GPU into host ids/dist (n*k),
+ * self excluded, true distances (the method table's gpu_lists).  Fill
+ * transfer/kernel seconds and stages in rep.  VIC_E_NOMEM, VIC_E_DEVICE or
+ * VIC_E_UNSUPPORTED (a kernel limit) lets the caller fall back to the CPU.
+ * CUDA builds only, except GNND's, which answers VIC_E_NODEVICE without. */
+vic_status vic__cuda_brute_lists(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
+                                 int64_t *ids, float *dist, vic_report *rep);
+vic_status vic__cuda_gnnd_lists(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
+                                int64_t *ids, float *dist, vic_report *rep);
+vic_status vic__cuda_ggnn_lists(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
+                                int64_t *ids, float *dist, vic_report *rep);
 
 /* Exact grid lists (d <= 3, L2) on the context's GPUs streamed into dst:
  * true distances, ids in dst's width, written by the context's threads
  * while the device computes the next chunks.  Same fallback codes as
- * vic__cuda_knn; on failure dst's contents are unspecified. */
+ * vic__cuda_brute_lists; on failure dst's contents are unspecified. */
 vic_status vic__cuda_grid_into(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k,
                                const vic__lists *dst, vic_report *rep);
 

@@ -1,4 +1,5 @@
-/* Contexts: options, the last error, logging, progress and cancellation. */
+/* Contexts: options, cancellation, threads, clocks, reports and allocation.
+ * The last error, logging and progress are in ctx_messages.c. */
 #include "internal.h"
 
 #include <stdio.h>
@@ -44,36 +45,6 @@ void vic_ctx_destroy(vic_ctx *c) { free(c); }
 const char *vic_ctx_error(const vic_ctx *c) { return c ? c->error : "no context"; }
 void vic_ctx_cancel(vic_ctx *c) { if (c) atomic_store(&c->cancel, 1); }
 void vic_ctx_reset_cancel(vic_ctx *c) { if (c) atomic_store(&c->cancel, 0); }
-
-static void vlog(vic_ctx *c, vic_log_level level, const char *fmt, va_list ap) {
-  if (level == VIC_LOG_WARNING) c->warnings++;
-  if (!c->opt.log) return;
-  char msg[1024];
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  c->opt.log(c->opt.user, level, msg);
-}
-
-void vic__log(vic_ctx *c, vic_log_level level, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vlog(c, level, fmt, ap);
-  va_end(ap);
-}
-
-vic_status vic__fail(vic_ctx *c, vic_status s, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(c->error, sizeof c->error, fmt, ap);
-  va_end(ap);
-  if (c->opt.log) c->opt.log(c->opt.user, VIC_LOG_ERROR, c->error);
-  return s;
-}
-
-vic_status vic__progress(vic_ctx *c, const char *stage, double fraction) {
-  if (c->opt.progress && c->opt.progress(c->opt.user, stage, fraction)) vic_ctx_cancel(c);
-  if (vic__cancelled(c)) return vic__fail(c, VIC_E_CANCELLED, "cancelled during stage '%s'", stage);
-  return VIC_OK;
-}
 
 int vic__threads(const vic_ctx *c) {
 #ifdef _OPENMP

@@ -498,3 +498,22 @@ vic_status vic__cpu_nndescent_knn(vic_ctx *c, const vic_data *x, const vic_build
   free(gd);
   return st;
 }
+
+/* NN-Descent's options checked; exact brute force where NN-Descent would
+ * cost more (a large k_build on few points). */
+vic_status vic__nndescent_plan(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k,
+                               vic_report *rep, vic_method *m) {
+  vic_status s = vic__nndescent_check_options(c, o);
+  if (s != VIC_OK) return s;
+  const int32_t K = vic__nndescent_k_build(x, o, k);
+  if (vic__nndescent_costlier_than_exact(x, o, K)) {
+    vic__log(c, VIC_LOG_WARNING,
+             "NN-Descent with k_build = %d on n = %lld points would cost more than exact brute force; using brute "
+             "force",
+             (int)K, (long long)x->n);
+    vic__report_reason(rep, "NN-Descent with k_build = %d costs more than brute force on n = %lld: exact brute force",
+                       (int)K, (long long)x->n);
+    *m = VIC_METHOD_BRUTE;
+  }
+  return VIC_OK;
+}

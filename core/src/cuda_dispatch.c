@@ -1,16 +1,14 @@
-/* The core's side of the GPU backend in a CUDA build: probes the device,
- * says which methods the GPU implements, calls the kernels library and
- * turns its codes and messages into vic_status and the context's error.
- * Policy (fallbacks, method choice) stays in knn_build.c; the kernels stay
- * free of it.
+/* The GPU kNN lists of brute force, GNND and GGNN in a CUDA build (the
+ * method table's gpu_lists): each method's kernels called on the context's
+ * device, working distances made true, times into the report.  Policy
+ * (fallbacks, method choice) stays in knn_build.c; the kernels stay free
+ * of it.  The streamed grid is in cuda_multi.c, sharded GGNN and the GGNN
+ * index in cuda_ggnn_index.c, what they all share in cuda_common.c.
  *
- * To add a GPU method: include its kernels header, add its case to
- * vic__cuda_has_method and to run_method below.  Several devices: the
- * grid in cuda_multi.c, the GGNN index and sharded builds in
- * cuda_ggnn_index.c. */
+ * To add a GPU method: its run_fn and lists entry here (or in its own
+ * file), pointed to by its record. */
 #include "backend_cuda.h"
 #include "cuda_internal.h"
-#include "device_set.h"
 #include "vic_kernels.h"
 #include "vic_kernels_exact.h"
 #include "vic_kernels_gnnd.h"
@@ -18,80 +16,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-/* Check the context's devices (device, and devices from it on) without
- * touching the context's error: VIC_OK with *count, or VIC_E_NODEVICE
- * with the reason in msg. */
-static vic_status probe_quiet(const vic_ctx *c, int *count, char *msg, size_t size) {
-  char why[256];
-  *count = 0;
-  int present = vick_device_count(why, sizeof why);
-  if (present < 0) {
-    snprintf(msg, size, "the CUDA runtime cannot be used on this machine: %s", why);
-    return VIC_E_NODEVICE;
-  }
-  if (present == 0) {
-    snprintf(msg, size, "no CUDA device found%s%s", why[0] ? ": " : "", why);
-    return VIC_E_NODEVICE;
-  }
-  return vic__device_set(c->opt.device, c->opt.devices, present, count, msg, size);
-}
-
-vic_status vic__cuda_probe(vic_ctx *c) {
-  char msg[512];
-  int count;
-  vic_status s = probe_quiet(c, &count, msg, sizeof msg);
-  return s == VIC_OK ? VIC_OK : vic__fail(c, s, "%s", msg);
-}
-
-vic_status vic__cuda_devices(vic_ctx *c, int *first, int *count) {
-  char msg[512];
-  vic_status s = probe_quiet(c, count, msg, sizeof msg);
-  *first = c->opt.device;
-  return s == VIC_OK ? VIC_OK : vic__fail(c, s, "%s", msg);
-}
-
-int vic_cuda_available(vic_ctx *c) {
-  if (!c) return 0;
-  char msg[512];
-  int count;
-  return probe_quiet(c, &count, msg, sizeof msg) == VIC_OK;
-}
-
-int vic__cuda_has_method(vic_method m) {
-  switch (m) {
-  case VIC_METHOD_BRUTE:
-  case VIC_METHOD_GRID:
-  case VIC_METHOD_GNND:
-  case VIC_METHOD_GGNN:
-    return 1;
-  /* VIC_CUDA_METHODS: each GPU method adds its case here */
-  default:
-    return 0;
-  }
-}
-
-/* The kernels poll this between batches; it reports progress to the
- * caller and answers nonzero once the context is cancelled. */
-static int poll_ctx(void *user, const char *stage, double fraction) {
-  return vic__progress((vic_ctx *)user, stage, fraction) != VIC_OK;
-}
-
-/* A worker thread's poll: the cancel flag only (atomic). */
-static int poll_cancel(void *user, const char *stage, double fraction) {
-  (void)stage;
-  (void)fraction;
-  return vic__cancelled((vic_ctx *)user);
-}
-
-void vic__cuda_call_init(vic_ctx *c, vick_call *call, int device, size_t budget, int threaded) {
-  memset(call, 0, sizeof *call);
-  call->device = device;
-  call->memory_budget = budget;
-  call->seed = c->opt.seed;
-  call->progress = threaded ? poll_cancel : poll_ctx;
-  call->user = c;
-}
 
 /* The graph methods take packed rows (vic__cuda_packed_rows: strided ones
  * are copied into *packed, freed by the caller); periodic boxes are refused
@@ -152,82 +76,37 @@ static int run_ggnn(const vick_points *p, const vic_build_options *o, int32_t k,
   return rc;
 }
 
-/* Run method m's kernels; returns a VICK_* code with call->message set. */
-static int run_method(vic_ctx *c, const vick_points *p, const vic_build_options *o, vic_method m, int32_t k,
-                      int64_t *ids, float *dist, vick_call *call) {
-  (void)c;
+/* One method's kernel call on packed or strided points; returns a VICK_*
+ * code with call->message set. */
+typedef int (*run_fn)(const vick_points *p, const vic_build_options *o, int32_t k, int64_t *ids, float *dist,
+                      vick_call *call);
+
+static int run_brute(const vick_points *p, const vic_build_options *o, int32_t k, int64_t *ids, float *dist,
+                     vick_call *call) {
   (void)o;
-  switch (m) {
-  case VIC_METHOD_BRUTE: return vick_brute_knn(call, p, k, ids, dist);
-  case VIC_METHOD_GRID: return vick_grid_knn(call, p, k, ids, dist);
-  case VIC_METHOD_GNND: return run_gnnd(p, o, k, ids, dist, call);
-  case VIC_METHOD_GGNN: return run_ggnn(p, o, k, ids, dist, call);
-  /* VIC_CUDA_METHODS: each GPU method adds its call here */
-  default:
-    snprintf(call->message, sizeof call->message, "method '%s' has no GPU implementation", vic_method_name(m));
-    return VICK_ARGUMENT;
-  }
+  return vick_brute_knn(call, p, k, ids, dist);
 }
 
-vic_status vic__kernel_status(vic_ctx *c, int rc, const vick_call *call, const char *what) {
-  switch (rc) {
-  case VICK_OK: return VIC_OK;
-  case VICK_NOMEM: return vic__fail(c, VIC_E_NOMEM, "GPU %s ran out of device memory: %s", what, call->message);
-  case VICK_CANCELLED:
-    /* vic__progress already worded it when the caller cancelled */
-    if (vic__cancelled(c) && c->error[0]) return VIC_E_CANCELLED;
-    return vic__fail(c, VIC_E_CANCELLED, "GPU %s: %s", what, call->message);
-  case VICK_ARGUMENT: return vic__fail(c, VIC_E_UNSUPPORTED, "GPU %s: %s", what, call->message);
-  case VICK_NODEVICE: return vic__fail(c, VIC_E_NODEVICE, "GPU %s: %s", what, call->message);
-  default: return vic__fail(c, VIC_E_DEVICE, "GPU %s failed: %s", what, call->message);
-  }
-}
-
-vic_status vic__cuda_translate(vic_ctx *c, int rc, const vick_call *call, vic_method m) {
-  return vic__kernel_status(c, rc, call, vic_method_name(m));
-}
-
-static int method_max_k(vic_method m) {
-  return (m == VIC_METHOD_BRUTE || m == VIC_METHOD_GRID) ? VICK_EXACT_MAX_K : 0x7fffffff;
-}
-
-vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
-                         int64_t *ids, float *dist, vic_report *rep) {
-  if (!vic__cuda_has_method(m))
-    return vic__fail(c, VIC_E_UNSUPPORTED, "method '%s' has no GPU implementation", vic_method_name(m));
-  if (k > method_max_k(m))
-    return vic__fail(c, VIC_E_UNSUPPORTED, "GPU %s supports k <= %d (got k = %d)", vic_method_name(m), method_max_k(m),
-                     (int)k);
+/* The checks every method's lists share, before any device work. */
+static vic_status admit(vic_ctx *c, const vic_data *x, vic_method m, int32_t k, int32_t max_k, int *first, int *count) {
+  if (k > max_k)
+    return vic__fail(c, VIC_E_UNSUPPORTED, "GPU %s supports k <= %d (got k = %d)", vic_method_name(m), max_k, (int)k);
   if (x->n >= ((int64_t)1 << 31))
     return vic__fail(c, VIC_E_UNSUPPORTED, "the GPU backend takes at most 2^31 - 1 points (got %lld)",
                      (long long)x->n);
-  int first, count;
-  vic_status s = vic__cuda_devices(c, &first, &count);
-  if (s != VIC_OK) return s;
+  return vic__cuda_devices(c, first, count);
+}
+
+/* Method m's lists on the context's first device through run: true
+ * distances, stage times in rep. */
+static vic_status run_lists(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
+                            int64_t *ids, float *dist, vic_report *rep, int first, run_fn run) {
   vick_points p = {x->rows, x->n, x->d, x->stride ? x->stride : x->d,
                    x->metric == VIC_INNER_PRODUCT ? VICK_METRIC_IP : VICK_METRIC_L2, x->box};
-  if (m == VIC_METHOD_GRID) { /* streamed, true distances already */
-    const vic__lists dst = {8, ids, dist};
-    return vic__cuda_grid_multi(c, &p, o, first, count, k, &dst, rep);
-  }
-  const int sharded = m == VIC_METHOD_GGNN && o->shard_size > 0 && x->n > o->shard_size;
-  if (sharded) {
-    if (x->box) {
-      s = vic__fail(c, VIC_E_UNSUPPORTED, "GPU ggnn: periodic boxes are not supported (use grid or brute)");
-    } else {
-      s = vic__cuda_ggnn_forall_sharded(c, x, o, k, ids, dist, rep);
-      /* Euclidean, as run_ggnn's lists: squared to the working distance */
-      for (int64_t i = 0; s == VIC_OK && i < x->n * (int64_t)k; ++i) dist[i] *= dist[i];
-    }
-    if (s != VIC_OK) return s;
-    vic__true_lists(c, x->metric, x->n, k, ids, dist);
-    return VIC_OK;
-  }
-
   vick_call call;
   vic__cuda_call_init(c, &call, first, o->device_memory_budget, 0);
-  int rc = run_method(c, &p, o, m, k, ids, dist, &call);
-  s = vic__cuda_translate(c, rc, &call, m);
+  int rc = run(&p, o, k, ids, dist, &call);
+  vic_status s = vic__cuda_translate(c, rc, &call, m);
   if (s != VIC_OK) return s;
 
   /* kernels return working distances; report true ones as the CPU does */
@@ -243,23 +122,35 @@ vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options 
   return VIC_OK;
 }
 
-/* ------------------------------------------------ shared with cuda_*.c */
-const float *vic__cuda_packed_rows(const vic_data *x, float **owned, vick_call *call) {
-  *owned = NULL;
-  int64_t stride = x->stride ? x->stride : x->d;
-  if (stride == x->d) return x->rows;
-  float *p = malloc((size_t)x->n * (size_t)x->d * sizeof(float));
-  if (!p) {
-    snprintf(call->message, sizeof call->message, "no host memory to pack strided rows");
-    return NULL;
-  }
-  for (int64_t i = 0; i < x->n; ++i) memcpy(p + i * x->d, x->rows + i * stride, (size_t)x->d * sizeof(float));
-  *owned = p;
-  return p;
+vic_status vic__cuda_brute_lists(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
+                                 int64_t *ids, float *dist, vic_report *rep) {
+  int first, count;
+  vic_status s = admit(c, x, m, k, VICK_EXACT_MAX_K, &first, &count);
+  return s != VIC_OK ? s : run_lists(c, x, o, m, k, ids, dist, rep, first, run_brute);
 }
 
-void vic__cuda_copy_stages(vic_report *rep, const vick_call *call) {
-  rep->seconds_transfer += call->seconds_transfer;
-  rep->seconds_kernel += call->seconds_kernel;
-  for (int i = 0; i < call->n_stages; ++i) vic__report_stage(rep, call->stages[i].name, call->stages[i].seconds);
+vic_status vic__cuda_gnnd_lists(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
+                                int64_t *ids, float *dist, vic_report *rep) {
+  int first, count;
+  vic_status s = admit(c, x, m, k, 0x7fffffff, &first, &count);
+  return s != VIC_OK ? s : run_lists(c, x, o, m, k, ids, dist, rep, first, run_gnnd);
+}
+
+/* GGNN: one graph, or shards (cuda_ggnn_index.c) when shard_size cuts n */
+vic_status vic__cuda_ggnn_lists(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
+                                int64_t *ids, float *dist, vic_report *rep) {
+  int first, count;
+  vic_status s = admit(c, x, m, k, 0x7fffffff, &first, &count);
+  if (s != VIC_OK) return s;
+  if (!(o->shard_size > 0 && x->n > o->shard_size)) return run_lists(c, x, o, m, k, ids, dist, rep, first, run_ggnn);
+  if (x->box) {
+    s = vic__fail(c, VIC_E_UNSUPPORTED, "GPU ggnn: periodic boxes are not supported (use grid or brute)");
+  } else {
+    s = vic__cuda_ggnn_forall_sharded(c, x, o, k, ids, dist, rep);
+    /* Euclidean, as run_ggnn's lists: squared to the working distance */
+    for (int64_t i = 0; s == VIC_OK && i < x->n * (int64_t)k; ++i) dist[i] *= dist[i];
+  }
+  if (s != VIC_OK) return s;
+  vic__true_lists(c, x->metric, x->n, k, ids, dist);
+  return VIC_OK;
 }

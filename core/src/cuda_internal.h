@@ -44,7 +44,7 @@ vic_status vic__cuda_grid_multi(vic_ctx *c, const vick_points *p, const vic_buil
                                 int32_t k, const vic__lists *dst, vic_report *rep);
 
 /* GGNN for-all lists (Euclidean distances, ascending) of a sharded build:
- * see cuda_ggnn_index.c.  Unsharded builds stay in cuda_dispatch.c. */
+ * see cuda_ggnn_index.c.  Unsharded builds are in cuda_dispatch.c. */
 vic_status vic__cuda_ggnn_forall_sharded(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k,
                                          int64_t *ids, float *dist, vic_report *rep);
 

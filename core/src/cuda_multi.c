@@ -10,23 +10,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-void vic__cuda_parallel(int slots, void (*job)(void *arg, int slot), void *arg) {
-  /* one thread per slot; should the runtime give fewer (nested regions),
-   * the threads it gives take the slots in turn */
-#ifdef _OPENMP
-#pragma omp parallel num_threads(slots)
-  {
-    int nth = omp_get_num_threads();
-    for (int s = omp_get_thread_num(); s < slots; s += nth) job(arg, s);
-  }
-#else
-  for (int s = 0; s < slots; ++s) job(arg, s);
-#endif
-}
 
 typedef struct {
   vic_ctx *c;

@@ -6,17 +6,9 @@ vic_status vic__cuda_probe(vic_ctx *c) {
   return vic__fail(c, VIC_E_NODEVICE, "this build of Vicinity has no CUDA backend (configure with VIC_CUDA=ON and nvcc)");
 }
 
-int vic__cuda_has_method(vic_method m) { (void)m; return 0; }
-
-vic_status vic__cuda_knn(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
-                         int64_t *ids, float *dist, vic_report *rep) {
+vic_status vic__cuda_gnnd_lists(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
+                                int64_t *ids, float *dist, vic_report *rep) {
   (void)x; (void)o; (void)m; (void)k; (void)ids; (void)dist; (void)rep;
-  return vic__cuda_probe(c);
-}
-
-vic_status vic__cuda_grid_into(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k,
-                               const vic__lists *dst, vic_report *rep) {
-  (void)x; (void)o; (void)k; (void)dst; (void)rep;
   return vic__cuda_probe(c);
 }
 

@@ -14,23 +14,6 @@
 #ifdef VIC_WITH_CUDA
 #include "vic_kernels_density.h"
 
-vick_density_params vic__density_params(int32_t d, double unit_mass, vic_sph_convention sph) {
-  vick_density_params p;
-  p.d = d;
-  p.unit_mass = unit_mass;
-  p.vd = vic__unit_ball_volume(d);
-  p.sigma = vic__m4_norm(d);
-  p.h_of_rk = sph == VIC_SPH_PYNBODY ? 0.5 : 1.0;
-  return p;
-}
-
-void vic__kernel_log(vic_ctx *c, const vick_call *call, const char *what) {
-  char dev[128] = "";
-  vick_device_info(call->device, dev, sizeof dev, NULL, NULL);
-  vic__log(c, VIC_LOG_INFO, "GPU %s on %s (device %d): %.3f s total, %.3f s kernels, %.3f s transfers", what, dev,
-           call->device, call->seconds_total, call->seconds_kernel, call->seconds_transfer);
-}
-
 vic_status vic__cuda_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass, double unit_mass,
                              vic_sph_convention sph, float *knn_density, float *sph_density, float *smoothing_length) {
   vick_call call;

@@ -267,23 +267,27 @@ void vic__flat_attach_gpu(vic_ctx *c, vic_index *ix) {
 #endif
 }
 
-/* kNN lists (int32, n x k) for TSDG: GNND on the GPU, else the CPU's choice */
+/* kNN lists (int32, n x k) for TSDG: GNND on the GPU, else the CPU's choice
+ * (tsdg_input_lists.c) */
 static vic_status knn_lists(vic_ctx *c, const vic_index *ix, const vic_build_options *o, int gpu, int32_t k,
                             int32_t **out, vic_report *rep) {
   vic_build_options so = *o;
   so.method = gpu ? VIC_METHOD_GNND : (ix->x.n <= o->brute_max_n ? VIC_METHOD_BRUTE : VIC_METHOD_NNDESCENT);
   so.k = k;
   so.recall_sample = 0;
-  vic_knn r;
+  int64_t *ids;
+  float *dist;
+  double seconds = 0;
   int warnings = c->warnings;
-  vic_status s = vic__knn_build(c, &ix->x, &so, &r);
+  vic_status s = vic__tsdg_input_lists(c, &ix->x, &so, gpu, k, &ids, &dist, &seconds);
   c->warnings += warnings;
   if (s != VIC_OK) return s;
-  int32_t *g = vic__malloc(c, (size_t)r.n * (size_t)k * sizeof(int32_t), "kNN graph");
-  if (!g) { vic_knn_free(&r); return VIC_E_NOMEM; }
-  for (int64_t i = 0; i < r.n * (int64_t)k; ++i) g[i] = (int32_t)r.ids[i];
-  vic__report_stage(rep, so.method == VIC_METHOD_GNND ? "gnnd" : vic_method_name(so.method), r.report.seconds_total);
-  vic_knn_free(&r);
+  free(dist);
+  int32_t *g = vic__malloc(c, (size_t)ix->x.n * (size_t)k * sizeof(int32_t), "kNN graph");
+  if (!g) { free(ids); return VIC_E_NOMEM; }
+  for (int64_t i = 0; i < ix->x.n * (int64_t)k; ++i) g[i] = (int32_t)ids[i];
+  vic__report_stage(rep, so.method == VIC_METHOD_GNND ? "gnnd" : vic_method_name(so.method), seconds);
+  free(ids);
   *out = g;
   return VIC_OK;
 }
@@ -481,6 +485,9 @@ vic_status vic__flat_knn(vic_ctx *c, const vic_data *x, const vic_build_options 
 done:
   free(ti);
   free(td);
-  vic_index_free(ix);
+  /* the index's own parts: a flat graph over prepared rows */
+  vic__flat_free(&ix->flat);
+  free(ix->owned_rows);
+  free(ix);
   return s;
 }

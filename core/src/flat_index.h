@@ -39,6 +39,13 @@ void vic__flat_free(vic_flat_graph *g);
 vic_status vic__flat_knn(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
                          int64_t *ids, float *dist, vic_report *rep);
 
+/* The kNN lists TSDG diversifies (tsdg_input_lists.c): k per row of x
+ * (prepared rows), int64 ids and true distances in new buffers; GNND when
+ * gpu, else o->method (brute or nndescent) under vic_knn_build's rules.
+ * Resets the context's warning count as a public build does. */
+vic_status vic__tsdg_input_lists(vic_ctx *c, const vic_data *x, const vic_build_options *o, int gpu, int32_t k,
+                                 int64_t **ids, float **dist, double *seconds);
+
 /* CPU TSDG diversification (the GPU kernels' rules, vic_kernels_grnnd.h) of
  * the kNN lists knn (n x k, int32, ascending) of the rows of x (L2 or unit
  * rows): ids / occl of n x degree. */

@@ -1,47 +1,21 @@
 /* vic_index_build and the index's lifetime: the choice of kind (the core's
- * policy, reported with its reason), construction, size, report, free. */
+ * policy, reported with its reason), construction, size, report, free;
+ * each kind's work through its ops in the method table. */
 #include "backend_cuda.h"
-#include "hash64.h"
-#include "index_internal.h"
+#include "method_table.h"
 
 #include <string.h>
 
-static void defaults(vic_search_options *o) {
-  memset(o, 0, sizeof *o);
-  o->k = 10;
-  o->tau = 0.5f;
-  o->max_visits = 0;
-  o->occlusion_limit = 0;
-  o->entry_points = 0;
-}
-
-void vic_search_options_init_sized(vic_search_options *o, size_t struct_size) {
-  vic_search_options d;
-  defaults(&d);
-  vic__init_sized(o, struct_size, &d, sizeof d);
-}
-
-vic_status vic__index_new(vic_ctx *c, const vic_data *x, vic_index_kind kind, vic_index **out) {
-  vic_index *ix = vic__calloc(c, 1, sizeof *ix, "index");
-  if (!ix) return VIC_E_NOMEM;
-  ix->kind = kind;
-  vic_status s = vic__prepare_rows(c, x, &ix->x, &ix->owned_rows);
-  if (s != VIC_OK) { free(ix); return s; }
-  ix->fingerprint = vic__data_fingerprint(c, x);
-  *out = ix;
-  return VIC_OK;
-}
-
 /* AUTO picks the exact grid for d <= 3 with L2, exact brute force for small
  * n and for the inner product (no graph method applies to it), and the
- * NN-Descent graph otherwise.  GGNN builds its graph on the GPU when the
- * context's backend allows one and a device is usable; without one (and for
- * the other GPU methods, which have no index of their own) the CPU graph is
- * built instead, with a warning. */
+ * NN-Descent graph otherwise.  A method asked for builds its own index; one
+ * whose index builds on the GPU only (GGNN, GRNND) does so when the
+ * context's backend allows one and a device is usable.  Without one, and
+ * for methods with no index of their own (GNND), the record's stand-in
+ * index (the CPU graph) is built instead, with a warning. */
 static vic_status choose_kind(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_report *r,
                               vic_index_kind *kind) {
-  switch (o->method) {
-  case VIC_METHOD_AUTO:
+  if (o->method == VIC_METHOD_AUTO) {
     if (x->d <= 3 && x->metric == VIC_L2) {
       vic__report_reason(r, "d = %d <= 3 with the L2 metric: exact cell grid", (int)x->d);
       *kind = VIC_INDEX_GRID;
@@ -57,70 +31,38 @@ static vic_status choose_kind(vic_ctx *c, const vic_data *x, const vic_build_opt
       *kind = VIC_INDEX_GRAPH;
     }
     return VIC_OK;
-  case VIC_METHOD_BRUTE:
-    vic__report_reason(r, "requested by the caller");
-    *kind = VIC_INDEX_BRUTE;
-    return VIC_OK;
-  case VIC_METHOD_GRID:
-    if (x->d > 3 || x->metric != VIC_L2)
-      return vic__fail(c, VIC_E_UNSUPPORTED, "the grid index needs d <= 3 and the L2 metric (d = %d, metric %s)",
-                       (int)x->d, vic_metric_name(x->metric));
-    vic__report_reason(r, "requested by the caller");
-    *kind = VIC_INDEX_GRID;
-    return VIC_OK;
-  case VIC_METHOD_NNDESCENT:
-    vic__report_reason(r, "requested by the caller");
-    *kind = VIC_INDEX_GRAPH;
-    break;
-  case VIC_METHOD_GGNN:
-    if (c->opt.backend != VIC_BACKEND_CPU && vic__cuda_has_method(VIC_METHOD_GGNN) && vic__cuda_probe(c) == VIC_OK) {
-      vic__report_reason(r, "requested by the caller: GGNN search graph on the GPU");
-      *kind = VIC_INDEX_GGNN;
-      break;
-    }
-    if (c->opt.backend == VIC_BACKEND_CUDA) {
-      vic_status ps = vic__cuda_probe(c); /* says why the GPU cannot be used */
-      return ps != VIC_OK ? ps : vic__fail(c, VIC_E_UNSUPPORTED, "this build has no GPU GGNN index");
-    }
-    c->error[0] = '\0'; /* no usable GPU: the CPU graph instead */
-    /* fall through */
-  case VIC_METHOD_GRNND:
-    if (o->method == VIC_METHOD_GRNND) { /* GPU only; without a device the CPU graph below */
-      if (c->opt.backend != VIC_BACKEND_CPU && vic__cuda_probe(c) == VIC_OK) {
-        vic__report_reason(r, "requested by the caller: GRNND graph on the GPU");
-        *kind = VIC_INDEX_GRNND;
-        break;
-      }
-      if (c->opt.backend == VIC_BACKEND_CUDA) return vic__cuda_probe(c);
-      c->error[0] = '\0';
-    }
-    /* fall through */
-  case VIC_METHOD_GNND:
-    vic__log(c, VIC_LOG_WARNING, "index method '%s' is not available on the CPU; building the NN-Descent graph index",
-             vic_method_name(o->method));
-    vic__report_reason(r, "'%s' has no CPU index: NN-Descent graph with best-first search instead",
-                       vic_method_name(o->method));
-    *kind = VIC_INDEX_GRAPH;
-    break;
-  case VIC_METHOD_TSDG: /* on the GPU when one is usable, else on the CPU (flat_index.c) */
-    vic__report_reason(r, "requested by the caller: TSDG graph");
-    *kind = VIC_INDEX_TSDG;
-    break;
-  default:
-    return vic__fail(c, VIC_E_ARGUMENT, "unknown method %d", (int)o->method);
   }
-  if (x->metric == VIC_INNER_PRODUCT)
+  const vic_method_ops *ops = vic__method_ops(o->method);
+  if (!ops) return vic__fail(c, VIC_E_ARGUMENT, "unknown method %d", (int)o->method);
+  if ((ops->flags & VIC_OPS_LOW_D_L2) && (x->d > 3 || x->metric != VIC_L2))
+    return vic__fail(c, VIC_E_UNSUPPORTED, "the %s index needs d <= 3 and the L2 metric (d = %d, metric %s)",
+                     vic_method_name(o->method),
+                     (int)x->d, vic_metric_name(x->metric));
+  const vic_index_ops *own = ops->index;
+  if (own && own->on_gpu &&
+      !(c->opt.backend != VIC_BACKEND_CPU && vic__method_on_gpu(ops) && vic__cuda_probe(c) == VIC_OK)) {
+    if (c->opt.backend == VIC_BACKEND_CUDA) return vic__cuda_probe(c); /* says why the GPU cannot be used */
+    c->error[0] = '\0'; /* no usable GPU: the stand-in's index instead */
+    own = NULL;
+  }
+  if (own) {
+    vic__report_reason(r, "%s", own->reason);
+    *kind = own->kind;
+  } else {
+    const vic_method_ops *in = vic__method_ops(ops->index_stand_in);
+    if (!in || !in->index)
+      return vic__fail(c, VIC_E_UNSUPPORTED, "method '%s' builds kNN lists only; it has no index",
+                       vic_method_name(o->method));
+    const char *title = vic__method_title(ops->index_stand_in);
+    vic__log(c, VIC_LOG_WARNING, "index method '%s' is not available on the CPU; building the %s graph index",
+             vic_method_name(o->method), title);
+    vic__report_reason(r, "'%s' has no CPU index: %s graph with best-first search instead", vic_method_name(o->method),
+                       title);
+    *kind = in->index->kind;
+  }
+  if (x->metric == VIC_INNER_PRODUCT && !(ops->flags & VIC_OPS_INNER_PRODUCT))
     return vic__fail(c, VIC_E_UNSUPPORTED, "the inner product is not a metric; only a brute-force index supports it");
   return VIC_OK;
-}
-
-static vic_method kind_method(vic_index_kind k) {
-  return k == VIC_INDEX_GRID   ? VIC_METHOD_GRID
-         : k == VIC_INDEX_BRUTE ? VIC_METHOD_BRUTE
-         : k == VIC_INDEX_GGNN  ? VIC_METHOD_GGNN
-         : k == VIC_INDEX_GRNND ? VIC_METHOD_GRNND
-         : k == VIC_INDEX_TSDG  ? VIC_METHOD_TSDG
-                                : VIC_METHOD_NNDESCENT;
 }
 
 vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o_in, vic_index **out) {
@@ -146,30 +88,17 @@ vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_option
   vic__report_clear(&rep);
   vic_index_kind kind = VIC_INDEX_GRAPH;
   if ((s = choose_kind(c, x, o, &rep, &kind)) != VIC_OK) return s;
-  if (kind == VIC_INDEX_GRAPH && x->n >= INT32_MAX)
-    return vic__fail(c, VIC_E_UNSUPPORTED, "the graph index handles up to 2^31 - 2 points (got %lld)", (long long)x->n);
+  const vic_index_ops *ops = vic__index_ops(kind);
+  if (ops->admit && (s = ops->admit(c, x)) != VIC_OK) return s;
 
   vic_index *ix;
   if ((s = vic__index_new(c, x, kind, &ix)) != VIC_OK) return s;
   ix->report = rep;
-  ix->report.method = kind_method(kind);
+  ix->report.method = vic__index_method(kind);
   ix->report.backend = VIC_BACKEND_CPU;
   ix->report.k_requested = o->k;
-  double tb = vic__now();
-  if (kind == VIC_INDEX_GRID) {
-    s = vic__grid_build(c, &ix->x, &ix->grid);
-    if (s == VIC_OK) vic__report_stage(&ix->report, "grid", vic__now() - tb);
-  } else if (kind == VIC_INDEX_GRAPH) {
-    s = vic__search_graph_build(c, ix, o);
-    ix->report.k = ix->graph.k_build;
-  } else if (kind == VIC_INDEX_GGNN) {
-    s = vic__cuda_ggnn_index_build(c, &ix->x, o, &ix->gpu, &ix->report);
-    if (s == VIC_OK) vic__report_stage(&ix->report, "ggnn", vic__now() - tb);
-  } else if (kind == VIC_INDEX_GRNND || kind == VIC_INDEX_TSDG) {
-    s = vic__flat_build(c, ix, o);
-  }
-  if (s != VIC_OK) { vic_index_free(ix); return s; }
-  ix->report.recall_estimate = (kind == VIC_INDEX_BRUTE || kind == VIC_INDEX_GRID) ? 1.0 : -1.0;
+  if ((s = ops->build(c, ix, o)) != VIC_OK) { vic_index_free(ix); return s; }
+  ix->report.recall_estimate = ops->exact ? 1.0 : -1.0;
   ix->report.seconds_total = vic__now() - t0;
   ix->report.warnings = c->warnings;
   *out = ix;
@@ -182,19 +111,15 @@ int64_t vic_index_size(const vic_index *ix) {
   if (!ix) return 0;
   int64_t bytes = (int64_t)sizeof *ix;
   if (ix->owned_rows) bytes += ix->x.n * (int64_t)ix->x.d * (int64_t)sizeof(float);
-  if (ix->grid) bytes += (int64_t)vic__grid_bytes(ix->grid);
-  bytes += vic__search_graph_bytes(&ix->graph, ix->x.n);
-  bytes += vic__flat_bytes(&ix->flat, ix->x.n);
-  if (ix->gpu) bytes += vic__cuda_ggnn_index_bytes(ix->gpu); /* device memory */
+  const vic_index_ops *ops = vic__index_ops(ix->kind);
+  if (ops) bytes += ops->bytes(ix); /* host or device memory */
   return bytes;
 }
 
 void vic_index_free(vic_index *ix) {
   if (!ix) return;
-  if (ix->grid) vic__grid_free(ix->grid);
-  vic__search_graph_free(&ix->graph);
-  if (ix->gpu) vic__cuda_ggnn_index_free(ix->gpu);
-  vic__flat_free(&ix->flat);
+  const vic_index_ops *ops = vic__index_ops(ix->kind);
+  if (ops) ops->free(ix);
   free(ix->owned_rows);
   free(ix);
 }

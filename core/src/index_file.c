@@ -21,7 +21,9 @@
  * structures are validated (ranges, monotone offsets) as well as
  * checksummed, so even a consistent but wrong file cannot crash a search. */
 #include "hash64.h"
+#include "index_codec.h"
 #include "index_internal.h"
+#include "method_table.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,22 +31,12 @@
 #include <sys/stat.h>
 
 enum { FORMAT_VERSION = 1, HEADER_BYTES = 96, REPORT_BYTES = 4 * 4 + 160 + 3 * 8 + 4 + VIC_MAX_STAGES * 40 + 8 + 8 + 16 + 4 };
-enum { SEC_REPORT = 1, SEC_OFFSETS = 2, SEC_EDGES = 3, SEC_ORDER = 4, SEC_LEAVES = 5, SEC_NODES = 6,
-       SEC_FLAT_EDGES = 7, SEC_FLAT_OCCLUSION = 8 };
 static const char MAGIC[8] = {'V', 'I', 'C', 'I', 'N', 'D', 'E', 'X'};
 
 static int little_endian(void) {
   const uint16_t one = 1;
   return *(const unsigned char *)&one == 1;
 }
-
-/* --------------------------------------------------- scalar (de)coding */
-static void put_u32(unsigned char *p, uint32_t v) { for (int i = 0; i < 4; ++i) p[i] = (unsigned char)(v >> (8 * i)); }
-static void put_u64(unsigned char *p, uint64_t v) { for (int i = 0; i < 8; ++i) p[i] = (unsigned char)(v >> (8 * i)); }
-static void put_f64(unsigned char *p, double v) { uint64_t u; memcpy(&u, &v, 8); put_u64(p, u); }
-static uint32_t get_u32(const unsigned char *p) { uint32_t v = 0; for (int i = 0; i < 4; ++i) v |= (uint32_t)p[i] << (8 * i); return v; }
-static uint64_t get_u64(const unsigned char *p) { uint64_t v = 0; for (int i = 0; i < 8; ++i) v |= (uint64_t)p[i] << (8 * i); return v; }
-static double get_f64(const unsigned char *p) { uint64_t u = get_u64(p); double v; memcpy(&v, &u, 8); return v; }
 
 static void encode_report(const vic_report *r, unsigned char *p) {
   memset(p, 0, REPORT_BYTES);
@@ -80,28 +72,10 @@ static int decode_report(const unsigned char *p, vic_report *r) {
   }
   r->recall_estimate = get_f64(p); r->recall_sample = (int64_t)get_u64(p + 8);
   r->dnn1_mean = get_f64(p + 16); r->dnn1_max = get_f64(p + 24); r->warnings = (int)get_u32(p + 32);
-  return (unsigned)r->method <= VIC_METHOD_TSDG && r->n_stages >= 0 && r->n_stages <= VIC_MAX_STAGES;
+  return (r->method == VIC_METHOD_AUTO || vic__method_ops(r->method)) && r->n_stages >= 0 && r->n_stages <= VIC_MAX_STAGES;
 }
 
 /* ------------------------------------------------------------- saving */
-typedef struct {
-  FILE *f;
-  uint64_t bytes, checksum;
-  uint32_t sections;
-  int failed;
-} writer;
-
-static void write_section(writer *w, uint32_t id, const void *data, uint64_t bytes) {
-  unsigned char head[16] = {0};
-  put_u32(head, id);
-  put_u64(head + 8, bytes);
-  w->checksum = vic__hash_bytes(w->checksum, head, 16);
-  w->checksum = vic__hash_word(w->checksum, vic__hash_bytes(VIC_HASH_SEED, data, (size_t)bytes));
-  if (fwrite(head, 1, 16, w->f) != 16 || (bytes && fwrite(data, 1, (size_t)bytes, w->f) != bytes)) w->failed = 1;
-  w->bytes += 16 + bytes;
-  w->sections++;
-}
-
 static void encode_header(const vic_index *ix, uint32_t sections, uint64_t payload, uint64_t checksum,
                           unsigned char *h) {
   memset(h, 0, HEADER_BYTES);
@@ -126,10 +100,9 @@ vic_status vic_index_save(vic_ctx *c, const vic_index *ix, const char *path) {
   vic__begin_call(c);
   if (!ix || !path || !*path) return vic__fail(c, VIC_E_ARGUMENT, "saving needs an index and a file name");
   if (!little_endian()) return vic__fail(c, VIC_E_UNSUPPORTED, "index files are little endian; this host is not");
-  if (ix->kind == VIC_INDEX_GGNN)
-    return vic__fail(c, VIC_E_UNSUPPORTED,
-                     "a GGNN (GPU) index cannot be saved yet: its graph lives on the device; rebuild it after "
-                     "loading the data, or save a CPU graph index (method nndescent)");
+  const vic_index_ops *ops = vic__index_ops(ix->kind);
+  if (!ops) return vic__fail(c, VIC_E_ARGUMENT, "corrupt index (kind %d)", (int)ix->kind);
+  if (ops->unsaved) return vic__fail(c, VIC_E_UNSUPPORTED, "%s", ops->unsaved);
   /* written beside the target and renamed, so a failed save never leaves a
    * half-written file under the real name */
   size_t len = strlen(path);
@@ -137,7 +110,7 @@ vic_status vic_index_save(vic_ctx *c, const vic_index *ix, const char *path) {
   if (!tmp) return VIC_E_NOMEM;
   memcpy(tmp, path, len);
   memcpy(tmp + len, ".part", 6);
-  writer w = {fopen(tmp, "wb"), 0, VIC_HASH_SEED, 0, 0};
+  vic_index_writer w = {fopen(tmp, "wb"), 0, VIC_HASH_SEED, 0, 0};
   if (!w.f) {
     vic_status s = vic__fail(c, VIC_E_IO, "cannot create '%s': %s", tmp, strerror(errno));
     free(tmp);
@@ -147,22 +120,8 @@ vic_status vic_index_save(vic_ctx *c, const vic_index *ix, const char *path) {
   if (fwrite(header, 1, HEADER_BYTES, w.f) != HEADER_BYTES) w.failed = 1; /* provisional header: rewritten with the final sizes and checksums below */
   unsigned char rep[REPORT_BYTES];
   encode_report(&ix->report, rep);
-  write_section(&w, SEC_REPORT, rep, REPORT_BYTES);
-  if (ix->kind == VIC_INDEX_GRAPH) {
-    const vic_search_graph *g = &ix->graph;
-    int64_t n = ix->x.n;
-    write_section(&w, SEC_OFFSETS, g->offsets, (uint64_t)(n + 1) * sizeof(int64_t));
-    write_section(&w, SEC_EDGES, g->edges, (uint64_t)g->offsets[n] * sizeof(int32_t));
-    write_section(&w, SEC_ORDER, g->tree.order, (uint64_t)n * sizeof(int32_t));
-    write_section(&w, SEC_LEAVES, g->tree.leaf_start, ((uint64_t)g->tree.n_leaves + 1) * sizeof(int32_t));
-    write_section(&w, SEC_NODES, g->tree.nodes, (uint64_t)g->tree.n_nodes * sizeof(vic_rp_node));
-  } else if (ix->kind == VIC_INDEX_GRNND || ix->kind == VIC_INDEX_TSDG) {
-    /* the fixed-width edge table (degree in the header's K field), and
-     * TSDG's occlusion factor of every edge */
-    const uint64_t cells = (uint64_t)ix->x.n * (uint64_t)ix->flat.degree;
-    write_section(&w, SEC_FLAT_EDGES, ix->flat.ids, cells * sizeof(int32_t));
-    if (ix->kind == VIC_INDEX_TSDG) write_section(&w, SEC_FLAT_OCCLUSION, ix->flat.occl, cells);
-  }
+  vic__index_write_section(&w, VIC_SEC_REPORT, rep, REPORT_BYTES);
+  if (ops->save) ops->save(&w, ix);
   encode_header(ix, w.sections, w.bytes, w.checksum, header);
   if (fseek(w.f, 0, SEEK_SET) != 0 || fwrite(header, 1, HEADER_BYTES, w.f) != HEADER_BYTES) w.failed = 1;
   if (fclose(w.f) != 0) w.failed = 1;
@@ -175,115 +134,6 @@ vic_status vic_index_save(vic_ctx *c, const vic_index *ix, const char *path) {
 }
 
 /* ------------------------------------------------------------ loading */
-typedef struct {
-  FILE *f;
-  const char *path;
-  uint64_t left, checksum; /* payload bytes not yet read; running checksum */
-} reader;
-
-/* Read the next section, which must be `id`, into a new buffer of exactly
- * `bytes` (or any size when bytes == UINT64_MAX; *got receives it). */
-static vic_status read_section(vic_ctx *c, reader *r, uint32_t id, uint64_t bytes, void **out, uint64_t *got) {
-  unsigned char head[16];
-  *out = NULL;
-  if (r->left < 16 || fread(head, 1, 16, r->f) != 16)
-    return vic__fail(c, VIC_E_FORMAT, "'%s' is truncated: section %u is missing", r->path, id);
-  r->left -= 16;
-  uint32_t fid = get_u32(head);
-  uint64_t fb = get_u64(head + 8);
-  if (fid != id) return vic__fail(c, VIC_E_FORMAT, "'%s' is corrupt: expected section %u, found %u", r->path, id, fid);
-  if ((bytes != UINT64_MAX && fb != bytes) || fb > r->left)
-    return vic__fail(c, VIC_E_FORMAT, "'%s' is corrupt: section %u has %llu bytes, expected %llu (%llu left in the file)",
-                     r->path, id, (unsigned long long)fb, (unsigned long long)(bytes == UINT64_MAX ? fb : bytes),
-                     (unsigned long long)r->left);
-  void *buf = vic__malloc(c, fb ? (size_t)fb : 1, "index section");
-  if (!buf) return VIC_E_NOMEM;
-  if (fb && fread(buf, 1, (size_t)fb, r->f) != fb) {
-    free(buf);
-    return vic__fail(c, VIC_E_FORMAT, "'%s' is truncated inside section %u", r->path, id);
-  }
-  r->left -= fb;
-  r->checksum = vic__hash_bytes(r->checksum, head, 16);
-  r->checksum = vic__hash_word(r->checksum, vic__hash_bytes(VIC_HASH_SEED, buf, (size_t)fb));
-  *out = buf;
-  if (got) *got = fb;
-  return VIC_OK;
-}
-
-/* Every id and offset in range, offsets monotone, children after parents
- * (so routing always ends): a search over a loaded graph cannot go astray. */
-static int graph_valid(const vic_search_graph *g, int64_t n) {
-  if (g->offsets[0] != 0) return 0;
-  for (int64_t i = 0; i < n; ++i)
-    if (g->offsets[i + 1] < g->offsets[i]) return 0;
-  for (int64_t e = 0; e < g->offsets[n]; ++e)
-    if (g->edges[e] < 0 || g->edges[e] >= n) return 0;
-  for (int64_t i = 0; i < n; ++i)
-    if (g->tree.order[i] < 0 || g->tree.order[i] >= n) return 0;
-  const vic_rp_tree *t = &g->tree;
-  if (t->n_leaves < 1 || t->leaf_start[0] != 0 || t->leaf_start[t->n_leaves] != n) return 0;
-  for (int32_t l = 0; l < t->n_leaves; ++l)
-    if (t->leaf_start[l + 1] <= t->leaf_start[l]) return 0;
-  if (t->n_nodes != t->n_leaves - 1 && !(t->n_nodes == 0 && t->n_leaves == 1)) return 0;
-  for (int32_t v = 0; v < t->n_nodes; ++v) {
-    const vic_rp_node *nd = &t->nodes[v];
-    if (nd->near_left < -1 || nd->near_left >= n || nd->near_right < -1 || nd->near_right >= n) return 0;
-    if ((nd->near_left < 0) != (nd->near_right < 0)) return 0;
-    for (int s = 0; s < 2; ++s) {
-      int32_t ch = nd->child[s];
-      if (ch >= 0 ? (ch <= v || ch >= t->n_nodes) : (-(int64_t)ch - 1 >= n)) return 0;
-    }
-  }
-  return 1;
-}
-
-static vic_status load_graph(vic_ctx *c, reader *r, vic_index *ix, int32_t k_build) {
-  vic_search_graph *g = &ix->graph;
-  const int64_t n = ix->x.n;
-  uint64_t bytes = 0;
-  void *p;
-  vic_status s;
-  g->k_build = k_build;
-  if ((s = read_section(c, r, SEC_OFFSETS, (uint64_t)(n + 1) * sizeof(int64_t), &p, NULL)) != VIC_OK) return s;
-  g->offsets = p;
-  if (g->offsets[n] < 0 || (uint64_t)g->offsets[n] > r->left / sizeof(int32_t))
-    return vic__fail(c, VIC_E_FORMAT, "'%s' is corrupt: %lld edges do not fit the file", r->path, (long long)g->offsets[n]);
-  if ((s = read_section(c, r, SEC_EDGES, (uint64_t)g->offsets[n] * sizeof(int32_t), &p, NULL)) != VIC_OK) return s;
-  g->edges = p;
-  if ((s = read_section(c, r, SEC_ORDER, (uint64_t)n * sizeof(int32_t), &p, NULL)) != VIC_OK) return s;
-  g->tree.order = p;
-  if ((s = read_section(c, r, SEC_LEAVES, UINT64_MAX, &p, &bytes)) != VIC_OK) return s;
-  g->tree.leaf_start = p;
-  if (bytes < 2 * sizeof(int32_t) || bytes % sizeof(int32_t) || bytes / sizeof(int32_t) > (uint64_t)n + 1)
-    return vic__fail(c, VIC_E_FORMAT, "'%s' is corrupt: bad routing-tree leaf table", r->path);
-  g->tree.n_leaves = (int32_t)(bytes / sizeof(int32_t) - 1);
-  if ((s = read_section(c, r, SEC_NODES, UINT64_MAX, &p, &bytes)) != VIC_OK) return s;
-  g->tree.nodes = p;
-  if (bytes % sizeof(vic_rp_node) || bytes / sizeof(vic_rp_node) >= (uint64_t)n)
-    return vic__fail(c, VIC_E_FORMAT, "'%s' is corrupt: bad routing-tree node table", r->path);
-  g->tree.n_nodes = (int32_t)(bytes / sizeof(vic_rp_node));
-  return VIC_OK;
-}
-
-/* GRNND / TSDG: the edge table of n x degree ids (and TSDG's factors). */
-static vic_status load_flat(vic_ctx *c, reader *r, vic_index *ix, int32_t degree) {
-  const int64_t n = ix->x.n;
-  void *p;
-  vic_status s;
-  if (degree < 1 || degree > 4096 || (uint64_t)n * (uint64_t)degree > r->left / sizeof(int32_t))
-    return vic__fail(c, VIC_E_FORMAT, "'%s' is corrupt: graph degree %d does not fit the file", r->path, (int)degree);
-  ix->flat.degree = degree;
-  ix->graph.k_build = degree;
-  const uint64_t cells = (uint64_t)n * (uint64_t)degree;
-  if ((s = read_section(c, r, SEC_FLAT_EDGES, cells * sizeof(int32_t), &p, NULL)) != VIC_OK) return s;
-  ix->flat.ids = p;
-  if (ix->kind == VIC_INDEX_TSDG) {
-    if ((s = read_section(c, r, SEC_FLAT_OCCLUSION, cells, &p, NULL)) != VIC_OK) return s;
-    ix->flat.occl = p;
-  }
-  return VIC_OK;
-}
-
 static vic_status check_header(vic_ctx *c, const char *path, const unsigned char *h, const vic_data *x) {
   if (memcmp(h, MAGIC, 8) != 0)
     return vic__fail(c, VIC_E_FORMAT, "'%s' is not a Vicinity index file (no VICINDEX magic)", path);
@@ -326,15 +176,15 @@ vic_status vic_index_load(vic_ctx *c, const char *path, const vic_data *x, vic_i
   unsigned char h[HEADER_BYTES];
   vic_index *ix = NULL;
   void *rep = NULL;
-  reader r = {f, path, 0, VIC_HASH_SEED};
+  vic_index_reader r = {f, path, 0, VIC_HASH_SEED};
   if (fread(h, 1, HEADER_BYTES, f) != HEADER_BYTES) {
     s = vic__fail(c, VIC_E_FORMAT, "'%s' is too short for an index header (truncated or not an index)", path);
     goto done;
   }
   if ((s = check_header(c, path, h, x)) != VIC_OK) goto done;
   vic_index_kind kind = (vic_index_kind)get_u32(h + 12);
-  if (kind != VIC_INDEX_BRUTE && kind != VIC_INDEX_GRID && kind != VIC_INDEX_GRAPH && kind != VIC_INDEX_GRNND &&
-      kind != VIC_INDEX_TSDG) {
+  const vic_index_ops *ops = vic__index_ops(kind);
+  if (!ops || ops->unsaved) {
     s = vic__fail(c, VIC_E_FORMAT, "'%s' holds an index kind %d this library does not know", path, (int)kind);
     goto done;
   }
@@ -356,25 +206,18 @@ vic_status vic_index_load(vic_ctx *c, const char *path, const vic_data *x, vic_i
                                    "fingerprint (same shape, other values)", path);
     goto done;
   }
-  if ((s = read_section(c, &r, SEC_REPORT, REPORT_BYTES, &rep, NULL)) != VIC_OK) goto done;
-  if (kind == VIC_INDEX_GRAPH && (s = load_graph(c, &r, ix, (int32_t)get_u32(h + 32))) != VIC_OK) goto done;
-  if ((kind == VIC_INDEX_GRNND || kind == VIC_INDEX_TSDG) && (s = load_flat(c, &r, ix, (int32_t)get_u32(h + 32))) != VIC_OK)
-    goto done;
+  if ((s = vic__index_read_section(c, &r, VIC_SEC_REPORT, REPORT_BYTES, &rep, NULL)) != VIC_OK) goto done;
+  if (ops->load && (s = ops->load(c, &r, ix, (int32_t)get_u32(h + 32))) != VIC_OK) goto done;
   if (r.left != 0 || r.checksum != get_u64(h + 56)) {
     s = vic__fail(c, VIC_E_FORMAT, "'%s' is corrupt: payload checksum mismatch", path);
     goto done;
   }
-  if (!decode_report(rep, &ix->report) || (kind == VIC_INDEX_GRAPH && !graph_valid(&ix->graph, ix->x.n)) ||
-      ((kind == VIC_INDEX_GRNND || kind == VIC_INDEX_TSDG) && !vic__flat_valid(&ix->flat, ix->x.n))) {
+  if (!decode_report(rep, &ix->report) || (ops->valid && !ops->valid(ix))) {
     s = vic__fail(c, VIC_E_FORMAT, "'%s' is corrupt: its structure is inconsistent", path);
     goto done;
   }
-  if (kind == VIC_INDEX_GRID) {
-    double tg = vic__now();
-    if ((s = vic__grid_build(c, &ix->x, &ix->grid)) != VIC_OK) goto done;
-    vic__report_stage(&ix->report, "grid rebuilt on load", vic__now() - tg);
-  }
-  if (kind == VIC_INDEX_GRNND || kind == VIC_INDEX_TSDG) vic__flat_attach_gpu(c, ix); /* else CPU search */
+  /* a grid is rebuilt, a graph put on the device when one is usable */
+  if (ops->loaded && (s = ops->loaded(c, ix)) != VIC_OK) goto done;
   vic__log(c, VIC_LOG_INFO, "loaded %s index from '%s' in %.3f s", vic_method_name(ix->report.method), path,
            vic__now() - t0);
 done:

@@ -9,6 +9,8 @@
 #include "rp_forest.h"
 #include "flat_index.h"
 
+#include <stdio.h>
+
 typedef enum {
   VIC_INDEX_BRUTE = 1, /* exact scan of the rows; nothing stored */
   VIC_INDEX_GRID = 2,  /* exact cell grid (d <= 3, L2) */
@@ -39,6 +41,32 @@ struct vic_index {
   void *gpu;           /* VIC_INDEX_GGNN: the device graph (backend_cuda.h) */
   vic_flat_graph flat; /* VIC_INDEX_GRNND, VIC_INDEX_TSDG */
 };
+
+/* Sections of an index file (index_file.c has the layout); each index
+ * kind's ops write and read their own.  Never renumber. */
+enum { VIC_SEC_REPORT = 1, VIC_SEC_OFFSETS = 2, VIC_SEC_EDGES = 3, VIC_SEC_ORDER = 4, VIC_SEC_LEAVES = 5,
+       VIC_SEC_NODES = 6, VIC_SEC_FLAT_EDGES = 7, VIC_SEC_FLAT_OCCLUSION = 8 };
+
+/* An index file being written: sections are hashed as they are written. */
+typedef struct vic_index_writer {
+  FILE *f;
+  uint64_t bytes, checksum;
+  uint32_t sections;
+  int failed;
+} vic_index_writer;
+
+/* An index file being read: payload bytes not yet read, running checksum. */
+typedef struct vic_index_reader {
+  FILE *f;
+  const char *path;
+  uint64_t left, checksum;
+} vic_index_reader;
+
+void vic__index_write_section(vic_index_writer *w, uint32_t id, const void *data, uint64_t bytes);
+/* Read the next section, which must be `id`, into a new buffer of exactly
+ * `bytes` (or any size when bytes == UINT64_MAX; *got receives it). */
+vic_status vic__index_read_section(vic_ctx *c, vic_index_reader *r, uint32_t id, uint64_t bytes, void **out,
+                                   uint64_t *got);
 
 /* Allocate the struct, validate x, prepare the rows and fingerprint them. */
 vic_status vic__index_new(vic_ctx *c, const vic_data *x, vic_index_kind kind, vic_index **out);

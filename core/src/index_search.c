@@ -1,8 +1,6 @@
 /* vic_index_search: validation of the queries, the k clamp and the report;
- * the exact kinds reuse brute force and the grid, the graph kind runs the
- * best-first search of graph_search.c. */
-#include "backend_cuda.h"
-#include "index_internal.h"
+ * the search itself is the index kind's (method_table.h, index_kinds.c). */
+#include "method_table.h"
 
 #include <string.h>
 
@@ -59,9 +57,11 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
   }
   o = &so;
 
+  const vic_index_ops *ops = vic__index_ops(ix->kind);
+  if (!ops) return vic__fail(c, VIC_E_ARGUMENT, "corrupt index (kind %d)", (int)ix->kind);
   vic_data qp;
   float *owned = NULL;
-  if (ix->kind != VIC_INDEX_GRAPH) { /* the graph search normalises per query */
+  if (!ops->raw_queries) {
     if ((s = vic__prepare_rows(c, &q, &qp, &owned)) != VIC_OK) return s;
   } else {
     qp = q;
@@ -73,35 +73,11 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
   if (!out->dist) { s = VIC_E_NOMEM; goto fail; }
 
   double ts = vic__now();
-  int64_t visits = 0;
-  switch (ix->kind) {
-  case VIC_INDEX_BRUTE:
-    s = vic__cpu_brute_knn(c, &ix->x, &qp, k, out->ids, out->dist);
-    vic__report_reason(&rep, "exact brute-force index");
-    break;
-  case VIC_INDEX_GRID:
-    s = vic__grid_query(c, ix->grid, &qp, k, out->ids, out->dist);
-    vic__report_reason(&rep, "exact grid index");
-    break;
-  case VIC_INDEX_GGNN:
-    s = vic__cuda_ggnn_index_search(c, ix->gpu, &qp, k, o->tau, o->max_visits, out->ids, out->dist, &rep);
-    break;
-  case VIC_INDEX_GRNND:
-  case VIC_INDEX_TSDG:
-    s = vic__flat_search(c, ix, &qp, o, k, out->ids, out->dist, &rep);
-    break;
-  case VIC_INDEX_GRAPH:
-    s = vic__graph_search(c, ix, &qp, o, k, out->ids, out->dist, &visits);
-    vic__report_reason(&rep, "graph search, tau = %g: %.1f distances per query", (double)o->tau,
-                       q.n ? (double)visits / (double)q.n : 0.0);
-    break;
-  default:
-    s = vic__fail(c, VIC_E_ARGUMENT, "corrupt index (kind %d)", (int)ix->kind);
-  }
+  s = ops->search(c, ix, &qp, o, k, out->ids, out->dist, &rep);
   if (s == VIC_OK) s = vic__check_distances(c, out->n, k, out->ids, out->dist, "index search");
   if (s != VIC_OK) goto fail;
   vic__report_stage(&rep, "search", vic__now() - ts);
-  rep.recall_estimate = (ix->kind == VIC_INDEX_BRUTE || ix->kind == VIC_INDEX_GRID) ? 1.0 : -1.0;
+  rep.recall_estimate = ops->exact ? 1.0 : -1.0;
   rep.seconds_total = vic__now() - t0;
   rep.warnings = c->warnings;
   out->report = rep;

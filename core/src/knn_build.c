@@ -1,14 +1,11 @@
 /* vic_knn_build: validation, the choice of method and backend, and the
- * report.  Every method below it receives validated, prepared rows and a
- * clamped k, and fills preallocated ids/dist. */
-#include "internal.h"
+ * report.  Every method below it (its record in the method table) receives
+ * validated, prepared rows and a clamped k, and fills preallocated
+ * ids/dist. */
 #include "backend_cuda.h"
-#include "flat_index.h"
-#include "grid.h"
-#include "nndescent.h"
+#include "method_table.h"
 
 #include <string.h>
-#include "list_dest.h"
 
 static void defaults(vic_build_options *o) {
   memset(o, 0, sizeof *o);
@@ -63,11 +60,6 @@ void vic_knn_free(vic_knn *r) {
   memset(r, 0, sizeof *r);
 }
 
-static int is_exact(vic_method m) { return m == VIC_METHOD_BRUTE || m == VIC_METHOD_GRID; }
-static int is_gpu_only(vic_method m) {
-  return m == VIC_METHOD_GGNN || m == VIC_METHOD_GNND || m == VIC_METHOD_GRNND;
-}
-
 /* The backend that will run: an explicit request is honoured or refused,
  * AUTO takes the GPU when one is usable. */
 static vic_status choose_backend(vic_ctx *c, vic_backend *out) {
@@ -101,12 +93,12 @@ static vic_method choose_method(const vic_data *x, const vic_build_options *o, v
   /* GPU, d > 3, n > brute_max_n: GNND, whose defaults reach high recall
    * far faster than exact brute force at this size.  The recall estimate
    * still runs after it. */
-  if (be == VIC_BACKEND_CUDA && vic__cuda_has_method(VIC_METHOD_GNND)) {
+  if (be == VIC_BACKEND_CUDA && vic__method_on_gpu(vic__method_ops(VIC_METHOD_GNND))) {
     vic__report_reason(r, "d = %d > 3 and n = %lld > %lld on the GPU: approximate GNND (recall estimated)", (int)x->d,
                        (long long)x->n, (long long)o->brute_max_n);
     return VIC_METHOD_GNND;
   }
-  if (be == VIC_BACKEND_CUDA && vic__cuda_has_method(VIC_METHOD_BRUTE)) {
+  if (be == VIC_BACKEND_CUDA && vic__method_on_gpu(vic__method_ops(VIC_METHOD_BRUTE))) {
     vic__report_reason(r, "d = %d, n = %lld on the GPU: exact brute force", (int)x->d, (long long)x->n);
     return VIC_METHOD_BRUTE;
   }
@@ -115,29 +107,28 @@ static vic_method choose_method(const vic_data *x, const vic_build_options *o, v
   return VIC_METHOD_NNDESCENT;
 }
 
+/* Method m's CPU lists (its record's), refused when it has none. */
 static vic_status run_cpu(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
-                          vic_knn *out) {
-  switch (m) {
-  case VIC_METHOD_BRUTE: return vic__cpu_brute_knn(c, x, NULL, k, out->ids, out->dist);
-  case VIC_METHOD_GRID: return vic__cpu_grid_knn(c, x, k, out->ids, out->dist);
-  case VIC_METHOD_NNDESCENT: return vic__cpu_nndescent_knn(c, x, o, k, out->ids, out->dist, NULL);
-  /* VIC_CPU_METHODS: each CPU method adds its case here */
-  default:
+                          vic_knn *out, vic_report *rep) {
+  const vic_method_ops *ops = vic__method_ops(m);
+  if (!ops || !ops->cpu_lists)
     return vic__fail(c, VIC_E_UNSUPPORTED, "method '%s' has no CPU implementation", vic_method_name(m));
-  }
-  (void)o;
+  return ops->cpu_lists(c, x, o, m, k, out->ids, out->dist, rep);
 }
 
 static vic_status check_options(vic_ctx *c, const vic_data *x, const vic_build_options *o) {
   if (!o) return vic__fail(c, VIC_E_ARGUMENT, "no build options");
-  if ((unsigned)o->method > VIC_METHOD_TSDG) return vic__fail(c, VIC_E_ARGUMENT, "unknown method %d", (int)o->method);
+  if (o->method != VIC_METHOD_AUTO && !vic__method_ops(o->method))
+    return vic__fail(c, VIC_E_ARGUMENT, "unknown method %d", (int)o->method);
   if (o->k <= 0) return vic__fail(c, VIC_E_ARGUMENT, "k must be at least 1 (got %d)", (int)o->k);
   if (x->n < 2) return vic__fail(c, VIC_E_ARGUMENT, "a kNN graph needs at least 2 points (got %lld)", (long long)x->n);
   if (o->recall_sample < 0) return vic__fail(c, VIC_E_ARGUMENT, "recall_sample must be >= 0");
-  if (o->method == VIC_METHOD_GRID && (x->d > 3 || x->metric != VIC_L2))
-    return vic__fail(c, VIC_E_UNSUPPORTED, "the grid method needs d <= 3 and the L2 metric (d = %d, metric %s)",
+  const vic_method_ops *ops = vic__method_ops(o->method); /* NULL for AUTO */
+  if (ops && (ops->flags & VIC_OPS_LOW_D_L2) && (x->d > 3 || x->metric != VIC_L2))
+    return vic__fail(c, VIC_E_UNSUPPORTED, "the %s method needs d <= 3 and the L2 metric (d = %d, metric %s)",
+                     vic_method_name(o->method),
                      (int)x->d, vic_metric_name(x->metric));
-  if (x->metric == VIC_INNER_PRODUCT && o->method != VIC_METHOD_AUTO && o->method != VIC_METHOD_BRUTE)
+  if (x->metric == VIC_INNER_PRODUCT && ops && !(ops->flags & VIC_OPS_INNER_PRODUCT))
     return vic__fail(c, VIC_E_UNSUPPORTED, "the inner product is not a metric; only brute force supports it");
   return VIC_OK;
 }
@@ -197,33 +188,26 @@ static vic_status build(vic_ctx *c, const vic_data *x_in, const vic_build_option
   vic_backend be;
   if ((s = choose_backend(c, &be)) != VIC_OK) return s;
   vic_method m = choose_method(x_in, o, be, &rep);
-  /* GRNND (GPU) and TSDG (GPU or CPU): a search graph, every point searched (flat_index.c) */
-  const int flat = m == VIC_METHOD_TSDG || (m == VIC_METHOD_GRNND && be == VIC_BACKEND_CUDA);
-  if (!flat && be == VIC_BACKEND_CUDA && !vic__cuda_has_method(m)) {
+  const vic_method_ops *ops = vic__method_ops(m);
+  if (be == VIC_BACKEND_CUDA && !vic__method_on_gpu(ops)) {
     if (c->opt.backend == VIC_BACKEND_CUDA)
       return vic__fail(c, VIC_E_UNSUPPORTED, "method '%s' has no GPU implementation", vic_method_name(m));
     be = VIC_BACKEND_CPU;
   }
-  if (be == VIC_BACKEND_CPU && is_gpu_only(m)) {
+  if (be == VIC_BACKEND_CPU && !ops->cpu_lists && ops->cpu_stand_in != VIC_METHOD_AUTO) {
+    const vic_method in = ops->cpu_stand_in;
     if (o->method != VIC_METHOD_AUTO && c->opt.backend == VIC_BACKEND_CPU)
-      return vic__fail(c, VIC_E_UNSUPPORTED, "method '%s' runs on the GPU only; choose nndescent for the CPU",
-                       vic_method_name(m));
-    vic__log(c, VIC_LOG_WARNING, "method '%s' needs a GPU; using its CPU equivalent NN-Descent", vic_method_name(m));
-    vic__report_reason(&rep, "'%s' needs a GPU, none usable: CPU NN-Descent instead", vic_method_name(m));
-    m = VIC_METHOD_NNDESCENT;
+      return vic__fail(c, VIC_E_UNSUPPORTED, "method '%s' runs on the GPU only; choose %s for the CPU",
+                       vic_method_name(m), vic_method_name(in));
+    vic__log(c, VIC_LOG_WARNING, "method '%s' needs a GPU; using its CPU equivalent %s", vic_method_name(m),
+             vic__method_title(in));
+    vic__report_reason(&rep, "'%s' needs a GPU, none usable: CPU %s instead", vic_method_name(m), vic__method_title(in));
+    m = in;
+    ops = vic__method_ops(m);
   }
-  if (m == VIC_METHOD_NNDESCENT && be == VIC_BACKEND_CPU) {
-    if ((s = vic__nndescent_check_options(c, o)) != VIC_OK) return s;
-    const int32_t K = vic__nndescent_k_build(x_in, o, k);
-    if (vic__nndescent_costlier_than_exact(x_in, o, K)) {
-      vic__log(c, VIC_LOG_WARNING,
-               "NN-Descent with k_build = %d on n = %lld points would cost more than exact brute force; using brute "
-               "force",
-               (int)K, (long long)x_in->n);
-      vic__report_reason(&rep, "NN-Descent with k_build = %d costs more than brute force on n = %lld: exact brute force",
-                         (int)K, (long long)x_in->n);
-      m = VIC_METHOD_BRUTE;
-    }
+  if (be == VIC_BACKEND_CPU && ops->cpu_plan) { /* may hand the work to another method */
+    if ((s = ops->cpu_plan(c, x_in, o, k, &rep, &m)) != VIC_OK) return s;
+    ops = vic__method_ops(m);
   }
   rep.method = m;
   rep.backend = be;
@@ -244,9 +228,9 @@ static vic_status build(vic_ctx *c, const vic_data *x_in, const vic_build_option
   }
 
   double tm = vic__now();
-  int placed = 0; /* the lists are in dst already (the streamed grid) */
-  if (!flat && be == VIC_BACKEND_CUDA && m == VIC_METHOD_GRID) {
-    s = vic__cuda_grid_into(c, &x, o, k, &dst, &rep);
+  int placed = 0; /* the lists are in dst already (streamed) */
+  if (be == VIC_BACKEND_CUDA && ops->gpu_lists_into) {
+    s = ops->gpu_lists_into(c, &x, o, k, &dst, &rep);
     placed = s == VIC_OK;
     if (s == VIC_E_NOMEM || s == VIC_E_DEVICE || s == VIC_E_UNSUPPORTED) {
       if (c->opt.backend == VIC_BACKEND_CUDA) goto fail;
@@ -267,28 +251,26 @@ static vic_status build(vic_ctx *c, const vic_data *x_in, const vic_build_option
     ids64 = dst.id_bytes == 8 ? dst.ids : vic__malloc_lists(c, entries * sizeof(int64_t), "int64 neighbour ids");
     if (!ids64) { s = VIC_E_NOMEM; goto fail; }
     view.ids = ids64;
-    if (flat) {
-      s = vic__flat_knn(c, &x, o, m, k, view.ids, view.dist, &rep);
-    } else if (be == VIC_BACKEND_CUDA) {
-      s = vic__cuda_knn(c, &x, o, m, k, view.ids, view.dist, &rep);
+    if (be == VIC_BACKEND_CUDA) {
+      s = ops->gpu_lists(c, &x, o, m, k, view.ids, view.dist, &rep);
       /* UNSUPPORTED: a limit of the GPU kernels (k too large, n too large) */
-      if (s == VIC_E_NOMEM || s == VIC_E_DEVICE || s == VIC_E_UNSUPPORTED) {
+      if (!(ops->flags & VIC_OPS_GPU_NO_FALLBACK) && (s == VIC_E_NOMEM || s == VIC_E_DEVICE || s == VIC_E_UNSUPPORTED)) {
         if (c->opt.backend == VIC_BACKEND_CUDA) goto fail;
         vic__log(c, VIC_LOG_WARNING, "GPU failed (%s); falling back to the CPU", c->error);
         c->error[0] = '\0';
         be = rep.backend = VIC_BACKEND_CPU;
-        if (is_gpu_only(m)) m = rep.method = VIC_METHOD_NNDESCENT;
-        s = run_cpu(c, &x, o, m, k, &view);
+        if (!ops->cpu_lists && ops->cpu_stand_in != VIC_METHOD_AUTO) m = rep.method = ops->cpu_stand_in;
+        s = run_cpu(c, &x, o, m, k, &view, &rep);
       }
     } else {
-      s = run_cpu(c, &x, o, m, k, &view);
+      s = run_cpu(c, &x, o, m, k, &view, &rep);
     }
     if (s == VIC_OK) s = vic__check_distances(c, view.n, k, view.ids, view.dist, "kNN build");
     if (s != VIC_OK) goto fail;
   }
   vic__report_stage(&rep, vic_method_name(m), vic__now() - tm);
 
-  if (is_exact(m)) {
+  if (vic__method_ops(m)->flags & VIC_OPS_EXACT) {
     rep.recall_estimate = 1.0;
   } else if (o->recall_sample > 0) {
     double tr = vic__now();

@@ -1,5 +1,8 @@
-/* Names of enums and their parsing, for logs, reports and filter properties. */
+/* Names of enums and their parsing, for logs, reports and filter
+ * properties; method names come from method_list.h. */
 #include "internal.h"
+#include "method_list.h"
+#include "method_table.h"
 
 #include <string.h>
 #include <strings.h>
@@ -13,13 +16,23 @@ const char *vic_status_name(vic_status s) {
 
 static const char *const backend_names[] = {"auto", "cpu", "cuda"};
 static const char *const metric_names[] = {"l2", "cosine", "inner_product"};
-static const char *const method_names[] = {"auto", "brute", "grid", "nndescent", "ggnn", "gnnd", "grnnd", "tsdg"};
 
 #define COUNT(a) (int)(sizeof a / sizeof *a)
 
 const char *vic_backend_name(vic_backend b) { return (unsigned)b < 3u ? backend_names[b] : "?"; }
 const char *vic_metric_name(vic_metric m) { return (unsigned)m < 3u ? metric_names[m] : "?"; }
-const char *vic_method_name(vic_method m) { return (unsigned)m < (unsigned)COUNT(method_names) ? method_names[m] : "?"; }
+#define NAME(e, name, a1, a2, title, record) [e] = {name, a1, a2, title},
+static const char *const method_names[][4] = {[VIC_METHOD_AUTO] = {"auto", NULL, NULL, "auto"},
+                                              VIC_METHOD_LIST(NAME)};
+#undef NAME
+
+const char *vic_method_name(vic_method m) {
+  return (unsigned)m < (unsigned)COUNT(method_names) && method_names[m][0] ? method_names[m][0] : "?";
+}
+
+const char *vic__method_title(vic_method m) {
+  return (unsigned)m < (unsigned)COUNT(method_names) && method_names[m][3] ? method_names[m][3] : "?";
+}
 
 static int lookup(const char *name, const char *const *names, int count) {
   if (!name) return -1;
@@ -29,14 +42,16 @@ static int lookup(const char *name, const char *const *names, int count) {
 }
 
 vic_status vic_method_parse(const char *name, vic_method *out) {
-  int i = lookup(name, method_names, COUNT(method_names));
-  if (i < 0 && name) {
-    if (!strcasecmp(name, "exact") || !strcasecmp(name, "bruteforce")) i = VIC_METHOD_BRUTE;
-    else if (!strcasecmp(name, "approximate") || !strcasecmp(name, "nn-descent")) i = VIC_METHOD_NNDESCENT;
-  }
-  if (i < 0) return VIC_E_ARGUMENT;
-  *out = (vic_method)i;
-  return VIC_OK;
+  if (!name) return VIC_E_ARGUMENT;
+  /* names first, then aliases, so an alias never shadows a name */
+  for (int pass = 0; pass < 2; ++pass)
+    for (int m = 0; m < COUNT(method_names); ++m)
+      for (int a = pass ? 1 : 0; a < (pass ? 3 : 1); ++a)
+        if (method_names[m][a] && !strcasecmp(name, method_names[m][a])) {
+          *out = (vic_method)m;
+          return VIC_OK;
+        }
+  return VIC_E_ARGUMENT;
 }
 
 vic_status vic_metric_parse(const char *name, vic_metric *out) {

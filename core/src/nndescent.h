@@ -35,6 +35,12 @@ int vic__nndescent_costlier_than_exact(const vic_data *x, const vic_build_option
 vic_status vic__nndescent_graph(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t K, int32_t *ids,
                                 float *work, vic_nnd_stats *stats);
 
+/* Before a CPU run (the method table's cpu_plan): the options checked, and
+ * *m = VIC_METHOD_BRUTE, with a warning and the report's reason, where
+ * NN-Descent would cost more than exact brute force. */
+vic_status vic__nndescent_plan(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, vic_report *rep,
+                               vic_method *m);
+
 /* vic_knn_build's entry: k lists with true distances. */
 vic_status vic__cpu_nndescent_knn(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int64_t *ids,
                                   float *dist, vic_report *r);
