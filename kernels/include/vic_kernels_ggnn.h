@@ -82,7 +82,7 @@ int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float *q, int64_t
 int vick_ggnn_info_get(const vick_ggnn *g, vick_ggnn_info *info);
 void vick_ggnn_free(vick_ggnn *g);
 
-/* What an index keeps for the queries of one graph between calls: streams,
+/* What an index keeps for the queries of one graph between calls: a stream,
  * events, device buffers and pinned staging (sized for m queries of k
  * results now, grown by larger calls), the query kernel's configuration,
  * and with small != 0 the bottom layer as a graph-search index (the
@@ -91,10 +91,10 @@ void vick_ggnn_free(vick_ggnn *g);
 typedef struct vick_ggnn_searcher vick_ggnn_searcher;
 int vick_ggnn_searcher_create(vick_call *call, const vick_ggnn *g, int64_t m, int32_t k, int small,
                               vick_ggnn_searcher **out);
-/* vick_ggnn_query's results on the searcher's resources: a batch of at
- * least 4,096 queries goes up and comes back in chunks while the kernels
- * of the other chunks run; call->seconds_kernel is the CUDA-event time
- * from the first kernel's start to the last one's end.  While another
+/* vick_ggnn_query's results on the searcher's resources: the queries go
+ * up through pinned staging in pieces (the host fills one while the device
+ * copies the last), one launch, the results back, one wait;
+ * call->seconds_kernel is the kernel's CUDA-event time.  While another
  * thread's call holds the searcher, the call runs as vick_ggnn_query. */
 int vick_ggnn_search(vick_call *call, vick_ggnn_searcher *s, const float *q, int64_t m, int32_t k, float tau,
                      int32_t max_visits, int64_t *ids, float *dist);

@@ -294,22 +294,18 @@ extern "C" int vick_ggnn_info_get(const vick_ggnn *g, vick_ggnn_info *info) {
 }
 
 // ------------------------------------------------------------- searcher
-// What an index keeps for its GGNN queries between calls: a compute and a
-// copy stream, events, device buffers and pinned staging grown to the
+// What an index keeps for its GGNN queries between calls: a stream,
+// events, device buffers and pinned staging grown to the
 // largest batch seen, the kernel's shared-memory attribute set for the
 // largest cache yet (not on every call), and the bottom layer as a graph
 // search index (graph_search_*.cu, borrowing the graph's rows and edges)
 // for the small-batch procedure.  One call at a time uses it (a lock);
 // vick_ggnn_search falls back to vick_ggnn_query's own resources meanwhile.
-#define GGNN_CHUNK_QUERIES 2048
-#define GGNN_CHUNKS_MAX 16
-
 struct vick_ggnn_searcher {
   const vick_ggnn *g;
   std::mutex mu;
-  cudaStream_t stream, copy;
+  cudaStream_t stream;
   cudaEvent_t ev_start, ev_stop;
-  cudaEvent_t ev_in[GGNN_CHUNKS_MAX], ev_done[GGNN_CHUNKS_MAX], ev_out[GGNN_CHUNKS_MAX];
   char *dev, *host;
   size_t dev_cap, host_cap;
   int smem_set; // dynamic shared memory the kernel may take so far
@@ -330,7 +326,6 @@ static int ggnn_searcher_reserve(vick_call *call, vick_ggnn_searcher *s, int64_t
   const size_t host = dev;
   if (dev > s->dev_cap) {
     VICK_CUDA(call, cudaStreamSynchronize(s->stream));
-    VICK_CUDA(call, cudaStreamSynchronize(s->copy));
     cudaFree(s->dev);
     s->dev = nullptr;
     s->dev_cap = 0;
@@ -339,7 +334,6 @@ static int ggnn_searcher_reserve(vick_call *call, vick_ggnn_searcher *s, int64_t
   }
   if (host > s->host_cap) {
     VICK_CUDA(call, cudaStreamSynchronize(s->stream));
-    VICK_CUDA(call, cudaStreamSynchronize(s->copy));
     cudaFreeHost(s->host);
     s->host = nullptr;
     s->host_cap = 0;
@@ -359,19 +353,12 @@ extern "C" void vick_ggnn_searcher_free(vick_ggnn_searcher *s) {
   cudaGetDevice(&prev);
   cudaSetDevice(s->g->device);
   if (s->stream) cudaStreamSynchronize(s->stream);
-  if (s->copy) cudaStreamSynchronize(s->copy);
   vick_gsearch_free(s->small);
   cudaFree(s->dev);
   cudaFreeHost(s->host);
   if (s->ev_start) cudaEventDestroy(s->ev_start);
   if (s->ev_stop) cudaEventDestroy(s->ev_stop);
-  for (int c = 0; c < GGNN_CHUNKS_MAX; ++c) {
-    if (s->ev_in[c]) cudaEventDestroy(s->ev_in[c]);
-    if (s->ev_done[c]) cudaEventDestroy(s->ev_done[c]);
-    if (s->ev_out[c]) cudaEventDestroy(s->ev_out[c]);
-  }
   if (s->stream) cudaStreamDestroy(s->stream);
-  if (s->copy) cudaStreamDestroy(s->copy);
   cudaGetLastError();
   if (prev >= 0) cudaSetDevice(prev);
   delete s;
@@ -381,14 +368,8 @@ static int ggnn_searcher_make(vick_call *call, vick_ggnn_searcher *s, int64_t m,
   const vick_ggnn *g = s->g;
   VICK_CUDA(call, cudaSetDevice(g->device));
   VICK_CUDA(call, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
-  VICK_CUDA(call, cudaStreamCreateWithFlags(&s->copy, cudaStreamNonBlocking));
   VICK_CUDA(call, cudaEventCreate(&s->ev_start));
   VICK_CUDA(call, cudaEventCreate(&s->ev_stop));
-  for (int c = 0; c < GGNN_CHUNKS_MAX; ++c) {
-    VICK_CUDA(call, cudaEventCreateWithFlags(&s->ev_in[c], cudaEventDisableTiming));
-    VICK_CUDA(call, cudaEventCreateWithFlags(&s->ev_done[c], cudaEventDisableTiming));
-    VICK_CUDA(call, cudaEventCreateWithFlags(&s->ev_out[c], cudaEventDisableTiming));
-  }
   ggnn_query_args a;
   ggnn_query_setup(g, m, k, 0.f, 0, &a);
   VICK_TRY(ggnn_searcher_reserve(call, s, m, k, a.slab * GGNN_WARPS_PER_BLOCK));
@@ -420,9 +401,8 @@ extern "C" int vick_ggnn_searcher_create(vick_call *call, const vick_ggnn *g, in
 
 extern "C" const vick_gsearch *vick_ggnn_searcher_graph(const vick_ggnn_searcher *s) { return s ? s->small : nullptr; }
 
-// The call on the searcher's resources: chunks of the batch go up on the
-// copy stream while the kernels of the chunks before run, and come back
-// while those after run (one chunk below 2 x GGNN_CHUNK_QUERIES).
+// The call on the searcher's resources: the queries up through the pinned
+// staging in pieces (gs_stage_in), one launch, the results back, one wait.
 static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q, int64_t m, int32_t k, float tau,
                           int32_t max_visits, int64_t *ids, float *dist) {
   const vick_ggnn *g = s->g;
@@ -434,41 +414,21 @@ static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q
   VICK_TRY(ggnn_searcher_reserve(call, s, m, k, smem));
   size_t oi, od, bytes;
   ggnn_search_layout(m, d, k, &oi, &od, &bytes);
-  float *dq = (float *)s->dev, *hq = (float *)s->host;
-  int64_t *dids = (int64_t *)(s->dev + oi), *hids = (int64_t *)(s->host + oi);
-  float *ddist = (float *)(s->dev + od), *hdist = (float *)(s->host + od);
-  int nch = 1;
-  if (m >= 2 * GGNN_CHUNK_QUERIES) nch = (int)(m / GGNN_CHUNK_QUERIES < GGNN_CHUNKS_MAX ? m / GGNN_CHUNK_QUERIES
-                                                                                         : GGNN_CHUNKS_MAX);
-  for (int c = 0; c < nch; ++c) {
-    const int64_t q0 = m * c / nch, mc = m * (c + 1) / nch - q0;
-    memcpy(hq + q0 * d, q + q0 * d, (size_t)mc * d * 4);
-    VICK_CUDA(call, cudaMemcpyAsync(dq + q0 * d, hq + q0 * d, (size_t)mc * d * 4, cudaMemcpyHostToDevice, s->copy));
-    VICK_CUDA(call, cudaEventRecord(s->ev_in[c], s->copy));
-    VICK_CUDA(call, cudaStreamWaitEvent(s->stream, s->ev_in[c], 0));
-    if (c == 0) VICK_CUDA(call, cudaEventRecord(s->ev_start, s->stream));
-    ggnn_query_args ac = a;
-    ac.q = dq + q0 * d;
-    ac.m = mc;
-    ac.out_ids = dids + q0 * k;
-    ac.out_d = ddist + q0 * k;
-    ggnn_k_query<<<(unsigned)((mc + GGNN_WARPS_PER_BLOCK - 1) / GGNN_WARPS_PER_BLOCK), GGNN_WARPS_PER_BLOCK * 32, smem,
-                   s->stream>>>(ac);
-    VICK_LAUNCH(call, "ggnn_k_query");
-    VICK_CUDA(call, cudaEventRecord(s->ev_done[c], s->stream));
-    VICK_CUDA(call, cudaStreamWaitEvent(s->copy, s->ev_done[c], 0));
-    VICK_CUDA(call, cudaMemcpyAsync(hids + q0 * k, dids + q0 * k, (size_t)mc * k * 8, cudaMemcpyDeviceToHost, s->copy));
-    VICK_CUDA(call, cudaMemcpyAsync(hdist + q0 * k, ddist + q0 * k, (size_t)mc * k * 4, cudaMemcpyDeviceToHost,
-                                    s->copy));
-    VICK_CUDA(call, cudaEventRecord(s->ev_out[c], s->copy));
-  }
+  float *dq = (float *)s->dev;
+  VICK_TRY(gs_stage_in(call, s->stream, dq, s->host, q, (size_t)m * d * 4));
+  a.q = dq;
+  a.out_ids = (int64_t *)(s->dev + oi);
+  a.out_d = (float *)(s->dev + od);
+  VICK_CUDA(call, cudaEventRecord(s->ev_start, s->stream));
+  ggnn_k_query<<<(unsigned)((m + GGNN_WARPS_PER_BLOCK - 1) / GGNN_WARPS_PER_BLOCK), GGNN_WARPS_PER_BLOCK * 32, smem,
+                 s->stream>>>(a);
+  VICK_LAUNCH(call, "ggnn_k_query");
   VICK_CUDA(call, cudaEventRecord(s->ev_stop, s->stream));
-  for (int c = 0; c < nch; ++c) {
-    const int64_t q0 = m * c / nch, mc = m * (c + 1) / nch - q0;
-    VICK_CUDA(call, cudaEventSynchronize(s->ev_out[c]));
-    memcpy(ids + q0 * k, hids + q0 * k, (size_t)mc * k * 8);
-    memcpy(dist + q0 * k, hdist + q0 * k, (size_t)mc * k * 4);
-  }
+  /* ids and distances lie one after the other (od - oi >= m * k * 8) */
+  VICK_CUDA(call, cudaMemcpyAsync(s->host + oi, s->dev + oi, bytes - oi, cudaMemcpyDeviceToHost, s->stream));
+  VICK_CUDA(call, cudaStreamSynchronize(s->stream));
+  memcpy(ids, s->host + oi, (size_t)m * k * 8);
+  memcpy(dist, s->host + od, (size_t)m * k * 4);
   float ms = 0.f;
   VICK_CUDA(call, cudaEventElapsedTime(&ms, s->ev_start, s->ev_stop));
   call->seconds_kernel = 1e-3 * ms;
@@ -493,7 +453,6 @@ extern "C" int vick_ggnn_search(vick_call *call, vick_ggnn_searcher *s, const fl
   const int rc = ggnn_search_on(call, s, q, m, k, tau, max_visits, ids, dist);
   if (rc != VICK_OK) {
     cudaStreamSynchronize(s->stream);
-    cudaStreamSynchronize(s->copy);
     cudaGetLastError();
   }
   s->mu.unlock();

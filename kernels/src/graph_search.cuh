@@ -9,6 +9,8 @@
 #include "grnnd_common.cuh"
 #include "vic_kernels_grnnd.h"
 
+#include <string.h>
+
 #define GS_EMAX 16      /* nearest pivots handed to each search */
 #define GS_SLICE 256    /* pivots per block of the pivot kernel (one per thread) */
 #define GS_PQT 8        /* queries per block of the pivot kernel: each pivot value loaded serves 8 */
@@ -21,7 +23,6 @@
 #define GS_MERGE_MAX 2048    /* t0 x min(k, ranking) keys merged per query */
 
 struct gs_small_ws; /* graph_search_workspace.cu */
-#define GS_CHUNKS_MAX 16
 
 struct vick_gsearch {
   int device;
@@ -107,11 +108,6 @@ int gs_small_wave_capacity(vick_call *call, vick_gsearch *g);
 struct gs_io {
   cudaStream_t stream;
   cudaEvent_t ev_start, ev_pivots, ev_stop;
-  /* large batches in chunks (the workspace only; NULL elsewhere): copies on
-   * their own stream, so that a chunk's queries go up and its results come
-   * back while the kernels of other chunks run */
-  cudaStream_t copy;
-  cudaEvent_t ev_in[GS_CHUNKS_MAX], ev_done[GS_CHUNKS_MAX], ev_out[GS_CHUNKS_MAX];
   char *dev;          /* counters, then the call's buffers */
   size_t dev_bytes;
   int *count;         /* per query, at least m */
@@ -119,9 +115,6 @@ struct gs_io {
   size_t host_bytes;
 };
 
-/* Large batches go up and come back in up to GS_CHUNKS_MAX chunks of at
- * least GS_CHUNK_QUERIES queries (a chunk still fills the device). */
-#define GS_CHUNK_QUERIES 2048
 /* the most device bytes a call's buffers may keep in the workspace */
 #define GS_WS_MAX_BYTES ((size_t)256 << 20)
 
@@ -212,6 +205,21 @@ typedef struct {
 
 static inline size_t gs_align(size_t b) { return (b + 255) / 256 * 256; }
 
+/* bytes of host src to device dst through pinned staging (room for all of
+ * them) in pieces on stream: the host copies a piece into the staging
+ * while the device copies the one before (one launch of the search then
+ * follows: kernels split by chunks would each pay their own tail). */
+#define GS_STAGE_PIECE ((size_t)1 << 20)
+static inline int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src,
+                              size_t bytes) {
+  for (size_t o = 0; o < bytes; o += GS_STAGE_PIECE) {
+    const size_t b = bytes - o < GS_STAGE_PIECE ? bytes - o : GS_STAGE_PIECE;
+    memcpy((char *)pinned + o, (const char *)src + o, b);
+    VICK_CUDA(call, cudaMemcpyAsync((char *)dst + o, (char *)pinned + o, b, cudaMemcpyHostToDevice, stream));
+  }
+  return VICK_OK;
+}
+
 /* The launches of one call's search kernel on io (graph_search_small.cu,
  * graph_search_large.cu); dq: the queries on the device, dids/ddist: the
  * results. */
@@ -219,7 +227,7 @@ int gs_small_launch(vick_call *call, const vick_gsearch *g, const gs_io *io, con
                     const float *dq, int64_t m, int k, int64_t *dids, float *ddist);
 /* near: the pivot kernel's candidates of these m queries; qbase: the
  * first query's index in the whole batch (its random seeds depend on it,
- * so a batch gives the same results in chunks as whole) */
+ * so that a part of a batch searched alone gives the batch's results) */
 int gs_large_launch(vick_call *call, cudaStream_t stream, const gs_plan *P, const gs_graph &G, const float *dq,
                     const unsigned long long *near, int64_t m, int64_t qbase, int k, float delta, int64_t *dids,
                     float *ddist);

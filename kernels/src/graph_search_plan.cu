@@ -4,7 +4,6 @@
  * workspace (graph_search_workspace.cu) or on resources of its own. */
 #include "graph_search.cuh"
 
-#include <stdio.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ host side */
@@ -75,62 +74,11 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
 }
 
 
-/* A large batch on the workspace in chunks: chunk c's queries go up on
- * the copy stream (from pinned staging the host fills while the device
- * works on chunk c - 1), its pivot and search kernels run on the compute
- * stream when they are there, its results come back on the copy stream
- * while chunk c + 1 runs, and the host copies them out of the staging as
- * they arrive.  Each query's results do not depend on the chunking (the
- * kernels' seeds take the query's index in the whole batch). */
-static int gs_run_chunked(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P,
-                          const gs_graph &G, const float *q, int64_t m, int k, const vick_gsearch_params *p,
-                          int64_t *ids, float *dist, int nch) {
-  const int d = g->d;
-  float *dq = (float *)io->dev;
-  unsigned long long *near = (unsigned long long *)(io->dev + P->off_near);
-  int64_t *dids = (int64_t *)(io->dev + P->off_res);
-  float *ddist = (float *)(dids + m * k);
-  float *hq = (float *)io->host;
-  int64_t *hids = (int64_t *)(io->host + P->host_res);
-  float *hdist = (float *)(hids + m * k);
-  const size_t nl = (size_t)P->slices * GS_EMAX;
-  for (int c = 0; c < nch; ++c) {
-    const int64_t a = m * c / nch, b = m * (c + 1) / nch, mc = b - a;
-    memcpy(hq + a * d, q + a * d, (size_t)mc * d * 4);
-    VICK_CUDA(call, cudaMemcpyAsync(dq + a * d, hq + a * d, (size_t)mc * d * 4, cudaMemcpyHostToDevice, io->copy));
-    VICK_CUDA(call, cudaEventRecord(io->ev_in[c], io->copy));
-    VICK_CUDA(call, cudaStreamWaitEvent(io->stream, io->ev_in[c], 0));
-    if (c == 0) VICK_CUDA(call, cudaEventRecord(io->ev_start, io->stream));
-    VICK_TRY(gs_pivot_launch(call, g, dq + a * d, mc, P->slices, near + a * nl, NULL, io->stream));
-    VICK_TRY(gs_large_launch(call, io->stream, P, G, dq + a * d, near + a * nl, mc, a, k, p->delta, dids + a * k,
-                             ddist + a * k));
-    VICK_CUDA(call, cudaEventRecord(io->ev_done[c], io->stream));
-    VICK_CUDA(call, cudaStreamWaitEvent(io->copy, io->ev_done[c], 0));
-    VICK_CUDA(call, cudaMemcpyAsync(hids + a * k, dids + a * k, (size_t)mc * k * 8, cudaMemcpyDeviceToHost, io->copy));
-    VICK_CUDA(call, cudaMemcpyAsync(hdist + a * k, ddist + a * k, (size_t)mc * k * 4, cudaMemcpyDeviceToHost,
-                                    io->copy));
-    VICK_CUDA(call, cudaEventRecord(io->ev_out[c], io->copy));
-  }
-  VICK_CUDA(call, cudaEventRecord(io->ev_stop, io->stream));
-  for (int c = 0; c < nch; ++c) {
-    const int64_t a = m * c / nch, b = m * (c + 1) / nch;
-    VICK_CUDA(call, cudaEventSynchronize(io->ev_out[c]));
-    memcpy(ids + a * k, hids + a * k, (size_t)(b - a) * k * 8);
-    memcpy(dist + a * k, hdist + a * k, (size_t)(b - a) * k * 4);
-  }
-  float ms = 0.f;
-  VICK_CUDA(call, cudaEventElapsedTime(&ms, io->ev_start, io->ev_stop));
-  call->seconds_kernel = 1e-3 * ms;
-  char name[64];
-  snprintf(name, sizeof name, "pivots and search (%d chunks)", nch);
-  vick_stage_add(call, name, 1e-3 * ms);
-  return VICK_OK;
-}
-
-/* The call on io: one copy in, the kernels (pivots and search, or the
- * fused search alone), one copy out (two straight into the caller's arrays
- * without pinned staging), one wait; large batches on the workspace in
- * chunks (above). */
+/* The call on io: one copy in (through the pinned staging in pieces, so
+ * that the host fills one while the device copies the last), the kernels
+ * (pivots and search, or the fused search alone) as one launch each over
+ * the whole batch, one copy out (two straight into the caller's arrays
+ * without pinned staging), one wait. */
 static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, const float *q,
                   int64_t m, int k, const vick_gsearch_params *p, int64_t *ids, float *dist) {
   const size_t qb = (size_t)m * g->d * 4, ib = (size_t)m * k * 8, db = (size_t)m * k * 4;
@@ -141,14 +89,8 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
   gs_graph G = {g->x, g->g,      g->occl,           g->pid,   g->pcomp, g->members,           g->coff,
                 g->n, g->d,      g->degree,         p->occlusion_limit, P->slices, g->components == 1,
                 g->unique_rows,  g->perm};
-  if (!P->small && io->host && io->copy && m >= 2 * GS_CHUNK_QUERIES) {
-    int64_t nch = m / GS_CHUNK_QUERIES;
-    if (nch > GS_CHUNKS_MAX) nch = GS_CHUNKS_MAX;
-    return gs_run_chunked(call, g, io, P, G, q, m, k, p, ids, dist, (int)nch);
-  }
   if (io->host) {
-    memcpy(io->host, q, qb);
-    VICK_CUDA(call, cudaMemcpyAsync(dq, io->host, qb, cudaMemcpyHostToDevice, io->stream));
+    VICK_TRY(gs_stage_in(call, io->stream, dq, io->host, q, qb));
   } else {
     VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
   }

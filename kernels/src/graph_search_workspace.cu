@@ -1,6 +1,5 @@
-/* The workspace of a graph-search index: a compute stream and a copy
- * stream, timing and chunk events, per-query counters, one device buffer
- * and one pinned host buffer, made once and kept by the index (no global
+/* The workspace of a graph-search index: a stream, timing events,
+ * per-query counters, one device buffer and one pinned host buffer, made once and kept by the index (no global
  * state), so that a call of any batch size pays its copies, its launches
  * and one wait, not the creation of streams and events, allocations and
  * pageable copies, which would cost a single query more host time than its
@@ -31,15 +30,9 @@ int gs_ws_create(vick_call *call, vick_gsearch *g) {
   g->ws = w; /* from here on gs_ws_destroy releases what was made */
   w->dirty = 1;
   VICK_CUDA(call, cudaStreamCreateWithFlags(&w->io.stream, cudaStreamNonBlocking));
-  VICK_CUDA(call, cudaStreamCreateWithFlags(&w->io.copy, cudaStreamNonBlocking));
   VICK_CUDA(call, cudaEventCreate(&w->io.ev_start));
   VICK_CUDA(call, cudaEventCreate(&w->io.ev_pivots));
   VICK_CUDA(call, cudaEventCreate(&w->io.ev_stop));
-  for (int c = 0; c < GS_CHUNKS_MAX; ++c) {
-    VICK_CUDA(call, cudaEventCreateWithFlags(&w->io.ev_in[c], cudaEventDisableTiming));
-    VICK_CUDA(call, cudaEventCreateWithFlags(&w->io.ev_done[c], cudaEventDisableTiming));
-    VICK_CUDA(call, cudaEventCreateWithFlags(&w->io.ev_out[c], cudaEventDisableTiming));
-  }
   return VICK_OK;
 }
 
@@ -47,20 +40,13 @@ void gs_ws_destroy(vick_gsearch *g) {
   gs_small_ws *w = g->ws;
   if (!w) return;
   if (w->io.stream) cudaStreamSynchronize(w->io.stream);
-  if (w->io.copy) cudaStreamSynchronize(w->io.copy);
   cudaFree(w->count);
   cudaFree(w->io.dev);
   cudaFreeHost(w->io.host);
   cudaEvent_t *evs[] = {&w->io.ev_start, &w->io.ev_pivots, &w->io.ev_stop};
   for (cudaEvent_t *e : evs)
     if (*e) cudaEventDestroy(*e);
-  for (int c = 0; c < GS_CHUNKS_MAX; ++c) {
-    if (w->io.ev_in[c]) cudaEventDestroy(w->io.ev_in[c]);
-    if (w->io.ev_done[c]) cudaEventDestroy(w->io.ev_done[c]);
-    if (w->io.ev_out[c]) cudaEventDestroy(w->io.ev_out[c]);
-  }
   if (w->io.stream) cudaStreamDestroy(w->io.stream);
-  if (w->io.copy) cudaStreamDestroy(w->io.copy);
   cudaGetLastError();
   delete w;
   g->ws = NULL;
@@ -87,7 +73,6 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_
   }
   if (dev_bytes > w->dev_cap) {
     VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
-    VICK_CUDA(call, cudaStreamSynchronize(w->io.copy));
     cudaFree(w->io.dev);
     w->io.dev = NULL;
     w->dev_cap = 0;
@@ -97,7 +82,6 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_
   }
   if (host_bytes > w->host_cap) {
     VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
-    VICK_CUDA(call, cudaStreamSynchronize(w->io.copy));
     cudaFreeHost(w->io.host);
     w->io.host = NULL;
     w->host_cap = 0;
@@ -132,7 +116,6 @@ void gs_ws_release(const vick_gsearch *g, int failed) {
   if (failed) {
     /* nothing may still use the buffers when the next call regrows them */
     cudaStreamSynchronize(w->io.stream);
-    cudaStreamSynchronize(w->io.copy);
     cudaGetLastError();
     w->dirty = 1;
   }
