@@ -1,10 +1,9 @@
 /* A graph built on the device becomes a search graph without a trip
  * through host memory: its rows and edges stay where the build left them;
- * the range check, the repeat check and the weakly connected components
- * run on the device, and only one label per node comes back for the
- * pivots (drawn on the host, as for an uploaded graph). */
-#include "ggnn_steps.cuh"
-#include "grnnd_search.cuh"
+ * the range and repeat checks run on the device, and gs_finish
+ * (graph_search_entry.cu) adds the components and pivots as for an
+ * uploaded graph. */
+#include "graph_search.cuh"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,18 +28,15 @@ __global__ void gs_rows_check_kernel(const int32_t *g, int64_t n, int degree, in
   if (lane == 0 && repeat) atomicOr(bad + 1, 1);
 }
 
-int gs_adopt(vick_call *call, cudaStream_t st, const float *rows, int64_t n, int32_t d, float *d_x, int32_t *d_g,
-             int32_t degree, uint8_t *d_occl, int32_t max_entries, vick_gsearch **out) {
+int gs_adopt(vick_call *call, cudaStream_t st, int64_t n, int32_t d, float *d_x, int32_t *d_g, int32_t degree,
+             uint8_t *d_occl, int32_t max_entries, vick_gsearch **out) {
   *out = NULL;
   vick_gsearch *g = (vick_gsearch *)calloc(1, sizeof *g);
-  int32_t *roots = (int32_t *)malloc((size_t)n * sizeof(int32_t));
-  if (!g || !roots) {
-    free(g);
-    free(roots);
+  if (!g) {
     cudaFree(d_x);
     cudaFree(d_g);
     cudaFree(d_occl);
-    return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the component labels");
+    return vick_fail(call, VICK_NOMEM, "graph search: no host memory");
   }
   g->device = call->device;
   g->n = n;
@@ -49,31 +45,27 @@ int gs_adopt(vick_call *call, cudaStream_t st, const float *rows, int64_t n, int
   g->x = d_x;
   g->g = d_g;
   g->occl = d_occl;
-  int32_t *label = NULL;
-  int *flags = NULL, bad[2] = {0, 0}, rounds = 0;
+  g->bytes = (size_t)n * d * 4 + (size_t)n * degree * (4 + (d_occl ? 1 : 0));
+  int *flags = NULL, bad[2] = {0, 0};
   int rc = VICK_OK;
   cudaError_t e = cudaSuccess;
 #define GA_STEP(expr)                                                       \
   if (rc == VICK_OK && (e = (expr)) != cudaSuccess) rc = vick_cuda_fail(call, e, #expr, __FILE__, __LINE__)
-  GA_STEP(cudaMalloc((void **)&label, (size_t)n * sizeof(int32_t)));
-  GA_STEP(cudaMalloc((void **)&flags, 3 * sizeof(int)));
-  GA_STEP(cudaMemsetAsync(flags, 0, 3 * sizeof(int), st));
+  GA_STEP(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, call->device));
+  GA_STEP(cudaMalloc((void **)&flags, 2 * sizeof(int)));
+  GA_STEP(cudaMemsetAsync(flags, 0, 2 * sizeof(int), st));
   if (rc == VICK_OK) {
-    gs_rows_check_kernel<<<vick_blocks(n * 32, 256), 256, 0, st>>>(d_g, n, degree, flags + 1);
+    gs_rows_check_kernel<<<vick_blocks(n * 32, 256), 256, 0, st>>>(d_g, n, degree, flags);
     GA_STEP(cudaGetLastError());
   }
-  GA_STEP(cudaMemcpyAsync(bad, flags + 1, 2 * sizeof(int), cudaMemcpyDeviceToHost, st));
-  GA_STEP(cudaStreamSynchronize(st));
-  if (rc == VICK_OK && bad[0]) rc = vick_fail(call, VICK_ARGUMENT, "graph search: the built graph has an edge outside 0..%lld", (long long)(n - 1));
-  GA_STEP(ggnn_label_components(d_g, degree, n, label, flags, st, &rounds));
-  GA_STEP(cudaMemcpyAsync(roots, label, (size_t)n * sizeof(int32_t), cudaMemcpyDeviceToHost, st));
-  GA_STEP(cudaStreamSynchronize(st));
+  GA_STEP(cudaMemcpyAsync(bad, flags, 2 * sizeof(int), cudaMemcpyDeviceToHost, st));
+  GA_STEP(cudaStreamSynchronize(st)); /* the build's kernels too: gs_finish reads the graph on another stream */
 #undef GA_STEP
-  cudaFree(label);
   cudaFree(flags);
+  if (rc == VICK_OK && bad[0])
+    rc = vick_fail(call, VICK_ARGUMENT, "graph search: the built graph has an edge outside 0..%lld", (long long)(n - 1));
   g->unique_rows = !bad[1];
-  if (rc == VICK_OK) rc = gs_finish_adopted(call, g, rows, roots, max_entries);
-  free(roots);
+  if (rc == VICK_OK) rc = gs_finish(call, g, max_entries);
   if (rc != VICK_OK) {
     vick_gsearch_free(g);
     return rc;

@@ -13,7 +13,7 @@
  *    `degree` stored with their factors.
  * Distances in the rules are Euclidean (square roots of the squared ones). */
 #include "gnnd_internal.h"
-#include "grnnd_search.cuh"
+#include "graph_search.cuh"
 #include "vic_kernels_grnnd.h"
 
 #include <string.h>
@@ -317,7 +317,7 @@ int vick_tsdg_index(vick_call *call, const float *rows, int64_t n, int32_t d, co
   for (size_t i = 0; i < sizeof tmp / sizeof *tmp; ++i) vick_buf_free(&w.env, tmp[i]);
   if (rc == VICK_OK) {
     const double ta = vick_now();
-    rc = gs_adopt(call, w.env.stream, rows, n, d, (float *)w.x.p, (int32_t *)w.ids.p, p->degree, (uint8_t *)w.occ.p,
+    rc = gs_adopt(call, w.env.stream, n, d, (float *)w.x.p, (int32_t *)w.ids.p, p->degree, (uint8_t *)w.occ.p,
                   max_entries, out);
     w.x.p = NULL; /* the search graph owns (or has freed) them now */
     w.ids.p = NULL;

@@ -30,6 +30,9 @@ typedef struct {
   int64_t shard_rows;
   const char *work_dir;
   const char *sample_rows, *sample_truth; /* int32 row numbers and their exact 10-NN (gnnd_truth.py) */
+  int64_t batches[BENCH_MAX_BATCHES + 1]; /* --batches: public-path mode */
+  float taus[BENCH_MAX_TAUS];
+  int ntaus;
 } bench_args;
 
 static void usage(FILE *f) {
@@ -63,6 +66,9 @@ static void usage(FILE *f) {
           "  --tau T            search slack (default 0.5)\n"
           "  --max-visits V     visit budget per query (default 0 = automatic)\n"
           "  --entry-points E   random entry points per query (default 0 = automatic)\n"
+          "  --batches LIST     public-path mode: batch sizes, e.g. 1,10,100,10000: per size and tau one JSON\n"
+          "                     line, wall and kernel time per call and per query, recall, first call after build\n"
+          "  --taus LIST        taus of the public-path mode, e.g. 0.1,0.2 (default: --tau)\n"
           "Build time excludes the core's own recall estimate (recall_sample = 0 in the build).\n");
 }
 
@@ -89,6 +95,23 @@ static int parse_args(int argc, char **argv, bench_args *a) {
     else if (!strcmp(o, "--method")) { if (vic_method_parse(v, &a->method) != VIC_OK) goto bad; }
     else if (!strcmp(o, "--backend")) { if (vic_backend_parse(v, &a->backend) != VIC_OK) goto bad; }
     else if (!strcmp(o, "--metric")) { if (vic_metric_parse(v, &a->metric) != VIC_OK) goto bad; }
+    else if (!strcmp(o, "--batches") || !strcmp(o, "--taus")) {
+      const int taus = !strcmp(o, "--taus");
+      const int cap = taus ? BENCH_MAX_TAUS : BENCH_MAX_BATCHES;
+      int n = 0;
+      const char *p = v;
+      while (*p) {
+        char *e = NULL;
+        double x = strtod(p, &e);
+        if (e == p || n >= cap || !(x >= 0) || (!taus && (x < 1 || x != (double)(int64_t)x))) goto bad;
+        if (taus) a->taus[n++] = (float)x;
+        else a->batches[n++] = (int64_t)x;
+        p = *e == ',' ? e + 1 : e;
+        if (*e && *e != ',') goto bad;
+      }
+      if (taus) a->ntaus = n;
+      else a->batches[n] = 0;
+    }
     else if (!strcmp(o, "--into")) { if (strcmp(v, "int64") && strcmp(v, "int32")) goto bad; a->into = v; }
     else if (!strcmp(o, "--add-fraction")) {
       a->add_fraction = strtod(v, &end);
@@ -272,13 +295,24 @@ int main(int argc, char **argv) {
   o.recall_sample = 0; /* timed separately below, outside the build time */
   o.device_memory_budget = (size_t)a.budget_mib << 20;
   if (a.query) {
-    bench_query_args qa = {name, machine, a.query, a.query_truth, a.threads ? a.threads : omp_get_max_threads(),
-                           a.repeats, a.warmup, a.device, {0}};
+    bench_query_args qa;
+    memset(&qa, 0, sizeof qa);
+    qa.name = name;
+    qa.machine = machine;
+    qa.query_path = a.query;
+    qa.truth_path = a.query_truth;
+    qa.threads = a.threads ? a.threads : omp_get_max_threads();
+    qa.repeats = a.repeats;
+    qa.warmup = a.warmup;
+    qa.device = a.device;
     vic_search_options_init(&qa.search);
     qa.search.k = a.k;
     qa.search.tau = a.tau;
     qa.search.max_visits = a.max_visits;
     qa.search.entry_points = a.entry_points;
+    memcpy(qa.batches, a.batches, sizeof qa.batches);
+    memcpy(qa.taus, a.taus, sizeof qa.taus);
+    qa.ntaus = a.ntaus;
     rc = bench_query(c, &x, &o, &qa);
     goto done;
   }
