@@ -179,7 +179,7 @@ typedef struct {
 } cand;
 
 static vic_status cpu_search(vic_ctx *c, const vic_index *ix, const vic_flat_graph *g, const vic_data *q, int32_t k,
-                             int32_t L, int32_t limit, int64_t *ids, float *dist) {
+                             int32_t L, int32_t limit, int32_t entries, int64_t *ids, float *dist) {
   const vic_data *x = &ix->x;
   const int64_t n = x->n;
   const int nt = vic__threads(c); /* one scratch slice per thread of the region below */
@@ -223,7 +223,7 @@ static vic_status cpu_search(vic_ctx *c, const vic_index *ix, const vic_flat_gra
     lst[p_].id = v_;                                                                                 \
     lst[p_].expanded = 0;                                                                            \
   } while (0)
-    for (int s = 0; s < 32; ++s) OFFER((int32_t)vic__rng_below(&r, (uint64_t)n));
+    for (int32_t s = 0; s < entries; ++s) OFFER((int32_t)vic__rng_below(&r, (uint64_t)n));
     for (;;) {
       int p = 0;
       while (p < size && lst[p].expanded) ++p;
@@ -547,15 +547,18 @@ vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, 
   int32_t L = o->max_visits > 0 ? o->max_visits : 64;
   if (L < k) L = k;
   const int32_t limit = o->occlusion_limit > 0 ? o->occlusion_limit : tsdg ? TSDG_LIMIT_SMALL : 0;
+  /* random entry rows: on graphs of separate clusters they are what reaches
+   * a query's cluster, so the caller's count must be honoured */
+  const int32_t entries = o->entry_points > 0 ? o->entry_points : 32;
   /* a graph built on the device has no host copy until one is needed */
   vic_flat_graph hg = *g;
   void *owned = NULL;
   vic_status s = vic__flat_edges(c, g, ix->x.n, tsdg, (const int32_t **)&hg.ids, (const uint8_t **)&hg.occl, &owned);
-  if (s == VIC_OK) s = cpu_search(c, ix, &hg, q, k, L, limit, ids, dist);
+  if (s == VIC_OK) s = cpu_search(c, ix, &hg, q, k, L, limit, entries, ids, dist);
   free(owned);
   if (s == VIC_OK)
-    vic__report_reason(rep, "%s graph, best-first search on the CPU (list %d, occlusion limit %d)",
-                       tsdg ? "TSDG" : "GRNND", (int)L, (int)limit);
+    vic__report_reason(rep, "%s graph, best-first search on the CPU (list %d, %d random entry points, occlusion limit %d)",
+                       tsdg ? "TSDG" : "GRNND", (int)L, (int)entries, (int)limit);
   return s;
 }
 
