@@ -88,7 +88,8 @@ const char *vic_status_name(vic_status s);
 typedef enum { VIC_BACKEND_AUTO = 0, VIC_BACKEND_CPU, VIC_BACKEND_CUDA } vic_backend;
 typedef enum { VIC_L2 = 0, VIC_COSINE, VIC_INNER_PRODUCT } vic_metric;
 typedef enum {
-  VIC_METHOD_AUTO = 0,  /* grid for d <= 3, brute force for small n, else approximate */
+  VIC_METHOD_AUTO = 0,  /* grid for d <= 3, brute force for small n, else approximate (on a usable GPU: GNND
+                           lists, the GRNND index); the report's reason says which and why */
   VIC_METHOD_BRUTE,     /* exact, any d */
   VIC_METHOD_GRID,      /* exact, d <= 3, L2 only, periodic boxes */
   VIC_METHOD_NNDESCENT, /* approximate, CPU (Dong et al. 2011) */
@@ -273,9 +274,9 @@ typedef struct {
                               bit (sharded builds then equal on 1 and N GPUs); default 0: atomics */
   } ggnn;
   struct {                 /* GNND (Wang et al.) */
-    int32_t k_build;       /* default max(k, 32) */
-    int32_t samples;       /* p; default 16 */
-    int32_t iterations;    /* default 10 */
+    int32_t k_build;       /* default max(k, 64) (TSDG's lists: 32) */
+    int32_t samples;       /* p; default 24 (TSDG's lists: 16 unless k_build is set) */
+    int32_t iterations;    /* default 6 (TSDG's lists: 10 unless k_build is set) */
     float converge;        /* stop when updated fraction < converge; default 0.001 */
   } gnnd;
   struct {                 /* GRNND (Li et al.) */

@@ -32,11 +32,11 @@ static int packed_rows(const vick_points *p, vick_call *call, const float **rows
   return *rows ? VICK_OK : VICK_NOMEM;
 }
 
-/* GNND: the options' defaults resolved (k_build = max(k, 32) rounded up to
+/* GNND: the options' defaults resolved (k_build = max(k, 64) rounded up to
  * the 32-entry segments), strided rows packed, periodic boxes refused. */
 static int run_gnnd(const vick_points *p, const vic_build_options *o, int32_t k, int64_t *ids, float *dist,
                     vick_call *call) {
-  int32_t kb = o->gnnd.k_build > 0 ? o->gnnd.k_build : 32;
+  int32_t kb = o->gnnd.k_build > 0 ? o->gnnd.k_build : 64;
   if (kb < k) kb = k;
   vick_gnnd_params q = {(kb + 31) / 32 * 32, o->gnnd.samples, o->gnnd.iterations, o->gnnd.converge, o->shard_size, 0};
   const float *rows;

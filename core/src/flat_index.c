@@ -21,6 +21,9 @@
  * a factor below 10 for small batches; the GPU's: gsearch_policy.c). */
 #define TSDG_LIMIT_SMALL 10
 #define TSDG_K_DEFAULT 32
+#define TSDG_GNND_SAMPLES 16
+#define TSDG_GNND_ITERATIONS 10
+#define TSDG_GNND_CONVERGE 0.001f
 
 void vic__flat_free(vic_flat_graph *g) {
 #ifdef VIC_WITH_CUDA
@@ -32,6 +35,13 @@ void vic__flat_free(vic_flat_graph *g) {
 }
 
 int64_t vic__flat_bytes(const vic_flat_graph *g, int64_t n) {
+#ifdef VIC_WITH_CUDA
+  if (!g->ids && g->gpu) { /* built on the device: what it holds there */
+    vick_gsearch_info info;
+    vick_gsearch_info_get((const vick_gsearch *)g->gpu, &info);
+    return (int64_t)info.device_bytes;
+  }
+#endif
   if (!g->ids) return 0;
   return n * (int64_t)g->degree * (int64_t)(4 + (g->occl ? 1 : 0));
 }
@@ -47,6 +57,33 @@ int vic__flat_valid(const vic_flat_graph *g, int64_t n) {
     }
   }
   return 1;
+}
+
+vic_status vic__flat_edges(vic_ctx *c, const vic_flat_graph *g, int64_t n, int tsdg, const int32_t **ids,
+                           const uint8_t **occl, void **owned) {
+  *owned = NULL;
+  *ids = g->ids;
+  *occl = g->occl;
+  if (g->ids || !g->gpu) return VIC_OK;
+#ifdef VIC_WITH_CUDA
+  const size_t cells = (size_t)n * (size_t)g->degree;
+  char *buf = vic__malloc(c, cells * (sizeof(int32_t) + (tsdg ? 1 : 0)), "graph edges from the device");
+  if (!buf) return VIC_E_NOMEM;
+  vick_call call;
+  vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
+  uint8_t *oc = tsdg ? (uint8_t *)(buf + cells * sizeof(int32_t)) : NULL;
+  vic_status s = vic__kernel_status(c, vick_gsearch_graph(&call, (const vick_gsearch *)g->gpu, (int32_t *)buf, oc),
+                                    &call, "graph download");
+  if (s != VIC_OK) { free(buf); return s; }
+  *ids = (const int32_t *)buf;
+  *occl = oc;
+  *owned = buf;
+  return VIC_OK;
+#else
+  (void)n;
+  (void)tsdg;
+  return vic__fail(c, VIC_E_UNSUPPORTED, "a graph index without its edges");
+#endif
 }
 
 static const float *row(const vic_data *x, int64_t i) { return x->rows + i * (x->stride ? x->stride : x->d); }
@@ -141,9 +178,8 @@ typedef struct {
   int expanded;
 } cand;
 
-static vic_status cpu_search(vic_ctx *c, const vic_index *ix, const vic_data *q, int32_t k, int32_t L,
-                             int32_t limit, int32_t entries, int64_t *ids, float *dist) {
-  const vic_flat_graph *g = &ix->flat;
+static vic_status cpu_search(vic_ctx *c, const vic_index *ix, const vic_flat_graph *g, const vic_data *q, int32_t k,
+                             int32_t L, int32_t limit, int32_t entries, int64_t *ids, float *dist) {
   const vic_data *x = &ix->x;
   const int64_t n = x->n;
   const int nt = vic__threads(c); /* one scratch slice per thread of the region below */
@@ -275,6 +311,12 @@ static vic_status knn_lists(vic_ctx *c, const vic_index *ix, const vic_build_opt
   so.method = gpu ? VIC_METHOD_GNND : (ix->x.n <= o->brute_max_n ? VIC_METHOD_BRUTE : VIC_METHOD_NNDESCENT);
   so.k = k;
   so.recall_sample = 0;
+  if (gpu && o->gnnd.k_build <= 0) { /* TSDG's own list settings (tsdg_gnnd) */
+    so.gnnd.k_build = TSDG_K_DEFAULT;
+    so.gnnd.samples = TSDG_GNND_SAMPLES;
+    so.gnnd.iterations = TSDG_GNND_ITERATIONS;
+    so.gnnd.converge = TSDG_GNND_CONVERGE;
+  }
   int64_t *ids;
   float *dist;
   double seconds = 0;
@@ -291,6 +333,67 @@ static vic_status knn_lists(vic_ctx *c, const vic_index *ix, const vic_build_opt
   *out = g;
   return VIC_OK;
 }
+
+static vic_status flat_done(vic_ctx *c, vic_index *ix, int gpu, double t0) {
+  (void)c;
+  ix->report.backend = gpu ? VIC_BACKEND_CUDA : VIC_BACKEND_CPU;
+  ix->report.k = ix->flat.degree;
+  ix->graph.k_build = ix->flat.degree; /* the header's degree field */
+  vic__report_stage(&ix->report, ix->kind == VIC_INDEX_GRNND ? "grnnd index" : "tsdg index", vic__now() - t0);
+  return VIC_OK;
+}
+
+#ifdef VIC_WITH_CUDA
+/* TSDG's GNND lists: K 32, p 16, 10 iterations (the settings its graph was
+ * measured with, BENCHMARKS.md), or the caller's gnnd options when it sets
+ * gnnd.k_build. */
+static void tsdg_gnnd(const vic_build_options *o, int32_t k, vick_gnnd_params *q) {
+  const int own = o->gnnd.k_build > 0;
+  int32_t kb = own ? o->gnnd.k_build : TSDG_K_DEFAULT;
+  if (kb < k) kb = k;
+  q->k_build = (kb + 31) / 32 * 32;
+  q->samples = own ? o->gnnd.samples : TSDG_GNND_SAMPLES;
+  q->iterations = own ? o->gnnd.iterations : TSDG_GNND_ITERATIONS;
+  q->converge = own ? o->gnnd.converge : TSDG_GNND_CONVERGE;
+  q->shard_rows = 0;
+  q->merge_iterations = 0;
+}
+
+/* Lists, diversification and the search graph in one device call (nothing
+ * of size n x k through the host); VIC_E_NOMEM when it does not fit, so the
+ * caller can take the sharded path. */
+static vic_status tsdg_on_device(vic_ctx *c, vic_index *ix, const vic_build_options *o, int32_t k, float alpha,
+                                 int32_t lambda0, int32_t degree, float **owned) {
+  const vic_data *x = &ix->x;
+  const float *rows = packed(c, x, owned);
+  if (!rows) return VIC_E_NOMEM;
+  vick_gnnd_params gp;
+  tsdg_gnnd(o, k, &gp);
+  vick_tsdg_params tp = {alpha, lambda0, degree};
+  vick_call call;
+  vic__cuda_call_init(c, &call, c->opt.device, o->device_memory_budget, 0);
+  vick_gsearch *gs = NULL;
+  double deg = 0;
+  int rc = vick_tsdg_index(&call, rows, x->n, x->d, &gp, k, &tp, 0, &gs, &deg);
+  if (rc == VICK_NOMEM) { /* the caller tries the host path: noted, not logged as an error */
+    snprintf(c->error, sizeof c->error, "%s", call.message);
+    return VIC_E_NOMEM;
+  }
+  vic_status s = vic__kernel_status(c, rc, &call, "TSDG");
+  if (s != VIC_OK) return s;
+  ix->flat.gpu = gs;
+  ix->flat.degree = degree;
+  vic__cuda_copy_stages(&ix->report, &call);
+  vick_gsearch_info info;
+  vick_gsearch_info_get(gs, &info);
+  if (o->method != VIC_METHOD_AUTO) /* AUTO's reason stands */
+    vic__report_reason(&ix->report, "requested by the caller: TSDG (alpha %.2f, lambda0 %d) of GNND %d-NN lists (K %d, "
+                                    "p %d, %d it.) on the GPU; degree %.1f, %lld components", (double)alpha,
+                       (int)lambda0, (int)k, (int)gp.k_build, (int)gp.samples, (int)gp.iterations, deg,
+                       (long long)info.components);
+  return VIC_OK;
+}
+#endif
 
 vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o) {
   const vic_data *x = &ix->x;
@@ -324,16 +427,18 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
     const float *rows = packed(c, x, &owned);
     if (!rows) return VIC_E_NOMEM;
     g->degree = p.r;
-    g->ids = vic__malloc(c, (size_t)x->n * (size_t)p.r * sizeof(int32_t), "GRNND graph");
-    if (!g->ids) { free(owned); return VIC_E_NOMEM; }
     vick_call call;
     vic__cuda_call_init(c, &call, c->opt.device, o->device_memory_budget, 0);
     double deg = 0;
-    s = vic__kernel_status(c, vick_grnnd_build(&call, rows, x->n, x->d, &p, g->ids, NULL, &deg), &call, "GRNND");
+    /* built, checked and searched on the device: no host copy of the graph */
+    vick_gsearch *gs = NULL;
+    s = vic__kernel_status(c, vick_grnnd_index(&call, rows, x->n, x->d, &p, 0, &gs, &deg), &call, "GRNND");
+    g->gpu = gs;
     if (s == VIC_OK) {
       vic__cuda_copy_stages(&ix->report, &call);
-      vic__report_reason(&ix->report, "requested by the caller: GRNND graph on the GPU (S %d, R %d, T1 %d, T2 %d, "
-                                      "rho %.2f; mean degree %.1f)", p.s, p.r, p.t1, p.t2, (double)p.rho, deg);
+      if (o->method != VIC_METHOD_AUTO) /* AUTO's reason stands */
+        vic__report_reason(&ix->report, "requested by the caller: GRNND graph on the GPU (S %d, R %d, T1 %d, T2 %d, "
+                                        "rho %.2f; mean degree %.1f)", p.s, p.r, p.t1, p.t2, (double)p.rho, deg);
     }
 #endif
   } else {
@@ -350,6 +455,19 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
     if (k > 128) k = 128;
     if ((int64_t)k > x->n - 1) k = (int32_t)(x->n - 1);
     const int32_t degree = 2 * k < 8 ? 8 : (2 * k < 64 ? 2 * k : 64); /* kernels: 8..256 */
+#ifdef VIC_WITH_CUDA
+    if (gpu && (s = tsdg_on_device(c, ix, o, k, alpha, lambda0, degree, &owned)) != VIC_E_NOMEM) {
+      free(owned);
+      if (s != VIC_OK) return s;
+      return flat_done(c, ix, gpu, t0);
+    }
+    if (gpu) { /* too large for the device in one piece: lists through the host (sharded GNND) */
+      vic__log(c, VIC_LOG_INFO, "TSDG on the device alone ran out of memory (%s); building through the host", c->error);
+      c->error[0] = '\0';
+      free(owned);
+      owned = NULL;
+    }
+#endif
     int32_t *knn = NULL;
     if ((s = knn_lists(c, ix, o, gpu, k, &knn, &ix->report)) != VIC_OK) return s;
     g->degree = degree;
@@ -372,13 +490,13 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
       if (s == VIC_OK) vic__report_stage(&ix->report, "tsdg", vic__now() - td);
     }
     free(knn);
-    if (s == VIC_OK)
+    if (s == VIC_OK && o->method != VIC_METHOD_AUTO)
       vic__report_reason(&ix->report, "requested by the caller: TSDG diversification (alpha %.2f, lambda0 %d) of %s "
                                       "%d-NN lists on the %s", (double)alpha, (int)lambda0, gpu ? "GNND" : "CPU",
                          (int)k, gpu ? "GPU" : "CPU");
   }
 #ifdef VIC_WITH_CUDA
-  if (s == VIC_OK && gpu) {
+  if (s == VIC_OK && gpu && !g->gpu) {
     if (!owned && (ix->x.stride && ix->x.stride != ix->x.d)) {
       const float *rows = packed(c, x, &owned);
       if (!rows) s = VIC_E_NOMEM;
@@ -388,17 +506,13 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
 #endif
   free(owned);
   if (s != VIC_OK) return s;
-  ix->report.backend = gpu ? VIC_BACKEND_CUDA : VIC_BACKEND_CPU;
-  ix->report.k = g->degree;
-  ix->graph.k_build = g->degree; /* the header's degree field */
-  vic__report_stage(&ix->report, ix->kind == VIC_INDEX_GRNND ? "grnnd index" : "tsdg index", vic__now() - t0);
-  return VIC_OK;
+  return flat_done(c, ix, gpu, t0);
 }
 
 vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o,
                             int32_t k, int64_t *ids, float *dist, vic_report *rep) {
   const vic_flat_graph *g = &ix->flat;
-  const int tsdg = g->occl != NULL;
+  const int tsdg = ix->kind == VIC_INDEX_TSDG; /* a graph built on the device keeps its factors there only */
 #ifdef VIC_WITH_CUDA
   if (g->gpu && c->opt.backend != VIC_BACKEND_CPU && k <= 128) {
     vick_gsearch_info info;
@@ -436,7 +550,12 @@ vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, 
   /* random entry rows: on graphs of separate clusters they are what reaches
    * a query's cluster, so the caller's count must be honoured */
   const int32_t entries = o->entry_points > 0 ? o->entry_points : 32;
-  vic_status s = cpu_search(c, ix, q, k, L, limit, entries, ids, dist);
+  /* a graph built on the device has no host copy until one is needed */
+  vic_flat_graph hg = *g;
+  void *owned = NULL;
+  vic_status s = vic__flat_edges(c, g, ix->x.n, tsdg, (const int32_t **)&hg.ids, (const uint8_t **)&hg.occl, &owned);
+  if (s == VIC_OK) s = cpu_search(c, ix, &hg, q, k, L, limit, entries, ids, dist);
+  free(owned);
   if (s == VIC_OK)
     vic__report_reason(rep, "%s graph, best-first search on the CPU (list %d, %d random entry points, occlusion limit %d)",
                        tsdg ? "TSDG" : "GRNND", (int)L, (int)entries, (int)limit);

@@ -14,7 +14,8 @@
 
 typedef struct {
   int32_t degree;  /* edges per row */
-  int32_t *ids;    /* n * degree, -1 after a row's last edge */
+  int32_t *ids;    /* n * degree, -1 after a row's last edge; NULL when built on the device (the edges stay
+                      in gpu: vic__flat_edges) */
   uint8_t *occl;   /* n * degree occlusion factors (TSDG), NULL for GRNND */
   void *gpu;       /* device copy (vick_gsearch) or NULL */
 } vic_flat_graph;
@@ -31,6 +32,10 @@ vic_status vic__flat_search(vic_ctx *c, const struct vic_index *ix, const vic_da
                             int32_t k, int64_t *ids, float *dist, vic_report *rep);
 /* Every id in -1..n-1, no edge after a -1, factors ascending along a row. */
 int vic__flat_valid(const vic_flat_graph *g, int64_t n);
+/* The graph's edges (and TSDG's factors) in host memory: g's own, or a
+ * copy from its device graph into *owned (free it) when it has none. */
+vic_status vic__flat_edges(vic_ctx *c, const vic_flat_graph *g, int64_t n, int tsdg, const int32_t **ids,
+                           const uint8_t **occl, void **owned);
 int64_t vic__flat_bytes(const vic_flat_graph *g, int64_t n);
 void vic__flat_free(vic_flat_graph *g);
 

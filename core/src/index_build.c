@@ -6,9 +6,24 @@
 
 #include <string.h>
 
+/* The GPU index AUTO takes: the kind whose build was shortest at recall@10
+ * 0.99 of its default search on manifold 1M x 128 and islands (H100,
+ * benchmarks/sections/issue17-builds.md).  0 when no device is usable (the
+ * CPU graph then), with the probe's message cleared. */
+static int auto_gpu_kind(vic_ctx *c, const vic_data *x, vic_index_kind *kind) {
+  if (c->opt.backend == VIC_BACKEND_CPU || x->box || x->n >= INT32_MAX) return 0;
+  if (vic__cuda_probe(c) != VIC_OK) {
+    c->error[0] = '\0';
+    return 0;
+  }
+  *kind = VIC_INDEX_GRNND;
+  return 1;
+}
+
 /* AUTO picks the exact grid for d <= 3 with L2, exact brute force for small
- * n and for the inner product (no graph method applies to it), and the
- * NN-Descent graph otherwise.  A method asked for builds its own index; one
+ * n and for the inner product (no graph method applies to it), the GPU
+ * graph built fastest at recall@10 0.99 of its default search when a device
+ * is usable (auto_gpu_kind), and the NN-Descent graph otherwise.  A method asked for builds its own index; one
  * whose index builds on the GPU only (GGNN, GRNND) does so when the
  * context's backend allows one and a device is usable.  Without one, and
  * for methods with no index of their own (GNND), the record's stand-in
@@ -25,6 +40,10 @@ static vic_status choose_kind(vic_ctx *c, const vic_data *x, const vic_build_opt
     } else if (x->n <= o->brute_max_n) {
       vic__report_reason(r, "n = %lld <= %lld: exact brute force is cheap", (long long)x->n, (long long)o->brute_max_n);
       *kind = VIC_INDEX_BRUTE;
+    } else if (auto_gpu_kind(c, x, kind)) {
+      vic__report_reason(r, "d = %d, n = %lld > %lld, GPU usable: %s, the GPU index built fastest at recall@10 0.99 "
+                            "of its default search", (int)x->d, (long long)x->n, (long long)o->brute_max_n,
+                         vic_method_name(vic__index_method(*kind)));
     } else {
       vic__report_reason(r, "d = %d, n = %lld > %lld: NN-Descent graph with best-first search", (int)x->d,
                          (long long)x->n, (long long)o->brute_max_n);

@@ -76,8 +76,8 @@ static int decode_report(const unsigned char *p, vic_report *r) {
 }
 
 /* ------------------------------------------------------------- saving */
-static void encode_header(const vic_index *ix, uint32_t sections, uint64_t payload, uint64_t checksum,
-                          unsigned char *h) {
+static void encode_header(const vic_index *ix, uint64_t fingerprint, uint32_t sections, uint64_t payload,
+                          uint64_t checksum, unsigned char *h) {
   memset(h, 0, HEADER_BYTES);
   memcpy(h, MAGIC, 8);
   put_u32(h + 8, FORMAT_VERSION);
@@ -87,7 +87,7 @@ static void encode_header(const vic_index *ix, uint32_t sections, uint64_t paylo
   put_u32(h + 28, (uint32_t)ix->x.metric);
   put_u32(h + 32, (uint32_t)ix->graph.k_build);
   put_u32(h + 36, sections);
-  put_u64(h + 40, ix->fingerprint);
+  put_u64(h + 40, fingerprint);
   put_u64(h + 48, payload);
   put_u64(h + 56, checksum);
   put_u32(h + 64, ix->x.box ? 1u : 0u);
@@ -121,13 +121,12 @@ vic_status vic_index_save(vic_ctx *c, const vic_index *ix, const char *path) {
   unsigned char rep[REPORT_BYTES];
   encode_report(&ix->report, rep);
   vic__index_write_section(&w, VIC_SEC_REPORT, rep, REPORT_BYTES);
-  if (ops->save) ops->save(&w, ix);
-  encode_header(ix, w.sections, w.bytes, w.checksum, header);
+  vic_status s = ops->save ? ops->save(c, &w, ix) : VIC_OK; /* its message stands when it fails */
+  encode_header(ix, vic__index_fingerprint(c, ix), w.sections, w.bytes, w.checksum, header);
   if (fseek(w.f, 0, SEEK_SET) != 0 || fwrite(header, 1, HEADER_BYTES, w.f) != HEADER_BYTES) w.failed = 1;
   if (fclose(w.f) != 0) w.failed = 1;
-  vic_status s = VIC_OK;
-  if (w.failed) s = vic__fail(c, VIC_E_IO, "writing '%s' failed (disk full or not writable?)", tmp);
-  else if (rename(tmp, path) != 0) s = vic__fail(c, VIC_E_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+  if (s == VIC_OK && w.failed) s = vic__fail(c, VIC_E_IO, "writing '%s' failed (disk full or not writable?)", tmp);
+  else if (s == VIC_OK && rename(tmp, path) != 0) s = vic__fail(c, VIC_E_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
   if (s != VIC_OK) remove(tmp);
   free(tmp);
   return s;
@@ -201,7 +200,7 @@ vic_status vic_index_load(vic_ctx *c, const char *path, const vic_data *x, vic_i
     goto done;
   }
   if ((s = vic__index_new(c, x, kind, &ix)) != VIC_OK) goto done;
-  if (ix->fingerprint != get_u64(h + 40)) {
+  if (vic__index_fingerprint(c, ix) != get_u64(h + 40)) {
     s = vic__fail(c, VIC_E_FORMAT, "'%s' was built over different data: the rows given do not match the index's "
                                    "fingerprint (same shape, other values)", path);
     goto done;

@@ -34,7 +34,8 @@ struct vic_index {
   vic_index_kind kind;
   vic_data x;          /* the rows searched: the caller's view, or owned unit rows for cosine */
   float *owned_rows;   /* NULL unless the index normalised the rows */
-  uint64_t fingerprint;/* of the caller's view, checked by vic_index_load */
+  uint64_t fingerprint;/* of the caller's view, checked by vic_index_load (vic__index_fingerprint) */
+  int fingerprint_later; /* x is the caller's own view: fingerprinted when a file needs it, not in the build */
   vic_report report;   /* of the build (or of the build recorded in a loaded file) */
   vic_grid *grid;      /* VIC_INDEX_GRID */
   vic_search_graph graph; /* VIC_INDEX_GRAPH */
@@ -68,8 +69,11 @@ void vic__index_write_section(vic_index_writer *w, uint32_t id, const void *data
 vic_status vic__index_read_section(vic_ctx *c, vic_index_reader *r, uint32_t id, uint64_t bytes, void **out,
                                    uint64_t *got);
 
-/* Allocate the struct, validate x, prepare the rows and fingerprint them. */
+/* Allocate the struct, validate x, prepare the rows (and fingerprint them
+ * when the index owns normalised rows, the caller's being gone later). */
 vic_status vic__index_new(vic_ctx *c, const vic_data *x, vic_index_kind kind, vic_index **out);
+/* The fingerprint of the caller's view that the index was made over. */
+uint64_t vic__index_fingerprint(vic_ctx *c, const vic_index *ix);
 
 /* Build the search graph of ix (kind GRAPH, rows prepared). */
 vic_status vic__search_graph_build(vic_ctx *c, vic_index *ix, const vic_build_options *o);

@@ -96,7 +96,8 @@ static vic_status graph_search(vic_ctx *c, const vic_index *ix, const vic_data *
 }
 
 /* edges and routing tree: they take NN-Descent to rebuild */
-static void graph_save(vic_index_writer *w, const vic_index *ix) {
+static vic_status graph_save(vic_ctx *c, vic_index_writer *w, const vic_index *ix) {
+  (void)c;
   const vic_search_graph *g = &ix->graph;
   int64_t n = ix->x.n;
   vic__index_write_section(w, VIC_SEC_OFFSETS, g->offsets, (uint64_t)(n + 1) * sizeof(int64_t));
@@ -104,6 +105,7 @@ static void graph_save(vic_index_writer *w, const vic_index *ix) {
   vic__index_write_section(w, VIC_SEC_ORDER, g->tree.order, (uint64_t)n * sizeof(int32_t));
   vic__index_write_section(w, VIC_SEC_LEAVES, g->tree.leaf_start, ((uint64_t)g->tree.n_leaves + 1) * sizeof(int32_t));
   vic__index_write_section(w, VIC_SEC_NODES, g->tree.nodes, (uint64_t)g->tree.n_nodes * sizeof(vic_rp_node));
+  return VIC_OK;
 }
 
 /* Every id and offset in range, offsets monotone, children after parents
@@ -226,11 +228,19 @@ static vic_status flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q
 }
 
 /* the fixed-width edge table (degree in the header's K field), and TSDG's
- * occlusion factor of every edge */
-static void flat_save(vic_index_writer *w, const vic_index *ix) {
+ * occlusion factor of every edge; a graph built on the device has its
+ * edges copied back for the file */
+static vic_status flat_save(vic_ctx *c, vic_index_writer *w, const vic_index *ix) {
   const uint64_t cells = (uint64_t)ix->x.n * (uint64_t)ix->flat.degree;
-  vic__index_write_section(w, VIC_SEC_FLAT_EDGES, ix->flat.ids, cells * sizeof(int32_t));
-  if (ix->kind == VIC_INDEX_TSDG) vic__index_write_section(w, VIC_SEC_FLAT_OCCLUSION, ix->flat.occl, cells);
+  const int32_t *ids = NULL;
+  const uint8_t *occl = NULL;
+  void *owned = NULL;
+  vic_status s = vic__flat_edges(c, &ix->flat, ix->x.n, ix->kind == VIC_INDEX_TSDG, &ids, &occl, &owned);
+  if (s != VIC_OK) return s;
+  vic__index_write_section(w, VIC_SEC_FLAT_EDGES, ids, cells * sizeof(int32_t));
+  if (ix->kind == VIC_INDEX_TSDG) vic__index_write_section(w, VIC_SEC_FLAT_OCCLUSION, occl, cells);
+  free(owned);
+  return VIC_OK;
 }
 
 static int flat_valid(const vic_index *ix) { return vic__flat_valid(&ix->flat, ix->x.n); }

@@ -49,7 +49,8 @@ typedef struct vic_index_ops {
   /* q prepared like ix->x unless raw_queries; ids/dist q->n * k, true distances */
   vic_status (*search)(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o, int32_t k,
                        int64_t *ids, float *dist, vic_report *rep);
-  void (*save)(vic_index_writer *w, const vic_index *ix);                              /* sections, may be NULL */
+  /* sections, may be NULL; a failure (a device graph's edges not copied back) words its message */
+  vic_status (*save)(vic_ctx *c, vic_index_writer *w, const vic_index *ix);
   vic_status (*load)(vic_ctx *c, vic_index_reader *r, vic_index *ix, int32_t degree); /* may be NULL */
   int (*valid)(const vic_index *ix);                /* loaded structure consistent; may be NULL */
   vic_status (*loaded)(vic_ctx *c, vic_index *ix);  /* after a checked load; may be NULL */

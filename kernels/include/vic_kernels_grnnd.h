@@ -19,6 +19,7 @@
 #define VIC_KERNELS_GRNND_H
 
 #include "vic_kernels.h"
+#include "vic_kernels_gnnd.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -156,6 +157,27 @@ typedef struct {
 } vick_gsearch_info;
 
 int vick_gsearch_info_get(const vick_gsearch *g, vick_gsearch_info *info);
+
+/* -------------------------------------------- search graphs built in place */
+/* The GRNND graph of vick_grnnd_build made into a search graph on the
+ * device (as vick_gsearch_create would make it from that graph): the rows
+ * are uploaded once (beside the first clears), the graph, its components,
+ * its checks and its pivots stay on the device; nothing of size n x R
+ * crosses to the host.  *mean_degree may be NULL. */
+int vick_grnnd_index(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_grnnd_params *p,
+                     int32_t max_entries, vick_gsearch **out, double *mean_degree);
+
+/* TSDG on the device from the rows alone: GNND's k-NN lists (gp, k <=
+ * gp->k_build, k <= 128) and both diversification stages run on the
+ * uploaded rows, and the result becomes a search graph as in
+ * vick_grnnd_index.  The same graph as vick_gnnd_build followed by
+ * vick_tsdg_build on its lists, when both run on one device. */
+int vick_tsdg_index(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_gnnd_params *gp, int32_t k,
+                    const vick_tsdg_params *p, int32_t max_entries, vick_gsearch **out, double *mean_degree);
+
+/* A search graph's edges (n x degree ids, -1 after a row's last) and, where
+ * it has them, occlusion factors (occl may be NULL) into host memory. */
+int vick_gsearch_graph(vick_call *call, const vick_gsearch *g, int32_t *ids, uint8_t *occl);
 
 #ifdef VICK_GS_TRACE
 /* Development builds only (CMake -DVIC_GS_TRACE=ON): the global timer (ns)

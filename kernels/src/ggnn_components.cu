@@ -63,6 +63,26 @@ __global__ void ggnn_k_root_entries(const uint64_t *key, int cnt, int32_t *entry
   if (i < cnt) entry[i] = (int32_t)(key[i] & 0xffffffffu);
 }
 
+cudaError_t ggnn_label_components(const int32_t *graph, int k, int64_t n, int32_t *label, int *flag,
+                                  cudaStream_t st, int *rounds) {
+  const unsigned bn = (unsigned)((n + 255) / 256), bnk = (unsigned)((n * k + 255) / 256);
+  cudaError_t e;
+  ggnn_k_cc_init<<<bn, 256, 0, st>>>(label, n);
+  if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  for (;;) {
+    int changed = 0;
+    if ((e = cudaMemsetAsync(flag, 0, sizeof(int), st)) != cudaSuccess) return e;
+    ggnn_k_cc_hook<<<bnk, 256, 0, st>>>(graph, k, n, label, flag);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    ggnn_k_cc_compress<<<bn, 256, 0, st>>>(label, n);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    if ((e = cudaMemcpyAsync(&changed, flag, sizeof(int), cudaMemcpyDeviceToHost, st)) != cudaSuccess) return e;
+    if ((e = cudaStreamSynchronize(st)) != cudaSuccess) return e;
+    ++*rounds;
+    if (!changed) return cudaSuccess;
+  }
+}
+
 cudaError_t ggnn_entries(vick_ggnn *g, int cover_components, int cap, char *msg, size_t msg_size) {
   const int64_t n = g->n;
   const int ntop = g->L > 1 ? g->s_up : (int)(n < g->s_up ? n : g->s_up);
@@ -74,25 +94,13 @@ cudaError_t ggnn_entries(vick_ggnn *g, int cover_components, int cap, char *msg,
   size_t tmp_bytes = 0;
   int roots = 0, take = 0, rounds = 0;
   cudaError_t e = cudaSuccess;
-  const unsigned bn = (unsigned)((n + 255) / 256), bnk = (unsigned)((n * g->k + 255) / 256);
+  const unsigned bn = (unsigned)((n + 255) / 256);
 
   if (cover_components) {
     if ((e = cudaMalloc(&label, n * sizeof(int32_t))) != cudaSuccess) goto done;
     if ((e = cudaMalloc(&size, n * sizeof(int32_t))) != cudaSuccess) goto done;
     if ((e = cudaMalloc(&flag, 2 * sizeof(int))) != cudaSuccess) goto done;
-    ggnn_k_cc_init<<<bn, 256>>>(label, n);
-    if ((e = cudaGetLastError()) != cudaSuccess) goto done;
-    for (;;) {
-      int changed = 0;
-      if ((e = cudaMemset(flag, 0, sizeof(int))) != cudaSuccess) goto done;
-      ggnn_k_cc_hook<<<bnk, 256>>>(g->layer[0].graph, g->k, n, label, flag);
-      if ((e = cudaGetLastError()) != cudaSuccess) goto done;
-      ggnn_k_cc_compress<<<bn, 256>>>(label, n);
-      if ((e = cudaGetLastError()) != cudaSuccess) goto done;
-      if ((e = cudaMemcpy(&changed, flag, sizeof(int), cudaMemcpyDeviceToHost)) != cudaSuccess) goto done;
-      rounds++;
-      if (!changed) break;
-    }
+    if ((e = ggnn_label_components(g->layer[0].graph, g->k, n, label, flag, 0, &rounds)) != cudaSuccess) goto done;
     if ((e = cudaMemset(size, 0, n * sizeof(int32_t))) != cudaSuccess) goto done;
     if ((e = cudaMemset(flag + 1, 0, sizeof(int))) != cudaSuccess) goto done;
     ggnn_k_cc_sizes<<<bn, 256>>>(label, n, size);

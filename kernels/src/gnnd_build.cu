@@ -2,6 +2,7 @@
  * GGM merge on device-resident rows, and the public in-memory entry
  * points.  Policy (parameters, fallbacks, wording) belongs to the core. */
 #include "gnnd_internal.h"
+#include "staged_copy.cuh"
 
 #include <math.h>
 #include <stdint.h>
@@ -145,6 +146,26 @@ int gnnd__merge_run(vick_call *call, gnnd_dev *g, const float *d_rows1, int64_t 
   return gnnd__launch_finalize(call, &m, k, d_out_ids, d_out_dist, st);
 }
 
+int gnnd__knn_device(vick_call *call, const float *d_rows, int64_t n, int32_t d, int32_t k, const vick_gnnd_params *p,
+                     int32_t *d_ids, float *d_dist, cudaStream_t st) {
+  int rc;
+  if ((rc = gnnd__check_params(call, n, d, p, k))) return rc;
+  gnnd_dev g;
+  gnnd__setup(&g, d, p, call->seed);
+  if ((rc = gnnd__alloc(call, &g, n, 0))) return rc;
+  /* the lock clear ran on the legacy stream, which st does not wait for */
+  if ((rc = GNND_CK(call, cudaDeviceSynchronize()))) {
+    gnnd__free(&g);
+    return rc;
+  }
+  double tk = gnnd__now();
+  rc = gnnd__build_run(call, &g, d_rows, n, p, k, d_ids, d_dist, st);
+  if (!rc) rc = GNND_CK(call, cudaStreamSynchronize(st));
+  if (!rc) call->seconds_kernel += gnnd__now() - tk;
+  gnnd__free(&g);
+  return rc;
+}
+
 /* ---------------------------------------------------- public, in memory */
 
 static int upload_rows(vick_call *call, const float *rows, int64_t n, int32_t d, float **d_rows) {
@@ -194,6 +215,43 @@ out:
   return rc;
 }
 
+/* The lists of rows that fit the device in one piece: rows in and lists
+ * out through pinned slots (the ids widened on the way), so the copies run
+ * at the link's speed and the host's page faults spread over its threads. */
+static int knn_in_memory(vick_call *call, const float *rows, int64_t n, int32_t d, int32_t k, const vick_gnnd_params *p,
+                         int64_t *ids, float *dist) {
+  vick_env env;
+  vick_stage stage;
+  memset(&stage, 0, sizeof stage);
+  float *d_rows = NULL, *d_dist = NULL;
+  int32_t *d_ids = NULL;
+  const size_t cells = (size_t)n * (size_t)k;
+  int rc = vick_begin(call, &env);
+  double t = gnnd__now();
+  if (!rc) rc = vick_stage_init(call, &stage, (size_t)32 << 20);
+  if (!rc) rc = GNND_CK(call, cudaMalloc((void **)&d_rows, (size_t)n * d * sizeof(float)));
+  if (!rc) rc = GNND_CK(call, cudaMalloc((void **)&d_ids, cells * 4));
+  if (!rc) rc = GNND_CK(call, cudaMalloc((void **)&d_dist, cells * 4));
+  if (!rc) rc = vick_staged_to_device(call, &env, &stage, d_rows, rows, (size_t)n * d * sizeof(float));
+  if (!rc) gnnd__stage(call, "upload", gnnd__now() - t);
+  if (!rc) {
+    t = gnnd__now();
+    rc = gnnd__knn_device(call, d_rows, n, d, k, p, d_ids, d_dist, env.stream);
+    if (!rc) gnnd__stage(call, "gnnd build", gnnd__now() - t);
+  }
+  if (!rc) {
+    t = gnnd__now();
+    rc = vick_staged_to_host_wide(call, &env, &stage, ids, d_ids, (int64_t)cells);
+    if (!rc) rc = vick_staged_to_host(call, &env, &stage, dist, d_dist, cells * 4);
+    if (!rc) gnnd__stage(call, "download", gnnd__now() - t);
+  }
+  cudaFree(d_rows);
+  cudaFree(d_ids);
+  cudaFree(d_dist);
+  vick_stage_free(&stage);
+  return vick_end(call, &env, rc);
+}
+
 int vick_gnnd_knn(vick_call *call, const float *rows, int64_t n, int32_t d, int32_t k, const vick_gnnd_params *p,
                   int64_t *ids, float *dist) {
   int rc;
@@ -208,11 +266,5 @@ int vick_gnnd_knn(vick_call *call, const float *rows, int64_t n, int32_t d, int3
   }
   if (vick_gnnd_bytes(n, d, p, 0) > budget || (p->shard_rows > 0 && p->shard_rows < n))
     return gnnd__sharded_knn(call, rows, n, d, k, p, budget, ids, dist);
-  vick_gnnd_graph g = {n, k, (int32_t *)malloc((size_t)n * k * sizeof(int32_t)), dist};
-  if (!g.ids) return fail(call, VICK_NOMEM, "gnnd: host memory for 32-bit ids");
-  rc = vick_gnnd_build(call, rows, n, d, p, &g);
-  if (rc == VICK_OK)
-    for (int64_t i = 0; i < n * k; ++i) ids[i] = g.ids[i];
-  free(g.ids);
-  return rc;
+  return knn_in_memory(call, rows, n, d, k, p, ids, dist);
 }

@@ -87,6 +87,10 @@ int gnnd__build_run(vick_call *call, gnnd_dev *g, const float *d_rows, int64_t n
 int gnnd__merge_run(vick_call *call, gnnd_dev *g, const float *d_rows1, int64_t n1, const float *d_rows2,
                     int64_t n2, const int32_t *d_flat_ids, const float *d_flat_dist, const vick_gnnd_params *p,
                     int32_t k, int32_t *d_out_ids, float *d_out_dist, cudaStream_t st);
+/* GNND on device rows into device flat top-k lists (d_ids, d_dist: n x k),
+ * its own buffers made and released here; waits for stream st. */
+int gnnd__knn_device(vick_call *call, const float *d_rows, int64_t n, int32_t d, int32_t k, const vick_gnnd_params *p,
+                     int32_t *d_ids, float *d_dist, cudaStream_t st);
 int gnnd__check_params(vick_call *call, int64_t n, int32_t d, const vick_gnnd_params *p, int32_t k);
 /* The common layer's stage report and clock (common.cuh). */
 static inline void gnnd__stage(vick_call *call, const char *name, double seconds) {

@@ -101,6 +101,17 @@ int gs_large_load(vick_call *call);
 /* Fill g->wave_blocks (graph_search_small.cu: it holds the kernel). */
 int gs_small_wave_capacity(vick_call *call, vick_gsearch *g);
 
+/* A search graph over a graph built on the device (grnnd_adopt.cu): takes
+ * d_x (n x d rows), d_g (n x degree ids) and d_occl (or NULL), which the
+ * result owns (freed here on failure), after the work queued on st.  The
+ * range and repeat checks run on the device, then gs_finish: the same
+ * components and pivots as vick_gsearch_create makes of that graph. */
+int gs_adopt(vick_call *call, cudaStream_t st, int64_t n, int32_t d, float *d_x, int32_t *d_g, int32_t degree,
+             uint8_t *d_occl, int32_t max_entries, vick_gsearch **out);
+/* The rest of an index whose rows and graph are on the device (graph_search_entry.cu):
+ * components, pivots, occupancy, workspace; target: pivots wanted (0 = the default). */
+int gs_finish(vick_call *call, vick_gsearch *g, int32_t target);
+
 /* ------------------------------------------- small-batch workspace */
 /* What one search call runs on: its stream, events, device buffers (the
  * two counters of the small procedure first, zeroed) and, where it has

@@ -329,7 +329,7 @@ static void gs_release(vick_gsearch *g) {
  * components (labels on the device), the pivots and their rows, the
  * kernels' occupancy and the workspace.  target: pivots wanted (0 = the
  * default). */
-static int gs_finish(vick_call *call, vick_gsearch *g, int32_t target) {
+int gs_finish(vick_call *call, vick_gsearch *g, int32_t target) {
   const int64_t n = g->n;
   if (target == 0) target = n / 8 < GS_PIVOTS ? (int32_t)(n / 8 > 0 ? n / 8 : 1) : GS_PIVOTS;
   int32_t *label = (int32_t *)malloc((size_t)n * sizeof(int32_t));

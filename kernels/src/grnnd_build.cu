@@ -18,7 +18,7 @@
  * Between outer iterations (Alg. 3 lines 12-16) every vertex copies its
  * pool to the write side and inserts itself into the pools of its nearest
  * ceil(rho * size) neighbours (reverse-edge sampling). */
-#include "grnnd_common.cuh"
+#include "graph_search.cuh"
 #include "vic_kernels_grnnd.h"
 
 #include <stdlib.h>
@@ -377,9 +377,9 @@ static gr_pools gr_pool(gr_ws *w, int b) {
   return P;
 }
 
-static int gr_run(vick_call *call, gr_ws *w, const float *rows, int64_t n, int d, const vick_grnnd_params *p,
-                  int32_t *ids, float *dist, double *mean_degree) {
-  const int R = p->r;
+/* Upload the rows on a side stream while the pools are cleared on the
+ * main one (a pageable copy keeps the host busy, not the device). */
+static int gr_upload(vick_call *call, gr_ws *w, const float *rows, int64_t n, int d, int R) {
   double th = vick_now();
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->x, (size_t)n * d * 4, "GRNND rows"));
   for (int b = 0; b < 2; ++b) {
@@ -387,18 +387,24 @@ static int gr_run(vick_call *call, gr_ws *w, const float *rows, int64_t n, int d
     VICK_TRY(vick_buf_alloc(call, &w->env, &w->cnt[b], (size_t)n * 4, "GRNND pool counts"));
   }
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->ids, (size_t)n * R * 4, "GRNND graph"));
-  if (dist) VICK_TRY(vick_buf_alloc(call, &w->env, &w->dist, (size_t)n * R * 4, "GRNND distances"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->edges, 8, "GRNND edge count"));
   vick_stage_add(call, "allocate", vick_now() - th);
   th = vick_now();
-  VICK_TRY(vick_copy_to_device(call, &w->env, w->x.p, rows, (size_t)n * d * 4));
+  VICK_TRY(gr_clear(call, w, 0, n, R));
+  VICK_TRY(gr_clear(call, w, 1, n, R));
+  VICK_TRY(gr_upload_beside(call, &w->env, w->x.p, rows, (size_t)n * d * 4));
   vick_stage_add(call, "upload", vick_now() - th);
+  return VICK_OK;
+}
+
+/* The graph into w->ids (and w->dist when allocated) from w->x, the pools
+ * cleared; the edge count in w->edges. */
+static int gr_graph(vick_call *call, gr_ws *w, int64_t n, int d, const vick_grnnd_params *p) {
+  const int R = p->r;
   const float *x = (const float *)w->x.p;
   const unsigned blocks = vick_blocks(n, GR_WARPS);
   double kt = 0;
   VICK_TRY(vick_timer_start(call, &w->env));
-  VICK_TRY(gr_clear(call, w, 0, n, R));
-  VICK_TRY(gr_clear(call, w, 1, n, R));
   gr_init_kernel<<<blocks, 32 * GR_WARPS, 0, w->env.stream>>>(x, n, d, p->s, R, gr_pool(w, 0), call->seed);
   VICK_LAUNCH(call, "gr_init_kernel");
   VICK_TRY(vick_timer_stop(call, &w->env, &kt, "init"));
@@ -435,22 +441,33 @@ static int gr_run(vick_call *call, gr_ws *w, const float *rows, int64_t n, int d
   VICK_LAUNCH(call, "gr_final_kernel");
   VICK_TRY(vick_timer_stop(call, &w->env, &kt, "final"));
   call->seconds_kernel += kt;
-  th = vick_now();
+  return VICK_OK;
+}
+
+static int gr_mean_degree(vick_call *call, gr_ws *w, int64_t n, double *mean_degree) {
+  if (!mean_degree) return VICK_OK;
+  unsigned long long e = 0;
+  VICK_TRY(vick_copy_to_host(call, &w->env, &e, w->edges.p, 8));
+  *mean_degree = (double)e / (double)n;
+  return VICK_OK;
+}
+
+static int gr_run(vick_call *call, gr_ws *w, const float *rows, int64_t n, int d, const vick_grnnd_params *p,
+                  int32_t *ids, float *dist, double *mean_degree) {
+  const int R = p->r;
+  if (dist) VICK_TRY(vick_buf_alloc(call, &w->env, &w->dist, (size_t)n * R * 4, "GRNND distances"));
+  VICK_TRY(gr_upload(call, w, rows, n, d, R));
+  VICK_TRY(gr_graph(call, w, n, d, p));
+  double th = vick_now();
   VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->ids.p, (size_t)n * R * 4));
   if (dist) VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->dist.p, (size_t)n * R * 4));
-  if (mean_degree) {
-    unsigned long long e = 0;
-    VICK_TRY(vick_copy_to_host(call, &w->env, &e, w->edges.p, 8));
-    *mean_degree = (double)e / (double)n;
-  }
+  VICK_TRY(gr_mean_degree(call, w, n, mean_degree));
   vick_stage_add(call, "download", vick_now() - th);
   return VICK_OK;
 }
 
-int vick_grnnd_build(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_grnnd_params *p,
-                     int32_t *ids, float *dist, double *mean_degree) {
-  if (!call) return VICK_ARGUMENT;
-  if (!rows || !ids || !p || n < 2 || d < 1)
+static int gr_check(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_grnnd_params *p) {
+  if (!rows || !p || n < 2 || d < 1)
     return vick_fail(call, VICK_ARGUMENT, "GRNND: needs rows, n >= 2, d >= 1 and an output graph");
   if (n >= ((int64_t)1 << 31) - 1) return vick_fail(call, VICK_ARGUMENT, "GRNND: n = %lld >= 2^31 - 1", (long long)n);
   if (p->r < 8 || p->r > GR_RMAX || p->s < 1 || p->s > p->r || p->t1 < 1 || p->t2 < 1 || !(p->rho > 0.f) ||
@@ -459,19 +476,62 @@ int vick_grnnd_build(vick_call *call, const float *rows, int64_t n, int32_t d, c
                      "GRNND: parameters out of range (S = %d in 1..R, R = %d in 8..%d, T1 = %d, T2 = %d >= 1, "
                      "rho = %g in (0, 1], pairs %d)",
                      (int)p->s, (int)p->r, GR_RMAX, (int)p->t1, (int)p->t2, (double)p->rho, (int)p->pairs);
+  return VICK_OK;
+}
+
+static void gr_free(gr_ws *w) {
+  vick_buf_free(&w->env, &w->x);
+  for (int b = 0; b < 2; ++b) {
+    vick_buf_free(&w->env, &w->key[b]);
+    vick_buf_free(&w->env, &w->cnt[b]);
+  }
+  vick_buf_free(&w->env, &w->ids);
+  vick_buf_free(&w->env, &w->dist);
+  vick_buf_free(&w->env, &w->edges);
+}
+
+int vick_grnnd_build(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_grnnd_params *p,
+                     int32_t *ids, float *dist, double *mean_degree) {
+  if (!call) return VICK_ARGUMENT;
+  if (!ids) return vick_fail(call, VICK_ARGUMENT, "GRNND: needs rows, n >= 2, d >= 1 and an output graph");
+  VICK_TRY(gr_check(call, rows, n, d, p));
   gr_ws w;
   memset(&w, 0, sizeof w);
   int rc = vick_begin(call, &w.env);
   if (rc == VICK_OK) rc = gr_run(call, &w, rows, n, d, p, ids, dist, mean_degree);
   const double tf = vick_now();
-  vick_buf_free(&w.env, &w.x);
+  gr_free(&w);
+  if (rc == VICK_OK) vick_stage_add(call, "release", vick_now() - tf);
+  return vick_end(call, &w.env, rc);
+}
+
+int vick_grnnd_index(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_grnnd_params *p,
+                     int32_t max_entries, vick_gsearch **out, double *mean_degree) {
+  if (!call) return VICK_ARGUMENT;
+  if (!out) return vick_fail(call, VICK_ARGUMENT, "GRNND: no place for the search graph");
+  *out = NULL;
+  VICK_TRY(gr_check(call, rows, n, d, p));
+  if (max_entries < 0 || max_entries > GS_PIVOTS_MAX)
+    return vick_fail(call, VICK_ARGUMENT, "GRNND: %d entry points asked, 0..%d allowed", (int)max_entries,
+                     GS_PIVOTS_MAX);
+  gr_ws w;
+  memset(&w, 0, sizeof w);
+  int rc = vick_begin(call, &w.env);
+  if (rc == VICK_OK) rc = gr_upload(call, &w, rows, n, d, p->r);
+  if (rc == VICK_OK) rc = gr_graph(call, &w, n, d, p);
+  if (rc == VICK_OK) rc = gr_mean_degree(call, &w, n, mean_degree);
+  /* the pools go before the search graph's own buffers are made */
   for (int b = 0; b < 2; ++b) {
     vick_buf_free(&w.env, &w.key[b]);
     vick_buf_free(&w.env, &w.cnt[b]);
   }
-  vick_buf_free(&w.env, &w.ids);
-  vick_buf_free(&w.env, &w.dist);
-  vick_buf_free(&w.env, &w.edges);
-  if (rc == VICK_OK) vick_stage_add(call, "release", vick_now() - tf);
+  if (rc == VICK_OK) {
+    const double ta = vick_now();
+    rc = gs_adopt(call, w.env.stream, n, d, (float *)w.x.p, (int32_t *)w.ids.p, p->r, NULL, max_entries, out);
+    w.x.p = NULL; /* the search graph owns (or has freed) them now */
+    w.ids.p = NULL;
+    if (rc == VICK_OK) vick_stage_add(call, "search graph", vick_now() - ta);
+  }
+  gr_free(&w);
   return vick_end(call, &w.env, rc);
 }

@@ -141,4 +141,24 @@ __device__ __forceinline__ int gr_warp_sort_unique(unsigned long long *s,
   return total;
 }
 
+/* A host-to-device copy on a side stream, ordered before the work queued
+ * on env->stream after it, while the work queued there before it (the
+ * builds' clears) runs beside the copy. */
+static inline int gr_upload_beside(vick_call *call, vick_env *env, void *dst, const void *src, size_t bytes) {
+  cudaStream_t side = NULL;
+  cudaEvent_t done = NULL;
+  const double t0 = vick_now();
+  cudaError_t e = cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, side);
+  if (e == cudaSuccess) e = cudaEventRecord(done, side);
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(env->stream, done, 0);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(side); /* the source may go once this returns */
+  if (done) cudaEventDestroy(done);
+  if (side) cudaStreamDestroy(side);
+  if (e != cudaSuccess) return vick_cuda_fail(call, e, "upload beside the clears", __FILE__, __LINE__);
+  call->seconds_transfer += vick_now() - t0;
+  return VICK_OK;
+}
+
 #endif

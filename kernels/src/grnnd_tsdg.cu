@@ -12,7 +12,8 @@
  *    edges sorted by (factor, distance), those above lambda0 cut, the first
  *    `degree` stored with their factors.
  * Distances in the rules are Euclidean (square roots of the squared ones). */
-#include "grnnd_common.cuh"
+#include "gnnd_internal.h"
+#include "graph_search.cuh"
 #include "vic_kernels_grnnd.h"
 
 #include <string.h>
@@ -177,12 +178,17 @@ void vick_tsdg_params_init(vick_tsdg_params *p) {
 
 typedef struct {
   vick_env env;
-  vick_buf x, knn, kept, kept_d, nkept, rev, nrev, ids, occ;
+  vick_buf x, knn, kept, kept_d, nkept, rev, nrev, ids, occ, edges;
 } ts_ws;
 
-static int ts_run(vick_call *call, ts_ws *w, const float *rows, int64_t n, int d, const int32_t *knn, int k,
-                  const vick_tsdg_params *p, int32_t *ids, uint8_t *occl, double *mean_degree) {
-  const int D = p->degree;
+/* Edges stored (ids >= 0) summed into *edges. */
+__global__ void ts_count_kernel(const int32_t *ids, int64_t cells, unsigned long long *edges) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned ok = __ballot_sync(GR_FULL, i < cells && ids[i] >= 0);
+  if ((threadIdx.x & 31) == 0 && ok) atomicAdd(edges, (unsigned long long)__popc(ok));
+}
+
+static int ts_alloc(vick_call *call, ts_ws *w, int64_t n, int d, int k, int D) {
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->x, (size_t)n * d * 4, "TSDG rows"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->knn, (size_t)n * k * 4, "TSDG kNN graph"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->kept, (size_t)n * k * 4, "TSDG stage-1 edges"));
@@ -192,8 +198,14 @@ static int ts_run(vick_call *call, ts_ws *w, const float *rows, int64_t n, int d
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->nrev, (size_t)n * 4, "TSDG reverse counts"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->ids, (size_t)n * D * 4, "TSDG graph"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->occ, (size_t)n * D, "TSDG occlusion factors"));
-  VICK_TRY(vick_copy_to_device(call, &w->env, w->x.p, rows, (size_t)n * d * 4));
-  VICK_TRY(vick_copy_to_device(call, &w->env, w->knn.p, knn, (size_t)n * k * 4));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->edges, 8, "TSDG edge count"));
+  return VICK_OK;
+}
+
+/* Both stages on w->x and the lists in w->knn, into w->ids / w->occ; the
+ * stored edges counted into w->edges. */
+static int ts_stages(vick_call *call, ts_ws *w, int64_t n, int d, int k, const vick_tsdg_params *p) {
+  const int D = p->degree;
   double kt = 0;
   const float *x = (const float *)w->x.p;
   VICK_TRY(vick_timer_start(call, &w->env));
@@ -213,33 +225,105 @@ static int ts_run(vick_call *call, ts_ws *w, const float *rows, int64_t n, int d
       x, n, d, k, (const int32_t *)w->kept.p, (const float *)w->kept_d.p, (const int32_t *)w->rev.p,
       (const int *)w->nrev.p, p->lambda0, D, (int32_t *)w->ids.p, (uint8_t *)w->occ.p);
   VICK_LAUNCH(call, "ts_stage2_kernel");
+  VICK_CUDA(call, cudaMemsetAsync(w->edges.p, 0, 8, w->env.stream));
+  ts_count_kernel<<<vick_blocks(n * D, 256), 256, 0, w->env.stream>>>((const int32_t *)w->ids.p, n * D,
+                                                                       (unsigned long long *)w->edges.p);
+  VICK_LAUNCH(call, "ts_count_kernel");
   VICK_TRY(vick_timer_stop(call, &w->env, &kt, "stage2"));
   call->seconds_kernel += kt;
-  VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->ids.p, (size_t)n * D * 4));
-  VICK_TRY(vick_copy_to_host(call, &w->env, occl, w->occ.p, (size_t)n * D));
-  if (mean_degree) {
-    int64_t e = 0;
-    for (int64_t i = 0; i < n * D; ++i) e += ids[i] >= 0;
-    *mean_degree = (double)e / (double)n;
-  }
   return VICK_OK;
 }
 
-int vick_tsdg_build(vick_call *call, const float *rows, int64_t n, int32_t d, const int32_t *knn, int32_t k,
-                    const vick_tsdg_params *p, int32_t *ids, uint8_t *occl, double *mean_degree) {
-  if (!call) return VICK_ARGUMENT;
-  if (!rows || !knn || !p || !ids || !occl || n < 2 || d < 1 || n >= ((int64_t)1 << 31) - 1)
+static int ts_mean_degree(vick_call *call, ts_ws *w, int64_t n, double *mean_degree) {
+  if (!mean_degree) return VICK_OK;
+  unsigned long long e = 0;
+  VICK_TRY(vick_copy_to_host(call, &w->env, &e, w->edges.p, 8));
+  *mean_degree = (double)e / (double)n;
+  return VICK_OK;
+}
+
+static int ts_run(vick_call *call, ts_ws *w, const float *rows, int64_t n, int d, const int32_t *knn, int k,
+                  const vick_tsdg_params *p, int32_t *ids, uint8_t *occl, double *mean_degree) {
+  const int D = p->degree;
+  VICK_TRY(ts_alloc(call, w, n, d, k, D));
+  VICK_TRY(vick_copy_to_device(call, &w->env, w->x.p, rows, (size_t)n * d * 4));
+  VICK_TRY(vick_copy_to_device(call, &w->env, w->knn.p, knn, (size_t)n * k * 4));
+  VICK_TRY(ts_stages(call, w, n, d, k, p));
+  VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->ids.p, (size_t)n * D * 4));
+  VICK_TRY(vick_copy_to_host(call, &w->env, occl, w->occ.p, (size_t)n * D));
+  return ts_mean_degree(call, w, n, mean_degree);
+}
+
+static void ts_free(ts_ws *w) {
+  vick_buf *b[] = {&w->x, &w->knn, &w->kept, &w->kept_d, &w->nkept, &w->rev, &w->nrev, &w->ids, &w->occ, &w->edges};
+  for (size_t i = 0; i < sizeof b / sizeof *b; ++i) vick_buf_free(&w->env, b[i]);
+}
+
+static int ts_check(vick_call *call, int64_t n, int32_t d, int32_t k, const vick_tsdg_params *p) {
+  if (!p || n < 2 || d < 1 || n >= ((int64_t)1 << 31) - 1)
     return vick_fail(call, VICK_ARGUMENT, "TSDG: needs rows, a kNN graph, outputs and 2 <= n < 2^31 - 1");
   if (k < 1 || k > TS_KMAX || p->degree < 8 || p->degree > 256 || !(p->alpha >= 1.f) || p->lambda0 < 0 ||
       p->lambda0 > 254)
     return vick_fail(call, VICK_ARGUMENT,
                      "TSDG: k = %d must be 1..%d, degree = %d 8..256, alpha = %g >= 1, lambda0 = %d 0..254", (int)k,
                      TS_KMAX, (int)p->degree, (double)p->alpha, (int)p->lambda0);
+  return VICK_OK;
+}
+
+int vick_tsdg_build(vick_call *call, const float *rows, int64_t n, int32_t d, const int32_t *knn, int32_t k,
+                    const vick_tsdg_params *p, int32_t *ids, uint8_t *occl, double *mean_degree) {
+  if (!call) return VICK_ARGUMENT;
+  if (!rows || !knn || !ids || !occl)
+    return vick_fail(call, VICK_ARGUMENT, "TSDG: needs rows, a kNN graph, outputs and 2 <= n < 2^31 - 1");
+  VICK_TRY(ts_check(call, n, d, k, p));
   ts_ws w;
   memset(&w, 0, sizeof w);
   int rc = vick_begin(call, &w.env);
   if (rc == VICK_OK) rc = ts_run(call, &w, rows, n, d, knn, k, p, ids, occl, mean_degree);
-  vick_buf *b[] = {&w.x, &w.knn, &w.kept, &w.kept_d, &w.nkept, &w.rev, &w.nrev, &w.ids, &w.occ};
-  for (size_t i = 0; i < sizeof b / sizeof *b; ++i) vick_buf_free(&w.env, b[i]);
+  ts_free(&w);
+  return vick_end(call, &w.env, rc);
+}
+
+int vick_tsdg_index(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_gnnd_params *gp, int32_t k,
+                    const vick_tsdg_params *p, int32_t max_entries, vick_gsearch **out, double *mean_degree) {
+  if (!call) return VICK_ARGUMENT;
+  if (!rows || !gp || !out) return vick_fail(call, VICK_ARGUMENT, "TSDG: needs rows, GNND parameters and an output");
+  *out = NULL;
+  VICK_TRY(ts_check(call, n, d, k, p));
+  VICK_TRY(gnnd__check_params(call, n, d, gp, k));
+  if (max_entries < 0 || max_entries > GS_PIVOTS_MAX)
+    return vick_fail(call, VICK_ARGUMENT, "TSDG: %d entry points asked, 0..%d allowed", (int)max_entries,
+                     GS_PIVOTS_MAX);
+  ts_ws w;
+  memset(&w, 0, sizeof w);
+  int rc = vick_begin(call, &w.env);
+  double th = vick_now();
+  if (rc == VICK_OK) rc = ts_alloc(call, &w, n, d, k, p->degree);
+  if (rc == VICK_OK) rc = vick_copy_to_device(call, &w.env, w.x.p, rows, (size_t)n * d * 4);
+  if (rc == VICK_OK) vick_stage_add(call, "upload", vick_now() - th);
+  if (rc == VICK_OK) {
+    /* stage 1 writes its distances later: their buffer holds GNND's meanwhile */
+    vick_call gc = *call;
+    th = vick_now();
+    rc = gnnd__knn_device(&gc, (const float *)w.x.p, n, d, k, gp, (int32_t *)w.knn.p, (float *)w.kept_d.p,
+                          w.env.stream);
+    if (rc != VICK_OK) memcpy(call->message, gc.message, sizeof call->message);
+    call->seconds_kernel += gc.seconds_kernel;
+    if (rc == VICK_OK) vick_stage_add(call, "gnnd", vick_now() - th);
+  }
+  if (rc == VICK_OK) rc = ts_stages(call, &w, n, d, k, p);
+  if (rc == VICK_OK) rc = ts_mean_degree(call, &w, n, mean_degree);
+  vick_buf *tmp[] = {&w.knn, &w.kept, &w.kept_d, &w.nkept, &w.rev, &w.nrev, &w.edges};
+  for (size_t i = 0; i < sizeof tmp / sizeof *tmp; ++i) vick_buf_free(&w.env, tmp[i]);
+  if (rc == VICK_OK) {
+    const double ta = vick_now();
+    rc = gs_adopt(call, w.env.stream, n, d, (float *)w.x.p, (int32_t *)w.ids.p, p->degree, (uint8_t *)w.occ.p,
+                  max_entries, out);
+    w.x.p = NULL; /* the search graph owns (or has freed) them now */
+    w.ids.p = NULL;
+    w.occ.p = NULL;
+    if (rc == VICK_OK) vick_stage_add(call, "search graph", vick_now() - ta);
+  }
+  ts_free(&w);
   return vick_end(call, &w.env, rc);
 }

@@ -47,7 +47,7 @@ static void usage(FILE *f) {
           "  --k K              neighbours per point (default 16)\n"
           "  --threads T        CPU threads, 0 = all (default 0)\n"
           "  --repeats R        timed runs, one JSON line each (default 1)\n"
-          "  --warmup W         untimed runs first (default 0)\n"
+          "  --warmup W         untimed runs first (default 0; query mode: also one untimed index build)\n"
           "  --truth FILE       exact lists cache (.ivecs): loaded, or computed and saved\n"
           "  --recall-sample S  without --truth: points in the core's sampled recall (default 1000, 0 = none)\n"
           "  --device D         CUDA device (default 0)\n"

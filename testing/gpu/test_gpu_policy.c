@@ -142,12 +142,75 @@ static void test_ggnn_index(vic_metric metric) {
   free(rows);
 }
 
+/* AUTO index with a usable GPU: the GPU graph (its reason says why), built
+ * on the device, searched there, saved (edges copied back) and loaded; a CPU
+ * context keeps the NN-Descent graph. */
+static void test_auto_index(void) {
+  const int64_t n = 30000, m = 300;
+  const int32_t d = 16, k = 10;
+  float *rows = vt_clusters(n + m, d, 40, 21);
+  vic_data x = {rows, n, d, 0, VIC_L2, NULL};
+  vic_data q = {rows + n * d, m, d, 0, VIC_L2, NULL};
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.k = k;
+  vic_ctx *gpu = vt_ctx(VIC_BACKEND_AUTO, 4), *cpu = vt_ctx(VIC_BACKEND_CPU, 4);
+  vic_index *ix = NULL, *ex = NULL, *back = NULL;
+  VT_OK(gpu, vic_index_build(gpu, &x, &o, &ix));
+  const vic_report *br = vic_index_report(ix);
+  VT_CHECK(br->method == VIC_METHOD_GRNND && br->backend == VIC_BACKEND_CUDA, "AUTO index on the GPU: %s on %s (%s)",
+           vic_method_name(br->method), vic_backend_name(br->backend), br->reason);
+  VT_CHECK(strstr(br->reason, "GPU") != NULL && strstr(br->reason, "fastest") != NULL, "AUTO's reason: '%s'",
+           br->reason);
+  o.method = VIC_METHOD_BRUTE;
+  VT_OK(cpu, vic_index_build(cpu, &x, &o, &ex));
+  vic_search_options so;
+  vic_search_options_init(&so);
+  so.k = k;
+  vic_knn got, ref, again;
+  VT_OK(gpu, vic_index_search(gpu, ix, &q, &so, &got));
+  VT_OK(cpu, vic_index_search(cpu, ex, &q, &so, &ref));
+  double rc = recall_vs(&got, &ref);
+  VT_CHECK(rc >= 0.9, "AUTO (GRNND) index recall@10 %.4f", rc);
+  /* the edges live on the device only: saving copies them back, and a
+   * CPU context searches the loaded index by its host edges */
+  const char *path = "/tmp/vic_test_auto_index.vidx";
+  VT_OK(gpu, vic_index_save(gpu, ix, path));
+  VT_OK(cpu, vic_index_load(cpu, path, &x, &back));
+  remove(path);
+  VT_OK(cpu, vic_index_search(cpu, back, &q, &so, &again));
+  double rb = recall_vs(&again, &ref);
+  VT_CHECK(rb >= 0.9, "loaded AUTO index on the CPU: recall@10 %.4f", rb);
+  /* the device-only index searched on a CPU context: its edges come back for the CPU search */
+  vic_knn_free(&again);
+  VT_OK(cpu, vic_index_search(cpu, ix, &q, &so, &again));
+  VT_CHECK(again.report.backend == VIC_BACKEND_CPU && recall_vs(&again, &ref) >= 0.9,
+           "device-built index on a CPU context: %s, recall@10 %.4f", vic_backend_name(again.report.backend),
+           recall_vs(&again, &ref));
+  printf("AUTO index: %s, recall@10 %.4f (loaded, CPU %.4f); %s\n", vic_method_name(br->method), rc, rb, br->reason);
+  vic_knn_free(&got);
+  vic_knn_free(&ref);
+  vic_knn_free(&again);
+  vic_index_free(ix);
+  vic_index_free(ex);
+  vic_index_free(back);
+  o.method = VIC_METHOD_AUTO;
+  VT_OK(cpu, vic_index_build(cpu, &x, &o, &ix));
+  VT_CHECK(vic_index_report(ix)->method == VIC_METHOD_NNDESCENT, "AUTO index on the CPU: %s",
+           vic_method_name(vic_index_report(ix)->method));
+  vic_index_free(ix);
+  vic_ctx_destroy(gpu);
+  vic_ctx_destroy(cpu);
+  free(rows);
+}
+
 int main(void) {
   vic_ctx *probe = vt_ctx(VIC_BACKEND_AUTO, 1);
   int have = vic_cuda_available(probe);
   vic_ctx_destroy(probe);
   if (!have) vt_skip("no CUDA device");
   test_auto_gnnd();
+  test_auto_index();
   test_ggnn_index(VIC_L2);
   test_ggnn_index(VIC_COSINE);
   return vt_finish("test_gpu_policy");

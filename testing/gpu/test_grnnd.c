@@ -295,6 +295,54 @@ static void search_graph(const char *what, const float *x, int64_t n, int d, con
   vick_gsearch_free(gs);
 }
 
+/* A search graph built in place (vick_grnnd_index, vick_tsdg_index) against
+ * one made by vick_gsearch_create from its downloaded edges: the same
+ * components and pivots, so both searches give the same answers. */
+static void same_as_uploaded(const char *what, const vick_gsearch *gs, const float *x, int64_t n, int d, int tsdg,
+                             const float *q, int64_t m) {
+  vick_gsearch_info a, b;
+  vick_gsearch_info_get(gs, &a);
+  vick_call call;
+  memset(&call, 0, sizeof call);
+  int32_t *ids = malloc((size_t)n * a.degree * 4);
+  uint8_t *occ = tsdg ? malloc((size_t)n * a.degree) : NULL;
+  int rc = vick_gsearch_graph(&call, gs, ids, occ);
+  VT_CHECK(rc == VICK_OK, "%s download: %s", what, call.message);
+  vick_gsearch *up = NULL;
+  if (rc == VICK_OK) rc = vick_gsearch_create(&call, x, n, d, ids, a.degree, occ, 0, &up);
+  VT_CHECK(rc == VICK_OK, "%s upload: %s", what, call.message);
+  if (rc != VICK_OK) { free(ids); free(occ); return; }
+  vick_gsearch_info_get(up, &b);
+  VT_CHECK(a.n == b.n && a.degree == b.degree && a.components == b.components && a.entry_points == b.entry_points,
+           "%s in place: %lld components, %d pivots; uploaded: %lld, %d", what, (long long)a.components,
+           (int)a.entry_points, (long long)b.components, (int)b.entry_points);
+  if (tsdg) check_tsdg(n, ids, occ, a.degree, 10);
+  int64_t *i1 = malloc((size_t)m * 10 * 8), *i2 = malloc((size_t)m * 10 * 8);
+  float *d1 = malloc((size_t)m * 10 * 4), *d2 = malloc((size_t)m * 10 * 4);
+  int64_t differ = 0;
+  for (int proc = VICK_GSEARCH_SMALL; proc <= VICK_GSEARCH_LARGE; ++proc) {
+    vick_gsearch_params p;
+    vick_gsearch_params_init(&p);
+    p.procedure = proc;
+    p.occlusion_limit = tsdg ? (proc == VICK_GSEARCH_SMALL ? 10 : 5) : 0;
+    p.searches = 16;
+    p.list = 64;
+    memset(&call, 0, sizeof call);
+    call.seed = 5;
+    int r1 = vick_gsearch_query(&call, gs, q, m, 10, &p, i1, d1);
+    memset(&call, 0, sizeof call);
+    call.seed = 5;
+    int r2 = vick_gsearch_query(&call, up, q, m, 10, &p, i2, d2);
+    VT_CHECK(r1 == VICK_OK && r2 == VICK_OK, "%s searches: %s", what, call.message);
+    for (int64_t i = 0; i < m * 10; ++i) differ += i1[i] != i2[i];
+  }
+  printf("%s in place: %lld components, %d pivots, %lld of %lld results differ from the uploaded copy's\n", what,
+         (long long)a.components, (int)a.entry_points, (long long)differ, (long long)(2 * m * 10));
+  VT_CHECK(differ == 0, "%s: %lld results differ between the in-place and the uploaded graph", what, (long long)differ);
+  vick_gsearch_free(up);
+  free(ids); free(occ); free(i1); free(i2); free(d1); free(d2);
+}
+
 static void clustered(void) {
   const int64_t n = small_run ? 3000 : 20000, m = small_run ? 50 : 500;
   const int d = 32, k = 32;
@@ -350,6 +398,42 @@ static void clustered(void) {
   check_tsdg(n, tids, occ, tp.degree, tp.lambda0);
 
   const double want = small_run ? 0.8 : 0.95;
+  {
+    /* built in place on the device: GRNND from the rows, TSDG from the rows
+     * through GNND's lists; searched as well as the uploaded graphs */
+    vick_gsearch *gs = NULL;
+    memset(&call, 0, sizeof call);
+    call.seed = 11;
+    rc = vick_grnnd_index(&call, x, n, d, &gp, 0, &gs, &deg);
+    VT_CHECK(rc == VICK_OK, "GRNND in place: %s", call.message);
+    if (rc == VICK_OK) {
+      printf("GRNND in place: %.3f s (kernels %.3f s), mean degree %.2f\n", call.seconds_total, call.seconds_kernel,
+             deg);
+      same_as_uploaded("GRNND", gs, x, n, d, 0, q, m);
+      search_both("GRNND in place", gs, q, m, d, truth, 100, 0, 0, want);
+      vick_gsearch_free(gs);
+    }
+    vick_gnnd_params np = {32, 16, 10, 0.001f, 0, 0};
+    vick_tsdg_params ip;
+    vick_tsdg_params_init(&ip);
+    memset(&call, 0, sizeof call);
+    call.seed = 11;
+    gs = NULL;
+    rc = vick_tsdg_index(&call, x, n, d, &np, k, &ip, 0, &gs, &deg);
+    VT_CHECK(rc == VICK_OK, "TSDG in place: %s", call.message);
+    if (rc == VICK_OK) {
+      printf("TSDG in place: %.3f s (kernels %.3f s), mean degree %.2f\n", call.seconds_total, call.seconds_kernel,
+             deg);
+      same_as_uploaded("TSDG", gs, x, n, d, 1, q, m);
+      search_both("TSDG in place", gs, q, m, d, truth, 100, 10, 5, want);
+      vick_gsearch_free(gs);
+    }
+    /* out of range: refused before any device work */
+    vick_gnnd_params bad = np;
+    bad.k_build = 40;
+    VT_CHECK(vick_tsdg_index(&call, x, n, d, &bad, k, &ip, 0, &gs, NULL) == VICK_ARGUMENT, "K = 40 accepted");
+    VT_CHECK(vick_grnnd_index(&call, x, n, d, &gp, -1, &gs, NULL) == VICK_ARGUMENT, "-1 entry points accepted");
+  }
   search_graph("GRNND", x, n, d, gids, gp.r, NULL, 0, 0, q, m, truth, want);
   {
     /* rows that repeat an id (each row's nearest edge again after its
@@ -498,6 +582,10 @@ static void public_api(void) {
                name);
       VT_CHECK(strstr(r1.report.reason, batch == 0 ? "small-batch" : "large-batch") != NULL, "%s batch %lld: %s", name,
                (long long)mb, r1.report.reason);
+      /* the graph built on the device is searched as its kind (TSDG: under the occlusion limits) */
+      VT_CHECK(strstr(r1.report.reason, which == 0 ? "GRNND graph" : "TSDG graph") != NULL &&
+                   (which == 0) == (strstr(r1.report.reason, "occlusion limit 0") != NULL),
+               "%s batch %lld searched as: %s", name, (long long)mb, r1.report.reason);
       VT_CHECK(a >= 0.9 && b >= 0.9, "%s batch %lld recall %.4f / loaded %.4f", name, (long long)mb, a, b);
       int64_t bad = 0;
       for (int64_t i = 0; i < mb * 10; ++i) {
