@@ -124,12 +124,17 @@ int main(void) {
 
   /* entry_points reaches the CPU search: on 40 islands far apart the graph
    * has no edge between islands, so one random entry row finds the query's
-   * island rarely and a thousand find it almost surely */
+   * island rarely and a thousand find it almost surely.  The islands sit on
+   * an 8 x 5 grid of spacing 30 (radius about 4): far apart, yet small
+   * coordinates, so float distances keep their precision */
   {
     const int64_t ni = 4000, mi = 200;
     const int islands = 40;
     float *w = vt_clusters(ni + mi, d, 1, 91);
-    for (int64_t i = 0; i < ni + mi; ++i) w[i * d] += 1000.f * (float)(i % islands);
+    for (int64_t i = 0; i < ni + mi; ++i) {
+      w[i * d] += 30.f * (float)(i % islands % 8);
+      w[i * d + 1] += 30.f * (float)(i % islands / 8);
+    }
     vic_data xi = {w, ni, d, 0, VIC_L2, NULL}, qi = {w + ni * d, mi, d, 0, VIC_L2, NULL};
     vic_knn ei;
     VT_OK(c, vic_knn_query_exact(c, &xi, &qi, 10, &ei));
