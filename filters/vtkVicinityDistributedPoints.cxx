@@ -1,4 +1,5 @@
 #include "vtkVicinityDistributedPoints.h"
+#include "vtkVicinityKdCuts.h"
 
 #include <vtkAlgorithm.h>
 #include <vtkCellArray.h>
@@ -10,7 +11,6 @@
 #include <vtkFloatArray.h>
 #include <vtkIdTypeArray.h>
 #include <vtkMPIController.h>
-#include <vtkObjectFactory.h>
 #include <vtkPointData.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
@@ -177,34 +177,6 @@ vtkSmartPointer<vtkIdTypeArray> PieceGlobalIds(vtkMPIController* c, vtkDataSet* 
 
 namespace
 {
-// vtkDistributedPointCloudFilter's kd rounds (protected members) give the
-// tight box of the points each rank ends with; the filter itself would
-// only ship points inside those boxes widened by a float ulp, where a
-// point on a cut could land on two ranks.  With the tight boxes the owner
-// is unique: the regions are separated along the axis of their cut.
-class Cuts : public vtkDistributedPointCloudFilter
-{
-public:
-  static Cuts* New();
-  vtkTypeMacro(Cuts, vtkDistributedPointCloudFilter);
-
-  void Region(vtkPointSet* points, double bounds[6])
-  {
-    std::vector<vtkMPIController*> rounds;
-    this->InitializeKdTree(rounds); // registers the controller once more, released below
-    this->OptimizeBoundingBox(rounds, points, bounds);
-    for (vtkMPIController* r : rounds)
-    {
-      r->Delete();
-    }
-  }
-
-protected:
-  Cuts() = default;
-  ~Cuts() override = default;
-};
-vtkStandardNewMacro(Cuts);
-
 bool Inside(const double box[6], const double p[3])
 {
   return p[0] >= box[0] && p[0] <= box[1] && p[1] >= box[2] && p[1] <= box[3] && p[2] >= box[4] &&
@@ -317,9 +289,12 @@ Outcome DistributedPoints::Redistribute(vtkAlgorithm* self, const char* label, C
   rows = Rows(); // the piece holds the coordinates now
   this->TotalPoints = AllSumIds(this->Ctrl, piece->GetNumberOfPoints());
 
-  vtkNew<Cuts> cuts;
-  cuts->SetController(this->Ctrl);
-  cuts->Region(piece, this->Region);
+  // The spatial cuts' tight region of this rank (vtkVicinityKdCuts.h):
+  // regions are separated along the axis of their cut, so the owner of a
+  // point is unique.  (vtkDistributedPointCloudFilter's own pass would ship
+  // the points inside those boxes widened by a float ulp, where a point on
+  // a cut could land on two ranks.)
+  KdRegion(this->Ctrl, piece, this->Region);
   if (Empty(this->Region))
   {
     const double none[6] = { 1, 0, 1, 0, 1, 0 };

@@ -3,11 +3,13 @@
 // the filters must give the answers of one process.  What happens here is
 // plumbing only (the kNN lists, densities and peaks stay the core's):
 //
-//  - Redistribute: the points are balanced over the ranks by the spatial
-//    cuts of vtkDistributedPointCloudFilter (its kd rounds give each rank a
-//    tight region; regions are separated along a cut axis, so a point is
-//    owned by exactly one rank) and shipped with its static
-//    GetPointsInsideBounds, point data included.
+//  - Redistribute: the points are balanced over the ranks by spatial cuts
+//    (vtkVicinityKdCuts.h: the kd rounds of vtkDistributedPointCloudFilter,
+//    through the public vtkMultiProcessController API; each rank gets a
+//    tight region, regions are separated along a cut axis, so a point is
+//    owned by exactly one rank) and shipped with the public static
+//    vtkDistributedPointCloudFilter::GetPointsInsideBounds, point data
+//    included.
 //  - Global ids: the input's global point ids when every piece has them,
 //    else an exclusive scan of the piece sizes in rank order, so one
 //    process and N processes number the points the same way.

@@ -1,4 +1,5 @@
 #include "vtkVicinityIndexCache.h"
+#include "vtkVicinityCoreOptions.h"
 
 #include <utility>
 
@@ -9,23 +10,14 @@ bool IndexKey::operator==(const IndexKey& o) const
 {
   return this->Source == o.Source && this->SourceMTime == o.SourceMTime && this->N == o.N &&
     this->D == o.D && this->RowsName == o.RowsName && this->Metric == o.Metric &&
-    this->Method == o.Method && this->Seed == o.Seed && this->BruteMaxN == o.BruteMaxN &&
-    this->KBuild == o.KBuild && this->Rho == o.Rho && this->Delta == o.Delta &&
-    this->MaxIterations == o.MaxIterations && this->LoadPath == o.LoadPath;
+    this->Backend == o.Backend && this->Device == o.Device && this->Seed == o.Seed &&
+    SameIndexBuild(this->Build, o.Build) && this->LoadPath == o.LoadPath;
 }
 
-vic_build_options IndexKey::BuildOptions() const
+vic_build_options IndexKey::BuildDefaults()
 {
   vic_build_options o;
   vic_build_options_init(&o);
-  o.method = static_cast<vic_method>(this->Method);
-  o.brute_max_n = this->BruteMaxN;
-  o.nndescent.k_build = this->KBuild;
-  o.nndescent.rho = static_cast<float>(this->Rho);
-  o.nndescent.delta = static_cast<float>(this->Delta);
-  o.nndescent.max_iterations = this->MaxIterations;
-  // o.k stays at the core's default: the graph's degree follows from
-  // KBuild, and the k of the searches must not reach into the build.
   return o;
 }
 
@@ -62,8 +54,7 @@ vic_status IndexCache::Make(vic_ctx* ctx, const IndexKey& key, Rows&& rows)
   }
   else
   {
-    const vic_build_options o = key.BuildOptions();
-    s = vic_index_build(ctx, &x, &o, &this->Index);
+    s = vic_index_build(ctx, &x, &key.Build, &this->Index);
     this->BuildCount += s == VIC_OK;
   }
   if (s != VIC_OK)

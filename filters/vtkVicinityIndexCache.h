@@ -30,19 +30,19 @@ struct IndexKey
   int D = 0;
   std::string RowsName; // "Point Coordinates" or the feature array's name
   int Metric = 0;
-  int Method = 0;
+  int Backend = 0; // the context's backend and device: a GPU index lives on one device
+  int Device = 0;
   uint64_t Seed = 0;
-  vtkIdType BruteMaxN = 0;
-  int KBuild = 0;
-  double Rho = 0.0;
-  double Delta = 0.0;
-  int MaxIterations = 0;
+  // The core's build options (method included; k at the core's default:
+  // the k of the searches must not reach into the build).
+  vic_build_options Build = BuildDefaults();
   std::string LoadPath; // non-empty: the index is read from this file instead of built
 
   bool operator==(const IndexKey& o) const;
   bool operator!=(const IndexKey& o) const { return !(*this == o); }
-  // The core's build options for this key (the rest at the core's defaults).
-  vic_build_options BuildOptions() const;
+
+private:
+  static vic_build_options BuildDefaults();
 };
 
 class IndexCache

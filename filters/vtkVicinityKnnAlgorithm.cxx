@@ -15,6 +15,31 @@ vtkVicinityKnnAlgorithm::vtkVicinityKnnAlgorithm(int ports, int minimumK)
   // Default feature array: the active point scalars.
   this->SetInputArrayToProcess(
     0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
+  this->BuildOptions = vtkSmartPointer<vtkVicinityBuildOptions>::New();
+}
+
+void vtkVicinityKnnAlgorithm::SetBuildOptions(vtkVicinityBuildOptions* options)
+{
+  if (options == this->BuildOptions && options)
+  {
+    return;
+  }
+  if (options)
+  {
+    this->BuildOptions = options;
+  }
+  else
+  {
+    this->BuildOptions = vtkSmartPointer<vtkVicinityBuildOptions>::New();
+  }
+  this->Modified();
+}
+
+vtkMTimeType vtkVicinityKnnAlgorithm::GetMTime()
+{
+  const vtkMTimeType mine = this->Superclass::GetMTime();
+  const vtkMTimeType options = this->BuildOptions->GetMTime();
+  return options > mine ? options : mine;
 }
 
 void vtkVicinityKnnAlgorithm::SetK(int k)
@@ -107,6 +132,8 @@ void vtkVicinityKnnAlgorithm::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "Threads: " << this->Threads << "\n";
   os << indent << "Seed: " << this->Seed << "\n";
   os << indent << "UseFeatureArray: " << this->UseFeatureArray << "\n";
+  os << indent << "BuildOptions:\n";
+  this->BuildOptions->PrintSelf(os, indent.GetNextIndent());
   os << indent << "Periodic: " << this->Periodic << " (" << this->BoxLengths[0] << ", "
      << this->BoxLengths[1] << ", " << this->BoxLengths[2] << ")"
      << (this->UseBoxFromData ? ", box from the data when it has one" : "") << "\n";

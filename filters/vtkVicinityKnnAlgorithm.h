@@ -16,8 +16,10 @@
 #ifndef vtkVicinityKnnAlgorithm_h
 #define vtkVicinityKnnAlgorithm_h
 
-#include "VicinityFiltersModule.h" // for the export macro
+#include "VicinityFiltersModule.h"   // for the export macro
 #include "vtkDataObjectAlgorithm.h"
+#include "vtkSmartPointer.h"         // for the build options
+#include "vtkVicinityBuildOptions.h" // for the Methods and Backends enums
 
 class vtkDataSet;
 class vtkPolyData;
@@ -43,21 +45,31 @@ public:
   ///@}
 
   ///@{
-  /** Method (vic_method): 0 auto, 1 brute, 2 grid, 3 nndescent, 4 ggnn,
-   *  5 gnnd, 6 grnnd, 7 tsdg. */
-  vtkSetClampMacro(Method, int, 0, 7);
+  /** Method: vtkVicinityBuildOptions::Methods (the core's vic_method). */
+  vtkSetClampMacro(Method, int, vtkVicinityBuildOptions::METHOD_AUTO, vtkVicinityBuildOptions::METHOD_TSDG);
   vtkGetMacro(Method, int);
+  void SetMethodToAuto() { this->SetMethod(vtkVicinityBuildOptions::METHOD_AUTO); }
+  void SetMethodToBruteForce() { this->SetMethod(vtkVicinityBuildOptions::METHOD_BRUTE_FORCE); }
+  void SetMethodToGrid() { this->SetMethod(vtkVicinityBuildOptions::METHOD_GRID); }
+  void SetMethodToNNDescent() { this->SetMethod(vtkVicinityBuildOptions::METHOD_NNDESCENT); }
+  void SetMethodToGGNN() { this->SetMethod(vtkVicinityBuildOptions::METHOD_GGNN); }
+  void SetMethodToGNND() { this->SetMethod(vtkVicinityBuildOptions::METHOD_GNND); }
+  void SetMethodToGRNND() { this->SetMethod(vtkVicinityBuildOptions::METHOD_GRNND); }
+  void SetMethodToTSDG() { this->SetMethod(vtkVicinityBuildOptions::METHOD_TSDG); }
   ///@}
 
   ///@{
-  /** Backend (vic_backend): 0 auto, 1 CPU, 2 GPU; the CUDA device and the
+  /** Backend (vtkVicinityBuildOptions::Backends): auto, CPU, GPU; the CUDA device and the
    *  number of GPUs used from it on (1, N, or -1 for every device present:
    *  the exact grid splits its queries over them, a sharded GGNN build
    *  spreads its shards; results do not depend on the count; under MPI each
    *  rank uses one GPU, Device + rank mod the devices present); CPU threads
    *  (0 = all); the seed of every random choice. */
-  vtkSetClampMacro(Backend, int, 0, 2);
+  vtkSetClampMacro(Backend, int, vtkVicinityBuildOptions::BACKEND_AUTO, vtkVicinityBuildOptions::BACKEND_GPU);
   vtkGetMacro(Backend, int);
+  void SetBackendToAuto() { this->SetBackend(vtkVicinityBuildOptions::BACKEND_AUTO); }
+  void SetBackendToCPU() { this->SetBackend(vtkVicinityBuildOptions::BACKEND_CPU); }
+  void SetBackendToGPU() { this->SetBackend(vtkVicinityBuildOptions::BACKEND_GPU); }
   vtkSetClampMacro(Device, int, 0, 64);
   vtkGetMacro(Device, int);
   vtkSetClampMacro(Devices, int, -1, 64);
@@ -93,6 +105,18 @@ public:
   vtkGetVector3Macro(BoxLengths, double);
   ///@}
 
+  ///@{
+  /** Advanced: the per-method build parameters of the kNN lists
+   *  (vic_build_options), an object that may be shared with other filters.
+   *  Never null: setting nullptr restores a default one.  Its edits
+   *  re-execute this filter. */
+  void SetBuildOptions(vtkVicinityBuildOptions* options);
+  vtkVicinityBuildOptions* GetBuildOptions() { return this->BuildOptions; }
+  ///@}
+
+  /** Covers the build options. */
+  vtkMTimeType GetMTime() override;
+
 protected:
   // ports: 1, or 2 when the subclass adds a poly-data output.
   vtkVicinityKnnAlgorithm(int ports, int minimumK);
@@ -116,8 +140,8 @@ protected:
 
   const int MinimumK;
   int K = 16;
-  int Method = 0;
-  int Backend = 0;
+  int Method = vtkVicinityBuildOptions::METHOD_AUTO;
+  int Backend = vtkVicinityBuildOptions::BACKEND_AUTO;
   int Device = 0;
   int Devices = 1;
   int Threads = 0;
@@ -126,6 +150,7 @@ protected:
   bool Periodic = false;
   bool UseBoxFromData = true;
   double BoxLengths[3] = { 1.0, 1.0, 1.0 };
+  vtkSmartPointer<vtkVicinityBuildOptions> BuildOptions;
   bool Cancelled = false; // the last run was aborted and the abort is not cleared yet
 
 private:

@@ -46,7 +46,8 @@ bool vtkVicinityKnnDensity::ProcessDataSet(
   vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData*)
 {
   const vtkVicinity::NBodyChoices choices = vtkVicinity::MakeNBodyChoices(this->K, this->Method,
-    this->UseFeatureArray, this->UseMassArray, this->Periodic, this->UseBoxFromData, this->BoxLengths,
+    this->BuildOptions, this->UseFeatureArray, this->UseMassArray, this->Periodic, this->UseBoxFromData,
+    this->BoxLengths,
     [&](int idx, int& association) { return this->GetInputArrayToProcess(idx, input, association); });
 
   // The bar: kNN lists 0-0.8, densities 0.8-1 (the lists dominate).
@@ -134,6 +135,7 @@ bool vtkVicinityKnnDensity::ProcessDistributed(
   vtkVicinity::NBodyChoices choices;
   choices.K = this->K;
   choices.Method = static_cast<vic_method>(this->Method);
+  choices.Options = this->BuildOptions;
   choices.UseMass = this->UseMassArray;
   vtkVicinity::NBodyLists lists;
   auto build = [&](vtkPolyData* local, const vic_knn** out) {

@@ -1,4 +1,5 @@
 #include "vtkVicinityKnnGraph.h"
+#include "vtkVicinityCoreOptions.h"
 #include "vtkVicinityDistributedPoints.h"
 #include "vtkVicinityFilterSupport.h"
 
@@ -33,33 +34,11 @@ const char* const Label = "kNN Graph";
 vtkVicinityKnnGraph::vtkVicinityKnnGraph()
   : vtkVicinityKnnAlgorithm(2, 1)
 {
-  // The advanced defaults are the core's, so the filter never drifts from it.
+  // k and the recall sample default to the core's, as the build options do.
   vic_build_options o;
   vic_build_options_init(&o);
   this->K = o.k;
   this->RecallSample = o.recall_sample;
-  this->BruteMaxN = o.brute_max_n;
-  this->NNDescentKBuild = o.nndescent.k_build;
-  this->NNDescentRho = o.nndescent.rho;
-  this->NNDescentDelta = o.nndescent.delta;
-  this->NNDescentMaxIterations = o.nndescent.max_iterations;
-  this->GGNNKBuild = o.ggnn.k_build;
-  this->GGNNSegment = o.ggnn.segment;
-  this->GGNNLayers = o.ggnn.layers;
-  this->GGNNRefinements = o.ggnn.refinements;
-  this->GGNNTauBuild = o.ggnn.tau_build;
-  this->GNNDKBuild = o.gnnd.k_build;
-  this->GNNDSamples = o.gnnd.samples;
-  this->GNNDIterations = o.gnnd.iterations;
-  this->GNNDConverge = o.gnnd.converge;
-  this->GRNNDS = o.grnnd.s;
-  this->GRNNDR = o.grnnd.r;
-  this->GRNNDT1 = o.grnnd.t1;
-  this->GRNNDT2 = o.grnnd.t2;
-  this->GRNNDRho = o.grnnd.rho;
-  this->TSDGAlpha = o.tsdg.alpha;
-  this->TSDGLambda0 = o.tsdg.lambda0;
-  this->ShardSize = o.shard_size;
 }
 
 const char* vtkVicinityKnnGraph::GetLabel() const
@@ -171,34 +150,8 @@ struct vtkVicinityKnnGraphOptions
 
 vic_build_options vtkVicinityKnnGraphOptions::Of(const vtkVicinityKnnGraph* self)
 {
-  vic_build_options o;
-  vic_build_options_init(&o);
-  o.method = static_cast<vic_method>(self->Method);
-  o.k = self->K;
+  vic_build_options o = vtkVicinity::CoreBuildOptions(self->BuildOptions, self->Method, self->K);
   o.recall_sample = self->RecallSample;
-  o.brute_max_n = self->BruteMaxN;
-  o.nndescent.k_build = self->NNDescentKBuild;
-  o.nndescent.rho = static_cast<float>(self->NNDescentRho);
-  o.nndescent.delta = static_cast<float>(self->NNDescentDelta);
-  o.nndescent.max_iterations = self->NNDescentMaxIterations;
-  o.ggnn.k_build = self->GGNNKBuild;
-  o.ggnn.segment = self->GGNNSegment;
-  o.ggnn.layers = self->GGNNLayers;
-  o.ggnn.refinements = self->GGNNRefinements;
-  o.ggnn.tau_build = static_cast<float>(self->GGNNTauBuild);
-  o.gnnd.k_build = self->GNNDKBuild;
-  o.gnnd.samples = self->GNNDSamples;
-  o.gnnd.iterations = self->GNNDIterations;
-  o.gnnd.converge = static_cast<float>(self->GNNDConverge);
-  o.grnnd.s = self->GRNNDS;
-  o.grnnd.r = self->GRNNDR;
-  o.grnnd.t1 = self->GRNNDT1;
-  o.grnnd.t2 = self->GRNNDT2;
-  o.grnnd.rho = static_cast<float>(self->GRNNDRho);
-  o.tsdg.alpha = static_cast<float>(self->TSDGAlpha);
-  o.tsdg.lambda0 = self->TSDGLambda0;
-  o.shard_size = self->ShardSize;
-  o.device_memory_budget = static_cast<size_t>(self->DeviceMemoryBudgetMiB) << 20;
   return o;
 }
 
@@ -379,5 +332,5 @@ void vtkVicinityKnnGraph::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "Metric: " << vic_metric_name(static_cast<vic_metric>(this->Metric)) << "\n";
   os << indent << "RecallSample: " << this->RecallSample << "\n";
   os << indent << "GenerateGraph: " << this->GenerateGraph << "\n";
-  os << indent << "BruteMaxN: " << this->BruteMaxN << "\n";
+
 }

@@ -34,9 +34,12 @@ public:
   void PrintSelf(ostream& os, vtkIndent indent) override;
 
   ///@{
-  /** Metric: 0 L2, 1 cosine, 2 inner product (vic_metric). */
-  vtkSetClampMacro(Metric, int, 0, 2);
+  /** Metric: vtkVicinityBuildOptions::Metrics (the core's vic_metric). */
+  vtkSetClampMacro(Metric, int, vtkVicinityBuildOptions::METRIC_L2, vtkVicinityBuildOptions::METRIC_INNER_PRODUCT);
   vtkGetMacro(Metric, int);
+  void SetMetricToL2() { this->SetMetric(vtkVicinityBuildOptions::METRIC_L2); }
+  void SetMetricToCosine() { this->SetMetric(vtkVicinityBuildOptions::METRIC_COSINE); }
+  void SetMetricToInnerProduct() { this->SetMetric(vtkVicinityBuildOptions::METRIC_INNER_PRODUCT); }
   ///@}
 
   ///@{
@@ -61,57 +64,7 @@ public:
   vtkGetMacro(GenerateGraph, int);
   void GenerateGraphOn() { this->SetGenerateGraph(GraphOn); }
   void GenerateGraphOff() { this->SetGenerateGraph(GraphOff); }
-  ///@}
-
-  ///@{
-  /** Advanced: the fields of vic_build_options (see vicinity.h). */
-  vtkSetClampMacro(BruteMaxN, vtkIdType, 0, VTK_ID_MAX);
-  vtkGetMacro(BruteMaxN, vtkIdType);
-  vtkSetClampMacro(NNDescentKBuild, int, 0, 4096);
-  vtkGetMacro(NNDescentKBuild, int);
-  vtkSetClampMacro(NNDescentRho, double, 0.0, 1.0);
-  vtkGetMacro(NNDescentRho, double);
-  vtkSetClampMacro(NNDescentDelta, double, 0.0, 1.0);
-  vtkGetMacro(NNDescentDelta, double);
-  vtkSetClampMacro(NNDescentMaxIterations, int, 1, 10000);
-  vtkGetMacro(NNDescentMaxIterations, int);
-  vtkSetClampMacro(GGNNKBuild, int, 1, 4096);
-  vtkGetMacro(GGNNKBuild, int);
-  vtkSetClampMacro(GGNNSegment, int, 1, 4096);
-  vtkGetMacro(GGNNSegment, int);
-  vtkSetClampMacro(GGNNLayers, int, 1, 64);
-  vtkGetMacro(GGNNLayers, int);
-  vtkSetClampMacro(GGNNRefinements, int, 0, 64);
-  vtkGetMacro(GGNNRefinements, int);
-  vtkSetClampMacro(GGNNTauBuild, double, 0.0, 10.0);
-  vtkGetMacro(GGNNTauBuild, double);
-  vtkSetClampMacro(GNNDKBuild, int, 0, 4096);
-  vtkGetMacro(GNNDKBuild, int);
-  vtkSetClampMacro(GNNDSamples, int, 1, 4096);
-  vtkGetMacro(GNNDSamples, int);
-  vtkSetClampMacro(GNNDIterations, int, 1, 10000);
-  vtkGetMacro(GNNDIterations, int);
-  vtkSetClampMacro(GNNDConverge, double, 0.0, 1.0);
-  vtkGetMacro(GNNDConverge, double);
-  vtkSetClampMacro(GRNNDS, int, 1, 4096);
-  vtkGetMacro(GRNNDS, int);
-  vtkSetClampMacro(GRNNDR, int, 1, 4096);
-  vtkGetMacro(GRNNDR, int);
-  vtkSetClampMacro(GRNNDT1, int, 1, 10000);
-  vtkGetMacro(GRNNDT1, int);
-  vtkSetClampMacro(GRNNDT2, int, 1, 10000);
-  vtkGetMacro(GRNNDT2, int);
-  vtkSetClampMacro(GRNNDRho, double, 0.0, 1.0);
-  vtkGetMacro(GRNNDRho, double);
-  vtkSetClampMacro(TSDGAlpha, double, 1.0, 10.0);
-  vtkGetMacro(TSDGAlpha, double);
-  vtkSetClampMacro(TSDGLambda0, int, 0, 4096);
-  vtkGetMacro(TSDGLambda0, int);
-  vtkSetClampMacro(ShardSize, vtkIdType, 0, VTK_ID_MAX);
-  vtkGetMacro(ShardSize, vtkIdType);
-  /** Device memory budget in MiB (0 = what the device has free). */
-  vtkSetClampMacro(DeviceMemoryBudgetMiB, int, 0, VTK_INT_MAX);
-  vtkGetMacro(DeviceMemoryBudgetMiB, int);
+  void SetGenerateGraphToAuto() { this->SetGenerateGraph(GraphAuto); }
   ///@}
 
 protected:
@@ -134,37 +87,12 @@ protected:
   // Reads the properties into the core's build options (the .cxx).
   friend struct vtkVicinityKnnGraphOptions;
 
-  int Metric = 0;
+  int Metric = vtkVicinityBuildOptions::METRIC_L2;
   int RecallSample = 1000;
   int GenerateGraph = GraphAuto;
   // Whether the graph is built for a set of `points` (all ranks' points
   // under MPI), with the warning when Auto turns it off.
   bool WantGraph(vtkIdType points);
-
-  // Advanced: defaults are read from vic_build_options_init in the constructor.
-  vtkIdType BruteMaxN;
-  int NNDescentKBuild;
-  double NNDescentRho;
-  double NNDescentDelta;
-  int NNDescentMaxIterations;
-  int GGNNKBuild;
-  int GGNNSegment;
-  int GGNNLayers;
-  int GGNNRefinements;
-  double GGNNTauBuild;
-  int GNNDKBuild;
-  int GNNDSamples;
-  int GNNDIterations;
-  double GNNDConverge;
-  int GRNNDS;
-  int GRNNDR;
-  int GRNNDT1;
-  int GRNNDT2;
-  double GRNNDRho;
-  double TSDGAlpha;
-  int TSDGLambda0;
-  vtkIdType ShardSize;
-  int DeviceMemoryBudgetMiB = 0;
 
 private:
   vtkVicinityKnnGraph(const vtkVicinityKnnGraph&) = delete;

@@ -1,4 +1,5 @@
 #include "vtkVicinityKnnQueryProbe.h"
+#include "vtkVicinityCoreOptions.h"
 #include "vtkVicinityDistributedPoints.h"
 #include "vtkVicinityFilterSupport.h"
 #include "vtkVicinityIndexCache.h"
@@ -164,22 +165,43 @@ vtkVicinityKnnQueryProbe::vtkVicinityKnnQueryProbe()
   this->SetInputArrayToProcess(
     0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, vtkDataSetAttributes::SCALARS);
   // Defaults are the core's, so the filter never drifts from it.
-  vic_build_options o;
-  vic_build_options_init(&o);
-  this->BruteMaxN = o.brute_max_n;
-  this->NNDescentKBuild = o.nndescent.k_build;
-  this->NNDescentRho = o.nndescent.rho;
-  this->NNDescentDelta = o.nndescent.delta;
-  this->NNDescentMaxIterations = o.nndescent.max_iterations;
+  this->BuildOptions = vtkSmartPointer<vtkVicinityBuildOptions>::New();
   vic_search_options so;
   vic_search_options_init(&so);
   this->SearchTau = so.tau;
   this->MaxVisits = so.max_visits;
+  this->EntryPoints = so.entry_points;
 }
 
 vtkVicinityKnnQueryProbe::~vtkVicinityKnnQueryProbe()
 {
   this->SetIndexFileName(nullptr);
+}
+
+void vtkVicinityKnnQueryProbe::SetBuildOptions(vtkVicinityBuildOptions* options)
+{
+  if (options == this->BuildOptions && options)
+  {
+    return;
+  }
+  if (options)
+  {
+    this->BuildOptions = options;
+  }
+  else
+  {
+    this->BuildOptions = vtkSmartPointer<vtkVicinityBuildOptions>::New();
+  }
+  this->Modified();
+}
+
+vtkMTimeType vtkVicinityKnnQueryProbe::GetMTime()
+{
+  // An edit of the build options re-executes the filter; whether it
+  // rebuilds the index is the key's business (MakeKey).
+  const vtkMTimeType mine = this->Superclass::GetMTime();
+  const vtkMTimeType options = this->BuildOptions->GetMTime();
+  return options > mine ? options : mine;
 }
 
 int vtkVicinityKnnQueryProbe::FillInputPortInformation(int port, vtkInformation* info)
@@ -222,13 +244,14 @@ vtkVicinity::IndexKey vtkVicinityKnnQueryProbe::MakeKey(vtkDataSet* input, vtkDa
     key.RowsName = "Point Coordinates";
   }
   key.Metric = this->Metric;
-  key.Method = this->Method;
+  key.Backend = this->Backend;
+  key.Device = this->Device;
   key.Seed = static_cast<uint64_t>(static_cast<uint32_t>(this->Seed));
-  key.BruteMaxN = this->BruteMaxN;
-  key.KBuild = this->NNDescentKBuild;
-  key.Rho = this->NNDescentRho;
-  key.Delta = this->NNDescentDelta;
-  key.MaxIterations = this->NNDescentMaxIterations;
+  // k stays the core's default: the graph's degree follows from the
+  // build options, and the k of the searches must not reach into the build.
+  vic_build_options defaults;
+  vic_build_options_init(&defaults);
+  key.Build = vtkVicinity::CoreBuildOptions(this->BuildOptions, this->Method, defaults.k);
   if (this->IndexFileMode == INDEX_LOAD)
   {
     key.LoadPath = this->IndexFileName;
@@ -386,7 +409,7 @@ int vtkVicinityKnnQueryProbe::RequestData(
   }
 
   vtkVicinity::Context ctx(this);
-  if (!ctx.Create(VIC_BACKEND_AUTO, 0, this->Threads,
+  if (!ctx.Create(static_cast<vic_backend>(this->Backend), this->Device, this->Threads,
         static_cast<uint64_t>(static_cast<uint32_t>(this->Seed))))
   {
     vtkErrorMacro(<< Label << ": " << ctx.Error());
@@ -421,6 +444,7 @@ int vtkVicinityKnnQueryProbe::RequestData(
     so.k = static_cast<int32_t>(want < x.n ? want : x.n);
     so.tau = static_cast<float>(this->SearchTau);
     so.max_visits = this->MaxVisits;
+    so.entry_points = this->EntryPoints;
     // The core parallelises a search over queries, never within one, so
     // more threads than queries only add a thread team's start and
     // barrier, which for one probe costs far more than the search itself
@@ -428,7 +452,7 @@ int vtkVicinityKnnQueryProbe::RequestData(
     const int64_t all = this->Threads > 0 ? this->Threads : std::thread::hardware_concurrency();
     const int threads = q.n < all ? static_cast<int>(q.n) : this->Threads; // Threads 0 = all
     vtkVicinity::Context searchCtx(this);
-    if (!searchCtx.Create(VIC_BACKEND_AUTO, 0, threads, 0))
+    if (!searchCtx.Create(static_cast<vic_backend>(this->Backend), this->Device, threads, 0))
     {
       vtkErrorMacro(<< Label << ": " << searchCtx.Error());
       return 0;
@@ -479,13 +503,16 @@ void vtkVicinityKnnQueryProbe::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "K: " << this->K << "\n";
   os << indent << "SearchTau: " << this->SearchTau << "\n";
   os << indent << "MaxVisits: " << this->MaxVisits << "\n";
+  os << indent << "EntryPoints: " << this->EntryPoints << "\n";
   os << indent << "Threads: " << this->Threads << "\n";
   os << indent << "UseFeatureArray: " << this->UseFeatureArray << "\n";
   os << indent << "Metric: " << vic_metric_name(static_cast<vic_metric>(this->Metric)) << "\n";
   os << indent << "Method: " << vic_method_name(static_cast<vic_method>(this->Method)) << "\n";
+  os << indent << "Backend: " << vic_backend_name(static_cast<vic_backend>(this->Backend)) << "\n";
+  os << indent << "Device: " << this->Device << "\n";
   os << indent << "Seed: " << this->Seed << "\n";
-  os << indent << "BruteMaxN: " << this->BruteMaxN << "\n";
-  os << indent << "NNDescentKBuild: " << this->NNDescentKBuild << "\n";
+  os << indent << "BuildOptions:\n";
+  this->BuildOptions->PrintSelf(os, indent.GetNextIndent());
   os << indent << "IndexFileMode: " << this->IndexFileMode << "\n";
   os << indent << "IndexFileName: " << (this->IndexFileName ? this->IndexFileName : "(none)")
      << "\n";

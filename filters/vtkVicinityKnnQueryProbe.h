@@ -15,11 +15,16 @@
  *    as in the core's kNN lists (a point is never its own neighbour).
  *    Duplicates of it are ordinary neighbours at distance 0.
  *
- * The index (vic_index_build: exact grid for 3-d L2, brute force, or an
- * NN-Descent search graph, the core's choice) is built once and kept; it is
- * rebuilt only when the rows' source (array and its MTime), the feature
- * array, the metric, the method, the seed or a build parameter changes.
- * Moving the probe, changing k or the search parameters only searches.
+ * The index (vic_index_build: exact grid for 3-d L2, brute force, a CPU
+ * NN-Descent search graph, or a GGNN, GRNND or TSDG graph, on the GPU when
+ * the core finds one usable) is built once and kept (on the device for the
+ * GPU graphs); it is rebuilt only when the rows' source (array and its
+ * MTime), the feature array, the metric, the method, the backend, the
+ * device, the seed or a build parameter (BuildOptions) changes.  Moving
+ * the probe, changing k or the search parameters only searches.  Without a
+ * usable GPU the core decides what a GPU index becomes (vic_index_build:
+ * with Backend Auto a CPU graph and a warning, with Backend GPU an error
+ * saying why); the filter adds no policy of its own.
  * The index can be saved to a file after building, or loaded from one
  * instead of building (the core's checked, versioned format).
  *
@@ -42,8 +47,10 @@
 #ifndef vtkVicinityKnnQueryProbe_h
 #define vtkVicinityKnnQueryProbe_h
 
-#include "VicinityFiltersModule.h" // for the export macro
+#include "VicinityFiltersModule.h"   // for the export macro
 #include "vtkPolyDataAlgorithm.h"
+#include "vtkSmartPointer.h"         // for the build options
+#include "vtkVicinityBuildOptions.h" // for the enums
 
 #include <memory> // for std::unique_ptr
 #include <vector> // for std::vector
@@ -88,6 +95,9 @@ public:
   /** Where the query comes from (QueryModes). */
   vtkSetClampMacro(QueryMode, int, HANDLE, POINT_ID);
   vtkGetMacro(QueryMode, int);
+  void SetQueryModeToHandle() { this->SetQueryMode(HANDLE); }
+  void SetQueryModeToQueryPoints() { this->SetQueryMode(QUERY_POINTS); }
+  void SetQueryModeToPointId() { this->SetQueryMode(POINT_ID); }
   ///@}
   ///@{
   /** The probe position of the Handle mode. */
@@ -113,6 +123,13 @@ public:
   vtkGetMacro(MaxVisits, int);
   ///@}
   ///@{
+  /** Graph search only: random entry points per query (0 = the core's
+   *  choice).  More find the neighbours in data of separated clusters,
+   *  whose graph has no edges between them. */
+  vtkSetClampMacro(EntryPoints, int, 0, VTK_INT_MAX);
+  vtkGetMacro(EntryPoints, int);
+  ///@}
+  ///@{
   /** CPU threads of builds and searches (0 = all); not part of the index. */
   vtkSetClampMacro(Threads, int, 0, 4096);
   vtkGetMacro(Threads, int);
@@ -126,14 +143,38 @@ public:
   vtkBooleanMacro(UseFeatureArray, bool);
   ///@}
   ///@{
-  /** Metric (vic_metric: 0 L2, 1 cosine, 2 inner product). */
-  vtkSetClampMacro(Metric, int, 0, 2);
+  /** Metric: vtkVicinityBuildOptions::Metrics (the core's vic_metric). */
+  vtkSetClampMacro(Metric, int, vtkVicinityBuildOptions::METRIC_L2, vtkVicinityBuildOptions::METRIC_INNER_PRODUCT);
   vtkGetMacro(Metric, int);
+  void SetMetricToL2() { this->SetMetric(vtkVicinityBuildOptions::METRIC_L2); }
+  void SetMetricToCosine() { this->SetMetric(vtkVicinityBuildOptions::METRIC_COSINE); }
+  void SetMetricToInnerProduct() { this->SetMetric(vtkVicinityBuildOptions::METRIC_INNER_PRODUCT); }
   ///@}
   ///@{
-  /** Index method (vic_method: 0 auto, 1 brute, 2 grid, 3 nndescent). */
-  vtkSetClampMacro(Method, int, 0, 3);
+  /** Index method: vtkVicinityBuildOptions::Methods (the core's
+   *  vic_method).  GNND builds kNN lists, not an index: the core builds the
+   *  NN-Descent graph instead, with a warning. */
+  vtkSetClampMacro(Method, int, vtkVicinityBuildOptions::METHOD_AUTO, vtkVicinityBuildOptions::METHOD_TSDG);
   vtkGetMacro(Method, int);
+  void SetMethodToAuto() { this->SetMethod(vtkVicinityBuildOptions::METHOD_AUTO); }
+  void SetMethodToBruteForce() { this->SetMethod(vtkVicinityBuildOptions::METHOD_BRUTE_FORCE); }
+  void SetMethodToGrid() { this->SetMethod(vtkVicinityBuildOptions::METHOD_GRID); }
+  void SetMethodToNNDescent() { this->SetMethod(vtkVicinityBuildOptions::METHOD_NNDESCENT); }
+  void SetMethodToGGNN() { this->SetMethod(vtkVicinityBuildOptions::METHOD_GGNN); }
+  void SetMethodToGRNND() { this->SetMethod(vtkVicinityBuildOptions::METHOD_GRNND); }
+  void SetMethodToTSDG() { this->SetMethod(vtkVicinityBuildOptions::METHOD_TSDG); }
+  ///@}
+  ///@{
+  /** Backend (vtkVicinityBuildOptions::Backends) and CUDA device of the
+   *  index's build and searches; changing them rebuilds.  Under MPI each
+   *  rank uses Device + rank modulo the devices present. */
+  vtkSetClampMacro(Backend, int, vtkVicinityBuildOptions::BACKEND_AUTO, vtkVicinityBuildOptions::BACKEND_GPU);
+  vtkGetMacro(Backend, int);
+  void SetBackendToAuto() { this->SetBackend(vtkVicinityBuildOptions::BACKEND_AUTO); }
+  void SetBackendToCPU() { this->SetBackend(vtkVicinityBuildOptions::BACKEND_CPU); }
+  void SetBackendToGPU() { this->SetBackend(vtkVicinityBuildOptions::BACKEND_GPU); }
+  vtkSetClampMacro(Device, int, 0, 64);
+  vtkGetMacro(Device, int);
   ///@}
   ///@{
   /** Seed of the graph build's random choices. */
@@ -141,28 +182,28 @@ public:
   vtkGetMacro(Seed, int);
   ///@}
   ///@{
-  /** Advanced build options (vic_build_options): brute force up to this n
-   *  for d > 3 under Auto; NN-Descent degree (0 = core default), sample
-   *  rate, stop fraction, iterations. */
-  vtkSetClampMacro(BruteMaxN, vtkIdType, 0, VTK_ID_MAX);
-  vtkGetMacro(BruteMaxN, vtkIdType);
-  vtkSetClampMacro(NNDescentKBuild, int, 0, 4096);
-  vtkGetMacro(NNDescentKBuild, int);
-  vtkSetClampMacro(NNDescentRho, double, 0.0, 1.0);
-  vtkGetMacro(NNDescentRho, double);
-  vtkSetClampMacro(NNDescentDelta, double, 0.0, 1.0);
-  vtkGetMacro(NNDescentDelta, double);
-  vtkSetClampMacro(NNDescentMaxIterations, int, 1, 10000);
-  vtkGetMacro(NNDescentMaxIterations, int);
+  /** Advanced: the per-method build parameters of the index
+   *  (vic_build_options), an object that may be shared with other filters.
+   *  Never null: setting nullptr restores a default one.  A change that
+   *  alters the build rebuilds the index. */
+  void SetBuildOptions(vtkVicinityBuildOptions* options);
+  vtkVicinityBuildOptions* GetBuildOptions() { return this->BuildOptions; }
   ///@}
+
   ///@{
   /** Index file: kept in memory only, saved to IndexFileName after each
    *  build, or loaded from IndexFileName instead of built (IndexFileModes). */
   vtkSetClampMacro(IndexFileMode, int, INDEX_IN_MEMORY, INDEX_LOAD);
   vtkGetMacro(IndexFileMode, int);
+  void SetIndexFileModeToInMemory() { this->SetIndexFileMode(INDEX_IN_MEMORY); }
+  void SetIndexFileModeToBuildAndSave() { this->SetIndexFileMode(INDEX_BUILD_AND_SAVE); }
+  void SetIndexFileModeToLoad() { this->SetIndexFileMode(INDEX_LOAD); }
   vtkSetStringMacro(IndexFileName);
   vtkGetStringMacro(IndexFileName);
   ///@}
+
+  /** Covers the build options. */
+  vtkMTimeType GetMTime() override;
 
 protected:
   vtkVicinityKnnQueryProbe();
@@ -203,18 +244,17 @@ protected:
   int K = 16;
   double SearchTau;
   int MaxVisits = 0;
+  int EntryPoints = 0;
   int Threads = 0;
 
-  // build parameters (defaults from vic_build_options_init)
+  // build parameters
   bool UseFeatureArray = false;
-  int Metric = 0;
-  int Method = 0;
+  int Metric = vtkVicinityBuildOptions::METRIC_L2;
+  int Method = vtkVicinityBuildOptions::METHOD_AUTO;
+  int Backend = vtkVicinityBuildOptions::BACKEND_AUTO;
+  int Device = 0;
   int Seed = 0;
-  vtkIdType BruteMaxN;
-  int NNDescentKBuild;
-  double NNDescentRho;
-  double NNDescentDelta;
-  int NNDescentMaxIterations;
+  vtkSmartPointer<vtkVicinityBuildOptions> BuildOptions;
   int IndexFileMode = INDEX_IN_MEMORY;
   char* IndexFileName = nullptr;
 

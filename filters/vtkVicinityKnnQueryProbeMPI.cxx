@@ -13,6 +13,7 @@
 // within the recall of the graph search.  Each rank sends its k candidates
 // per query as points with their point data, so rank 0 emits the winners
 // with the data they carry; the other ranks' outputs are empty.
+#include "vtkVicinityDeviceForRank.h"
 #include "vtkVicinityDistributedPoints.h"
 #include "vtkVicinityIndexCache.h"
 #include "vtkVicinityKnnQueryProbe.h"
@@ -414,7 +415,9 @@ int vtkVicinityKnnQueryProbe::RequestDistributed(
   const vtkIdType total = vtkVicinity::AllSumIds(c, n);
 
   vtkVicinity::Context ctx(this);
-  int bad = ctx.Create(VIC_BACKEND_AUTO, 0, this->Threads,
+  // One GPU per rank, as the other filters' MPI paths take it.
+  const int device = vtkVicinity::DeviceForRank(me, this->Device, vtkVicinity::UsableDevices());
+  int bad = ctx.Create(static_cast<vic_backend>(this->Backend), device, this->Threads,
               static_cast<uint64_t>(static_cast<uint32_t>(this->Seed)))
     ? 0
     : 1;
@@ -493,6 +496,7 @@ int vtkVicinityKnnQueryProbe::RequestDistributed(
     so.k = static_cast<int32_t>(std::min(want, n));
     so.tau = static_cast<float>(this->SearchTau);
     so.max_visits = this->MaxVisits;
+    so.entry_points = this->EntryPoints;
     ctx.SetCallRange(0.95, 1.0);
     searched = vtkVicinity::CheckCall(this, Label, ctx,
       n >= 2 ? vic_index_search(ctx.Get(), this->Cache->Get(), &q, &so, &knn)

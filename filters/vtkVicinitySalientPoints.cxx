@@ -149,7 +149,8 @@ bool vtkVicinitySalientPoints::ProcessDataSet(
   vtkVicinity::Context& ctx, vtkDataSet* input, vtkDataSet* output, vtkPolyData* peaks)
 {
   const vtkVicinity::NBodyChoices choices = vtkVicinity::MakeNBodyChoices(this->K, this->Method,
-    this->UseFeatureArray, this->UseMassArray, this->Periodic, this->UseBoxFromData, this->BoxLengths,
+    this->BuildOptions, this->UseFeatureArray, this->UseMassArray, this->Periodic, this->UseBoxFromData,
+    this->BoxLengths,
     [&](int idx, int& association) { return this->GetInputArrayToProcess(idx, input, association); });
 
   const vic_peak_options o = vtkVicinity::MakePeakOptions(
@@ -184,10 +185,7 @@ bool vtkVicinitySalientPoints::ProcessDataSet(
   {
     // The bar: kNN lists 0-0.6, density 0.6-0.65, peaks 0.65-0.9, halos 0.9-1.
     ctx.SetCallRange(0.0, 0.6);
-    vic_build_options bo;
-    vic_build_options_init(&bo);
-    bo.method = choices.Method;
-    bo.k = choices.K;
+    const vic_build_options bo = vtkVicinity::NBodyBuildOptions(choices);
     outcome =
       vtkVicinity::CheckCall(this, Label, ctx, vic_knn_build(ctx.Get(), &x, &bo, &lists.Knn));
     if (outcome == vtkVicinity::Outcome::Done)

@@ -73,6 +73,7 @@ bool vtkVicinitySalientPoints::ProcessDistributed(
   vtkVicinity::NBodyChoices choices;
   choices.K = this->K;
   choices.Method = static_cast<vic_method>(this->Method);
+  choices.Options = this->BuildOptions;
   choices.UseMass = this->UseMassArray;
   const vic_peak_options po = vtkVicinity::MakePeakOptions(
     this->MinDensity, this->MinDelta, this->DeltaFactor, this->MinProminence, this->MinMembers);

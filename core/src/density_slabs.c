@@ -8,7 +8,10 @@
  * densities.  Rows whose k-th distance reaches the edge of the region are
  * answered again in a region grown to hold their k-th-distance ball (an
  * upper bound of the true one), until none is left: every list then
- * equals the one over all points. */
+ * equals the one over all points.  Rows the slab's first region cannot
+ * prove wait until all slabs are done (slab_leftovers.c); the passes of
+ * density + peaks after the densities are slab_known.c's; all share the
+ * job of slab_job.h. */
 #include "density_slabs.h"
 #include "backend_cuda.h"
 #include "slab_plan.h"
@@ -24,6 +27,9 @@
 #include "cuda_internal.h"
 #include "density_cuda.h"
 #include "vic_kernels_density.h"
+#include "vic_kernels_peaks.h"
+#include "slab_job.h"
+#include "slab_rows.h"
 
 size_t vic__density_budget(vic_ctx *c, int device) {
   if (c->opt.device_memory_budget) return c->opt.device_memory_budget;
@@ -32,32 +38,11 @@ size_t vic__density_budget(vic_ctx *c, int device) {
   return f / 10 * 9;
 }
 
-typedef struct {
-  vic_ctx *c;
-  const vic_data *x;
-  int32_t k;
-  const float *mass;
-  vick_density_params p;
-  size_t budget;
-  float *knn, *sph, *h, *rk, *dist;
-  int32_t *ids;
-  const vic_slab_plan *plan;
-  const int64_t *start, *order; /* slab s owns order[start[s] .. start[s+1]) */
-  double h0;
-  int first, count;
-  int threads; /* host threads per device */
-  /* per device */
-  vick_call *call;
-  int *rc;
-  vic_status *status;
-  int64_t *bad_row, *retried;
-  char (*msg)[512];
-} slab_job;
 
 /* Own rows (rows, in that order) then every other point of slabs
  * s_lo..s_hi inside r, packed, by the job's host threads (blocks of the
  * candidates counted, then written at their offsets). */
-static int gather(const slab_job *j, const vic_region *r, const int64_t *rows, int64_t n_rows, int64_t s_lo,
+int vic__slab_gather(const slab_job *j, const vic_region *r, const int64_t *rows, int64_t n_rows, int64_t s_lo,
                   int64_t s_hi, const unsigned char *is_row, float **pts, uint32_t **gid, int64_t *n_out) {
   const vic_data *x = j->x;
   const int d = x->d;
@@ -103,20 +88,22 @@ static int gather(const slab_job *j, const vic_region *r, const int64_t *rows, i
 }
 
 /* Slabs whose own range meets [lo, hi) along the axis (all of them when
- * the region wraps or is unbounded there). */
-static void slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
+ * the region wraps; open sides reach the first or last slab). */
+void vic__slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
   const int a = j->plan->axis;
-  if (!isfinite(r->lo[a]) || r->period[a] > 0) { *s_lo = 0; *s_hi = j->plan->n_slabs - 1; return; }
-  *s_lo = vic__slab_of(j->plan, r->lo[a]);
-  *s_hi = vic__slab_of(j->plan, r->hi[a]);
+  *s_lo = 0;
+  *s_hi = j->plan->n_slabs - 1;
+  if (r->period[a] > 0) return;
+  if (isfinite(r->lo[a])) *s_lo = vic__slab_of(j->plan, r->lo[a]);
+  if (isfinite(r->hi[a])) *s_hi = vic__slab_of(j->plan, r->hi[a]);
 }
 
-static int vick_fail_host(vick_call *call, int code, const char *what) {
+int vic__slab_fail(vick_call *call, int code, const char *what) {
   snprintf(call->message, sizeof call->message, "%s", what);
   return code;
 }
 
-static void add_stage(vick_call *call, const char *name, double seconds) {
+void vic__slab_add_stage(vick_call *call, const char *name, double seconds) {
   for (int i = 0; i < call->n_stages; ++i)
     if (strcmp(call->stages[i].name, name) == 0) { call->stages[i].seconds += seconds; return; }
   if (call->n_stages >= (int)(sizeof call->stages / sizeof call->stages[0])) return;
@@ -124,24 +111,54 @@ static void add_stage(vick_call *call, const char *name, double seconds) {
   call->stages[call->n_stages++].seconds = seconds;
 }
 
-/* Rows still to answer: rows[off .. off + count) of the slab, in region. */
-typedef struct {
-  int64_t off, count;
-  vic_region reg;
-} slab_task;
+int vic__slab_row_add(row_list *l, int64_t i) {
+  if (l->count == l->cap) {
+    const int64_t cap = l->cap ? 2 * l->cap : 1024;
+    int64_t *r = realloc(l->row, (size_t)cap * sizeof *r);
+    if (!r) return -1;
+    l->row = r;
+    l->cap = cap;
+  }
+  l->row[l->count++] = i;
+  return 0;
+}
 
-#define SLAB_TASKS 64 /* rounds per slab; a retry's region holds its rows' balls, so two or three are the rule */
+int vic__slab_cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *ids, const float *dist) {
+  if (rc->count == rc->cap) {
+    int64_t cap = rc->cap ? 2 * rc->cap : 1024;
+    int64_t *r = realloc(rc->row, (size_t)cap * sizeof *r);
+    if (r) rc->row = r;
+    int32_t *a = r ? realloc(rc->ids, (size_t)cap * k * sizeof *a) : NULL;
+    if (a) rc->ids = a;
+    float *b = a ? realloc(rc->dist, (size_t)cap * k * sizeof *b) : NULL;
+    if (b) rc->dist = b;
+    if (!b) return -1;
+    rc->cap = cap;
+  }
+  rc->row[rc->count] = row;
+  memcpy(rc->ids + rc->count * k, ids, (size_t)k * sizeof *ids);
+  memcpy(rc->dist + rc->count * k, dist, (size_t)k * sizeof *dist);
+  ++rc->count;
+  return 0;
+}
+
 
 /* One slab on the device of slot dev: its own rows in the slab's region,
  * then the rows that failed the gap test, in regions around their k-th
  * distance balls -- one for the rows by the slab's lower cut, one for
  * those by its upper cut, so that neither spans the whole slab. */
-static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
+/* Rows rows_in[0, n_own) of the density pass on the device of slot dev,
+ * in reg0 first, then the rows that fail the gap test in regions around
+ * their k-th-distance balls -- one for the rows below mid along the
+ * axis, one for those above, so that neither spans the whole slab.  With
+ * from_slab, reg0 is a slab's first region: with a cache (j->left) the
+ * rows it cannot prove go to the device's leftovers instead, answered
+ * once all slabs are done (run_leftovers). */
+int vic__slab_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own, const vic_region *reg0, double mid,
+                    unsigned char *is_row, int from_slab) {
   const vic_data *x = j->x;
   const int32_t k = j->k;
   vick_call *call = &j->call[dev];
-  const int64_t *own = j->order + j->start[s];
-  const int64_t n_own = j->start[s + 1] - j->start[s];
   if (n_own == 0) return VICK_OK;
   int64_t *rows = malloc((size_t)n_own * sizeof *rows);
   float *rk = malloc((size_t)n_own * sizeof *rk), *knn = NULL, *sph = NULL, *h = NULL;
@@ -150,27 +167,28 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   if (j->h) h = malloc((size_t)n_own * sizeof *h);
   int rc = VICK_OK;
   if (!rows || !rk || (j->knn && !knn) || (j->sph && !sph) || (j->h && !h))
-    rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's results");
-  if (rc == VICK_OK) memcpy(rows, own, (size_t)n_own * sizeof *rows);
+    rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's results");
+  if (rc == VICK_OK) memcpy(rows, rows_in, (size_t)n_own * sizeof *rows);
   const int axis = j->plan->axis;
-  const double mid = 0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]);
   slab_task task[SLAB_TASKS];
   int n_tasks = 1, done = 0;
   task[0].off = 0;
   task[0].count = n_own;
-  vic__slab_region(x, j->plan, s, j->h0, &task[0].reg);
+  task[0].reg = *reg0;
   while (rc == VICK_OK && n_tasks > 0) {
     slab_task tk = task[--n_tasks];
     int64_t *tr = rows + tk.off;
     const int64_t n_rows = tk.count;
-    if (++done > SLAB_TASKS) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    if (++done > SLAB_TASKS) { rc = vic__slab_fail(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
     for (int64_t t = 0; t < n_rows; ++t) is_row[tr[t]] = 1;
     int64_t s_lo, s_hi, m = 0;
-    slab_span(j, &tk.reg, &s_lo, &s_hi);
+    vic__slab_span(j, &tk.reg, &s_lo, &s_hi);
     float *pts = NULL;
     uint32_t *gid = NULL;
-    if (gather(j, &tk.reg, tr, n_rows, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
-      rc = vick_fail_host(call, VICK_NOMEM, "no host memory to gather a slab");
+    const double tg = vic__now();
+    if (vic__slab_gather(j, &tk.reg, tr, n_rows, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
+      rc = vic__slab_fail(call, VICK_NOMEM, "no host memory to gather a slab");
+    j->t_gather[dev] += vic__now() - tg;
     for (int64_t t = 0; t < n_rows; ++t) is_row[tr[t]] = 0;
     if (rc != VICK_OK) break;
     if (m <= k) { /* a tiny region: the whole set is the region */
@@ -197,20 +215,48 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
     one.memory_budget = j->budget;
     int64_t bad = -1;
     /* the lists go straight to their rows of the whole set's arrays; rows
-     * answered again overwrite theirs */
-    rc = vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids, j->dist, tr,
-                           &bad);
+     * answered again overwrite theirs.  Rows past the first region, with
+     * a cache, come back packed for it. */
+    const int keep = j->cache && (done > 1 || !from_slab);
+    int32_t *tid = keep ? malloc((size_t)n_rows * k * sizeof *tid) : NULL;
+    float *tdist = keep ? malloc((size_t)n_rows * k * sizeof *tdist) : NULL;
+    if (keep && (!tid || !tdist)) {
+      free(tid); free(tdist); free(pts); free(gid);
+      rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retried lists");
+      break;
+    }
+    const double td = vic__now();
+    rc = keep ? vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, tid, tdist, NULL,
+                                  &bad)
+              : vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids, j->dist,
+                                  tr, &bad);
+    j->t_device[dev] += vic__now() - td;
     call->seconds_kernel += one.seconds_kernel;
     call->seconds_transfer += one.seconds_transfer;
     if (one.peak_bytes > call->peak_bytes) call->peak_bytes = one.peak_bytes;
-    for (int i = 0; i < one.n_stages; ++i) add_stage(call, one.stages[i].name, one.stages[i].seconds);
+    for (int i = 0; i < one.n_stages; ++i) vic__slab_add_stage(call, one.stages[i].name, one.stages[i].seconds);
     if (rc != VICK_OK) memcpy(call->message, one.message, sizeof call->message);
     free(pts);
     free(gid);
+    if (rc != VICK_OK || bad >= 0) { free(tid); free(tdist); }
     if (rc != VICK_OK) break;
     if (bad >= 0) {
       if (j->bad_row[dev] < 0 || tr[bad] < j->bad_row[dev]) j->bad_row[dev] = tr[bad];
       break;
+    }
+    if (keep) { /* the exact rows: into the cache, and the whole set's lists where asked */
+      for (int64_t t = 0; t < n_rows && rc == VICK_OK; ++t) {
+        const int64_t i = tr[t];
+        if (!vic__region_exact(&tk.reg, x, i, rk[t])) continue;
+        if (vic__slab_cache_add(&j->cache[dev], k, i, tid + t * k, tdist + t * k) != 0)
+          rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retried lists");
+        j->cached[i] = 1;
+        if (j->ids) memcpy(j->ids + i * k, tid + t * k, (size_t)k * sizeof *tid);
+        if (j->dist) memcpy(j->dist + i * k, tdist + t * k, (size_t)k * sizeof *tdist);
+      }
+      free(tid);
+      free(tdist);
+      if (rc != VICK_OK) break;
     }
     /* place the exact rows; mark the others (is_row) for another round */
     int64_t left = 0;
@@ -229,12 +275,23 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
     }
     if (!left) continue;
     j->retried[dev] += left;
+    if (from_slab && done == 1 && j->left) { /* to the leftovers, with their k-th distances so far */
+      for (int64_t t = 0; t < n_rows && rc == VICK_OK; ++t) {
+        const int64_t i = tr[t];
+        if (!is_row[i]) continue;
+        is_row[i] = 0;
+        j->rk[i] = rk[t];
+        if (vic__slab_row_add(&j->left[dev], i) != 0)
+          rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's leftover rows");
+      }
+      continue;
+    }
     /* the rows left, those below the slab's middle first: two tasks whose
      * regions hold their rows' balls */
     int64_t lo_n = 0, hi_n = 0;
     vic_region lo_reg, hi_reg;
     int64_t *tmp = malloc((size_t)left * sizeof *tmp);
-    if (!tmp) { rc = vick_fail_host(call, VICK_NOMEM, "no host memory for a slab's retries"); break; }
+    if (!tmp) { rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retries"); break; }
     for (int64_t t = 0; t < n_rows; ++t) {
       const int64_t i = tr[t];
       if (!is_row[i]) continue;
@@ -258,7 +315,7 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
     for (int64_t t = 0; t < left; ++t) is_row[tmp[t]] = 0;
     memcpy(tr, tmp, (size_t)left * sizeof *tr);
     free(tmp);
-    if (n_tasks + 2 > SLAB_TASKS) { rc = vick_fail_host(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    if (n_tasks + 2 > SLAB_TASKS) { rc = vic__slab_fail(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
     if (hi_n) task[n_tasks++] = (slab_task){tk.off + lo_n, hi_n, hi_reg};
     if (lo_n) task[n_tasks++] = (slab_task){tk.off, lo_n, lo_reg};
   }
@@ -270,19 +327,27 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   return rc;
 }
 
+static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
+  vic_region reg;
+  vic__slab_region(j->x, j->plan, s, j->h0, &reg);
+  return vic__slab_rows(j, dev, j->order + j->start[s], j->start[s + 1] - j->start[s], &reg,
+                  0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]), is_row, 1);
+}
+
 static void slab_slot(void *arg, int slot) {
   slab_job *j = arg;
   unsigned char *is_row = calloc((size_t)j->x->n, 1);
   if (!is_row) {
-    j->rc[slot] = vick_fail_host(&j->call[slot], VICK_NOMEM, "no host memory for slab flags");
+    j->rc[slot] = vic__slab_fail(&j->call[slot], VICK_NOMEM, "no host memory for slab flags");
     return;
   }
+  const char *stage = j->pass ? "peaks" : "density";
   for (int64_t s = slot; s < j->plan->n_slabs && j->rc[slot] == VICK_OK; s += j->count) {
-    j->rc[slot] = run_slab(j, slot, s, is_row);
+    j->rc[slot] = j->pass ? vic__slab_known(j, slot, s, is_row) : run_slab(j, slot, s, is_row);
     if (j->rc[slot] == VICK_OK && j->bad_row[slot] >= 0) break;
     vick_call *cs = &j->call[slot];
-    if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, "density", (double)(s + 1) / j->plan->n_slabs))
-      j->rc[slot] = vick_fail_host(cs, VICK_CANCELLED, "cancelled during the slabs");
+    if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, stage, (double)(s + 1) / j->plan->n_slabs))
+      j->rc[slot] = vic__slab_fail(cs, VICK_CANCELLED, "cancelled during the slabs");
   }
   free(is_row);
 }
@@ -325,86 +390,240 @@ static double first_halo(const vic_data *x, int32_t k) {
   return 2 * pow(vol * (double)k / (double)x->n, 1.0 / dims);
 }
 
+struct vic_slabs {
+  slab_job j;
+  vic_slab_plan plan;
+  int64_t *start, *order;
+  int levels;
+};
+
+vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budget, size_t reserve, int later,
+                           vic_slabs **out) {
+  *out = NULL;
+  int first = 0, count = 1;
+  vic_status s = vic__cuda_devices(c, &first, &count);
+  if (s != VIC_OK) return s;
+  int64_t S = budget > reserve ? vic__slab_count(x->n, k, x->d, budget - reserve) : 0;
+  if (S > 0 && S < count) S = count; /* every device gets a slab */
+  if (S == 0)
+    return vic__fail(c, VIC_E_NOMEM, "the slab runs need more than %.0f MiB of device memory (the budget is %.0f MiB)",
+                     (vic__slab_bytes(3, 2, k, x->d) + reserve) / 1048576.0, budget / 1048576.0);
+  vic_slabs *z = vic__calloc(c, 1, sizeof *z, "slab runs");
+  if (!z) return VIC_E_NOMEM;
+  if ((s = vic__slab_plan_make(c, x, S, &z->plan)) != VIC_OK) { free(z); return s; }
+  if ((s = bucket(c, x, &z->plan, &z->start, &z->order)) != VIC_OK) { vic__slab_plan_free(&z->plan); free(z); return s; }
+  if (count > S) count = (int)S;
+  slab_job *j = &z->j;
+  j->c = c;
+  j->x = x;
+  j->k = k;
+  j->budget = budget;
+  j->plan = &z->plan;
+  j->start = z->start;
+  j->order = z->order;
+  j->h0 = first_halo(x, k);
+  j->first = first;
+  j->count = count;
+  j->threads = 1;
+#ifdef _OPENMP
+  j->threads = omp_get_max_threads() / count > 1 ? omp_get_max_threads() / count : 1;
+  z->levels = omp_get_max_active_levels();
+  if (count > 1 && z->levels < 2) omp_set_max_active_levels(2);
+#endif
+  j->call = vic__calloc(c, (size_t)count, sizeof *j->call, "per-device calls");
+  j->rc = j->call ? vic__calloc(c, (size_t)count, sizeof *j->rc, "per-device codes") : NULL;
+  j->bad_row = j->rc ? vic__malloc(c, (size_t)count * sizeof *j->bad_row, "per-device rows") : NULL;
+  j->retried = j->bad_row ? vic__calloc(c, (size_t)count, sizeof *j->retried, "per-device retries") : NULL;
+  j->edges = j->retried ? vic__calloc(c, (size_t)count, sizeof *j->edges, "per-device edges") : NULL;
+  if (!j->edges) { vic__slabs_close(z); return VIC_E_NOMEM; }
+  j->left = vic__calloc(c, (size_t)count, sizeof *j->left, "per-device leftover rows");
+  j->t_gather = j->left ? vic__calloc(c, (size_t)count, sizeof *j->t_gather, "per-device times") : NULL;
+  j->t_device = j->t_gather ? vic__calloc(c, (size_t)count, sizeof *j->t_device, "per-device times") : NULL;
+  if (!j->t_device) { vic__slabs_close(z); return VIC_E_NOMEM; }
+  if (later) {
+    j->cache = vic__calloc(c, (size_t)count, sizeof *j->cache, "per-device retried rows");
+    j->cached = j->cache ? vic__calloc(c, (size_t)x->n, 1, "retried row flags") : NULL;
+    if (!j->cached) { vic__slabs_close(z); return VIC_E_NOMEM; }
+  }
+  for (int d = 0; d < count; ++d) {
+    vic__cuda_call_init(c, &j->call[d], first + d, budget, count > 1);
+    j->bad_row[d] = -1;
+  }
+  vic__log(c, VIC_LOG_INFO, "%lld slabs along axis %d on %d device%s (budget %.0f MiB each)", (long long)S,
+           z->plan.axis, count, count == 1 ? "" : "s", budget / 1048576.0);
+  *out = z;
+  return VIC_OK;
+}
+
+void vic__slabs_close(vic_slabs *z) {
+  if (!z) return;
+  slab_job *j = &z->j;
+#ifdef _OPENMP
+  if (j->count > 1) omp_set_max_active_levels(z->levels);
+#endif
+  if (j->edges)
+    for (int d = 0; d < j->count; ++d) { free(j->edges[d].pair); free(j->edges[d].pos); }
+  free(j->edges);
+  if (j->cache)
+    for (int d = 0; d < j->count; ++d) { free(j->cache[d].row); free(j->cache[d].ids); free(j->cache[d].dist); }
+  free(j->cache);
+  free(j->cached);
+  if (j->left)
+    for (int d = 0; d < j->count; ++d) free(j->left[d].row);
+  free(j->left);
+  free(j->t_gather);
+  free(j->t_device);
+  free(j->call);
+  free(j->rc);
+  free(j->bad_row);
+  free(j->retried);
+  free(z->start);
+  free(z->order);
+  vic__slab_plan_free(&z->plan);
+  free(z);
+}
+
+/* Runs the job's pass on every device; the first failure's status. */
+static vic_status run_pass_timed(vic_slabs *z, const char *what);
+static vic_status run_pass(vic_slabs *z, const char *what) {
+  slab_job *j = &z->j;
+  double k0 = 0, k1 = 0, gmax = 0, dmax = 0;
+  for (int d = 0; d < j->count; ++d) {
+    j->t_gather[d] = j->t_device[d] = 0;
+    if (j->call[d].seconds_kernel > k0) k0 = j->call[d].seconds_kernel;
+  }
+  const double t0 = vic__now();
+  vic_status s = run_pass_timed(z, what);
+  for (int d = 0; d < j->count; ++d) {
+    if (j->call[d].seconds_kernel > k1) k1 = j->call[d].seconds_kernel;
+    if (j->t_gather[d] > gmax) gmax = j->t_gather[d];
+    if (j->t_device[d] > dmax) dmax = j->t_device[d];
+  }
+  vic__log(j->c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs on %d device%s (the busiest: host gathers %.3f s, device "
+           "calls %.3f s; kernels %.3f s)", what, vic__now() - t0, (long long)z->plan.n_slabs, j->count,
+           j->count == 1 ? "" : "s", gmax, dmax, k1 - k0);
+  return s;
+}
+
+static vic_status run_pass_timed(vic_slabs *z, const char *what) {
+  slab_job *j = &z->j;
+  for (int d = 0; d < j->count; ++d) j->rc[d] = VICK_OK;
+  if (j->count == 1) slab_slot(j, 0); /* the gathers keep all host threads */
+  else vic__cuda_parallel(j->count, slab_slot, j);
+  for (int d = 0; d < j->count; ++d)
+    if (j->rc[d] != VICK_OK) return vic__kernel_status(j->c, j->rc[d], &j->call[d], what);
+  if (!j->pass) {
+    for (int d = 0; d < j->count; ++d)
+      if (j->bad_row[d] >= 0) return VIC_OK;
+    const int rc = vic__slab_leftovers(j);
+    return rc == VICK_OK ? VIC_OK : vic__kernel_status(j->c, rc, &j->call[0], what);
+  }
+  if (!j->cache) return VIC_OK;
+  /* the cached rows, on the host */
+  for (int d = 0; d < j->count; ++d) {
+    const row_cache *rc = &j->cache[d];
+    if (j->pass == PASS_LINKS)
+      vic__rows_links(rc->row, rc->count, j->k, rc->ids, rc->dist, j->x->n, j->rho, j->parent, j->delta, j->up,
+                      j->is_max);
+    else if (vic__rows_edges(rc->row, rc->count, j->k, rc->ids, j->x->n, j->rho, j->lab, j->rank, &j->edges[0].pair,
+                             &j->edges[0].pos, &j->edges[0].count, &j->edges[0].cap) != 0)
+      return vic__fail(j->c, VIC_E_NOMEM, "no host memory for the boundary edges of the retried rows");
+  }
+  return VIC_OK;
+}
+
+vic_status vic__slabs_density(vic_slabs *z, const float *mass, double unit_mass, vic_sph_convention sph, float *knn,
+                              float *sph_density, float *h, float *rk, int32_t *ids, float *dist, int64_t *bad_row) {
+  slab_job *j = &z->j;
+  *bad_row = -1;
+  j->pass = 0;
+  j->mass = mass;
+  j->p = vic__density_params(j->x->d, unit_mass, sph);
+  j->knn = knn;
+  j->sph = sph_density;
+  j->h = h;
+  j->rk = rk;
+  j->ids = ids;
+  j->dist = dist;
+  vic_status s = run_pass(z, "slab density");
+  for (int d = 0; d < j->count; ++d)
+    if (j->bad_row[d] >= 0 && (*bad_row < 0 || j->bad_row[d] < *bad_row)) *bad_row = j->bad_row[d];
+  return s;
+}
+
+vic_status vic__slabs_links(vic_slabs *z, const float *rho, float *rk, int32_t *parent, float *delta, int32_t *up,
+                            int32_t *is_max) {
+  slab_job *j = &z->j;
+  j->pass = PASS_LINKS;
+  j->rho = rho;
+  j->rk = rk;
+  j->parent = parent;
+  j->delta = delta;
+  j->up = up;
+  j->is_max = is_max;
+  return run_pass(z, "slab links");
+}
+
+vic_status vic__slabs_edges(vic_slabs *z, const float *rho, float *rk, const int32_t *lab, const int32_t *rank,
+                            int64_t n_max, uint64_t **pair, uint64_t **pos, int64_t *count) {
+  slab_job *j = &z->j;
+  *pair = *pos = NULL;
+  *count = 0;
+  j->pass = PASS_EDGES;
+  j->rho = rho;
+  j->rk = rk;
+  j->lab = lab;
+  j->rank = rank;
+  j->n_max = n_max;
+  vic_status s = run_pass(z, "slab edges");
+  if (s != VIC_OK) return s;
+  int64_t total = 0;
+  for (int d = 0; d < j->count; ++d) total += j->edges[d].count;
+  uint64_t *a = vic__malloc(j->c, (size_t)total * sizeof *a + 8, "first edges of the slabs");
+  uint64_t *b = a ? vic__malloc(j->c, (size_t)total * sizeof *b + 8, "first edges of the slabs") : NULL;
+  if (!b) { free(a); return VIC_E_NOMEM; }
+  int64_t at = 0;
+  for (int d = 0; d < j->count; ++d) {
+    edge_list *l = &j->edges[d];
+    if (l->count) {
+      memcpy(a + at, l->pair, (size_t)l->count * sizeof *a);
+      memcpy(b + at, l->pos, (size_t)l->count * sizeof *b);
+    }
+    at += l->count;
+    free(l->pair);
+    free(l->pos);
+    memset(l, 0, sizeof *l);
+  }
+  *pair = a;
+  *pos = b;
+  *count = total;
+  return VIC_OK;
+}
+
+void vic__slabs_stats(const vic_slabs *z, vic_slab_stats *st) {
+  const slab_job *j = &z->j;
+  memset(st, 0, sizeof *st);
+  st->slabs = z->plan.n_slabs;
+  st->devices = j->count;
+  for (int d = 0; d < j->count; ++d) {
+    st->retried += j->retried[d];
+    if (j->call[d].peak_bytes > st->peak_bytes) st->peak_bytes = j->call[d].peak_bytes;
+    if (j->call[d].seconds_kernel > st->seconds_kernel) st->seconds_kernel = j->call[d].seconds_kernel;
+    if (j->call[d].seconds_transfer > st->seconds_transfer) st->seconds_transfer = j->call[d].seconds_transfer;
+  }
+}
+
 vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
                              vic_sph_convention sph, size_t budget, float *knn, float *sph_density, float *h, float *rk,
                              int32_t *ids, float *dist, int64_t *bad_row, vic_slab_stats *st) {
   memset(st, 0, sizeof *st);
   *bad_row = -1;
-  int first = 0, count = 1;
-  vic_status s = vic__cuda_devices(c, &first, &count);
+  vic_slabs *z = NULL;
+  vic_status s = vic__slabs_open(c, x, k, budget, 0, 0, &z);
   if (s != VIC_OK) return s;
-  int64_t S = vic__slab_count(x->n, k, x->d, budget);
-  if (S > 0 && S < count) S = count; /* every device gets a slab */
-  if (S == 0)
-    return vic__fail(c, VIC_E_NOMEM, "the slab runs need more than %.0f MiB of device memory (the budget is %.0f MiB)",
-                     vic__slab_bytes(3, 2, k, x->d) / 1048576.0, budget / 1048576.0);
-  vic_slab_plan plan;
-  if ((s = vic__slab_plan_make(c, x, S, &plan)) != VIC_OK) return s;
-  int64_t *start = NULL, *order = NULL;
-  if ((s = bucket(c, x, &plan, &start, &order)) != VIC_OK) { vic__slab_plan_free(&plan); return s; }
-  if (count > S) count = (int)S;
-  slab_job j;
-  memset(&j, 0, sizeof j);
-  j.c = c;
-  j.x = x;
-  j.k = k;
-  j.mass = mass;
-  j.p = vic__density_params(x->d, unit_mass, sph);
-  j.budget = budget;
-  j.knn = knn;
-  j.sph = sph_density;
-  j.h = h;
-  j.rk = rk;
-  j.ids = ids;
-  j.dist = dist;
-  j.plan = &plan;
-  j.start = start;
-  j.order = order;
-  j.h0 = first_halo(x, k);
-  j.first = first;
-  j.count = count;
-  j.threads = 1;
-#ifdef _OPENMP
-  j.threads = omp_get_max_threads() / count > 1 ? omp_get_max_threads() / count : 1;
-  const int levels = omp_get_max_active_levels();
-  if (count > 1 && levels < 2) omp_set_max_active_levels(2);
-#endif
-  j.call = vic__calloc(c, (size_t)count, sizeof *j.call, "per-device calls");
-  j.rc = j.call ? vic__calloc(c, (size_t)count, sizeof *j.rc, "per-device codes") : NULL;
-  j.bad_row = j.rc ? vic__malloc(c, (size_t)count * sizeof *j.bad_row, "per-device rows") : NULL;
-  j.retried = j.bad_row ? vic__calloc(c, (size_t)count, sizeof *j.retried, "per-device retries") : NULL;
-  if (!j.retried) s = VIC_E_NOMEM;
-  if (s == VIC_OK) {
-    for (int d = 0; d < count; ++d) {
-      vic__cuda_call_init(c, &j.call[d], first + d, budget, count > 1);
-      j.bad_row[d] = -1;
-    }
-    vic__log(c, VIC_LOG_INFO, "density in %lld slabs along axis %d on %d device%s (budget %.0f MiB each)",
-             (long long)S, plan.axis, count, count == 1 ? "" : "s", budget / 1048576.0);
-    if (count == 1) slab_slot(&j, 0); /* the gathers keep all host threads */
-    else vic__cuda_parallel(count, slab_slot, &j);
-#ifdef _OPENMP
-    omp_set_max_active_levels(levels);
-#endif
-    for (int d = 0; s == VIC_OK && d < count; ++d)
-      if (j.rc[d] != VICK_OK) s = vic__kernel_status(c, j.rc[d], &j.call[d], "slab density");
-    st->slabs = S;
-    st->devices = count;
-    for (int d = 0; d < count; ++d) {
-      st->retried += j.retried[d];
-      if (j.call[d].peak_bytes > st->peak_bytes) st->peak_bytes = j.call[d].peak_bytes;
-      if (j.call[d].seconds_kernel > st->seconds_kernel) st->seconds_kernel = j.call[d].seconds_kernel;
-      if (j.call[d].seconds_transfer > st->seconds_transfer) st->seconds_transfer = j.call[d].seconds_transfer;
-      if (j.bad_row[d] >= 0 && (*bad_row < 0 || j.bad_row[d] < *bad_row)) *bad_row = j.bad_row[d];
-    }
-  }
-  free(j.call);
-  free(j.rc);
-  free(j.bad_row);
-  free(j.retried);
-  free(start);
-  free(order);
-  vic__slab_plan_free(&plan);
+  s = vic__slabs_density(z, mass, unit_mass, sph, knn, sph_density, h, rk, ids, dist, bad_row);
+  vic__slabs_stats(z, st);
+  vic__slabs_close(z);
   return s;
 }
 

@@ -105,62 +105,105 @@ static vic_status decide(vic_ctx *c, vick_call *call, vick_peaks_run *run, const
   return VIC_OK;
 }
 
-/* Out of core: lists and densities slab by slab on every device
- * (density_slabs.c), the lists kept on the host; then the per-point
- * steps on the first device, reading the lists a chunk at a time. */
+/* Out of core: three passes over the slabs on every device
+ * (density_slabs.h) -- densities; links (parents, deltas, basin
+ * pointers); boundary edges -- whose lists are made on the slab's device
+ * and consumed there.  Between them the first device orders the points
+ * by density and finds the basins, and after them turns the slabs' first
+ * edges into merge events and searches the maxima's parents.  Only
+ * per-point results cross to the host. */
+typedef struct {
+  float *rk, *delta;
+  int32_t *lid, *parent, *up, *is_max, *lab, *rank;
+  uint64_t *pair, *pos;
+} slab_host;
+
+static void slab_host_free(slab_host *h) {
+  free(h->rk);
+  free(h->delta);
+  free(h->lid);
+  free(h->parent);
+  free(h->up);
+  free(h->is_max);
+  free(h->lab);
+  free(h->rank);
+  free(h->pair);
+  free(h->pos);
+}
+
 static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
                                       vic_sph_convention sph, const vic_peak_options *o, size_t budget,
                                       float *knn_density, float *sph_density, float *smoothing_length, int64_t *ids,
                                       float *dist, vic_report *rep, int64_t *bad_row, vic_peaks *out) {
   const int64_t n = x->n;
-  const size_t need = vic__peaks_lists_bytes(n, k);
+  const size_t need = vic__peaks_links_bytes(n, x->d);
   if (need > budget)
     return vic__fail(c, VIC_E_NOMEM,
                      "density peaks of %lld points need at least %.0f MiB of device memory for their per-point steps "
                      "(the lists go in slabs); the budget is %.0f MiB",
                      (long long)n, need / 1048576.0, budget / 1048576.0);
-  const size_t entries = (size_t)n * (size_t)k;
-  int32_t *lid = vic__malloc(c, entries * sizeof *lid, "neighbour ids (host)");
-  float *ldist = lid ? (dist ? dist : vic__malloc(c, entries * sizeof *ldist, "neighbour distances (host)")) : NULL;
-  float *rk = ldist ? vic__malloc(c, (size_t)n * sizeof *rk, "k-th distances") : NULL;
-  if (!rk) {
-    free(lid);
-    if (ldist != dist) free(ldist);
-    return VIC_E_NOMEM;
-  }
-  vic_slab_stats st;
-  vic_status s = vic__slab_density(c, x, k, mass, unit_mass, sph, budget, knn_density, sph_density, smoothing_length,
-                                   rk, lid, ldist, bad_row, &st);
+  const size_t entries = (size_t)n * (size_t)k, b4 = (size_t)n * 4;
+  slab_host h;
+  memset(&h, 0, sizeof h);
+  h.rk = vic__malloc(c, b4, "k-th distances");
+  h.delta = h.rk ? vic__malloc(c, b4, "deltas (slabs)") : NULL;
+  h.parent = h.delta ? vic__malloc(c, b4, "parents (slabs)") : NULL;
+  h.up = h.parent ? vic__malloc(c, b4, "basin pointers (slabs)") : NULL;
+  h.is_max = h.up ? vic__malloc(c, b4, "local maxima (slabs)") : NULL;
+  h.lab = h.is_max ? vic__malloc(c, b4, "basin labels (slabs)") : NULL;
+  h.rank = h.lab ? vic__malloc(c, b4, "density ranks (slabs)") : NULL;
+  if (h.rank && ids) h.lid = vic__malloc(c, entries * sizeof *h.lid, "neighbour ids (int32)");
+  if (!h.rank || (ids && !h.lid)) { slab_host_free(&h); return VIC_E_NOMEM; }
+  vic_slabs *z = NULL;
+  vic_status s = vic__slabs_open(c, x, k, budget, vic__slab_pass_bytes(n), 1, &z);
+  if (s == VIC_OK)
+    s = vic__slabs_density(z, mass, unit_mass, sph, knn_density, sph_density, smoothing_length, h.rk, h.lid, dist,
+                           bad_row);
+  if (s == VIC_OK && *bad_row < 0) s = vic__progress(c, "peaks", 0.2);
+  if (s == VIC_OK && *bad_row < 0) s = vic__slabs_links(z, knn_density, h.rk, h.parent, h.delta, h.up, h.is_max);
   vick_call call;
   vic__cuda_call_init(c, &call, c->opt.device, budget, 0);
   vick_peaks_run *run = NULL;
   vick_peaks_info info;
   memset(&info, 0, sizeof info);
-  host_ws h;
-  memset(&h, 0, sizeof h);
+  host_ws hw;
+  memset(&hw, 0, sizeof hw);
   int rc = VICK_OK;
+  int64_t n_max = 0, n_edges = 0;
+  if (s == VIC_OK && *bad_row < 0) {
+    rc = vick_peaks_begin_links(&call, n, k, knn_density, h.up, h.is_max, h.lab, h.rank, &n_max, &run);
+    if (rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "peaks between the slabs");
+  }
+  /* the basins are on the device now */
+  free(h.up);
+  free(h.is_max);
+  h.up = h.is_max = NULL;
+  if (s == VIC_OK && *bad_row < 0) s = vic__slabs_edges(z, knn_density, h.rk, h.lab, h.rank, n_max, &h.pair, &h.pos,
+                                                         &n_edges);
+  vic_slab_stats st;
+  memset(&st, 0, sizeof st);
+  if (z) vic__slabs_stats(z, &st);
+  vic__slabs_close(z);
   if (s == VIC_OK && *bad_row < 0) {
     vick_points pts = {x->rows, n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
-    rc = vick_peaks_begin_lists(&call, &pts, k, lid, ldist, rk, knn_density, &run, &info);
+    rc = vick_peaks_add_edges(&call, run, &pts, h.rk, h.parent, h.delta, h.pair, h.pos, n_edges, &info);
     if (rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "peaks after the slabs");
     else {
-      vic__log(c, VIC_LOG_DEBUG, "GPU peaks: %lld local maxima, %lld boundary edges, %lld merge events",
+      vic__log(c, VIC_LOG_DEBUG, "GPU peaks: %lld local maxima, %lld first edges from the slabs, %lld merge events",
                (long long)info.m, (long long)info.boundary_edges, (long long)info.n_events);
-      s = decide(c, &call, run, &info, x, k, o, out, &h, &rc);
+      s = decide(c, &call, run, &info, x, k, o, out, &hw, &rc);
     }
   }
-  host_ws_free(&h);
+  host_ws_free(&hw);
   if (run) {
     rc = vick_peaks_end(&call, run, rc);
     if (s == VIC_E_DEVICE && rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "peaks after the slabs");
   }
   if (s == VIC_OK && *bad_row < 0 && ids) {
 #pragma omp parallel for
-    for (int64_t t = 0; t < (int64_t)entries; ++t) ids[t] = lid[t];
+    for (int64_t t = 0; t < (int64_t)entries; ++t) ids[t] = h.lid[t];
   }
-  free(lid);
-  if (ldist != dist) free(ldist);
-  free(rk);
+  slab_host_free(&h);
   if (s != VIC_OK || *bad_row >= 0) {
     vic_peaks_free(out);
     return s;
@@ -188,9 +231,9 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
   int first = 0, count = 1;
   vic_status s0 = vic__cuda_devices(c, &first, &count);
   if (s0 != VIC_OK) return s0;
-  /* Slabs only for a set that does not fit one device: on several devices
-   * they run side by side, but the lists' round trip through the host
-   * costs more than one device saves. */
+  /* Slabs only for a set that does not fit one device (then on every
+   * device asked for): three passes over the slabs cost more than one
+   * device in core. */
   if (vic__in_core_bytes(x->n, k, x->d, 1) > budget)
     return slabs_density_peaks(c, x, k, mass, unit_mass, sph, o, budget, knn_density, sph_density, smoothing_length,
                                ids, dist, rep, bad_row, out);

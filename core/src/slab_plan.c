@@ -155,13 +155,18 @@ void vic__region_union(vic_region *a, const vic_region *b) {
   }
 }
 
+/* A side of a region is open where its bound is infinite (the first and
+ * last slabs' outer sides); a periodic axis is a whole circle unless both
+ * bounds are finite. */
 int vic__region_holds(const vic_region *r, const vic_data *x, int64_t i) {
   for (int j = 0; j < r->d; ++j) {
-    if (!isfinite(r->lo[j])) continue;
+    const int lo_f = isfinite(r->lo[j]), hi_f = isfinite(r->hi[j]);
+    if (!lo_f && !hi_f) continue;
+    if (r->period[j] > 0 && (!lo_f || !hi_f)) continue;
     const double v = vic__slab_coord(x, i, j);
     if (r->period[j] > 0) {
       if (arc_pos(v, r->lo[j], r->period[j]) >= r->hi[j] - r->lo[j]) return 0;
-    } else if (v < r->lo[j] || v >= r->hi[j]) {
+    } else if ((lo_f && v < r->lo[j]) || (hi_f && v >= r->hi[j])) {
       return 0;
     }
   }
@@ -171,15 +176,17 @@ int vic__region_holds(const vic_region *r, const vic_data *x, int64_t i) {
 double vic__region_gap(const vic_region *r, const vic_data *x, int64_t i) {
   double g = INFINITY;
   for (int j = 0; j < r->d; ++j) {
-    if (!isfinite(r->lo[j])) continue;
+    const int lo_f = isfinite(r->lo[j]), hi_f = isfinite(r->hi[j]);
+    if (!lo_f && !hi_f) continue;
+    if (r->period[j] > 0 && (!lo_f || !hi_f)) continue;
     const double v = vic__slab_coord(x, i, j);
     double below, above;
     if (r->period[j] > 0) {
       below = arc_pos(v, r->lo[j], r->period[j]);
       above = r->hi[j] - r->lo[j] - below;
     } else {
-      below = v - r->lo[j];
-      above = r->hi[j] - v;
+      below = lo_f ? v - r->lo[j] : INFINITY;
+      above = hi_f ? r->hi[j] - v : INFINITY;
     }
     if (below < g) g = below;
     if (above < g) g = above;
@@ -194,6 +201,56 @@ int vic__region_exact(const vic_region *r, const vic_data *x, int64_t i, float r
    * distances of the lists may read a few ulps short of that */
   const double slack = row_scale(x, i) * 2.4e-7 + g * VIC_SLAB_MARGIN;
   return (double)rk < g - slack;
+}
+
+void vic__slab_split(const vic_data *x, const float *rk, const vic_region *reg, int axis, double mid, int64_t *rows,
+                     int64_t n, int64_t *tmp, unsigned char *flags, int64_t *n_exact, int64_t *lo_n, vic_region *lo,
+                     int64_t *hi_n, vic_region *hi) {
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < n; ++t) flags[t] = (unsigned char)vic__region_exact(reg, x, rows[t], rk[rows[t]]);
+  int64_t a = 0;
+  for (int64_t t = 0; t < n; ++t)
+    if (flags[t]) tmp[a++] = rows[t];
+  *n_exact = a;
+  *lo_n = *hi_n = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int64_t t = 0; t < n; ++t) {
+      if (flags[t]) continue;
+      const int64_t i = rows[t];
+      const int low = isfinite(mid) && vic__slab_coord(x, i, axis) < mid;
+      if (low != (pass == 0)) continue;
+      vic_region b;
+      vic__ball_region(x, i, rk[i], &b);
+      vic_region *g = low ? lo : hi;
+      int64_t *cnt = low ? lo_n : hi_n;
+      if (*cnt == 0) *g = b; else vic__region_union(g, &b);
+      ++*cnt;
+      tmp[a++] = i;
+    }
+  memcpy(rows, tmp, (size_t)n * sizeof *rows);
+}
+
+size_t vic__slab_pass_bytes(int64_t n) {
+  /* densities and labels by id (4 + 4), and the first device's run
+   * held between the passes (densities, maxima numbers, order keys: 16) */
+  return (size_t)n * 24;
+}
+
+size_t vic__peaks_links_bytes(int64_t n, int d) {
+  /* the density order and basins: densities, basin pointers (x2), flags,
+   * order keys (x2), ranks, maxima numbers, labels; then the maxima's
+   * search: the grid of all points (rows, codes and order with their sort
+   * buffers, sorted points), densities, maxima numbers, k-th distances,
+   * (the grid's own check, with densities and maxima numbers held; the
+   * density tree comes once the sort's buffers are gone); then rows,
+   * densities, maxima numbers, parents, deltas, saliencies, climb
+   * labels (x2), peak ids */
+  const size_t basins = (size_t)n * (4 + 8 + 4 + 16 + 4 + 4 + 4);
+  const size_t search = (size_t)n * ((size_t)d * 4 + 16 + 8 + 16 + 4 + 4 + 1);
+  const size_t finish = (size_t)n * ((size_t)d * 4 + 4 * 6 + 8 + 8);
+  size_t b = basins > search ? basins : search;
+  if (finish > b) b = finish;
+  return b + ((size_t)16 << 20);
 }
 
 size_t vic__slab_bytes(int64_t indexed, int64_t own, int32_t k, int d) {

@@ -58,10 +58,27 @@ double vic__region_gap(const vic_region *r, const vic_data *x, int64_t i);
 /* Does a k-th distance rk of row i prove its list exact in r? */
 int vic__region_exact(const vic_region *r, const vic_data *x, int64_t i, float rk);
 
+/* A task of a pass whose k-th distances rk (by id) are known: rows[0, n)
+ * reordered so that those reg proves exact come first (*n_exact), then
+ * the others below mid along the axis (*lo_n, in a region *lo holding
+ * their k-th-distance balls), then those above (*hi_n, *hi).  tmp (n)
+ * and flags (n) are scratch. */
+void vic__slab_split(const vic_data *x, const float *rk, const vic_region *reg, int axis, double mid, int64_t *rows,
+                     int64_t n, int64_t *tmp, unsigned char *flags, int64_t *n_exact, int64_t *lo_n, vic_region *lo,
+                     int64_t *hi_n, vic_region *hi);
+
 /* Device bytes of a slab run: per indexed point, per own row (lists and
  * outputs), and the in-core estimate for density + peaks of n points. */
 size_t vic__slab_bytes(int64_t indexed, int64_t own, int32_t k, int d);
 size_t vic__peaks_lists_bytes(int64_t n, int32_t k);
+/* Device bytes a later pass of a slab adds to vic__slab_bytes: densities
+ * and basin labels by id over all n points of the set, and the first
+ * device's run held between the passes. */
+size_t vic__slab_pass_bytes(int64_t n);
+/* Device bytes of the per-point steps of density + peaks after the slabs
+ * (vick_peaks_begin_links, vick_peaks_add_edges) for n points, the
+ * slabs' first edges aside. */
+size_t vic__peaks_links_bytes(int64_t n, int d);
 /* Device bytes of the in-core run of n points (densities, or densities
  * and peaks): more than the budget sends the call to the slabs. */
 size_t vic__in_core_bytes(int64_t n, int32_t k, int d, int peaks);

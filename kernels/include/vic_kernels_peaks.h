@@ -72,16 +72,45 @@ int vick_peaks_begin(vick_call *call, const vick_points *x, int32_t k, const flo
                      const vick_density_params *p, float *knn_density, float *sph_density, float *smoothing_length,
                      int64_t *ids, float *dist, vick_peaks_run **run, vick_peaks_info *info);
 
-/* As vick_peaks_begin for lists and densities already on the host (a
- * set too large for the device's memory, whose lists were made in slabs):
- * ids (int32, ids into x) and dist (true distances), n*k each, rk the
- * k-th distances (n), knn_density (n) the densities the peaks use.  The
- * lists are read a chunk at a time; the points, their grid and the
- * per-point steps stay on the device.  Every list must be full (the
- * caller has checked the rows). */
-int vick_peaks_begin_lists(vick_call *call, const vick_points *x, int32_t k, const int32_t *ids, const float *dist,
-                           const float *rk, const float *knn_density, vick_peaks_run **run, vick_peaks_info *info);
 
+/* Sets too large for one device (slab_peaks.cu), in three calls whose
+ * lists stay on the devices: each slab's lists are made again where they
+ * are consumed, and only per-point results cross to the host.
+ *
+ * vick_slab_links: one slab as vick_slab_density takes it (x = own rows
+ * then halo, key_ids their ids in the set of n_all points, the lists
+ * exact for every own row) with rho (x->n, by row of x) the densities of
+ * its points.  Per own row (host, n_own each): parent, the nearest denser
+ * list neighbour (-2: none, a local maximum), delta its distance, up the
+ * densest denser list neighbour (the row's own id when none), is_max. */
+int vick_slab_links(vick_call *call, const vick_points *x, int32_t k, int64_t n_own, const uint32_t *key_ids,
+                    int64_t n_all, const float *rho, int32_t *parent, float *delta, int32_t *up, int32_t *is_max);
+/* vick_peaks_begin_links: the densities and links of all n points
+ * (host, by id) into a run: density order, maxima (numbered in id order,
+ * *n_max of them) and basins on the device.  Out (host, n each): lab,
+ * the number of the maximum of each point's basin; rank, each point's
+ * place in the density order.  Release with vick_peaks_end. */
+int vick_peaks_begin_links(vick_call *call, int64_t n, int32_t k, const float *knn_density, const int32_t *up,
+                           const int32_t *is_max, int32_t *lab, int32_t *rank, int64_t *n_max, vick_peaks_run **run);
+/* vick_slab_edges: one slab as vick_slab_links, with lab (x->n, by row
+ * of x) and rank (n_own) from vick_peaks_begin_links: the boundary edges
+ * of the own rows and the first (smallest visiting position) of each
+ * pair of basins among them: *count pairs (lower << 32 | higher maximum
+ * number) and positions (rank * k + list place), in host arrays the
+ * caller frees. */
+int vick_slab_edges(vick_call *call, const vick_points *x, int32_t k, int64_t n_own, const uint32_t *key_ids,
+                    int64_t n_all, const float *rho, const int32_t *lab, const int32_t *rank, int64_t n_max,
+                    uint64_t **pair, uint64_t **pos, int64_t *count);
+/* vick_peaks_add_edges: every slab's first edges (count of them, a pair
+ * may come from several slabs) into the merge events, then the maxima's
+ * nearest denser points over the grid of all points x (rk: the k-th
+ * distances, n), then the other points' links (parent, delta: host, n
+ * each, as vick_slab_links gives them; read until vick_peaks_add_edges
+ * returns): info as vick_peaks_begin fills it.  Then climb and finish as
+ * after vick_peaks_begin. */
+int vick_peaks_add_edges(vick_call *call, vick_peaks_run *run, const vick_points *x, const float *rk,
+                         const int32_t *parent, const float *delta, const uint64_t *pair, const uint64_t *pos,
+                         int64_t count, vick_peaks_info *info);
 /* is_candidate: m flags.  members: m counts out, the number of points
  * whose climb ends at each maximum (0 for non-candidates).  The densest
  * point must be a candidate, so that every climb ends. */

@@ -46,37 +46,22 @@ struct vick_peaks_run {
   int64_t *max_point, *max_parent;
   float *max_rho, *max_delta, *max_rk, *max_saliency, *event_rho;
   int32_t *event_a, *event_b;
-  /* the lists: on the device (dens.ids / dens.dist), or host rows (n*k,
-   * ids int32) copied a chunk at a time into cids / cdist */
-  const int32_t *host_ids;
-  const float *host_dist, *host_rk;
-  int64_t chunk_rows;
-  vick_buf cids, cdist;
+  const float *host_rk; /* slab runs: the k-th distances (host, n) */
+  vick_buf order; /* slab runs: the density order keys, kept for the events */
+  const int32_t *host_parent; /* slab runs: the links, uploaded once the maxima's search is done */
+  const float *host_delta;
 };
 
-/* Chunk c of the lists: rows [*row0, *row0 + *rows), *rows = 0 past the
- * last; the distances only when want_dist. */
+/* Chunk c of the lists (they are on the device: one chunk, all rows):
+ * rows [*row0, *row0 + *rows), *rows = 0 past the last. */
 static int list_chunk(vick_call *call, vick_peaks_run *r, int64_t c, int want_dist, const int32_t **ids,
                       const float **dist, int64_t *row0, int64_t *rows) {
-  if (!r->host_ids) {
-    *row0 = 0;
-    *rows = c == 0 ? r->n : 0;
-    *ids = (const int32_t *)r->dens.ids.p;
-    *dist = (const float *)r->dens.dist.p;
-    return VICK_OK;
-  }
-  *row0 = c * r->chunk_rows;
-  *rows = *row0 >= r->n ? 0 : (r->n - *row0 < r->chunk_rows ? r->n - *row0 : r->chunk_rows);
-  if (*rows == 0) return VICK_OK;
-  const size_t entries = (size_t)*rows * r->k, first = (size_t)*row0 * r->k;
-  /* called inside the kernels' timed region: the copies are timed apart */
-  VICK_TRY(vick_timer_stop(call, &r->env, &call->seconds_kernel, "peaks"));
-  VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, r->cids.p, r->host_ids + first, entries * 4));
-  if (want_dist)
-    VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, r->cdist.p, r->host_dist + first, entries * 4));
-  VICK_TRY(vick_timer_start(call, &r->env));
-  *ids = (const int32_t *)r->cids.p;
-  *dist = (const float *)r->cdist.p;
+  (void)call;
+  (void)want_dist;
+  *row0 = 0;
+  *rows = c == 0 ? r->n : 0;
+  *ids = (const int32_t *)r->dens.ids.p;
+  *dist = (const float *)r->dens.dist.p;
   return VICK_OK;
 }
 
@@ -451,10 +436,10 @@ static int first_edges(vick_call *call, vick_peaks_run *r, begin_ws *w, int64_t 
   return VICK_OK;
 }
 
-/* The density order, maxima, basins and the merge events. */
-static int merge_events(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_peaks_info *info) {
+/* The density order (w->keys), ranks (w->rank), maxima numbered (r->mid,
+ * r->maxima, r->m, r->top) and basins (w->up: each point's maximum). */
+static int order_and_basins(vick_call *call, vick_peaks_run *r, begin_ws *w) {
   const int64_t n = r->n;
-  const int32_t k = r->k;
   const float *rho = (const float *)r->dens.knn.p;
   size_t tb = 0;
   /* density order and ranks */
@@ -499,6 +484,40 @@ static int merge_events(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_pe
   VICK_TRY(alloc(call, r, &w->changed, sizeof(int), "convergence flag"));
   VICK_TRY(jump_to_roots(call, r, &w->up, &w->up2, &w->changed));
   vick_buf_free(&r->env, &w->up2);
+  return VICK_OK;
+}
+
+/* The first edges (pair of maxima, visiting position) at akey / apos
+ * (u of them) into events in visiting order at ea / eb / er. */
+static int events_in_order(vick_call *call, vick_peaks_run *r, begin_ws *w, const uint64_t *order, int64_t u) {
+  const int64_t n = r->n;
+  const int32_t k = r->k;
+  const float *rho = (const float *)r->dens.knn.p;
+  if (u <= 0) return VICK_OK;
+  cub::DoubleBuffer<uint64_t> sk((uint64_t *)w->apos.p, (uint64_t *)w->epos.p),
+      sv((uint64_t *)w->akey.p, (uint64_t *)w->ekey.p);
+  int pbits = 1;
+  while (pbits < 64 && ((uint64_t)1 << pbits) < (uint64_t)n * (uint64_t)k) ++pbits;
+  size_t tb = 0;
+  VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(NULL, tb, sk, sv, u, 0, pbits, r->env.stream));
+  VICK_TRY(ensure_tmp(call, &r->env, &w->tmp, tb));
+  VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(w->tmp.p, tb, sk, sv, u, 0, pbits, r->env.stream));
+  VICK_TRY(alloc(call, r, &w->ea, (size_t)u * 4, "events"));
+  VICK_TRY(alloc(call, r, &w->eb, (size_t)u * 4, "events"));
+  VICK_TRY(alloc(call, r, &w->er, (size_t)u * 4, "events"));
+  PK_LAUNCH(event_kernel, u, (const uint64_t *)sv.Current(), (const uint64_t *)sk.Current(), order, rho, u, k,
+            (int32_t *)w->ea.p, (int32_t *)w->eb.p, (float *)w->er.p);
+  return VICK_OK;
+}
+
+/* The density order, maxima, basins and the merge events. */
+static int merge_events(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_peaks_info *info) {
+  const int64_t n = r->n;
+  const int32_t k = r->k;
+  const float *rho = (const float *)r->dens.knn.p;
+  size_t tb = 0;
+  VICK_TRY(order_and_basins(call, r, w));
+  const uint64_t *order = (const uint64_t *)w->keys.p;
 
   /* boundary edges, counted then written at scanned offsets */
   VICK_TRY(alloc(call, r, &w->count, (size_t)n * 8, "boundary edges per point"));
@@ -530,22 +549,7 @@ static int merge_events(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_pe
   vick_buf_free(&r->env, &w->count);
   int64_t u = 0;
   if (e > 0) VICK_TRY(first_edges(call, r, w, e, &u));
-  if (u > 0) {
-    /* in visiting order: sort the firsts by position */
-    cub::DoubleBuffer<uint64_t> sk((uint64_t *)w->apos.p, (uint64_t *)w->epos.p),
-        sv((uint64_t *)w->akey.p, (uint64_t *)w->ekey.p);
-    int pbits = 1;
-    while (pbits < 64 && ((uint64_t)1 << pbits) < (uint64_t)n * (uint64_t)k) ++pbits;
-    tb = 0;
-    VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(NULL, tb, sk, sv, u, 0, pbits, r->env.stream));
-    VICK_TRY(ensure_tmp(call, &r->env, &w->tmp, tb));
-    VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(w->tmp.p, tb, sk, sv, u, 0, pbits, r->env.stream));
-    VICK_TRY(alloc(call, r, &w->ea, (size_t)u * 4, "events"));
-    VICK_TRY(alloc(call, r, &w->eb, (size_t)u * 4, "events"));
-    VICK_TRY(alloc(call, r, &w->er, (size_t)u * 4, "events"));
-    PK_LAUNCH(event_kernel, u, (const uint64_t *)sv.Current(), (const uint64_t *)sk.Current(), order, rho, u, k,
-              (int32_t *)w->ea.p, (int32_t *)w->eb.p, (float *)w->er.p);
-  }
+  VICK_TRY(events_in_order(call, r, w, order, u));
   info->n_events = u;
   return VICK_OK;
 }
@@ -591,6 +595,17 @@ static int maxima_parents(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_
   VICK_TRY(vick_denser_search(call, &r->env, &r->grid, rho, (const int32_t *)r->maxima.p, (const float *)w->rk.p, m,
                               r->top, (int32_t *)w->mp.p, (float *)w->md.p));
   VICK_TRY(vick_timer_stop(call, &r->env, &call->seconds_kernel, "peaks search"));
+  if (r->host_parent) {
+    /* of the grid only the rows stay (the top's distances, the centres):
+     * room for the links */
+    vick_buf_free(&r->env, &r->grid.codes);
+    vick_buf_free(&r->env, &r->grid.sid);
+    vick_buf_free(&r->env, &r->grid.sp);
+    VICK_TRY(alloc(call, r, &r->parent, (size_t)n * 4, "parents"));
+    VICK_TRY(alloc(call, r, &r->delta, (size_t)n * 4, "deltas"));
+    VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, r->parent.p, r->host_parent, (size_t)n * 4));
+    VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, r->delta.p, r->host_delta, (size_t)n * 4));
+  }
   VICK_TRY(vick_timer_start(call, &r->env));
   PK_LAUNCH(scatter_max_kernel, m, (const int32_t *)r->maxima.p, (const int32_t *)w->mp.p, (const float *)w->md.p, m,
             (int32_t *)r->parent.p, (float *)r->delta.p);
@@ -685,9 +700,6 @@ static int peaks_from_lists(vick_call *call, vick_peaks_run *r, begin_ws *w, vic
               (float *)r->delta.p, (int32_t *)w->up.p, (int32_t *)w->is_max.p);
   }
   VICK_TRY(merge_events(call, r, w, info));
-  /* host lists: their chunk buffers are done */
-  vick_buf_free(&r->env, &r->cids);
-  vick_buf_free(&r->env, &r->cdist);
   VICK_TRY(vick_timer_stop(call, &r->env, &call->seconds_kernel, "peaks"));
   VICK_TRY(events_to_host(call, r, w, info));
   VICK_TRY(vick_poll(call, "peaks", 0.5));
@@ -733,61 +745,119 @@ extern "C" int vick_peaks_begin(vick_call *call, const vick_points *x, int32_t k
   return VICK_OK;
 }
 
-/* The out-of-core start: lists and densities from the host. */
-static int begin_lists_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const vick_points *x,
-                           const float *knn, vick_peaks_info *info) {
-  const int64_t n = r->n;
-  const int32_t k = r->k;
-  VICK_TRY(vick_stage_init(call, &r->stage, 0));
-  VICK_TRY(vick_grid_sort_dev(call, &r->env, x, &r->grid));
-  VICK_TRY(alloc(call, r, &r->dens.knn, (size_t)n * 4, "kNN densities"));
-  VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, r->dens.knn.p, knn, (size_t)n * 4));
-  /* chunks of the lists: a quarter of what is left, at most 1 GiB each */
-  size_t room = vick_budget_left(&r->env) / 4;
-  if (room > ((size_t)1 << 30)) room = (size_t)1 << 30;
-  r->chunk_rows = (int64_t)(room / ((size_t)k * 8));
-  if (r->chunk_rows > n) r->chunk_rows = n;
-  if (r->chunk_rows < 1)
-    return vick_fail(call, VICK_NOMEM, "peaks: no room under the budget for one row of the lists (%.1f KiB)",
-                     k * 8 / 1024.0);
-  VICK_TRY(alloc(call, r, &r->cids, (size_t)r->chunk_rows * k * 4, "a chunk of the neighbour ids"));
-  VICK_TRY(alloc(call, r, &r->cdist, (size_t)r->chunk_rows * k * 4, "a chunk of the neighbour distances"));
-  VICK_TRY(vick_poll(call, "peaks", 0.3));
-  return peaks_from_lists(call, r, w, info);
+/* lab[i] = number of the maximum of i's basin (up: its maximum's id). */
+__global__ void label_kernel(const int32_t *up, const int32_t *mid, int64_t n, int32_t *lab) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) lab[i] = mid[up[i]];
 }
 
-extern "C" int vick_peaks_begin_lists(vick_call *call, const vick_points *x, int32_t k, const int32_t *ids,
-                                      const float *dist, const float *rk, const float *knn_density,
-                                      vick_peaks_run **run, vick_peaks_info *info) {
-  if (!run || !info || !knn_density || !ids || !dist || !rk)
-    return vick_fail(call, VICK_ARGUMENT, "peaks: missing lists or densities");
+/* Slab runs, first half: the links of every point from the host, the
+ * density order, maxima and basins on the device. */
+static int links_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const float *knn, const int32_t *up,
+                     const int32_t *is_max, int32_t *lab, int32_t *rank) {
+  const int64_t n = r->n;
+  const size_t b = (size_t)n * 4;
+  VICK_TRY(vick_stage_init(call, &r->stage, 0));
+  vick_stage *st = &r->stage;
+  VICK_TRY(alloc(call, r, &r->dens.knn, b, "kNN densities"));
+  VICK_TRY(alloc(call, r, &w->up, b, "basin pointers"));
+  VICK_TRY(alloc(call, r, &w->is_max, b, "local maxima flags"));
+  VICK_TRY(vick_staged_to_device(call, &r->env, st, r->dens.knn.p, knn, b));
+  VICK_TRY(vick_staged_to_device(call, &r->env, st, w->up.p, up, b));
+  VICK_TRY(vick_staged_to_device(call, &r->env, st, w->is_max.p, is_max, b));
+  VICK_TRY(vick_timer_start(call, &r->env));
+  VICK_TRY(order_and_basins(call, r, w));
+  vick_buf_free(&r->env, &w->is_max);
+  VICK_TRY(alloc(call, r, &w->scan, b, "basin labels"));
+  PK_LAUNCH(label_kernel, n, (const int32_t *)w->up.p, (const int32_t *)r->mid.p, n, (int32_t *)w->scan.p);
+  VICK_TRY(vick_timer_stop(call, &r->env, &call->seconds_kernel, "peaks"));
+  VICK_TRY(vick_staged_to_host(call, &r->env, st, lab, w->scan.p, b));
+  VICK_TRY(vick_staged_to_host(call, &r->env, st, rank, w->rank.p, b));
+  r->order = w->keys; /* for the events */
+  memset(&w->keys, 0, sizeof w->keys);
+  return vick_poll(call, "peaks", 0.4);
+}
+
+extern "C" int vick_peaks_begin_links(vick_call *call, int64_t n, int32_t k, const float *knn_density,
+                                      const int32_t *up, const int32_t *is_max, int32_t *lab, int32_t *rank,
+                                      int64_t *n_max, vick_peaks_run **run) {
+  if (!run || !knn_density || !up || !is_max || !lab || !rank || !n_max)
+    return vick_fail(call, VICK_ARGUMENT, "peaks: missing links or outputs");
   *run = NULL;
-  memset(info, 0, sizeof *info);
-  info->bad_row = -1;
-  if (!x || x->d < 1 || x->d > 3 || x->metric != VICK_METRIC_L2)
-    return vick_fail(call, VICK_ARGUMENT, "peaks on the device need 1 to 3 dimensions and the L2 metric");
-  if (k < 2 || x->n <= k || x->n >= INT32_MAX)
+  if (k < 2 || n <= k || n >= INT32_MAX)
     return vick_fail(call, VICK_ARGUMENT, "peaks: need 2 <= k < n < 2^31 - 1 (got k = %d, n = %lld)", (int)k,
-                     (long long)x->n);
+                     (long long)n);
   vick_peaks_run *r = (vick_peaks_run *)calloc(1, sizeof *r);
   if (!r) return vick_fail(call, VICK_NOMEM, "no host memory for the peaks run");
-  r->n = x->n;
+  r->n = n;
   r->k = k;
-  r->d = x->d;
-  for (int j = 0; j < x->d; ++j) r->box[j] = x->box && x->box[j] > 0 ? x->box[j] : 0.0;
   r->top = -1;
-  r->host_ids = ids;
-  r->host_dist = dist;
-  r->host_rk = rk;
   int rc = vick_begin(call, &r->env);
   begin_ws w;
   memset(&w, 0, sizeof w);
-  if (rc == VICK_OK) rc = begin_lists_run(call, r, &w, x, knn_density, info);
+  if (rc == VICK_OK) rc = links_run(call, r, &w, knn_density, up, is_max, lab, rank);
   begin_ws_free(&r->env, &w);
-  info->n = r->n;
   if (rc != VICK_OK) return vick_peaks_end(call, r, rc);
+  *n_max = r->m;
   *run = r;
   return VICK_OK;
+}
+
+/* Slab runs, second half: the slabs' first edges into events, then the
+ * maxima's parents over the grid of all points. */
+static int edges_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const vick_points *x, const uint64_t *pair,
+                     const uint64_t *pos, int64_t e, vick_peaks_info *info) {
+  int64_t u = 0;
+  if (e > 0) {
+    const size_t eb = (size_t)e * 8;
+    const char *what = "first edges of the slabs";
+    VICK_TRY(alloc(call, r, &w->ekey, eb, what));
+    VICK_TRY(alloc(call, r, &w->epos, eb, what));
+    VICK_TRY(alloc(call, r, &w->ekey2, eb, what));
+    VICK_TRY(alloc(call, r, &w->epos2, eb, what));
+    VICK_TRY(alloc(call, r, &w->akey, eb, what));
+    VICK_TRY(alloc(call, r, &w->apos, eb, what));
+    VICK_TRY(alloc(call, r, &w->nrun, 8, "event count"));
+    VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, w->ekey.p, pair, eb));
+    VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, w->epos.p, pos, eb));
+    VICK_TRY(vick_timer_start(call, &r->env));
+    /* a pair met in several slabs keeps the smallest of their firsts */
+    VICK_TRY(reduce_pairs(call, r, w, (uint64_t *)w->ekey.p, (uint64_t *)w->epos.p, e, 0, &u));
+    VICK_TRY(events_in_order(call, r, w, (const uint64_t *)r->order.p, u));
+    VICK_TRY(vick_timer_stop(call, &r->env, &call->seconds_kernel, "peaks"));
+  }
+  info->boundary_edges = e;
+  info->n_events = u;
+  VICK_TRY(events_to_host(call, r, w, info));
+  vick_buf *done[] = {&w->tmp, &w->ekey, &w->ekey2, &w->epos, &w->epos2, &w->ea, &w->eb, &w->er, &w->akey, &w->apos,
+                      &w->nrun, &r->order};
+  for (size_t i = 0; i < sizeof done / sizeof done[0]; ++i) vick_buf_free(&r->env, done[i]);
+  VICK_TRY(vick_grid_sort_dev(call, &r->env, x, &r->grid));
+  VICK_TRY(maxima_parents(call, r, w, info));
+  return vick_poll(call, "peaks", 0.7);
+}
+
+extern "C" int vick_peaks_add_edges(vick_call *call, vick_peaks_run *r, const vick_points *x, const float *rk,
+                                    const int32_t *parent, const float *delta, const uint64_t *pair,
+                                    const uint64_t *pos, int64_t count, vick_peaks_info *info) {
+  if (!r || !x || !rk || !parent || !delta || !info || (count > 0 && (!pair || !pos)))
+    return vick_fail(call, VICK_ARGUMENT, "peaks: edges without a run, points or k-th distances");
+  memset(info, 0, sizeof *info);
+  info->bad_row = -1;
+  info->n = r->n;
+  if (x->n != r->n || x->d < 1 || x->d > 3 || x->metric != VICK_METRIC_L2)
+    return vick_fail(call, VICK_ARGUMENT, "peaks: the points do not match the run (%lld of %lld, d = %d)",
+                     (long long)x->n, (long long)r->n, (int)x->d);
+  r->d = x->d;
+  for (int j = 0; j < x->d; ++j) r->box[j] = x->box && x->box[j] > 0 ? x->box[j] : 0.0;
+  r->host_rk = rk;
+  r->host_parent = parent;
+  r->host_delta = delta;
+  begin_ws w;
+  memset(&w, 0, sizeof w);
+  int rc = edges_run(call, r, &w, x, pair, pos, count, info);
+  begin_ws_free(&r->env, &w);
+  return rc;
 }
 
 extern "C" int vick_peaks_climb(vick_call *call, vick_peaks_run *r, const unsigned char *is_candidate,
@@ -886,7 +956,7 @@ extern "C" int vick_peaks_end(vick_call *call, vick_peaks_run *r, int rc) {
   vick_density_dev_free(&r->env, &r->dens);
   vick_grid_dev_free(&r->env, &r->grid);
   vick_buf *all[] = {&r->parent, &r->delta, &r->saliency, &r->mid, &r->label, &r->label2, &r->maxima, &r->flag,
-                     &r->wide, &r->cids, &r->cdist};
+                     &r->wide, &r->order};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) vick_buf_free(&r->env, all[i]);
   free(r->max_point);
   free(r->max_parent);

@@ -153,6 +153,76 @@ static void test_memory(void) {
   VT_CHECK(vic__peaks_lists_bytes(n, 32) < vic__in_core_bytes(n, 32, 3, 1), "out of core needs more than in core");
 }
 
+/* A later pass's task split with the true k-th distances known: every
+ * row lands once; the rows put first are those the region proves exact,
+ * the others sit in the half of the slab they belong to, and their new
+ * region proves each of them exact and holds its true neighbours. */
+static void test_split(const char *name, const vic_data *x, int32_t k, int64_t S, double halo) {
+  vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
+  vic_slab_plan p;
+  VT_OK(c, vic__slab_plan_make(c, x, S, &p));
+  const int64_t n = x->n;
+  double *buf = malloc((size_t)n * sizeof *buf);
+  float *rk = malloc((size_t)n * sizeof *rk);
+  for (int64_t i = 0; i < n; ++i) rk[i] = (float)kth(x, i, k, NULL, buf);
+  int64_t *rows = malloc((size_t)n * sizeof *rows), *tmp = malloc((size_t)n * sizeof *tmp);
+  unsigned char *flags = malloc((size_t)n), *seen = malloc((size_t)n);
+  int64_t split = 0;
+  for (int64_t s = 0; s < S; ++s) {
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; ++i)
+      if (vic__slab_of(&p, vic__slab_coord(x, i, p.axis)) == s) rows[m++] = i;
+    vic_region reg, lo, hi;
+    vic__slab_region(x, &p, s, halo, &reg);
+    const double mid = 0.5 * (p.cut[s] + p.cut[s + 1]);
+    /* the outer slabs' regions are open on one side only: two slabs away
+     * nothing is held (without periodic wrap) */
+    if (S >= 4 && (s == 0 || s == S - 1) && !(x->box && x->box[p.axis] > 0)) {
+      int64_t held = 0;
+      for (int64_t i = 0; i < n; ++i)
+        held += vic__slab_of(&p, vic__slab_coord(x, i, p.axis)) == (s == 0 ? S - 1 : 0) && vic__region_holds(&reg, x, i);
+      VT_CHECK(held == 0, "%s: slab %lld's region holds %lld points of the far end", name, (long long)s, (long long)held);
+    }
+    int64_t ne = -1, lo_n = -1, hi_n = -1;
+    vic__slab_split(x, rk, &reg, p.axis, mid, rows, m, tmp, flags, &ne, &lo_n, &lo, &hi_n, &hi);
+    VT_CHECK(ne >= 0 && lo_n >= 0 && hi_n >= 0 && ne + lo_n + hi_n == m, "%s slab %lld: %lld + %lld + %lld of %lld rows",
+             name, (long long)s, (long long)ne, (long long)lo_n, (long long)hi_n, (long long)m);
+    memset(seen, 0, (size_t)n);
+    for (int64_t t = 0; t < m; ++t) {
+      const int64_t i = rows[t];
+      VT_CHECK(!seen[i] && vic__slab_of(&p, vic__slab_coord(x, i, p.axis)) == s, "%s: row %lld twice or astray", name,
+               (long long)i);
+      seen[i] = 1;
+      const int exact = vic__region_exact(&reg, x, i, rk[i]);
+      VT_CHECK(exact == (t < ne), "%s: row %lld at %lld is %sexact in the slab's region", name, (long long)i,
+               (long long)t, exact ? "" : "not ");
+      if (t < ne) continue;
+      const int low = t < ne + lo_n;
+      const double v = vic__slab_coord(x, i, p.axis);
+      VT_CHECK(low == (isfinite(mid) && v < mid), "%s: row %lld on the wrong side of the slab's middle", name, (long long)i);
+      const vic_region *g = low ? &lo : &hi;
+      VT_CHECK(vic__region_holds(g, x, i) && vic__region_exact(g, x, i, rk[i]),
+               "%s: row %lld not proven exact in its ball region", name, (long long)i);
+      /* the true neighbours lie inside that region */
+      for (int64_t q = 0; q < n; ++q)
+        if (q != i && dist_pbc(x, i, q) <= rk[i])
+          VT_CHECK(vic__region_holds(g, x, q), "%s: neighbour %lld of row %lld outside its region", name, (long long)q,
+                   (long long)i);
+    }
+    split += lo_n + hi_n;
+  }
+  printf("%s: %lld of %lld rows set apart for ball regions (halo %.2f)\n", name, (long long)split, (long long)n, halo);
+  VT_CHECK(split > 0, "%s: the halo proved every row (the test meant some to fail)", name);
+  free(buf);
+  free(rk);
+  free(rows);
+  free(tmp);
+  free(flags);
+  free(seen);
+  vic__slab_plan_free(&p);
+  vic_ctx_destroy(c);
+}
+
 int main(void) {
   const int64_t n = vt_small() ? 1200 : 2000;
   float *u = vt_uniform(n, 3, 10.f, 5);
@@ -170,6 +240,9 @@ int main(void) {
   float *u2 = vt_uniform(n, 2, 1.f, 8);
   vic_data x2 = {u2, n, 2, 0, VIC_L2, NULL};
   test_exactness("uniform 2-d", &x2, 8, 6, 0.01);
+  test_split("uniform", &xu, 16, 5, 0.3);
+  test_split("clusters", &xc, 16, 3, 0.05);
+  test_split("uniform periodic", &xb, 12, 5, 0.3);
   test_arcs();
   test_memory();
   free(u);

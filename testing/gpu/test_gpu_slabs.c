@@ -110,6 +110,29 @@ static void check(const char *name, const vic_data *x, int32_t k, const float *m
   snprintf(what, sizeof what, "%s out of core", name);
   same(what, x, k, &out, &in);
 
+  /* without the lists asked for, none reaches the host: the same peaks */
+  {
+    float *f = malloc((size_t)n * sizeof(float));
+    vic_peaks pk;
+    vic_density_options o;
+    vic_density_options_init(&o);
+    VT_OK(small, vic_knn_density_peaks(small, x, k, mass, &o, NULL, NULL, f, NULL, NULL, &pk));
+    const vic_peaks *q = &in.pk;
+    int64_t df = diff_f(f, in.f, n), dp = diff_i(pk.parent, q->parent, n), dl = diff_f(pk.delta, q->delta, n),
+            dk = diff_i(pk.peak_id, q->peak_id, n);
+    VT_CHECK(pk.report.slabs >= 2, "%s without lists: %d slabs", name, pk.report.slabs);
+    VT_CHECK(df == 0 && dp == 0 && dl == 0 && dk == 0 && pk.n_peaks == q->n_peaks,
+             "%s out of core without lists: %lld densities, %lld parents, %lld deltas, %lld peak ids differ; "
+             "%lld peaks, %lld in core", name, (long long)df, (long long)dp, (long long)dl, (long long)dk,
+             (long long)pk.n_peaks, (long long)q->n_peaks);
+    if (pk.n_peaks == q->n_peaks)
+      VT_CHECK(diff_i(pk.peak_point, q->peak_point, pk.n_peaks) == 0 &&
+                   diff_i(pk.peak_members, q->peak_members, pk.n_peaks) == 0,
+               "%s out of core without lists: peak points or members differ", name);
+    vic_peaks_free(&pk);
+    free(f);
+  }
+
   /* vic_knn_density alone, out of core (it needs less: a smaller budget) */
   float *f = malloc((size_t)n * 3 * sizeof(float));
   vic_knn nn;

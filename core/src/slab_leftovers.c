@@ -1,0 +1,148 @@
+/* The rows the slabs' first regions cannot prove exact, answered once
+ * all slabs are done (slab_job.h). */
+#include "backend_cuda.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef VIC_WITH_CUDA
+#include "slab_job.h"
+#include "cuda_internal.h"
+#include "vic_kernels_peaks.h"
+
+/* The leftover rows of the density pass, in groups: rows[off[g],
+ * off[g+1]) in region reg[g], group g on the device of slot g % count. */
+typedef struct {
+  slab_job *j;
+  const int64_t *rows, *off;
+  const vic_region *reg;
+  int groups;
+} leftover_job;
+
+static void leftover_slot(void *arg, int slot) {
+  leftover_job *lj = arg;
+  slab_job *j = lj->j;
+  unsigned char *is_row = calloc((size_t)j->x->n, 1);
+  if (!is_row) {
+    j->rc[slot] = vic__slab_fail(&j->call[slot], VICK_NOMEM, "no host memory for leftover flags");
+    return;
+  }
+  for (int g = slot; g < lj->groups && j->rc[slot] == VICK_OK; g += j->count)
+    j->rc[slot] = vic__slab_rows(j, slot, lj->rows + lj->off[g], lj->off[g + 1] - lj->off[g], &lj->reg[g], NAN, is_row, 0);
+  free(is_row);
+}
+
+typedef struct {
+  double v;
+  int64_t i;
+} row_at;
+
+static int by_coord(const void *a, const void *b) {
+  const row_at *p = a, *q = b;
+  return p->v < q->v ? -1 : p->v > q->v ? 1 : (p->i > q->i) - (p->i < q->i);
+}
+
+#define LEFTOVER_GROUPS 64
+
+/* The density pass's leftover rows of every slab, answered in regions
+ * holding their k-th-distance balls (the upper bounds their slabs gave):
+ * the rows in order along the cut axis, in as few runs of consecutive
+ * rows as let every run's region fit a device (one, mostly), the runs
+ * spread over the devices; where even 64 do not fit, slab by slab in two
+ * regions each (below and above the slab's middle) on the first. */
+int vic__slab_leftovers(slab_job *j) {
+  const vic_data *x = j->x;
+  const int64_t n = x->n;
+  int64_t L = 0;
+  for (int d = 0; d < j->count; ++d) L += j->left[d].count;
+  if (L == 0) return VICK_OK;
+  vick_call *call = &j->call[0];
+  int64_t *rows = malloc((size_t)L * sizeof *rows), *tmp = malloc((size_t)L * sizeof *tmp);
+  int64_t *scratch = malloc((size_t)L * sizeof *scratch);
+  unsigned char *is_row = calloc((size_t)n, 1), *flags = malloc((size_t)L);
+  int rc = rows && tmp && scratch && is_row && flags ? VICK_OK : vic__slab_fail(call, VICK_NOMEM, "no host memory for leftovers");
+  int64_t off[LEFTOVER_GROUPS + 1];
+  vic_region reg[LEFTOVER_GROUPS];
+  int groups = 0;
+  if (rc == VICK_OK) {
+    int64_t a = 0;
+    for (int d = 0; d < j->count; ++d) {
+      memcpy(rows + a, j->left[d].row, (size_t)j->left[d].count * sizeof *rows);
+      a += j->left[d].count;
+    }
+    row_at *ra = malloc((size_t)L * sizeof *ra);
+    if (!ra) rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for leftovers");
+    for (int64_t t = 0; ra && t < L; ++t) ra[t] = (row_at){vic__slab_coord(x, rows[t], j->plan->axis), rows[t]};
+    if (ra) qsort(ra, (size_t)L, sizeof *ra, by_coord);
+    for (int64_t t = 0; ra && t < L; ++t) rows[t] = ra[t].i;
+    free(ra);
+    const size_t extra = (j->mass ? (size_t)n * 4 : 0) + (j->cache ? vic__slab_pass_bytes(n) : 0);
+    for (int G = 1; rc == VICK_OK && G <= LEFTOVER_GROUPS && G <= L && !groups; G *= 2) {
+      int64_t m[LEFTOVER_GROUPS];
+      for (int g = 0; g < G; ++g) {
+        off[g] = L * g / G;
+        off[g + 1] = L * (g + 1) / G;
+        for (int64_t t = off[g]; t < off[g + 1]; ++t) {
+          vic_region b;
+          vic__ball_region(x, rows[t], j->rk[rows[t]], &b);
+          if (t == off[g]) reg[g] = b; else vic__region_union(&reg[g], &b);
+        }
+        m[g] = 0;
+      }
+      for (int g = 0; g < G; ++g) {
+        int64_t c = 0;
+#pragma omp parallel for schedule(static) reduction(+ : c)
+        for (int64_t i = 0; i < n; ++i) c += vic__region_holds(&reg[g], x, i);
+        m[g] = c;
+      }
+      int fits = 1;
+      int64_t most = 0;
+      for (int g = 0; g < G; ++g) {
+        fits &= vic__slab_bytes(m[g], off[g + 1] - off[g], j->k, x->d) + extra <= j->budget;
+        if (m[g] > most) most = m[g];
+      }
+      vic__log(j->c, VIC_LOG_INFO, "%lld leftover rows of the slabs in %d region%s of at most %lld points%s",
+               (long long)L, G, G == 1 ? "" : "s", (long long)most, fits ? "" : ": too many for a device");
+      if (fits) groups = G;
+    }
+  }
+  if (rc == VICK_OK && groups) {
+    leftover_job lj = {j, rows, off, reg, groups};
+    for (int d = 0; d < j->count; ++d) j->rc[d] = VICK_OK;
+    const int slots = groups < j->count ? groups : j->count;
+    if (slots == 1) leftover_slot(&lj, 0);
+    else vic__cuda_parallel(slots, leftover_slot, &lj);
+    for (int d = 0; d < slots && rc == VICK_OK; ++d) rc = j->rc[d];
+    if (rc != VICK_OK)
+      for (int d = 0; d < slots; ++d)
+        if (j->rc[d] != VICK_OK) { j->rc[0] = j->rc[d]; memcpy(&j->call[0].message, &j->call[d].message, sizeof j->call[0].message); break; }
+  } else if (rc == VICK_OK) {
+    for (int64_t s = 0; s < j->plan->n_slabs && rc == VICK_OK; ++s) {
+      int64_t c = 0;
+      for (int64_t t = 0; t < L; ++t)
+        if (vic__slab_of(j->plan, vic__slab_coord(x, rows[t], j->plan->axis)) == s) tmp[c++] = rows[t];
+      if (!c) continue;
+      vic_region sreg, lo, hi;
+      vic__slab_region(x, j->plan, s, j->h0, &sreg);
+      const double mid = 0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]);
+      int64_t ne = 0, lo_n = 0, hi_n = 0;
+      vic__slab_split(x, j->rk, &sreg, j->plan->axis, mid, tmp, c, scratch, flags, &ne, &lo_n, &lo, &hi_n, &hi);
+      if (ne) rc = vic__slab_rows(j, 0, tmp, ne, &sreg, mid, is_row, 0);
+      if (rc == VICK_OK && lo_n) rc = vic__slab_rows(j, 0, tmp + ne, lo_n, &lo, mid, is_row, 0);
+      if (rc == VICK_OK && hi_n) rc = vic__slab_rows(j, 0, tmp + ne + lo_n, hi_n, &hi, mid, is_row, 0);
+    }
+  }
+  free(rows);
+  free(tmp);
+  free(scratch);
+  free(is_row);
+  free(flags);
+  return rc;
+}
+
+#else
+/* no slab runs without CUDA (density_slabs.c answers VIC_E_NODEVICE) */
+typedef int vic__slab_leftovers_unused;
+#endif
