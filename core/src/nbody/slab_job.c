@@ -1,0 +1,308 @@
+/* The steps every pass over the slabs shares (slab_job.h): gathering a
+ * region's points, the slabs a region spans, failures and stages into a
+ * call, the row lists and caches, and the density pass over a set of rows
+ * (vic__slab_rows).  density_slabs.c, slab_known.c and slab_leftovers.c
+ * call these; they call none of those files back. */
+#include "density_slabs.h"
+#include "backend_cuda.h"
+#include "slab_plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#ifdef VIC_WITH_CUDA
+#include "cuda_internal.h"
+#include "density_cuda.h"
+#include "vic_kernels_density.h"
+#include "vic_kernels_peaks.h"
+#include "slab_job.h"
+#include "slab_rows.h"
+
+/* Own rows (rows, in that order) then every other point of slabs
+ * s_lo..s_hi inside r, packed, by the job's host threads (blocks of the
+ * candidates counted, then written at their offsets). */
+int vic__slab_gather(const slab_job *j, const vic_region *r, const int64_t *rows, int64_t n_rows, int64_t s_lo,
+                  int64_t s_hi, const unsigned char *is_row, float **pts, uint32_t **gid, int64_t *n_out) {
+  const vic_data *x = j->x;
+  const int d = x->d;
+  const int64_t stride = x->stride ? x->stride : d;
+  const int64_t c0 = j->start[s_lo], c1 = j->start[s_hi + 1], span = c1 - c0;
+  const int64_t block = 1 << 16, nb = (span + block - 1) / block;
+  int64_t *cnt = calloc((size_t)nb + 1, sizeof *cnt);
+  if (!cnt) return -1;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(j->threads)
+  for (int64_t b = 0; b < nb; ++b) {
+    int64_t m = 0;
+    for (int64_t t = c0 + b * block; t < c0 + (b + 1) * block && t < c1; ++t) {
+      const int64_t i = j->order[t];
+      m += !is_row[i] && vic__region_holds(r, x, i);
+    }
+    cnt[b + 1] = m;
+  }
+  for (int64_t b = 0; b < nb; ++b) cnt[b + 1] += cnt[b];
+  const int64_t m = n_rows + cnt[nb];
+  float *p = malloc((size_t)m * d * sizeof *p);
+  uint32_t *g = malloc((size_t)m * sizeof *g);
+  if (!p || !g) { free(p); free(g); free(cnt); return -1; }
+#pragma omp parallel for schedule(static) num_threads(j->threads)
+  for (int64_t t = 0; t < n_rows; ++t) {
+    memcpy(p + t * d, x->rows + rows[t] * stride, (size_t)d * sizeof *p);
+    g[t] = (uint32_t)rows[t];
+  }
+#pragma omp parallel for schedule(dynamic, 4) num_threads(j->threads)
+  for (int64_t b = 0; b < nb; ++b) {
+    int64_t at = n_rows + cnt[b];
+    for (int64_t t = c0 + b * block; t < c0 + (b + 1) * block && t < c1; ++t) {
+      const int64_t i = j->order[t];
+      if (is_row[i] || !vic__region_holds(r, x, i)) continue;
+      memcpy(p + at * d, x->rows + i * stride, (size_t)d * sizeof *p);
+      g[at++] = (uint32_t)i;
+    }
+  }
+  free(cnt);
+  *pts = p;
+  *gid = g;
+  *n_out = m;
+  return 0;
+}
+
+/* Slabs whose own range meets [lo, hi) along the axis (all of them when
+ * the region wraps; open sides reach the first or last slab). */
+void vic__slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
+  const int a = j->plan->axis;
+  *s_lo = 0;
+  *s_hi = j->plan->n_slabs - 1;
+  if (r->period[a] > 0) return;
+  if (isfinite(r->lo[a])) *s_lo = vic__slab_of(j->plan, r->lo[a]);
+  if (isfinite(r->hi[a])) *s_hi = vic__slab_of(j->plan, r->hi[a]);
+}
+
+int vic__slab_fail(vick_call *call, int code, const char *what) {
+  snprintf(call->message, sizeof call->message, "%s", what);
+  return code;
+}
+
+void vic__slab_add_stage(vick_call *call, const char *name, double seconds) {
+  for (int i = 0; i < call->n_stages; ++i)
+    if (strcmp(call->stages[i].name, name) == 0) { call->stages[i].seconds += seconds; return; }
+  if (call->n_stages >= (int)(sizeof call->stages / sizeof call->stages[0])) return;
+  snprintf(call->stages[call->n_stages].name, sizeof call->stages[0].name, "%s", name);
+  call->stages[call->n_stages++].seconds = seconds;
+}
+
+int vic__slab_row_add(row_list *l, int64_t i) {
+  if (l->count == l->cap) {
+    const int64_t cap = l->cap ? 2 * l->cap : 1024;
+    int64_t *r = realloc(l->row, (size_t)cap * sizeof *r);
+    if (!r) return -1;
+    l->row = r;
+    l->cap = cap;
+  }
+  l->row[l->count++] = i;
+  return 0;
+}
+
+int vic__slab_cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *ids, const float *dist) {
+  if (rc->count == rc->cap) {
+    int64_t cap = rc->cap ? 2 * rc->cap : 1024;
+    int64_t *r = realloc(rc->row, (size_t)cap * sizeof *r);
+    if (r) rc->row = r;
+    int32_t *a = r ? realloc(rc->ids, (size_t)cap * k * sizeof *a) : NULL;
+    if (a) rc->ids = a;
+    float *b = a ? realloc(rc->dist, (size_t)cap * k * sizeof *b) : NULL;
+    if (b) rc->dist = b;
+    if (!b) return -1;
+    rc->cap = cap;
+  }
+  rc->row[rc->count] = row;
+  memcpy(rc->ids + rc->count * k, ids, (size_t)k * sizeof *ids);
+  memcpy(rc->dist + rc->count * k, dist, (size_t)k * sizeof *dist);
+  ++rc->count;
+  return 0;
+}
+
+
+/* Rows rows_in[0, n_own) of the density pass on the device of slot dev,
+ * in reg0 first, then the rows that fail the gap test in regions around
+ * their k-th-distance balls -- one for the rows below mid along the
+ * axis, one for those above, so that neither spans the whole slab.  With
+ * from_slab, reg0 is a slab's first region: with a cache (j->left) the
+ * rows it cannot prove go to the device's leftovers instead, answered
+ * once all slabs are done (run_leftovers). */
+int vic__slab_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own, const vic_region *reg0, double mid,
+                    unsigned char *is_row, int from_slab) {
+  const vic_data *x = j->x;
+  const int32_t k = j->k;
+  vick_call *call = &j->call[dev];
+  if (n_own == 0) return VICK_OK;
+  int64_t *rows = malloc((size_t)n_own * sizeof *rows);
+  float *rk = malloc((size_t)n_own * sizeof *rk), *knn = NULL, *sph = NULL, *h = NULL;
+  if (j->knn) knn = malloc((size_t)n_own * sizeof *knn);
+  if (j->sph) sph = malloc((size_t)n_own * sizeof *sph);
+  if (j->h) h = malloc((size_t)n_own * sizeof *h);
+  int rc = VICK_OK;
+  if (!rows || !rk || (j->knn && !knn) || (j->sph && !sph) || (j->h && !h))
+    rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's results");
+  if (rc == VICK_OK) memcpy(rows, rows_in, (size_t)n_own * sizeof *rows);
+  const int axis = j->plan->axis;
+  slab_task task[SLAB_TASKS];
+  int n_tasks = 1, done = 0;
+  task[0].off = 0;
+  task[0].count = n_own;
+  task[0].reg = *reg0;
+  while (rc == VICK_OK && n_tasks > 0) {
+    slab_task tk = task[--n_tasks];
+    int64_t *tr = rows + tk.off;
+    const int64_t n_rows = tk.count;
+    if (++done > SLAB_TASKS) { rc = vic__slab_fail(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    for (int64_t t = 0; t < n_rows; ++t) is_row[tr[t]] = 1;
+    int64_t s_lo, s_hi, m = 0;
+    vic__slab_span(j, &tk.reg, &s_lo, &s_hi);
+    float *pts = NULL;
+    uint32_t *gid = NULL;
+    const double tg = vic__now();
+    if (vic__slab_gather(j, &tk.reg, tr, n_rows, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
+      rc = vic__slab_fail(call, VICK_NOMEM, "no host memory to gather a slab");
+    j->t_gather[dev] += vic__now() - tg;
+    for (int64_t t = 0; t < n_rows; ++t) is_row[tr[t]] = 0;
+    if (rc != VICK_OK) break;
+    if (m <= k) { /* a tiny region: the whole set is the region */
+      free(pts);
+      free(gid);
+      for (int jj = 0; jj < 3; ++jj) { tk.reg.lo[jj] = -INFINITY; tk.reg.hi[jj] = INFINITY; }
+      task[n_tasks++] = tk;
+      continue;
+    }
+    const size_t need = vic__slab_bytes(m, n_rows, k, x->d) + (j->mass ? (size_t)x->n * 4 : 0);
+    if (need > j->budget) {
+      snprintf(call->message, sizeof call->message,
+               "a slab needs %.0f MiB of device memory (%lld points with its halo, %lld rows); the budget is %.0f MiB: "
+               "raise it to at least %.0f MiB", need / 1048576.0, (long long)m, (long long)n_rows,
+               j->budget / 1048576.0, need / 1048576.0);
+      rc = VICK_NOMEM;
+      free(pts);
+      free(gid);
+      break;
+    }
+    vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
+    vick_call one;
+    memcpy(&one, call, sizeof one);
+    one.memory_budget = j->budget;
+    int64_t bad = -1;
+    /* the lists go straight to their rows of the whole set's arrays; rows
+     * answered again overwrite theirs.  Rows past the first region, with
+     * a cache, come back packed for it. */
+    const int keep = j->cache && (done > 1 || !from_slab);
+    int32_t *tid = keep ? malloc((size_t)n_rows * k * sizeof *tid) : NULL;
+    float *tdist = keep ? malloc((size_t)n_rows * k * sizeof *tdist) : NULL;
+    if (keep && (!tid || !tdist)) {
+      free(tid); free(tdist); free(pts); free(gid);
+      rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retried lists");
+      break;
+    }
+    const double td = vic__now();
+    rc = keep ? vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, tid, tdist, NULL,
+                                  &bad)
+              : vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids, j->dist,
+                                  tr, &bad);
+    j->t_device[dev] += vic__now() - td;
+    call->seconds_kernel += one.seconds_kernel;
+    call->seconds_transfer += one.seconds_transfer;
+    if (one.peak_bytes > call->peak_bytes) call->peak_bytes = one.peak_bytes;
+    for (int i = 0; i < one.n_stages; ++i) vic__slab_add_stage(call, one.stages[i].name, one.stages[i].seconds);
+    if (rc != VICK_OK) memcpy(call->message, one.message, sizeof call->message);
+    free(pts);
+    free(gid);
+    if (rc != VICK_OK || bad >= 0) { free(tid); free(tdist); }
+    if (rc != VICK_OK) break;
+    if (bad >= 0) {
+      if (j->bad_row[dev] < 0 || tr[bad] < j->bad_row[dev]) j->bad_row[dev] = tr[bad];
+      break;
+    }
+    if (keep) { /* the exact rows: into the cache, and the whole set's lists where asked */
+      for (int64_t t = 0; t < n_rows && rc == VICK_OK; ++t) {
+        const int64_t i = tr[t];
+        if (!vic__region_exact(&tk.reg, x, i, rk[t])) continue;
+        if (vic__slab_cache_add(&j->cache[dev], k, i, tid + t * k, tdist + t * k) != 0)
+          rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retried lists");
+        j->cached[i] = 1;
+        if (j->ids) memcpy(j->ids + i * k, tid + t * k, (size_t)k * sizeof *tid);
+        if (j->dist) memcpy(j->dist + i * k, tdist + t * k, (size_t)k * sizeof *tdist);
+      }
+      free(tid);
+      free(tdist);
+      if (rc != VICK_OK) break;
+    }
+    /* place the exact rows; mark the others (is_row) for another round */
+    int64_t left = 0;
+#pragma omp parallel for schedule(static) num_threads(j->threads) reduction(+ : left)
+    for (int64_t t = 0; t < n_rows; ++t) {
+      const int64_t i = tr[t];
+      if (!vic__region_exact(&tk.reg, x, i, rk[t])) {
+        is_row[i] = 1;
+        ++left;
+        continue;
+      }
+      j->rk[i] = rk[t];
+      if (knn) j->knn[i] = knn[t];
+      if (sph) j->sph[i] = sph[t];
+      if (h) j->h[i] = h[t];
+    }
+    if (!left) continue;
+    j->retried[dev] += left;
+    if (from_slab && done == 1 && j->left) { /* to the leftovers, with their k-th distances so far */
+      for (int64_t t = 0; t < n_rows && rc == VICK_OK; ++t) {
+        const int64_t i = tr[t];
+        if (!is_row[i]) continue;
+        is_row[i] = 0;
+        j->rk[i] = rk[t];
+        if (vic__slab_row_add(&j->left[dev], i) != 0)
+          rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's leftover rows");
+      }
+      continue;
+    }
+    /* the rows left, those below the slab's middle first: two tasks whose
+     * regions hold their rows' balls */
+    int64_t lo_n = 0, hi_n = 0;
+    vic_region lo_reg, hi_reg;
+    int64_t *tmp = malloc((size_t)left * sizeof *tmp);
+    if (!tmp) { rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retries"); break; }
+    for (int64_t t = 0; t < n_rows; ++t) {
+      const int64_t i = tr[t];
+      if (!is_row[i]) continue;
+      const int low = isfinite(mid) && vic__slab_coord(x, i, axis) < mid;
+      vic_region b;
+      vic__ball_region(x, i, rk[t], &b);
+      vic_region *g = low ? &lo_reg : &hi_reg;
+      int64_t *cnt = low ? &lo_n : &hi_n;
+      if (*cnt == 0) *g = b; else vic__region_union(g, &b);
+      ++*cnt;
+    }
+    int64_t a = 0; /* the rows left in order: low ones, then high ones */
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t t = 0; t < n_rows; ++t) {
+        const int64_t i = tr[t];
+        if (!is_row[i]) continue;
+        const int low = isfinite(mid) && vic__slab_coord(x, i, axis) < mid;
+        if (low != (pass == 0)) continue;
+        tmp[a++] = i;
+      }
+    for (int64_t t = 0; t < left; ++t) is_row[tmp[t]] = 0;
+    memcpy(tr, tmp, (size_t)left * sizeof *tr);
+    free(tmp);
+    if (n_tasks + 2 > SLAB_TASKS) { rc = vic__slab_fail(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    if (hi_n) task[n_tasks++] = (slab_task){tk.off + lo_n, hi_n, hi_reg};
+    if (lo_n) task[n_tasks++] = (slab_task){tk.off, lo_n, lo_reg};
+  }
+  free(rows);
+  free(rk);
+  free(knn);
+  free(sph);
+  free(h);
+  return rc;
+}
+#endif
