@@ -674,6 +674,55 @@ vic_status vic_sph_resample(vic_ctx *c, const vic_data *x, const float *mass, co
                             vic_sph_image *out);
 
 
+/* ------------------------------------ growing, merging and sharded graphs */
+/* The GNND paper's graph merge (GGM, Wang et al. 2022, Sec. 5) behind
+ * three calls.  Metrics L2 and cosine, no periodic boxes.  On the GPU the
+ * new rows' graph is built by GNND and merged by GGM; without a usable GPU
+ * (or with the CPU backend) by NN-Descent over the union, whose lists are
+ * merged with the given ones, so each call also runs on the CPU.  The
+ * options' gnnd fields (GPU) or nndescent fields (CPU) apply; merges run
+ * at most 4 iterations.  report.method is GNND (GPU) or NNDESCENT (CPU).
+ *
+ * vic_knn_add: graph lists x (graph->n == x->n, ids 0..x->n-1, true
+ * distances as vic_knn_build gives them); out lists x's rows then added's
+ * rows (added row r is x->n + r), graph->k entries each.  added must have
+ * x's d and metric and at least one row. */
+vic_status vic_knn_add(vic_ctx *c, const vic_data *x, const vic_knn *graph, const vic_data *added,
+                       const vic_build_options *o, vic_knn *out);
+/* Two graphs of disjoint row sets into the graph of their union: g1 lists
+ * x1, g2 lists x2 (ids local to x2), both with the same k; out lists x1's
+ * rows then x2's (x2 row r is x1->n + r). */
+vic_status vic_knn_merge(vic_ctx *c, const vic_data *x1, const vic_knn *g1, const vic_data *x2, const vic_knn *g2,
+                         const vic_build_options *o, vic_knn *out);
+
+typedef struct {
+  size_t struct_size; /* set by the *_init call: the caller's sizeof */
+  int64_t shard_rows; /* rows per shard; default 0 = the most whose pair merge fits the build options'
+                         device_memory_budget (0: 90% of the device's free memory) */
+  const char *work_dir; /* NULL (default): the shards' graphs stay in host memory.  Otherwise they live in
+                           the file <work_dir>/vicinity_shards.vgs, memory-mapped, written shard by shard with
+                           a checksum per section, so a cancelled build can be resumed */
+  int32_t resume;     /* nonzero: continue the build recorded in work_dir (same data, k and shards; its
+                         checksums are verified first) instead of starting over; default 0 */
+} vic_shard_options;
+
+void vic_shard_options_init_sized(vic_shard_options *o, size_t struct_size);
+/* Defaults, with struct_size = sizeof as this header sees it. */
+static inline void vic_shard_options_init(vic_shard_options *o) { vic_shard_options_init_sized(o, sizeof *o); }
+
+/* A k-NN graph of rows whose build does not fit the device at once: the
+ * rows are cut into shards of consecutive rows, each shard's graph is
+ * built, then every pair of shards is merged once (GGM) in rounds of
+ * disjoint pairs spread over the context's devices; each row keeps the
+ * best k of all its merges.  Progress ("ggm shards") and cancel between
+ * merges; a cancel with a work_dir leaves the file resumable.  The
+ * report's reason gives the shard count and size.  vic_knn_build takes
+ * this path by itself for GNND when the rows need more device memory than
+ * the budget, with a warning. */
+vic_status vic_knn_build_sharded(vic_ctx *c, const vic_data *x, const vic_build_options *o,
+                                 const vic_shard_options *so, vic_knn *out);
+
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -63,7 +63,7 @@ int vick_ggnn_forall(vick_call *call, const vick_ggnn *g, int32_t kk, int64_t *i
 
 /* The bottom layer as a flat graph (ids: n * k, host): row r holds input
  * row r's edges (its kNN part and inverse links), input row ids, -1 after
- * them, so that another search procedure (grnnd_search.cu) can walk the
+ * them, so that another search procedure (graph_search_*.cu) can walk the
  * same graph. */
 int vick_ggnn_bottom_graph(vick_call *call, const vick_ggnn *g, int32_t *ids);
 
@@ -81,6 +81,26 @@ int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float *q, int64_t
 
 int vick_ggnn_info_get(const vick_ggnn *g, vick_ggnn_info *info);
 void vick_ggnn_free(vick_ggnn *g);
+
+/* What an index keeps for the queries of one graph between calls: a stream,
+ * events, device buffers and pinned staging (sized for m queries of k
+ * results now, grown by larger calls), the query kernel's configuration,
+ * and with small != 0 the bottom layer as a graph-search index (the
+ * small-batch procedure of vick_gsearch_query over the same device rows
+ * and edges, ids mapped to input rows).  The graph must outlive it. */
+typedef struct vick_ggnn_searcher vick_ggnn_searcher;
+int vick_ggnn_searcher_create(vick_call *call, const vick_ggnn *g, int64_t m, int32_t k, int small,
+                              vick_ggnn_searcher **out);
+/* vick_ggnn_query's results on the searcher's resources: the queries go
+ * up through pinned staging in pieces (the host fills one while the device
+ * copies the last), one launch, the results back, one wait;
+ * call->seconds_kernel is the kernel's CUDA-event time.  While another
+ * thread's call holds the searcher, the call runs as vick_ggnn_query. */
+int vick_ggnn_search(vick_call *call, vick_ggnn_searcher *s, const float *q, int64_t m, int32_t k, float tau,
+                     int32_t max_visits, int64_t *ids, float *dist);
+/* The bottom layer's graph-search index (NULL unless made with small). */
+const struct vick_gsearch *vick_ggnn_searcher_graph(const vick_ggnn_searcher *s);
+void vick_ggnn_searcher_free(vick_ggnn_searcher *s);
 
 #ifdef __cplusplus
 }

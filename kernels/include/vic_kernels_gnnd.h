@@ -47,6 +47,12 @@ int vick_gnnd_merge(vick_call *call, const float *rows, int64_t n1, int64_t n2, 
                     const vick_gnnd_params *p, const vick_gnnd_graph *g1, const vick_gnnd_graph *g2,
                     vick_gnnd_graph *out);
 
+/* vick_gnnd_merge with S1 and S2 in two separate host blocks (shards of a
+ * larger set, which need no contiguous copy). */
+int vick_gnnd_merge_blocks(vick_call *call, const float *rows1, int64_t n1, const float *rows2, int64_t n2,
+                           int32_t d, const vick_gnnd_params *p, const vick_gnnd_graph *g1,
+                           const vick_gnnd_graph *g2, vick_gnnd_graph *out);
+
 /* Incremental growth: rows holds the n_old indexed rows then n_new new
  * ones; g_old (k == K) lists the old rows.  Builds the new rows' graph and
  * merges it in (GGM); out gets n_old + n_new lists. */

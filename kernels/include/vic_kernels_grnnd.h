@@ -119,10 +119,12 @@ void vick_gsearch_params_init(vick_gsearch_params *p);
 /* k nearest rows of m queries (host, m x d) into ids/dist (m * k, int64
  * ids, squared L2, ascending, -1 / +inf where fewer were found).
  *
- * Small-batch calls (up to 1,024 queries) run on a workspace that the
- * graph keeps (a stream, events, device buffers and pinned staging, made
- * once and grown on demand): one copy in, one launch, one copy out, one
- * wait.  On a graph of one weakly connected component, when the batch's
+ * Calls run on a workspace that the graph keeps (a stream, events, device
+ * buffers and pinned staging, made once and grown on demand, never
+ * shrunk; a batch whose buffers would pass 256 MiB runs on resources of
+ * its own): one copy in (through the staging in pieces, the host filling
+ * one while the device copies the last), one launch of each kernel, one
+ * copy out and one wait.  On a graph of one weakly connected component, when the batch's
  * t0 blocks per query all fit on the device at once, each block finds the
  * nearest pivots of its 1/t0 share of them inside the search kernel and
  * starts from those (no pivot kernel, no exchange between blocks);
@@ -130,12 +132,17 @@ void vick_gsearch_params_init(vick_gsearch_params *p);
  * query's nearest pivots overall (so that on a disconnected graph they
  * start on the query's island).  The graph may be searched
  * from several threads at once: one call at a time uses the workspace (a
- * lock), the others make their own resources as large batches do.
+ * lock), the others make their own resources.
  * call->seconds_kernel: CUDA-event time of the kernels (launch gaps
  * included, copies not); the stages name "pivots" and "search", or
  * "search (pivots inside)"; seconds_transfer is not measured (0). */
 int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int32_t k,
                        const vick_gsearch_params *p, int64_t *ids, float *dist);
+
+/* Size the workspace for batches of up to m queries of k results and load
+ * every search kernel, so that the first call of that size allocates and
+ * loads nothing (the index's build or load calls it). */
+int vick_gsearch_reserve(vick_call *call, const vick_gsearch *g, int64_t m, int32_t k);
 
 typedef struct {
   int64_t n;

@@ -137,13 +137,7 @@ __global__ void __launch_bounds__(SELECT_THREADS, 3) gemm_select_kernel(const fl
 /* Exact working distance between rows a and b (CPU-identical). */
 __device__ __forceinline__ float exact_dist(const float *a, const float *b, int d, int metric, const float *box) {
   if (metric == VICK_METRIC_IP) return vick_neg_dot_exact(a, b, d);
-  if (!box) return vick_l2sq_exact(a, b, d);
-  float s = 0.f;
-  for (int j = 0; j < d; ++j) {
-    float t = vick_min_image(a[j], b[j], box[j]);
-    s = __fadd_rn(s, __fmul_rn(t, t));
-  }
-  return s;
+  return box ? vick_l2sq_exact_box(a, b, d, box) : vick_l2sq_exact(a, b, d);
 }
 
 /* Re-rank one row's kp candidates with exact distances; write the best k

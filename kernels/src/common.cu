@@ -124,6 +124,19 @@ int vick_buf_alloc(vick_call *call, vick_env *env, vick_buf *b, size_t bytes, co
   return VICK_OK;
 }
 
+int vick_buf_reserve(vick_call *call, vick_env *env, vick_buf *b, size_t bytes, const char *what) {
+  if (b->p && b->bytes >= bytes) return VICK_OK;
+  vick_buf_free(env, b);
+  return vick_buf_alloc(call, env, b, bytes, what);
+}
+
+int vick_alloc_kept(vick_call *call, vick_env *env, void **p, size_t bytes, const char *what) {
+  vick_buf b;
+  int rc = vick_buf_alloc(call, env, &b, bytes, what);
+  *p = b.p;
+  return rc;
+}
+
 void vick_buf_free(vick_env *env, vick_buf *b) {
   if (b->p) {
     cudaFree(b->p);

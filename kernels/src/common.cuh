@@ -1,7 +1,8 @@
 /* Device helpers shared by every kernel file: status checks that turn a
  * failed CUDA / cuBLAS call into a vick code and a message, a per-call
  * device-memory budget, event timers, stage bookkeeping and the
- * cancellation poll.  Nothing here keeps global state: everything lives in
+ * cancellation poll, for every kernel family (GGNN and GNND included).
+ * Nothing here keeps global state: everything lives in
  * the vick_call of the running call or in the caller's workspace.
  *
  * Style of an entry point (resources released in one place):
@@ -24,6 +25,11 @@
 #define VICK_COMMON_CUH
 
 #include "lower_bound.cuh"
+/* The CPU-identical distances (vick_l2sq_exact, vick_neg_dot_exact,
+ * vick_min_image) and the (distance, id) key order (vick_key, vick_before)
+ * are kernel primitives: prims/dist.cuh, prims/key.cuh. */
+#include "prims/dist.cuh"
+#include "prims/key.cuh"
 #include "vic_kernels.h"
 
 #include <cublas_v2.h>
@@ -97,6 +103,13 @@ typedef struct {
  * the device itself never runs out). */
 int vick_buf_alloc(vick_call *call, vick_env *env, vick_buf *b, size_t bytes, const char *what);
 void vick_buf_free(vick_env *env, vick_buf *b);
+/* Make b hold at least bytes (CUB temporaries sized at run time): a larger
+ * buffer replaces a smaller one, contents not kept. */
+int vick_buf_reserve(vick_call *call, vick_env *env, vick_buf *b, size_t bytes, const char *what);
+/* A buffer that outlives the call (an index's arrays): allocated and
+ * counted like vick_buf_alloc (budget, peak, message), then owned by the
+ * caller, which releases it with cudaFree.  *p is NULL on failure. */
+int vick_alloc_kept(vick_call *call, vick_env *env, void **p, size_t bytes, const char *what);
 /* Bytes still available under the budget. */
 static inline size_t vick_budget_left(const vick_env *env) { return env->budget > env->used ? env->budget - env->used : 0; }
 
@@ -119,48 +132,5 @@ int vick_poll(vick_call *call, const char *stage, double fraction);
 static inline unsigned vick_blocks(int64_t work, int per_block) {
   return (unsigned)((work + per_block - 1) / per_block);
 }
-
-/* ------------------------------------------------ CPU-identical distances */
-/* The core's CPU methods accumulate in float, in dimension order, without
- * fused multiply-adds (x86-64 baseline).  These do the same with explicit
- * round-to-nearest intrinsics so that nvcc cannot contract them into FMAs:
- * the GPU's exact distances are then bit-identical to the CPU's. */
-__device__ __forceinline__ float vick_l2sq_exact(const float *a, const float *b, int d) {
-  float s = 0.f;
-  for (int j = 0; j < d; ++j) {
-    float t = __fsub_rn(a[j], b[j]);
-    s = __fadd_rn(s, __fmul_rn(t, t));
-  }
-  return s;
-}
-__device__ __forceinline__ float vick_neg_dot_exact(const float *a, const float *b, int d) {
-  float s = 0.f;
-  for (int j = 0; j < d; ++j) s = __fadd_rn(s, __fmul_rn(a[j], b[j]));
-  return -s;
-}
-/* Minimum-image difference of one coordinate, as the CPU's vic__l2sq does:
- * |a-b| reduced modulo L, then L - t when over L/2.  L <= 0: open. */
-__device__ __forceinline__ float vick_min_image(float a, float b, float L) {
-  float t = fabsf(__fsub_rn(a, b));
-  if (L > 0.f) {
-    t = fmodf(t, L);
-    if (t > 0.5f * L) t = __fsub_rn(L, t);
-  }
-  return t;
-}
-
-/* (distance, id) packed into one unsigned key whose integer order is the
- * lexicographic order: ties in distance go to the lower id. */
-__device__ __forceinline__ uint32_t vick_float_order(float f) {
-  uint32_t u = __float_as_uint(f);
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-__device__ __forceinline__ float vick_float_unorder(uint32_t u) {
-  return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
-}
-__device__ __forceinline__ uint64_t vick_key(float dist, uint32_t id) {
-  return ((uint64_t)vick_float_order(dist) << 32) | id;
-}
-#define VICK_KEY_NONE 0xffffffffffffffffull
 
 #endif

@@ -40,12 +40,7 @@ __device__ __forceinline__ float range_max(const float *tree, int64_t N, int64_t
 
 /* vic__l2sq of the CPU (internal.h) for rows of the original data. */
 __device__ __forceinline__ float cpu_l2sq(const grid_geom &g, const float *a, const float *b) {
-  float s = 0.f;
-  for (int j = 0; j < g.d; ++j) {
-    float t = vick_min_image(a[j], b[j], g.box[j]);
-    s = __fadd_rn(s, __fmul_rn(t, t));
-  }
-  return s;
+  return vick_l2sq_exact_box(a, b, g.d, g.box);
 }
 
 typedef struct {

@@ -212,7 +212,7 @@ __global__ void true_dist_kernel(int32_t *ids, float *dist, int64_t n, int32_t k
     const int32_t ti = id[t];
     if (ti < 0) break;
     int32_t j = t;
-    while (j > 0 && (d[j - 1] > td || (d[j - 1] == td && id[j - 1] > ti))) { d[j] = d[j - 1]; id[j] = id[j - 1]; --j; }
+    while (j > 0 && vick_before(td, ti, d[j - 1], id[j - 1])) { d[j] = d[j - 1]; id[j] = id[j - 1]; --j; }
     d[j] = td;
     id[j] = ti;
   }

@@ -6,39 +6,26 @@
 // ballot-and-shift insertion per candidate (two warp barriers per 32
 // entries each) by a constant number of steps per batch.
 //
-// Callers guarantee that no batch id is already in the list (the hash set
-// of ggnn_hash.cuh), so (distance, id) keys are distinct and the two
-// searches agree on one merged order.
+// Callers guarantee that no batch id is already in the list (the visited
+// set, prims/visited.cuh), so (distance, id) keys are distinct and the two
+// searches agree on one merged order (prims/key.cuh's vick_before).
 #ifndef VIC_GGNN_BATCH_CUH
 #define VIC_GGNN_BATCH_CUH
 
+#include "prims/key.cuh"
+#include "prims/sort.cuh"
+
 #include <stdint.h>
-
-#define GGNN_BATCH_FULL 0xffffffffu
-
-__device__ __forceinline__ bool ggnn_before(float da, int32_t ia, float db, int32_t ib) {
-  return da < db || (da == db && ia < ib);
-}
 
 // Sort the lanes' (d, id) ascending; lanes without a candidate pass id < 0
 // and end up last.  Returns the number of candidates; the sorted batch is
 // also written to sid/sd (32 entries) for the existing entries' searches.
 __device__ __forceinline__ int ggnn_batch_sort(int32_t &id, float &d, int32_t *sid, float *sd) {
   const int lane = threadIdx.x & 31;
-  const int nb = __popc(__ballot_sync(GGNN_BATCH_FULL, id >= 0));
+  const int nb = __popc(__ballot_sync(VICK_FULL_MASK, id >= 0));
   if (nb == 0) return 0;
   if (id < 0) { id = 0x7fffffff; d = __int_as_float(0x7f800000); }
-#pragma unroll
-  for (int k = 2; k <= 32; k <<= 1) {
-#pragma unroll
-    for (int j = k >> 1; j > 0; j >>= 1) {
-      float od = __shfl_xor_sync(GGNN_BATCH_FULL, d, j);
-      int32_t oi = __shfl_xor_sync(GGNN_BATCH_FULL, id, j);
-      bool want_min = ((lane & j) == 0) == ((lane & k) == 0);
-      bool take = want_min ? ggnn_before(od, oi, d, id) : ggnn_before(d, id, od, oi);
-      if (take) { d = od; id = oi; }
-    }
-  }
+  vick_warp_sort(d, id);
   if (lane >= nb) id = -1;
   sid[lane] = id;
   sd[lane] = d;
@@ -61,7 +48,7 @@ __device__ __forceinline__ void ggnn_batch_merge(int32_t *ids, float *ds, int ca
   while (lo < hi) {
     int mid = (lo + hi) >> 1;
     int p = RING ? (head + mid) & mask : mid;
-    if (ggnn_before(ds[p], ids[p], d, id)) lo = mid + 1;
+    if (vick_before(ds[p], ids[p], d, id)) lo = mid + 1;
     else hi = mid;
   }
   const int npos = lane + lo;
@@ -77,7 +64,7 @@ __device__ __forceinline__ void ggnn_batch_merge(int32_t *ids, float *ds, int ca
       int a = 0, b = nb;
       while (a < b) {
         int mid = (a + b) >> 1;
-        if (ggnn_before(sd[mid], sid[mid], ed, eid)) a = mid + 1;
+        if (vick_before(sd[mid], sid[mid], ed, eid)) a = mid + 1;
         else b = mid;
       }
       epos = j + a;

@@ -1,12 +1,12 @@
 // GGNN construction driver (Alg. 3 and 6): plan the hierarchy, allocate,
 // then for each new top layer select, brute-force merge and sym it and
 // merge + sym every layer below; refinements repeat the lower merges.
+#include "common.cuh"
 #include "ggnn_steps.cuh"
 
 #include <cub/cub.cuh>
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 // Iteration cap of a construction query per layer.  256 made the merges
 // explore until the lists were all but exact (for-all C@10 0.9999 on
@@ -24,12 +24,6 @@ extern "C" void vick_ggnn_params_init(vick_ggnn_params *p) {
   p->merge_iterations = GGNN_DEFAULT_MERGE_ITER;
   p->cover_components = 1;
   p->max_entry_components = 4096;
-}
-
-static double ggnn_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static int64_t ipow(int64_t b, int e) {
@@ -80,54 +74,33 @@ static int ggnn_plan(int64_t n, int k, int s, int L_req, int *L_out, int *g_out,
   }
 }
 
-static void ggnn_stage(vick_call *call, const char *name, double sec) {
-  for (int i = 0; i < call->n_stages; ++i)
-    if (strcmp(call->stages[i].name, name) == 0) { call->stages[i].seconds += sec; return; }
-  if (call->n_stages >= 8) return;
-  snprintf(call->stages[call->n_stages].name, sizeof call->stages[0].name, "%s", name);
-  call->stages[call->n_stages++].seconds = sec;
-}
-
-// Wait for the step, attribute its time, poll for cancellation.
+// Wait for the step, attribute its time, poll for cancellation.  GGNN's
+// steps run on the legacy default stream (its helpers launch there), so
+// the host clock around a device synchronisation times them.
 static int ggnn_step_done(vick_call *call, const char *name, double *t, double frac) {
-  cudaError_t e = cudaDeviceSynchronize();
-  if (e != cudaSuccess) {
-    snprintf(call->message, sizeof call->message, "GGNN %s: %s", name, cudaGetErrorString(e));
-    return e == cudaErrorMemoryAllocation ? VICK_NOMEM : VICK_DEVICE;
-  }
-  double now = ggnn_now();
-  ggnn_stage(call, name, now - *t);
+  VICK_CUDA(call, cudaDeviceSynchronize());
+  double now = vick_now();
+  vick_stage_add(call, name, now - *t);
   call->seconds_kernel += now - *t;
   *t = now;
-  if (call->progress && call->progress(call->user, "ggnn", frac)) {
-    snprintf(call->message, sizeof call->message, "GGNN construction cancelled");
-    return VICK_CANCELLED;
-  }
-  return VICK_OK;
+  return vick_poll(call, "ggnn", frac);
 }
 
 // d_nn1 mean and max of the bottom layer (Eq. 3-4) with CUB reductions.
-static cudaError_t ggnn_stats(vick_ggnn *g, void **tmp, size_t *tmp_bytes, float *dev2) {
-  cudaError_t e = ggnn_extract_dnn1(g);
-  if (e != cudaSuccess) return e;
+static int ggnn_stats(vick_call *call, vick_env *env, vick_ggnn *g, vick_buf *tmp, float *dev2) {
+  VICK_CUDA(call, ggnn_extract_dnn1(g));
   size_t a = 0, b = 0;
-  if ((e = cub::DeviceReduce::Sum(nullptr, a, g->dnn1, dev2, (int)g->n)) != cudaSuccess) return e;
-  if ((e = cub::DeviceReduce::Max(nullptr, b, g->dnn1, dev2 + 1, (int)g->n)) != cudaSuccess) return e;
-  if (a < b) a = b;
-  if (a > *tmp_bytes) {
-    cudaFree(*tmp);
-    *tmp = nullptr;
-    if ((e = cudaMalloc(tmp, a)) != cudaSuccess) return e;
-    *tmp_bytes = a;
-  }
-  size_t t1 = *tmp_bytes, t2 = *tmp_bytes;
-  if ((e = cub::DeviceReduce::Sum(*tmp, t1, g->dnn1, dev2, (int)g->n)) != cudaSuccess) return e;
-  if ((e = cub::DeviceReduce::Max(*tmp, t2, g->dnn1, dev2 + 1, (int)g->n)) != cudaSuccess) return e;
+  VICK_CUDA(call, cub::DeviceReduce::Sum(nullptr, a, g->dnn1, dev2, (int)g->n));
+  VICK_CUDA(call, cub::DeviceReduce::Max(nullptr, b, g->dnn1, dev2 + 1, (int)g->n));
+  VICK_TRY(vick_buf_reserve(call, env, tmp, a > b ? a : b, "GGNN reduction temporaries"));
+  size_t t1 = tmp->bytes, t2 = tmp->bytes;
+  VICK_CUDA(call, cub::DeviceReduce::Sum(tmp->p, t1, g->dnn1, dev2, (int)g->n));
+  VICK_CUDA(call, cub::DeviceReduce::Max(tmp->p, t2, g->dnn1, dev2 + 1, (int)g->n));
   float h[2];
-  if ((e = cudaMemcpy(h, dev2, sizeof h, cudaMemcpyDeviceToHost)) != cudaSuccess) return e;
+  VICK_CUDA(call, cudaMemcpy(h, dev2, sizeof h, cudaMemcpyDeviceToHost));
   g->dnn1_mean = (double)h[0] / (double)g->n;
   g->dnn1_max = h[1];
-  return cudaSuccess;
+  return VICK_OK;
 }
 
 extern "C" void vick_ggnn_free(vick_ggnn *g) {
@@ -164,17 +137,113 @@ static cudaError_t ggnn_merge_layer(vick_ggnn *g, int ltop, int lm, float tau, i
   return e;
 }
 
+// Scratch of one build, released in one place (ggnn_ws_free).
+struct ggnn_build_ws {
+  vick_env env;
+  vick_buf x_in, scratch_g, scratch_d, symcnt, sym, links, dev2;
+  vick_buf cub_tmp;  // CUB temporaries, grown by ggnn_permute and ggnn_stats
+};
+
+static void ggnn_ws_free(ggnn_build_ws *w) {
+  vick_buf *b[] = {&w->x_in, &w->scratch_g, &w->scratch_d, &w->symcnt, &w->sym, &w->links, &w->dev2, &w->cub_tmp};
+  for (size_t i = 0; i < sizeof b / sizeof b[0]; ++i) vick_buf_free(&w->env, b[i]);
+}
+
+// The device arrays of g (kept by the index) and the build's scratch, all
+// within the call's budget; the rows uploaded (transfer time) and permuted
+// into layer-0 order (*t: the end of the upload, where kernel time starts).
+static int ggnn_allocate(vick_call *call, ggnn_build_ws *w, vick_ggnn *g, const float *x, double *t) {
+  vick_env *env = &w->env;
+  const int64_t n = g->n;
+  const int k = g->k;
+  size_t rows = (size_t)n * g->d * sizeof(float), nk = (size_t)n * k;
+  VICK_TRY(vick_buf_alloc(call, env, &w->x_in, rows, "GGNN input rows"));
+  *t = vick_now();
+  VICK_CUDA(call, cudaMemcpy(w->x_in.p, x, rows, cudaMemcpyHostToDevice));
+  double tt = vick_now();
+  call->seconds_transfer += tt - *t;
+  *t = tt;
+  VICK_TRY(vick_alloc_kept(call, env, (void **)&g->x, rows, "GGNN rows"));
+  VICK_TRY(vick_alloc_kept(call, env, (void **)&g->perm, n * sizeof(int32_t), "GGNN permutation"));
+  VICK_TRY(ggnn_permute(call, env, g, (const float *)w->x_in.p, call->seed, &w->cub_tmp));
+  VICK_CUDA(call, cudaDeviceSynchronize());
+  vick_buf_free(env, &w->x_in);
+  g->device_bytes = rows + n * sizeof(int32_t);
+  for (int l = 0; l < g->L; ++l) {
+    ggnn_layer *ly = &g->layer[l];
+    ly->nseg = (int32_t)ipow(g->g, g->L - 1 - l);
+    ly->n = l == 0 ? (int32_t)n : ly->nseg * g->s_up;
+    size_t ln = (size_t)ly->n;
+    if (l > 0) {
+      VICK_TRY(vick_alloc_kept(call, env, (void **)&ly->base, ln * sizeof(int32_t), "GGNN layer ids"));
+      VICK_TRY(vick_alloc_kept(call, env, (void **)&ly->down, ln * sizeof(int32_t), "GGNN layer ids"));
+    }
+    VICK_TRY(vick_alloc_kept(call, env, (void **)&ly->graph, ln * k * sizeof(int32_t), "GGNN layer graph"));
+    VICK_TRY(vick_alloc_kept(call, env, (void **)&ly->dist, ln * k * sizeof(float), "GGNN layer distances"));
+    g->device_bytes += ln * k * 8 + (l > 0 ? ln * 8 : 0);
+  }
+  VICK_TRY(vick_alloc_kept(call, env, (void **)&g->forall, nk * sizeof(int32_t), "GGNN for-all lists"));
+  VICK_TRY(vick_alloc_kept(call, env, (void **)&g->dnn1, n * sizeof(float), "GGNN nearest distances"));
+  g->device_bytes += nk * 4 + n * 4;
+  VICK_TRY(vick_buf_alloc(call, env, &w->scratch_g, nk * sizeof(int32_t), "GGNN merge lists"));
+  VICK_TRY(vick_buf_alloc(call, env, &w->scratch_d, nk * sizeof(float), "GGNN merge distances"));
+  VICK_TRY(vick_buf_alloc(call, env, &w->symcnt, n * sizeof(int32_t), "GGNN inverse-link counts"));
+  VICK_TRY(vick_buf_alloc(call, env, &w->sym, (size_t)n * (g->ksym > 0 ? g->ksym : 1) * sizeof(int32_t),
+                          "GGNN inverse links"));
+  VICK_TRY(vick_buf_alloc(call, env, &w->links, sizeof(unsigned long long), "GGNN link counter"));
+  VICK_TRY(vick_buf_alloc(call, env, &w->dev2, 2 * sizeof(float), "GGNN statistics"));
+  return VICK_OK;
+}
+
+// merge + (when g has symmetric slots) sym of layer lm from layer ltop.
+static int ggnn_merge_sym(vick_call *call, ggnn_build_ws *w, vick_ggnn *g, const vick_ggnn_params *p, int ltop, int lm,
+                          const char *stage, double *t, double frac) {
+  int32_t *tg = (int32_t *)w->scratch_g.p;
+  float *td = (float *)w->scratch_d.p;
+  VICK_CUDA(call, ggnn_merge_layer(g, ltop, lm, p->tau_build, tg, td));
+  if (lm == 0) VICK_TRY(ggnn_stats(call, &w->env, g, &w->cub_tmp, (float *)w->dev2.p));
+  VICK_TRY(ggnn_step_done(call, stage, t, frac));
+  if (g->ksym > 0) {
+    VICK_CUDA(call, cudaMemset(w->links.p, 0, sizeof(unsigned long long)));
+    VICK_TRY(ggnn_sym(call, &w->env, g, lm, (int32_t *)w->symcnt.p, (int32_t *)w->sym.p,
+                      (unsigned long long *)w->links.p, p->deterministic));
+    VICK_TRY(ggnn_step_done(call, "sym", t, frac));
+  }
+  return VICK_OK;
+}
+
+static int ggnn_build_run(vick_call *call, ggnn_build_ws *w, vick_ggnn *g, const float *x, const vick_ggnn_params *p) {
+  const int L = g->L;
+  double t = 0;
+  VICK_TRY(ggnn_allocate(call, w, g, x, &t));
+  VICK_TRY(ggnn_step_done(call, "permute", &t, 0.0));
+  // Alg. 3: for each new top layer, select it, then merge + sym from it down.
+  const int steps = L * (L + 1) / 2 + p->refinements * (L - 1);
+  int done_steps = 0;
+  for (int ltop = 0; ltop < L; ++ltop) {
+    if (ltop > 0) {
+      VICK_CUDA(call, ggnn_select(g, ltop, call->seed + 0x5e1ec7ull * (uint64_t)ltop));
+      VICK_TRY(ggnn_step_done(call, "select", &t, (double)done_steps / steps));
+    }
+    for (int lm = ltop; lm >= 0; --lm, ++done_steps)
+      VICK_TRY(ggnn_merge_sym(call, w, g, p, ltop, lm, "merge", &t, (double)done_steps / steps));
+  }
+  // Alg. 6: refinement repeats merge + sym below the top layer.
+  for (int r = 0; r < p->refinements && L > 1; ++r)
+    for (int lm = L - 2; lm >= 0; --lm, ++done_steps)
+      VICK_TRY(ggnn_merge_sym(call, w, g, p, L - 1, lm, "refine", &t, (double)done_steps / steps));
+  unsigned long long links_h = 0;
+  VICK_CUDA(call, cudaMemcpy(&links_h, w->links.p, sizeof links_h, cudaMemcpyDeviceToHost));
+  g->mean_inverse_links = (double)links_h / (double)g->n;
+  if (ggnn_entries(g, p->cover_components, p->max_entry_components > 0 ? p->max_entry_components : 4096,
+                   call->message, sizeof call->message) != cudaSuccess)
+    return VICK_DEVICE;
+  return ggnn_step_done(call, "entries", &t, 1.0);
+}
+
 extern "C" int vick_ggnn_build(vick_call *call, const float *x, int64_t n, int32_t d, const vick_ggnn_params *p,
                                vick_ggnn **out) {
-  int rc = VICK_OK;
-  double t_start = ggnn_now(), t;
-  vick_ggnn *g = nullptr;
-  float *x_in = nullptr, *scratch_d = nullptr, *dev2 = nullptr;
-  int32_t *scratch_g = nullptr, *symcnt = nullptr, *sym = nullptr;
-  unsigned long long *links = nullptr, links_h = 0;
-  void *cub_tmp = nullptr;
-  size_t cub_bytes = 0;
-  int L = 1, gg = 1, s_up = 32, steps = 0, done_steps = 0;
+  int L = 1, gg = 1, s_up = 32;
   call->message[0] = '\0';
   call->n_stages = 0;
   call->seconds_kernel = call->seconds_transfer = 0;
@@ -189,10 +258,10 @@ extern "C" int vick_ggnn_build(vick_call *call, const float *x, int64_t n, int32
     return VICK_ARGUMENT;
   }
   int k = p->k < n - 1 ? p->k : (int)(n - 1);
-  if ((rc = ggnn_plan(n, k, p->segment, p->layers, &L, &gg, &s_up, call->message, sizeof call->message)) != VICK_OK)
-    return rc;
-  g = (vick_ggnn *)calloc(1, sizeof *g);
-  if (!g) { snprintf(call->message, sizeof call->message, "GGNN: no host memory"); return VICK_NOMEM; }
+  int rc = ggnn_plan(n, k, p->segment, p->layers, &L, &gg, &s_up, call->message, sizeof call->message);
+  if (rc != VICK_OK) return rc;
+  vick_ggnn *g = (vick_ggnn *)calloc(1, sizeof *g);
+  if (!g) return vick_fail(call, VICK_NOMEM, "GGNN: no host memory");
   g->device = call->device;
   g->n = n;
   g->d = d;
@@ -204,109 +273,11 @@ extern "C" int vick_ggnn_build(vick_call *call, const float *x, int64_t n, int32
   g->s_up = s_up;
   g->merge_iter = p->merge_iterations > 0 ? p->merge_iterations : GGNN_DEFAULT_MERGE_ITER;
   g->upper_iter = p->upper_iterations > 0 ? p->upper_iterations : (g->merge_iter / 4 > 8 ? g->merge_iter / 4 : 8);
-  GGNN_CUDA(call, cudaSetDevice(call->device));
-  t = ggnn_now();
-  {
-    size_t rows = (size_t)n * d * sizeof(float), nk = (size_t)n * k;
-    GGNN_CUDA(call, cudaMalloc(&x_in, rows));
-    GGNN_CUDA(call, cudaMemcpy(x_in, x, rows, cudaMemcpyHostToDevice));
-    double tt = ggnn_now();
-    call->seconds_transfer += tt - t;
-    t = tt;
-    GGNN_CUDA(call, cudaMalloc(&g->x, rows));
-    GGNN_CUDA(call, cudaMalloc(&g->perm, n * sizeof(int32_t)));
-    GGNN_CUDA(call, ggnn_permute(g, x_in, call->seed, &cub_tmp, &cub_bytes));
-    GGNN_CUDA(call, cudaDeviceSynchronize());
-    cudaFree(x_in);
-    x_in = nullptr;
-    g->device_bytes = rows + n * sizeof(int32_t);
-    for (int l = 0; l < L; ++l) {
-      ggnn_layer *ly = &g->layer[l];
-      ly->nseg = (int32_t)ipow(gg, L - 1 - l);
-      ly->n = l == 0 ? (int32_t)n : ly->nseg * s_up;
-      size_t ln = (size_t)ly->n;
-      if (l > 0) {
-        GGNN_CUDA(call, cudaMalloc(&ly->base, ln * sizeof(int32_t)));
-        GGNN_CUDA(call, cudaMalloc(&ly->down, ln * sizeof(int32_t)));
-      }
-      GGNN_CUDA(call, cudaMalloc(&ly->graph, ln * k * sizeof(int32_t)));
-      GGNN_CUDA(call, cudaMalloc(&ly->dist, ln * k * sizeof(float)));
-      g->device_bytes += ln * k * 8 + (l > 0 ? ln * 8 : 0);
-    }
-    GGNN_CUDA(call, cudaMalloc(&g->forall, nk * sizeof(int32_t)));
-    GGNN_CUDA(call, cudaMalloc(&g->dnn1, n * sizeof(float)));
-    g->device_bytes += nk * 4 + n * 4;
-    GGNN_CUDA(call, cudaMalloc(&scratch_g, nk * sizeof(int32_t)));
-    GGNN_CUDA(call, cudaMalloc(&scratch_d, nk * sizeof(float)));
-    GGNN_CUDA(call, cudaMalloc(&symcnt, n * sizeof(int32_t)));
-    GGNN_CUDA(call, cudaMalloc(&sym, (size_t)n * (g->ksym > 0 ? g->ksym : 1) * sizeof(int32_t)));
-    GGNN_CUDA(call, cudaMalloc(&links, sizeof *links));
-    GGNN_CUDA(call, cudaMalloc(&dev2, 2 * sizeof(float)));
-  }
-  if ((rc = ggnn_step_done(call, "permute", &t, 0.0)) != VICK_OK) goto fail;
-
-  // Alg. 3: for each new top layer, select it, then merge + sym from it down.
-  steps = L * (L + 1) / 2 + p->refinements * (L - 1);
-  for (int ltop = 0; ltop < L; ++ltop) {
-    if (ltop > 0) {
-      GGNN_CUDA(call, ggnn_select(g, ltop, call->seed + 0x5e1ec7ull * (uint64_t)ltop));
-      if ((rc = ggnn_step_done(call, "select", &t, (double)done_steps / steps)) != VICK_OK) goto fail;
-    }
-    for (int lm = ltop; lm >= 0; --lm) {
-      GGNN_CUDA(call, ggnn_merge_layer(g, ltop, lm, p->tau_build, scratch_g, scratch_d));
-      if (lm == 0) GGNN_CUDA(call, ggnn_stats(g, &cub_tmp, &cub_bytes, dev2));
-      if ((rc = ggnn_step_done(call, "merge", &t, (double)done_steps / steps)) != VICK_OK) goto fail;
-      if (g->ksym > 0) {
-        GGNN_CUDA(call, cudaMemset(links, 0, sizeof *links));
-        GGNN_CUDA(call, ggnn_sym(g, lm, symcnt, sym, links, p->deterministic));
-        if ((rc = ggnn_step_done(call, "sym", &t, (double)done_steps / steps)) != VICK_OK) goto fail;
-      }
-      done_steps++;
-    }
-  }
-  // Alg. 6: refinement repeats merge + sym below the top layer.
-  for (int r = 0; r < p->refinements && L > 1; ++r) {
-    for (int lm = L - 2; lm >= 0; --lm) {
-      GGNN_CUDA(call, ggnn_merge_layer(g, L - 1, lm, p->tau_build, scratch_g, scratch_d));
-      if (lm == 0) GGNN_CUDA(call, ggnn_stats(g, &cub_tmp, &cub_bytes, dev2));
-      if ((rc = ggnn_step_done(call, "refine", &t, (double)done_steps / steps)) != VICK_OK) goto fail;
-      if (g->ksym > 0) {
-        GGNN_CUDA(call, cudaMemset(links, 0, sizeof *links));
-        GGNN_CUDA(call, ggnn_sym(g, lm, symcnt, sym, links, p->deterministic));
-        if ((rc = ggnn_step_done(call, "sym", &t, (double)done_steps / steps)) != VICK_OK) goto fail;
-      }
-      done_steps++;
-    }
-  }
-  GGNN_CUDA(call, cudaMemcpy(&links_h, links, sizeof links_h, cudaMemcpyDeviceToHost));
-  g->mean_inverse_links = (double)links_h / (double)n;
-  if (ggnn_entries(g, p->cover_components, p->max_entry_components > 0 ? p->max_entry_components : 4096,
-                   call->message, sizeof call->message) != cudaSuccess) {
-    rc = VICK_DEVICE;
-    goto fail;
-  }
-  if ((rc = ggnn_step_done(call, "entries", &t, 1.0)) != VICK_OK) goto fail;
-  cudaFree(scratch_g);
-  cudaFree(scratch_d);
-  cudaFree(symcnt);
-  cudaFree(sym);
-  cudaFree(links);
-  cudaFree(dev2);
-  cudaFree(cub_tmp);
-  call->seconds_total = ggnn_now() - t_start;
-  *out = g;
-  return VICK_OK;
-
-fail:
-  cudaFree(x_in);
-  cudaFree(scratch_g);
-  cudaFree(scratch_d);
-  cudaFree(symcnt);
-  cudaFree(sym);
-  cudaFree(links);
-  cudaFree(dev2);
-  cudaFree(cub_tmp);
-  vick_ggnn_free(g);
-  call->seconds_total = ggnn_now() - t_start;
-  return rc;
+  ggnn_build_ws w = {};
+  rc = vick_begin(call, &w.env);
+  if (rc == VICK_OK) rc = ggnn_build_run(call, &w, g, x, p);
+  ggnn_ws_free(&w);
+  if (rc == VICK_OK) *out = g;
+  else vick_ggnn_free(g);
+  return vick_end(call, &w.env, rc);
 }

@@ -5,8 +5,17 @@
 // heads) in registers, so no block-wide barrier is needed: one warp = one
 // query, packed several to a block for occupancy.  Beside the paper's
 // three lists the slab holds a hash set of the ids already computed
-// (ggnn_hash.cuh), which answers the duplicate check, and a 32-entry batch
-// buffer for parallel insertion (ggnn_batch.cuh).
+// (prims/visited.cuh), which answers the duplicate check, and a 32-entry
+// batch buffer for parallel insertion (ggnn_batch.cuh).
+//
+// The hash set replaces one serial scan of best, prioq and the visited ring
+// per lane and fetch (the cost that dominated both the build and the
+// queries) by one or two probes per candidate.  A computed id that was not
+// kept stays in the set as well: the stopping bound only tightens, so it
+// could never qualify again and its distance is not worth recomputing.
+// When the set would pass half full it is rebuilt from best, prioq and the
+// newest visited points, so it always holds every id of best and prioq (no
+// id enters either twice) and the visited ring keeps its FIFO role.
 //
 // Device functions only (no kernels), so every .cu that includes this
 // instantiates what it launches (CUDA 13's static template stubs).
@@ -15,10 +24,12 @@
 
 #include <stdint.h>
 
-#define GGNN_FULL 0xffffffffu
-
 #include "ggnn_batch.cuh"
-#include "ggnn_hash.cuh"
+#include "prims/dist.cuh"
+#include "prims/visited.cuh"
+#include "prims/warp.cuh"
+
+#define GGNN_FULL VICK_FULL_MASK
 
 // Sizes of one warp's cache, chosen on the host (appendix C, Table 6).
 struct ggnn_dims {
@@ -35,7 +46,7 @@ struct ggnn_cache {
   int32_t *pq_id;
   float *pq_d;
   int32_t *vis;
-  int32_t *hs;                   // hash set (ggnn_hash.cuh)
+  int32_t *hs;                   // hash set (prims/visited.cuh)
   int32_t *cand, *tid, *tbase;   // fetch scratch, fcap each
   float *td, *td2;
   int32_t *bat_id;               // sorted batch, 32
@@ -67,7 +78,7 @@ __host__ __device__ static inline size_t ggnn_slab_bytes(int d, bool sym, ggnn_d
 
 __device__ static inline void ggnn_hash_clear(ggnn_cache &c) {
   const int lane = threadIdx.x & 31;
-  for (int j = lane; j < (1 << c.hbits); j += 32) c.hs[j] = GGNN_HASH_EMPTY;
+  vick_visited_clear(c.hs, c.hbits, lane);
   __syncwarp();
   c.hcount = 0;
 }
@@ -111,19 +122,19 @@ __device__ static inline void ggnn_hash_rebuild(ggnn_cache &c) {
   const int lane = threadIdx.x & 31;
   ggnn_hash_clear(c);
   int added = 0;
-  for (int j = lane; j < c.bcount; j += 32) added += ggnn_hash_add(c.hs, c.hbits, c.best_id[j]);
+  for (int j = lane; j < c.bcount; j += 32) added += vick_visited_add(c.hs, c.hbits, c.best_id[j]);
   const int mask = c.pcap - 1;
-  for (int j = lane; j < c.pcount; j += 32) added += ggnn_hash_add(c.hs, c.hbits, c.pq_id[(c.phead + j) & mask]);
+  for (int j = lane; j < c.pcount; j += 32) added += vick_visited_add(c.hs, c.hbits, c.pq_id[(c.phead + j) & mask]);
   int nv = c.vcount < c.vcap ? c.vcount : c.vcap;
   int room = (1 << c.hbits) / 4 - c.bcount - c.pcount;
   if (nv > room) nv = room > 0 ? room : 0;
   for (int j = lane; j < nv; j += 32) {
     int p = c.vhead - 1 - j;  // newest first
     if (p < 0) p += c.vcap;
-    added += ggnn_hash_add(c.hs, c.hbits, c.vis[p]);
+    added += vick_visited_add(c.hs, c.hbits, c.vis[p]);
   }
   __syncwarp();
-  c.hcount = ggnn_warp_sum(added);
+  c.hcount = vick_warp_sum(added);
 }
 
 // Forget what was queued and visited (layer switch, a new sym search); the
@@ -140,7 +151,7 @@ __device__ static inline void ggnn_list_insert(int32_t *ids, float *ds, int cap,
   int pos = 0;
   for (int b = 0; b < count; b += 32) {
     int j = b + lane;
-    bool less = j < count && ggnn_before(ds[j], ids[j], d, id);
+    bool less = j < count && vick_before(ds[j], ids[j], d, id);
     pos += __popc(__ballot_sync(GGNN_FULL, less));
   }
   if (pos >= cap) return;
@@ -169,7 +180,7 @@ __device__ static inline void ggnn_ring_insert(int32_t *ids, float *ds, int cap,
   for (int b = 0; b < count; b += 32) {
     int j = b + lane;
     int p = (head + j) & mask;
-    bool less = j < count && ggnn_before(ds[p], ids[p], d, id);
+    bool less = j < count && vick_before(ds[p], ids[p], d, id);
     pos += __popc(__ballot_sync(GGNN_FULL, less));
   }
   if (pos >= cap) return;
@@ -279,9 +290,8 @@ __device__ static inline void ggnn_distances(ggnn_cache &c, int nt, const float 
         float4 e = SYM ? *(const float4 *)(c.ev + j) : b;
 #pragma unroll
         for (int u = 0; u < NC; ++u) {
-          float s0 = v[u].x - b.x, s1 = v[u].y - b.y, s2 = v[u].z - b.z, s3 = v[u].w - b.w;
-          acc[u] += s0 * s0 + s1 * s1 + s2 * s2 + s3 * s3;
-          if (SYM) ace[u] += s0 * e.x + s1 * e.y + s2 * e.z + s3 * e.w;
+          acc[u] += vick_sq4(v[u], b);
+          if (SYM) ace[u] += (v[u].x - b.x) * e.x + (v[u].y - b.y) * e.y + (v[u].z - b.z) * e.z + (v[u].w - b.w) * e.w;
         }
       }
     } else {
@@ -296,10 +306,8 @@ __device__ static inline void ggnn_distances(ggnn_cache &c, int nt, const float 
     }
 #pragma unroll
     for (int u = 0; u < NC; ++u) {
-      for (int off = T / 2; off > 0; off >>= 1) {
-        acc[u] += __shfl_xor_sync(GGNN_FULL, acc[u], off);
-        if (SYM) ace[u] += __shfl_xor_sync(GGNN_FULL, ace[u], off);
-      }
+      acc[u] = vick_group_sum(acc[u], T);
+      if (SYM) ace[u] = vick_group_sum(ace[u], T);
       int ci = r + u * teams + tm;
       if (tl == 0 && ci < nt) {
         c.td[ci] = sqrtf(acc[u]);
@@ -320,7 +328,7 @@ __device__ static inline int ggnn_filter(ggnn_cache &c, int ncand, int32_t exclu
   for (int b = 0; b < ncand; b += 32) {
     int j = b + lane;
     int32_t a = j < ncand ? c.cand[j] : -1;
-    bool keep = a >= 0 && a != exclude && ggnn_hash_add(c.hs, c.hbits, a);
+    bool keep = a >= 0 && a != exclude && vick_visited_add(c.hs, c.hbits, a);
     unsigned bal = __ballot_sync(GGNN_FULL, keep);
     if (keep) {
       int at = nt + __popc(bal & lt);

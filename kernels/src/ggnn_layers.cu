@@ -3,20 +3,14 @@
 // sampling that picks the points of the next layer up.
 #include "ggnn_cache.cuh"
 #include "ggnn_steps.cuh"
+#include "prims/rng.cuh"
 
 #include <cub/cub.cuh>
-
-__device__ static inline uint64_t ggnn_mix(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 __global__ void ggnn_k_perm_keys(uint32_t *keys, int32_t *vals, int64_t n, uint64_t seed) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  keys[i] = (uint32_t)ggnn_mix(seed ^ ggnn_mix((uint64_t)i));
+  keys[i] = (uint32_t)vick_mix64(seed ^ vick_mix64((uint64_t)i));
   vals[i] = (int32_t)i;
 }
 
@@ -28,32 +22,32 @@ __global__ void ggnn_k_gather(float *dst, const float *__restrict__ src, const i
   dst[t] = src[(int64_t)perm[i] * d + (t - i * d)];
 }
 
-cudaError_t ggnn_permute(vick_ggnn *g, const float *x_in, uint64_t seed, void **cub_tmp, size_t *cub_bytes) {
-  int64_t n = g->n;
-  uint32_t *k0 = nullptr, *k1 = nullptr;
-  int32_t *v0 = nullptr;
-  cudaError_t e = cudaSuccess;
+static int ggnn_permute_run(vick_call *call, vick_env *env, vick_ggnn *g, const float *x_in, uint64_t seed,
+                            vick_buf *cub_tmp, vick_buf *k0, vick_buf *k1, vick_buf *v0) {
+  const int64_t n = g->n;
   size_t need = 0;
-  if ((e = cudaMalloc(&k0, n * sizeof(uint32_t))) != cudaSuccess) goto done;
-  if ((e = cudaMalloc(&k1, n * sizeof(uint32_t))) != cudaSuccess) goto done;
-  if ((e = cudaMalloc(&v0, n * sizeof(int32_t))) != cudaSuccess) goto done;
-  ggnn_k_perm_keys<<<(unsigned)((n + 255) / 256), 256>>>(k0, v0, n, seed);
-  if ((e = cudaGetLastError()) != cudaSuccess) goto done;
-  if ((e = cub::DeviceRadixSort::SortPairs(nullptr, need, k0, k1, v0, g->perm, (int)n)) != cudaSuccess) goto done;
-  if (need > *cub_bytes) {
-    cudaFree(*cub_tmp);
-    *cub_tmp = nullptr;
-    if ((e = cudaMalloc(cub_tmp, need)) != cudaSuccess) goto done;
-    *cub_bytes = need;
-  }
-  if ((e = cub::DeviceRadixSort::SortPairs(*cub_tmp, need, k0, k1, v0, g->perm, (int)n)) != cudaSuccess) goto done;
+  VICK_TRY(vick_buf_alloc(call, env, k0, n * sizeof(uint32_t), "GGNN permutation keys"));
+  VICK_TRY(vick_buf_alloc(call, env, k1, n * sizeof(uint32_t), "GGNN permutation keys"));
+  VICK_TRY(vick_buf_alloc(call, env, v0, n * sizeof(int32_t), "GGNN permutation"));
+  uint32_t *key0 = (uint32_t *)k0->p, *key1 = (uint32_t *)k1->p;
+  int32_t *val0 = (int32_t *)v0->p;
+  ggnn_k_perm_keys<<<(unsigned)((n + 255) / 256), 256>>>(key0, val0, n, seed);
+  VICK_LAUNCH(call, "ggnn_k_perm_keys");
+  VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(nullptr, need, key0, key1, val0, g->perm, (int)n));
+  VICK_TRY(vick_buf_reserve(call, env, cub_tmp, need, "GGNN sort temporaries"));
+  VICK_CUDA(call, cub::DeviceRadixSort::SortPairs(cub_tmp->p, need, key0, key1, val0, g->perm, (int)n));
   ggnn_k_gather<<<(unsigned)((n * g->d + 255) / 256), 256>>>(g->x, x_in, g->perm, n, g->d);
-  e = cudaGetLastError();
-done:
-  cudaFree(k0);
-  cudaFree(k1);
-  cudaFree(v0);
-  return e;
+  VICK_LAUNCH(call, "ggnn_k_gather");
+  return VICK_OK;
+}
+
+int ggnn_permute(vick_call *call, vick_env *env, vick_ggnn *g, const float *x_in, uint64_t seed, vick_buf *cub_tmp) {
+  vick_buf k0 = {}, k1 = {}, v0 = {};
+  int rc = ggnn_permute_run(call, env, g, x_in, seed, cub_tmp, &k0, &k1, &v0);
+  vick_buf_free(env, &k0);
+  vick_buf_free(env, &k1);
+  vick_buf_free(env, &v0);
+  return rc;
 }
 
 // Segment [start, end) of layer l in layer-local ids.
@@ -95,16 +89,13 @@ __global__ void ggnn_k_brute(const float *__restrict__ x, int d, int k, int l, i
         const float *p = x + bj * d;
         if (vec) {
           for (int t = tl * 4; t < d; t += T * 4) {
-            float4 a = __ldg((const float4 *)(p + t));
-            float4 b = *(const float4 *)(qv + t);
-            float t0 = a.x - b.x, t1 = a.y - b.y, t2 = a.z - b.z, t3 = a.w - b.w;
-            acc += t0 * t0 + t1 * t1 + t2 * t2 + t3 * t3;
+            acc += vick_sq4(__ldg((const float4 *)(p + t)), *(const float4 *)(qv + t));
           }
         } else {
           for (int t = tl; t < d; t += T) { float u = __ldg(p + t) - qv[t]; acc += u * u; }
         }
       }
-      for (int off = T / 2; off > 0; off >>= 1) acc += __shfl_xor_sync(GGNN_FULL, acc, off);
+      acc = vick_group_sum(acc, T);
       if (j < m && tl == 0) row[j] = (start + j == z) ? __int_as_float(0x7f800000) : sqrtf(acc);
     }
     __syncwarp();
@@ -114,7 +105,7 @@ __global__ void ggnn_k_brute(const float *__restrict__ x, int d, int k, int l, i
       float dj = row[j];
       int rank = 0;
       for (int t = 0; t < m; ++t)
-        if (t != zl && ggnn_before(row[t], t, dj, j)) rank++;
+        if (t != zl && vick_before(row[t], t, dj, j)) rank++;
       if (rank < k) {
         out_g[z * k + rank] = (int32_t)(start + j);
         out_d[z * k + rank] = dj;
@@ -163,7 +154,7 @@ __global__ void ggnn_k_select(int l, int k, int64_t n0, int nseg0, int g, int s_
       int64_t p = cstart + idx;
       float w = fmaxf(dist_lo[p * k], 1e-12f);
       if (!(w < 3e38f)) w = 3e38f;  // no neighbour: +inf distance, cap the weight
-      uint64_t h = ggnn_mix(seed ^ ggnn_mix(((uint64_t)l << 40) ^ (uint64_t)p));
+      uint64_t h = vick_mix64(seed ^ vick_mix64(((uint64_t)l << 40) ^ (uint64_t)p));
       float u = ((float)(h >> 40) + 1.0f) * (1.0f / 16777216.0f);  // (0, 1]
       key[i] = logf(u) / w;
       val[i] = (int32_t)p;

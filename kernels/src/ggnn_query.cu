@@ -6,8 +6,12 @@
 #include "ggnn_cache.cuh"
 #include "ggnn_steps.cuh"
 
+#include <mutex>
+#include <new>
 #include <string.h>
 #include <time.h>
+
+#include "graph_search.cuh"
 
 // Points popped and fetched together per step of a query (ggnn_search):
 // 2 balances a wider fetch against the registers it costs (1 and 4 were
@@ -26,7 +30,7 @@ struct ggnn_query_args {
   ggnn_dims dims;
   int max_iter;
   size_t slab;
-  int32_t *out_ids;
+  int64_t *out_ids; // the caller's ids (perm applied), written straight into the result layout
   float *out_d;
 };
 
@@ -46,7 +50,7 @@ __global__ void ggnn_k_query(ggnn_query_args a) {
   ggnn_search<GGNN_QUERY_WIDTH>(c, a.graph, a.k, nullptr, a.x, a.d, a.tau, a.dnn1, a.max_iter, -1);
   for (int j = lane; j < a.kq; j += 32) {
     bool have = j < c.bcount;
-    a.out_ids[qi * a.kq + j] = have ? a.perm[c.best_id[j]] : -1;
+    a.out_ids[qi * a.kq + j] = have ? (int64_t)a.perm[c.best_id[j]] : -1;
     a.out_d[qi * a.kq + j] = have ? c.best_d[j] : __int_as_float(0x7f800000);
   }
 }
@@ -127,12 +131,31 @@ static ggnn_dims ggnn_query_config(int d, int kq, int kg, int max_visits, int *i
   return m;
 }
 
+// The kernel's arguments but for the query and output pointers.
+static void ggnn_query_setup(const vick_ggnn *g, int64_t m, int32_t k, float tau, int32_t max_visits,
+                             ggnn_query_args *a) {
+  memset(a, 0, sizeof *a);
+  a->dims = ggnn_query_config(g->d, k, g->k, max_visits, &a->max_iter);
+  a->x = g->x;
+  a->d = g->d;
+  a->k = g->k;
+  a->kq = k;
+  a->graph = g->layer[0].graph;
+  a->entry = g->entry;
+  a->perm = g->perm;
+  a->n_entry = g->n_entry;
+  a->m = m;
+  a->tau = tau;
+  a->dnn1 = (float)g->dnn1_max;
+  a->slab = ggnn_slab_bytes(g->d, false, a->dims);
+}
+
 extern "C" int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float *q, int64_t m, int32_t k, float tau,
                                int32_t max_visits, int64_t *ids, float *dist) {
   int rc = VICK_OK;
   double t0 = ggnn_qnow();
   float *dq = nullptr, *dd = nullptr;
-  int32_t *di = nullptr, *hi = nullptr;
+  int64_t *di = nullptr;
   cudaEvent_t ev[2] = {nullptr, nullptr};
   ggnn_query_args a;
   size_t bytes = 0;
@@ -145,27 +168,12 @@ extern "C" int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float 
              "GGNN query needs m >= 1 queries, 1 <= k <= 256, tau >= 0 (m = %lld, k = %d)", (long long)m, (int)k);
     return VICK_ARGUMENT;
   }
-  memset(&a, 0, sizeof a);
-  a.dims = ggnn_query_config(g->d, k, g->k, max_visits, &a.max_iter);
-  a.x = g->x;
-  a.d = g->d;
-  a.k = g->k;
-  a.kq = k;
-  a.graph = g->layer[0].graph;
-  a.entry = g->entry;
-  a.perm = g->perm;
-  a.n_entry = g->n_entry;
-  a.m = m;
-  a.tau = tau;
-  a.dnn1 = (float)g->dnn1_max;
-  a.slab = ggnn_slab_bytes(g->d, false, a.dims);
+  ggnn_query_setup(g, m, k, tau, max_visits, &a);
   bytes = a.slab * GGNN_WARPS_PER_BLOCK;
   GGNN_CUDA(call, cudaSetDevice(g->device));
   GGNN_CUDA(call, cudaMalloc(&dq, (size_t)m * g->d * sizeof(float)));
-  GGNN_CUDA(call, cudaMalloc(&di, (size_t)m * k * sizeof(int32_t)));
+  GGNN_CUDA(call, cudaMalloc(&di, (size_t)m * k * sizeof(int64_t)));
   GGNN_CUDA(call, cudaMalloc(&dd, (size_t)m * k * sizeof(float)));
-  hi = (int32_t *)malloc((size_t)m * k * sizeof(int32_t));
-  if (!hi) { snprintf(call->message, sizeof call->message, "GGNN query: no host memory"); rc = VICK_NOMEM; goto fail; }
   {
     double t = ggnn_qnow();
     GGNN_CUDA(call, cudaMemcpy(dq, q, (size_t)m * g->d * sizeof(float), cudaMemcpyHostToDevice));
@@ -186,18 +194,16 @@ extern "C" int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float 
   call->seconds_kernel = ms * 1e-3;
   {
     double t = ggnn_qnow();
-    GGNN_CUDA(call, cudaMemcpy(hi, di, (size_t)m * k * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    GGNN_CUDA(call, cudaMemcpy(ids, di, (size_t)m * k * sizeof(int64_t), cudaMemcpyDeviceToHost));
     GGNN_CUDA(call, cudaMemcpy(dist, dd, (size_t)m * k * sizeof(float), cudaMemcpyDeviceToHost));
     call->seconds_transfer += ggnn_qnow() - t;
   }
-  for (int64_t i = 0; i < m * k; ++i) ids[i] = hi[i];
 fail:
   if (ev[0]) cudaEventDestroy(ev[0]);
   if (ev[1]) cudaEventDestroy(ev[1]);
   cudaFree(dq);
   cudaFree(di);
   cudaFree(dd);
-  free(hi);
   call->seconds_total = ggnn_qnow() - t0;
   return rc;
 }
@@ -285,4 +291,171 @@ extern "C" int vick_ggnn_info_get(const vick_ggnn *g, vick_ggnn_info *info) {
   info->mean_inverse_links = g->mean_inverse_links;
   info->device_bytes = g->device_bytes;
   return VICK_OK;
+}
+
+// ------------------------------------------------------------- searcher
+// What an index keeps for its GGNN queries between calls: a stream,
+// events, device buffers and pinned staging grown to the
+// largest batch seen, the kernel's shared-memory attribute set for the
+// largest cache yet (not on every call), and the bottom layer as a graph
+// search index (graph_search_*.cu, borrowing the graph's rows and edges)
+// for the small-batch procedure.  One call at a time uses it (a lock);
+// vick_ggnn_search falls back to vick_ggnn_query's own resources meanwhile.
+struct vick_ggnn_searcher {
+  const vick_ggnn *g;
+  std::mutex mu;
+  cudaStream_t stream;
+  cudaEvent_t ev_start, ev_stop;
+  char *dev, *host;
+  size_t dev_cap, host_cap;
+  int smem_set; // dynamic shared memory the kernel may take so far
+  vick_gsearch *small;
+};
+
+// Byte offsets of a call's ids and distances after its queries (both in
+// the device buffer and in the pinned staging), and the bytes in all.
+static void ggnn_search_layout(int64_t m, int d, int32_t k, size_t *off_ids, size_t *off_dist, size_t *bytes) {
+  *off_ids = ((size_t)m * d * 4 + 255) / 256 * 256;
+  *off_dist = *off_ids + ((size_t)m * k * 8 + 255) / 256 * 256;
+  *bytes = *off_dist + (size_t)m * k * 4;
+}
+
+static int ggnn_searcher_reserve(vick_call *call, vick_ggnn_searcher *s, int64_t m, int32_t k, size_t smem) {
+  size_t oi, od, dev;
+  ggnn_search_layout(m, s->g->d, k, &oi, &od, &dev);
+  const size_t host = dev;
+  if (dev > s->dev_cap) {
+    VICK_CUDA(call, cudaStreamSynchronize(s->stream));
+    cudaFree(s->dev);
+    s->dev = nullptr;
+    s->dev_cap = 0;
+    VICK_CUDA(call, cudaMalloc((void **)&s->dev, dev + dev / 2));
+    s->dev_cap = dev + dev / 2;
+  }
+  if (host > s->host_cap) {
+    VICK_CUDA(call, cudaStreamSynchronize(s->stream));
+    cudaFreeHost(s->host);
+    s->host = nullptr;
+    s->host_cap = 0;
+    VICK_CUDA(call, cudaMallocHost((void **)&s->host, host + host / 2));
+    s->host_cap = host + host / 2;
+  }
+  if ((int)smem > s->smem_set) {
+    VICK_CUDA(call, cudaFuncSetAttribute(ggnn_k_query, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    s->smem_set = (int)smem;
+  }
+  return VICK_OK;
+}
+
+extern "C" void vick_ggnn_searcher_free(vick_ggnn_searcher *s) {
+  if (!s) return;
+  int prev = -1;
+  cudaGetDevice(&prev);
+  cudaSetDevice(s->g->device);
+  if (s->stream) cudaStreamSynchronize(s->stream);
+  vick_gsearch_free(s->small);
+  cudaFree(s->dev);
+  cudaFreeHost(s->host);
+  if (s->ev_start) cudaEventDestroy(s->ev_start);
+  if (s->ev_stop) cudaEventDestroy(s->ev_stop);
+  if (s->stream) cudaStreamDestroy(s->stream);
+  cudaGetLastError();
+  if (prev >= 0) cudaSetDevice(prev);
+  delete s;
+}
+
+static int ggnn_searcher_make(vick_call *call, vick_ggnn_searcher *s, int64_t m, int32_t k, int small) {
+  const vick_ggnn *g = s->g;
+  VICK_CUDA(call, cudaSetDevice(g->device));
+  VICK_CUDA(call, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+  VICK_CUDA(call, cudaEventCreate(&s->ev_start));
+  VICK_CUDA(call, cudaEventCreate(&s->ev_stop));
+  ggnn_query_args a;
+  ggnn_query_setup(g, m, k, 0.f, 0, &a);
+  VICK_TRY(ggnn_searcher_reserve(call, s, m, k, a.slab * GGNN_WARPS_PER_BLOCK));
+  if (small) {
+    VICK_TRY(gs_create_borrowed(call, g->x, g->n, g->d, g->layer[0].graph, g->k, g->perm, &s->small));
+    VICK_TRY(vick_gsearch_reserve(call, s->small, m < 1024 ? m : 1024, k < 128 ? k : 128));
+  }
+  return VICK_OK;
+}
+
+extern "C" int vick_ggnn_searcher_create(vick_call *call, const vick_ggnn *g, int64_t m, int32_t k, int small,
+                                         vick_ggnn_searcher **out) {
+  if (!call) return VICK_ARGUMENT;
+  if (!g || !out || m < 1 || k < 1 || k > 256)
+    return vick_fail(call, VICK_ARGUMENT, "GGNN searcher: needs a graph, m >= 1 and 1 <= k <= 256");
+  *out = nullptr;
+  call->message[0] = '\0';
+  vick_ggnn_searcher *s = new (std::nothrow) vick_ggnn_searcher();
+  if (!s) return vick_fail(call, VICK_NOMEM, "GGNN searcher: no host memory");
+  s->g = g;
+  const int rc = ggnn_searcher_make(call, s, m, k, small);
+  if (rc != VICK_OK) {
+    vick_ggnn_searcher_free(s);
+    return rc;
+  }
+  *out = s;
+  return VICK_OK;
+}
+
+extern "C" const vick_gsearch *vick_ggnn_searcher_graph(const vick_ggnn_searcher *s) { return s ? s->small : nullptr; }
+
+// The call on the searcher's resources: the queries up through the pinned
+// staging in pieces (gs_stage_in), one launch, the results back, one wait.
+static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q, int64_t m, int32_t k, float tau,
+                          int32_t max_visits, int64_t *ids, float *dist) {
+  const vick_ggnn *g = s->g;
+  const int d = g->d;
+  ggnn_query_args a;
+  ggnn_query_setup(g, m, k, tau, max_visits, &a);
+  const size_t smem = a.slab * GGNN_WARPS_PER_BLOCK;
+  VICK_CUDA(call, cudaSetDevice(g->device));
+  VICK_TRY(ggnn_searcher_reserve(call, s, m, k, smem));
+  size_t oi, od, bytes;
+  ggnn_search_layout(m, d, k, &oi, &od, &bytes);
+  float *dq = (float *)s->dev;
+  VICK_TRY(gs_stage_in(call, s->stream, dq, s->host, q, (size_t)m * d * 4));
+  a.q = dq;
+  a.out_ids = (int64_t *)(s->dev + oi);
+  a.out_d = (float *)(s->dev + od);
+  VICK_CUDA(call, cudaEventRecord(s->ev_start, s->stream));
+  ggnn_k_query<<<(unsigned)((m + GGNN_WARPS_PER_BLOCK - 1) / GGNN_WARPS_PER_BLOCK), GGNN_WARPS_PER_BLOCK * 32, smem,
+                 s->stream>>>(a);
+  VICK_LAUNCH(call, "ggnn_k_query");
+  VICK_CUDA(call, cudaEventRecord(s->ev_stop, s->stream));
+  /* ids and distances lie one after the other (od - oi >= m * k * 8) */
+  VICK_CUDA(call, cudaMemcpyAsync(s->host + oi, s->dev + oi, bytes - oi, cudaMemcpyDeviceToHost, s->stream));
+  VICK_CUDA(call, cudaStreamSynchronize(s->stream));
+  memcpy(ids, s->host + oi, (size_t)m * k * 8);
+  memcpy(dist, s->host + od, (size_t)m * k * 4);
+  float ms = 0.f;
+  VICK_CUDA(call, cudaEventElapsedTime(&ms, s->ev_start, s->ev_stop));
+  call->seconds_kernel = 1e-3 * ms;
+  return VICK_OK;
+}
+
+extern "C" int vick_ggnn_search(vick_call *call, vick_ggnn_searcher *s, const float *q, int64_t m, int32_t k,
+                                float tau, int32_t max_visits, int64_t *ids, float *dist) {
+  if (!call) return VICK_ARGUMENT;
+  if (!s || !q || !ids || !dist || m < 1 || k < 1 || k > 256 || !(tau >= 0) || max_visits < 0)
+    return vick_fail(call, VICK_ARGUMENT, "GGNN search needs m >= 1 queries, 1 <= k <= 256, tau >= 0 (m = %lld, "
+                     "k = %d)", (long long)m, (int)k);
+  /* a batch far above the usual runs on resources of its own, not kept */
+  size_t oi, od, bytes;
+  ggnn_search_layout(m, s->g->d, k, &oi, &od, &bytes);
+  if (bytes > GS_WS_MAX_BYTES || !s->mu.try_lock())
+    return vick_ggnn_query(call, s->g, q, m, k, tau, max_visits, ids, dist);
+  const double t0 = ggnn_qnow();
+  call->message[0] = '\0';
+  call->n_stages = 0;
+  call->seconds_kernel = call->seconds_transfer = 0;
+  const int rc = ggnn_search_on(call, s, q, m, k, tau, max_visits, ids, dist);
+  if (rc != VICK_OK) {
+    cudaStreamSynchronize(s->stream);
+    cudaGetLastError();
+  }
+  s->mu.unlock();
+  call->seconds_total = ggnn_qnow() - t0;
+  return rc;
 }

@@ -113,38 +113,40 @@ __global__ void ggnn_k_sym_apply(int32_t *graph, int k, int knn, int ksym, int32
   if (placed) atomicAdd(links, (unsigned long long)placed);
 }
 
-cudaError_t ggnn_sym(vick_ggnn *g, int l, int32_t *symcnt, int32_t *sym, unsigned long long *links_dev,
-                     int deterministic) {
+int ggnn_sym(vick_call *call, vick_env *env, vick_ggnn *g, int l, int32_t *symcnt, int32_t *sym,
+             unsigned long long *links_dev, int deterministic) {
   const ggnn_layer *ly = &g->layer[l];
   int64_t n = ly->n;
   ggnn_k_sym_reset<<<(unsigned)((n * g->ksym + 255) / 256), 256>>>(symcnt, sym, n, g->ksym);
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) return e;
+  VICK_LAUNCH(call, "ggnn_k_sym_reset");
   ggnn_dims dims = {GGNN_SYM_BEST, GGNN_SYM_PRIOQ, GGNN_SYM_VISITED, 0, (g->k + 31) / 32 * 32};
   dims.hbits = ggnn_hash_bits(dims, 8);
   size_t slab = ggnn_slab_bytes(g->d, true, dims);
   size_t bytes = slab * GGNN_WARPS_PER_BLOCK;
-  if ((e = cudaFuncSetAttribute(ggnn_k_sym, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes)) != cudaSuccess)
-    return e;
+  VICK_CUDA(call, cudaFuncSetAttribute(ggnn_k_sym, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
   unsigned blocks = (unsigned)((n + GGNN_WARPS_PER_BLOCK - 1) / GGNN_WARPS_PER_BLOCK);
-  int32_t *req = nullptr;
   const int rcap = GGNN_SYM_DET_CANDIDATES;
+  vick_buf req = {};
+  int rc = VICK_OK;
   if (deterministic) {
-    if ((e = cudaMalloc(&req, (size_t)n * g->knn * rcap * sizeof(int32_t))) != cudaSuccess) return e;
-    if ((e = cudaMemset(req, 0xff, (size_t)n * g->knn * rcap * sizeof(int32_t))) != cudaSuccess) {
-      cudaFree(req);
-      return e;
-    }
+    const size_t req_bytes = (size_t)n * g->knn * rcap * sizeof(int32_t);
+    VICK_TRY(vick_buf_alloc(call, env, &req, req_bytes, "GGNN link requests"));
+    cudaError_t e = cudaMemset(req.p, 0xff, req_bytes);
+    if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaMemset(link requests)", __FILE__, __LINE__);
   }
-  ggnn_k_sym<<<blocks, GGNN_WARPS_PER_BLOCK * 32, bytes>>>(g->x, g->d, g->k, g->knn, g->ksym, ly->base, ly->graph,
-                                                           ly->dist, ly->n, dims, slab, symcnt, sym, req, rcap);
-  e = cudaGetLastError();
-  if (deterministic) {
-    if (e == cudaSuccess) e = ggnn_sym_place(req, rcap, n, g->knn, g->ksym, symcnt, sym);
-    cudaFree(req);
+  if (rc == VICK_OK) {
+    ggnn_k_sym<<<blocks, GGNN_WARPS_PER_BLOCK * 32, bytes>>>(g->x, g->d, g->k, g->knn, g->ksym, ly->base, ly->graph,
+                                                             ly->dist, ly->n, dims, slab, symcnt, sym,
+                                                             (int32_t *)req.p, rcap);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "launch of ggnn_k_sym", __FILE__, __LINE__);
   }
-  if (e != cudaSuccess) return e;
+  if (rc == VICK_OK && deterministic)
+    rc = ggnn_sym_place(call, env, (const int32_t *)req.p, rcap, n, g->knn, g->ksym, symcnt, sym);
+  vick_buf_free(env, &req);
+  VICK_TRY(rc);
   ggnn_k_sym_apply<<<(unsigned)((n + 255) / 256), 256>>>(ly->graph, g->k, g->knn, g->ksym, ly->n, symcnt, sym,
                                                           links_dev);
-  return cudaGetLastError();
+  VICK_LAUNCH(call, "ggnn_k_sym_apply");
+  return VICK_OK;
 }

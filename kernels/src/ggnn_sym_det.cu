@@ -49,45 +49,50 @@ __global__ void ggnn_k_count(const uint64_t *key, int64_t nreq, int ksym, int32_
   symcnt[p] = (int32_t)(want < ksym ? want : ksym);
 }
 
-cudaError_t ggnn_sym_place(const int32_t *req, int rcap, int64_t n, int knn, int ksym, int32_t *symcnt,
-                           int32_t *sym) {
+struct ggnn_place_ws {
+  vick_buf key, sorted, done, open, tmp;
+};
+
+static int ggnn_place_run(vick_call *call, vick_env *env, ggnn_place_ws *w, const int32_t *req, int rcap, int64_t n,
+                          int knn, int ksym, int32_t *symcnt, int32_t *sym) {
   const int64_t nreq = n * knn;
-  if (nreq >= ((int64_t)1 << 32)) return cudaErrorInvalidValue; /* request numbers are 32-bit in the keys */
-  uint64_t *key = nullptr, *sorted = nullptr;
-  uint8_t *done = nullptr;
-  unsigned long long *open = nullptr;
-  void *tmp = nullptr;
-  size_t tmp_bytes = 0;
-  cudaError_t e;
+  if (nreq >= ((int64_t)1 << 32))  // request numbers are 32-bit in the keys
+    return vick_fail(call, VICK_ARGUMENT, "GGNN: %lld link requests exceed 2^32", (long long)nreq);
   const unsigned blocks = (unsigned)((nreq + 255) / 256);
-  int end_bit = 64;
-  if ((e = cudaMalloc(&key, nreq * sizeof *key)) != cudaSuccess) goto done_;
-  if ((e = cudaMalloc(&sorted, nreq * sizeof *sorted)) != cudaSuccess) goto done_;
-  if ((e = cudaMalloc(&done, nreq)) != cudaSuccess) goto done_;
-  if ((e = cudaMalloc(&open, sizeof *open)) != cudaSuccess) goto done_;
-  if ((e = cudaMemset(done, 0, nreq)) != cudaSuccess) goto done_;
-  if ((e = cub::DeviceRadixSort::SortKeys(nullptr, tmp_bytes, key, sorted, nreq, 0, end_bit)) != cudaSuccess)
-    goto done_;
-  if ((e = cudaMalloc(&tmp, tmp_bytes)) != cudaSuccess) goto done_;
+  const int end_bit = 64;
+  size_t tmp_bytes = 0;
+  VICK_TRY(vick_buf_alloc(call, env, &w->key, nreq * sizeof(uint64_t), "GGNN link offers"));
+  VICK_TRY(vick_buf_alloc(call, env, &w->sorted, nreq * sizeof(uint64_t), "GGNN link offers"));
+  VICK_TRY(vick_buf_alloc(call, env, &w->done, nreq, "GGNN link flags"));
+  VICK_TRY(vick_buf_alloc(call, env, &w->open, sizeof(unsigned long long), "GGNN link counter"));
+  uint64_t *key = (uint64_t *)w->key.p, *sorted = (uint64_t *)w->sorted.p;
+  uint8_t *done = (uint8_t *)w->done.p;
+  unsigned long long *open = (unsigned long long *)w->open.p;
+  VICK_CUDA(call, cudaMemset(done, 0, nreq));
+  VICK_CUDA(call, cub::DeviceRadixSort::SortKeys(nullptr, tmp_bytes, key, sorted, nreq, 0, end_bit));
+  VICK_TRY(vick_buf_alloc(call, env, &w->tmp, tmp_bytes, "GGNN sort temporaries"));
   for (int round = 0; round < rcap; ++round) {
     unsigned long long open_h = 0;
-    if ((e = cudaMemset(open, 0, sizeof *open)) != cudaSuccess) goto done_;
+    VICK_CUDA(call, cudaMemset(open, 0, sizeof *open));
     ggnn_k_offer<<<blocks, 256>>>(req, rcap, round, nreq, done, key, open);
-    if ((e = cudaGetLastError()) != cudaSuccess) goto done_;
-    if ((e = cudaMemcpy(&open_h, open, sizeof open_h, cudaMemcpyDeviceToHost)) != cudaSuccess) goto done_;
+    VICK_LAUNCH(call, "ggnn_k_offer");
+    VICK_CUDA(call, cudaMemcpy(&open_h, open, sizeof open_h, cudaMemcpyDeviceToHost));
     if (open_h == 0) break;
     size_t b = tmp_bytes;
-    if ((e = cub::DeviceRadixSort::SortKeys(tmp, b, key, sorted, nreq, 0, end_bit)) != cudaSuccess) goto done_;
+    VICK_CUDA(call, cub::DeviceRadixSort::SortKeys(w->tmp.p, b, key, sorted, nreq, 0, end_bit));
     ggnn_k_grant<<<blocks, 256>>>(sorted, nreq, knn, ksym, symcnt, sym, done);
-    if ((e = cudaGetLastError()) != cudaSuccess) goto done_;
+    VICK_LAUNCH(call, "ggnn_k_grant");
     ggnn_k_count<<<blocks, 256>>>(sorted, nreq, ksym, symcnt);
-    if ((e = cudaGetLastError()) != cudaSuccess) goto done_;
+    VICK_LAUNCH(call, "ggnn_k_count");
   }
-done_:
-  cudaFree(key);
-  cudaFree(sorted);
-  cudaFree(done);
-  cudaFree(open);
-  cudaFree(tmp);
-  return e;
+  return VICK_OK;
+}
+
+int ggnn_sym_place(vick_call *call, vick_env *env, const int32_t *req, int rcap, int64_t n, int knn, int ksym,
+                   int32_t *symcnt, int32_t *sym) {
+  ggnn_place_ws w = {};
+  int rc = ggnn_place_run(call, env, &w, req, rcap, n, knn, ksym, symcnt, sym);
+  vick_buf *b[] = {&w.key, &w.sorted, &w.done, &w.open, &w.tmp};
+  for (size_t i = 0; i < sizeof b / sizeof b[0]; ++i) vick_buf_free(env, b[i]);
+  return rc;
 }

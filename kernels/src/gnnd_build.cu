@@ -4,27 +4,9 @@
 #include "gnnd_internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double gnnd__now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-void gnnd__stage(vick_call *call, const char *name, double seconds) {
-  if (!call) return;
-  for (int i = 0; i < call->n_stages; ++i)
-    if (strncmp(call->stages[i].name, name, sizeof call->stages[i].name) == 0) {
-      call->stages[i].seconds += seconds;
-      return;
-    }
-  if (call->n_stages >= (int)(sizeof call->stages / sizeof call->stages[0])) return;
-  snprintf(call->stages[call->n_stages].name, sizeof call->stages[0].name, "%s", name);
-  call->stages[call->n_stages++].seconds = seconds;
-}
 
 static int fail(vick_call *call, int code, const char *msg) {
   if (call) snprintf(call->message, sizeof call->message, "%s", msg);
@@ -65,13 +47,17 @@ size_t vick_gnnd_bytes(int64_t n, int32_t d, const vick_gnnd_params *p, int merg
   return b + (1u << 20);
 }
 
+/* Through the common layer: within g->env's budget when the caller has one. */
 #define ALLOC(ptr, bytes)                                                                  \
   do {                                                                                     \
-    if ((rc = GNND_CK(call, cudaMalloc((void **)&(ptr), (bytes))))) goto fail;             \
+    if ((rc = vick_alloc_kept(call, env, (void **)&(ptr), (bytes), "GNND lists"))) goto fail; \
   } while (0)
 
 int gnnd__alloc(vick_call *call, gnnd_dev *g, int64_t capacity, int merge) {
   int rc;
+  vick_env planned = {}; /* no budget of its own: the caller sized capacity */
+  planned.budget = SIZE_MAX;
+  vick_env *env = g->env ? g->env : &planned;
   size_t n = (size_t)capacity, K = (size_t)g->K, M = (size_t)g->M;
   g->capacity = capacity;
   ALLOC(g->ids, n * K * 4);

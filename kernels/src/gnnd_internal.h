@@ -4,6 +4,7 @@
 #ifndef VIC_GNND_INTERNAL_H
 #define VIC_GNND_INTERNAL_H
 
+#include "common.cuh"
 #include "vic_kernels_gnnd.h"
 
 #include <cuda_runtime.h>
@@ -13,13 +14,12 @@
 #define GNND_CHUNK 32   /* dimensions of the sample vectors held in shared memory at once */
 #define GNND_EMPTY 0x7fffffff /* id of an empty slot: sorts after every real id */
 
-/* Records a failed CUDA call in call->message and yields VICK_DEVICE or
- * VICK_NOMEM, so every call site reads `if ((rc = GNND_CK(call, x))) goto out;`. */
+/* A failed CUDA call through the common layer (vick_cuda_fail: message,
+ * VICK_NOMEM / VICK_DEVICE / VICK_NODEVICE), as a value so every call site
+ * reads `if ((rc = GNND_CK(call, x))) goto out;`. */
 static inline int gnnd__check(vick_call *call, cudaError_t e, const char *what, const char *file, int line) {
   if (e == cudaSuccess) return VICK_OK;
-  if (call)
-    snprintf(call->message, sizeof call->message, "%s failed at %s:%d: %s", what, file, line,
-             cudaGetErrorString(e));
+  if (call) return vick_cuda_fail(call, e, what, file, line);
   cudaGetLastError(); /* clear a non-sticky error so later calls are not blamed */
   return e == cudaErrorMemoryAllocation ? VICK_NOMEM : VICK_DEVICE;
 }
@@ -47,6 +47,7 @@ typedef struct {
   int32_t *flat_ids;        /* GGM input lists, (n1+n2)*K, when allocated for merges */
   float *flat_dist;
   int64_t capacity;         /* rows the buffers hold */
+  vick_env *env;            /* budget gnnd__alloc counts against (NULL: the caller planned the bytes) */
 } gnnd_dev;
 
 
@@ -87,8 +88,11 @@ int gnnd__merge_run(vick_call *call, gnnd_dev *g, const float *d_rows1, int64_t 
                     int64_t n2, const int32_t *d_flat_ids, const float *d_flat_dist, const vick_gnnd_params *p,
                     int32_t k, int32_t *d_out_ids, float *d_out_dist, cudaStream_t st);
 int gnnd__check_params(vick_call *call, int64_t n, int32_t d, const vick_gnnd_params *p, int32_t k);
-void gnnd__stage(vick_call *call, const char *name, double seconds);
-double gnnd__now(void);
+/* The common layer's stage report and clock (common.cuh). */
+static inline void gnnd__stage(vick_call *call, const char *name, double seconds) {
+  if (call) vick_stage_add(call, name, seconds);
+}
+static inline double gnnd__now(void) { return vick_now(); }
 /* Out-of-GPU-memory build (gnnd_shards.cu). */
 int gnnd__sharded_knn(vick_call *call, const float *rows, int64_t n, int32_t d, int32_t k,
                       const vick_gnnd_params *p, size_t budget, int64_t *ids, float *dist);

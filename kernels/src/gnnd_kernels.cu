@@ -6,15 +6,16 @@
  * needs that one segment and one warp performs an insertion.  Kernels are
  * launched from this file only (CUDA 13 keeps kernel stubs file-local). */
 #include "gnnd_internal.h"
+#include "prims/dist.cuh"
+#include "prims/key.cuh"
+#include "prims/rng.cuh"
+#include "prims/sort.cuh"
+#include "prims/warp.cuh"
 
 #include <math.h>
 #include <stdint.h>
 
-#define FULL 0xffffffffu
-
-__device__ __forceinline__ bool key_less(float da, int ia, float db, int ib) {
-  return da < db || (da == db && ia < ib);
-}
+#define FULL VICK_FULL_MASK
 
 __device__ __forceinline__ const float *row_of(const gnnd_dev &g, int64_t id) {
   return id < g.nA ? g.rowsA + id * g.d : g.rowsB + (id - g.nA) * g.d;
@@ -26,39 +27,6 @@ __device__ __forceinline__ bool pair_skipped(const gnnd_dev &g, int a, int b) {
   return a == b || (g.split > 0 && ((a < g.split) == (b < g.split)));
 }
 
-__device__ __forceinline__ uint64_t mix64(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-/* Squared distance of two rows by a whole warp (coalesced row reads). */
-__device__ float warp_dist(const gnnd_dev &g, int64_t a, int64_t b, int lane) {
-  const float *x = row_of(g, a), *y = row_of(g, b);
-  float s = 0.f;
-  for (int j = lane; j < g.d; j += 32) {
-    float t = x[j] - y[j];
-    s = fmaf(t, t, s);
-  }
-  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(FULL, s, o);
-  return s;
-}
-
-/* Bitonic sort of one segment held one entry per lane, ascending by (d, id). */
-__device__ void warp_sort(float &d, int &id, int &f, int lane) {
-  for (int k2 = 2; k2 <= 32; k2 <<= 1) {
-    for (int j = k2 >> 1; j > 0; j >>= 1) {
-      float od = __shfl_xor_sync(FULL, d, j);
-      int oi = __shfl_xor_sync(FULL, id, j);
-      int of = __shfl_xor_sync(FULL, f, j);
-      bool up = (lane & k2) == 0 || k2 == 32;
-      bool lower = (lane & j) == 0;
-      bool take = (lower == up) ? key_less(od, oi, d, id) : key_less(d, id, od, oi);
-      if (take) { d = od; id = oi; f = of; }
-    }
-  }
-}
 
 /* InsertIntoNNList with one spin-lock per segment (Sec. 4.3): the warp
  * finds the place by ballot and shifts the tail by one lane. */
@@ -81,7 +49,7 @@ __device__ int warp_insert(const gnnd_dev &g, int u, int v, float dv, int lane) 
   float my_d = vd[lane];
   int my_f = vf[lane];
   bool dup = __any_sync(FULL, my_id == v);
-  int pos = __popc(__ballot_sync(FULL, key_less(my_d, my_id, dv, v)));
+  int pos = __popc(__ballot_sync(FULL, vick_before(my_d, my_id, dv, v)));
   int ok = !dup && pos < GNND_SEG;
   int up_id = __shfl_up_sync(FULL, my_id, 1);
   float up_d = __shfl_up_sync(FULL, my_d, 1);
@@ -124,7 +92,7 @@ __global__ void fill_random_kernel(gnnd_dev g, int from_scratch) {
     if (need) {
       cand = GNND_EMPTY;
       if (count > 0) {
-        uint64_t h = mix64(g.seed ^ mix64(((uint64_t)u << 20) ^ ((uint64_t)s << 8) ^ (uint64_t)lane ^
+        uint64_t h = vick_mix64(g.seed ^ vick_mix64(((uint64_t)u << 20) ^ ((uint64_t)s << 8) ^ (uint64_t)lane ^
                                           ((uint64_t)attempt << 52) ^ ((uint64_t)from_scratch << 60)));
         int64_t v = first + (int64_t)g.nseg * (int64_t)(h % (uint64_t)count);
         if (v != u) cand = (int)v;
@@ -142,10 +110,10 @@ __global__ void fill_random_kernel(gnnd_dev g, int from_scratch) {
     int src = __ffs(todo) - 1;
     todo &= todo - 1;
     int v = __shfl_sync(FULL, my_id, src);
-    float dd = warp_dist(g, u, v, lane);
+    float dd = vick_warp_l2(row_of(g, u), row_of(g, v), g.d, lane);
     if (lane == src) { my_d = dd; my_f = 1; }
   }
-  warp_sort(my_d, my_id, my_f, lane);
+  vick_warp_sort(my_d, my_id, my_f); /* one segment, ascending, flags along */
   g.ids[e] = my_id;
   g.dist[e] = my_d;
   g.flags[e] = (unsigned char)my_f;
@@ -202,7 +170,7 @@ __global__ void sample_kernel(gnnd_dev g) {
   __syncthreads();
   int rank_new = 0, rank_old = 0;
   for (int j = 0; j < g.K; ++j) {
-    if (s_id[j] == GNND_EMPTY || !key_less(s_d[j], s_id[j], d, id)) continue;
+    if (s_id[j] == GNND_EMPTY || !vick_before(s_d[j], s_id[j], d, id)) continue;
     if (s_f[j]) rank_new++; else rank_old++;
   }
   if (valid && f && rank_new < g.p) {
@@ -355,7 +323,7 @@ __global__ void __launch_bounds__(CM_THREADS) crossmatch_kernel(gnnd_dev g) {
         int hi = max(i, j), lo = min(i, j);
         float d = dnn[hi * (hi - 1) / 2 + lo];
         int c = in[j];
-        if (!pair_skipped(g, tgt, c) && key_less(d, c, bd, bid)) { bd = d; bid = c; }
+        if (!pair_skipped(g, tgt, c) && vick_before(d, c, bd, bid)) { bd = d; bid = c; }
       }
     } else if (task < 2 * mn) {
       int i = task - mn;
@@ -363,7 +331,7 @@ __global__ void __launch_bounds__(CM_THREADS) crossmatch_kernel(gnnd_dev g) {
       for (int j = lane; j < mo; j += 32) {
         float d = dno[i * mo + j];
         int c = io[j];
-        if (!pair_skipped(g, tgt, c) && key_less(d, c, bd, bid)) { bd = d; bid = c; }
+        if (!pair_skipped(g, tgt, c) && vick_before(d, c, bd, bid)) { bd = d; bid = c; }
       }
     } else {
       int o = task - 2 * mn;
@@ -371,14 +339,10 @@ __global__ void __launch_bounds__(CM_THREADS) crossmatch_kernel(gnnd_dev g) {
       for (int j = lane; j < mn; j += 32) {
         float d = dno[j * mo + o];
         int c = in[j];
-        if (!pair_skipped(g, tgt, c) && key_less(d, c, bd, bid)) { bd = d; bid = c; }
+        if (!pair_skipped(g, tgt, c) && vick_before(d, c, bd, bid)) { bd = d; bid = c; }
       }
     }
-    for (int off = 16; off > 0; off >>= 1) {
-      float od = __shfl_xor_sync(FULL, bd, off);
-      int oi = __shfl_xor_sync(FULL, bid, off);
-      if (key_less(od, oi, bd, bid)) { bd = od; bid = oi; }
-    }
+    vick_warp_argmin(bd, bid);
     if (bid != GNND_EMPTY) inserted += warp_insert(g, tgt, bid, bd, lane);
   }
   if (lane == 0 && inserted) atomicAdd(g.counter, (unsigned long long)inserted);
@@ -404,7 +368,7 @@ __global__ void finalize_kernel(gnnd_dev g, int32_t k, int32_t *out_ids, float *
   s_ok[t] = ok;
   int nvalid = __syncthreads_count(ok);
   int rank = 0;
-  for (int j = 0; j < (int)blockDim.x; ++j) rank += s_ok[j] && key_less(s_d[j], s_id[j], d, id);
+  for (int j = 0; j < (int)blockDim.x; ++j) rank += s_ok[j] && vick_before(s_d[j], s_id[j], d, id);
   if (ok && rank < k) { out_ids[u * k + rank] = id; out_dist[u * k + rank] = d; }
   if (t >= nvalid && t < k) { out_ids[u * k + t] = -1; out_dist[u * k + t] = INFINITY; }
 }

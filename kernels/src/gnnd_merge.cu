@@ -50,16 +50,22 @@ out:
   return rc;
 }
 
-static int prepare(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_gnnd_params *p,
-                   const vick_gnnd_graph *out, gnnd_dev *g, float **d_rows) {
+/* Device rows of both blocks (rows1: n1 rows, then rows2: n - n1 rows)
+ * in one buffer, and the merge workspace for n rows. */
+static int prepare(vick_call *call, const float *rows1, int64_t n1, const float *rows2, int64_t n, int32_t d,
+                   const vick_gnnd_params *p, const vick_gnnd_graph *out, gnnd_dev *g, float **d_rows) {
   int rc;
   if ((rc = gnnd__check_params(call, n, d, p, out ? out->k : 0))) return rc;
-  if (!rows || !out->ids || !out->dist || out->n != n) return fail(call, VICK_ARGUMENT, "ggm: bad output graph");
+  if (!rows1 || (n > n1 && !rows2) || !out->ids || !out->dist || out->n != n)
+    return fail(call, VICK_ARGUMENT, "ggm: bad output graph");
   if ((rc = GNND_CK(call, cudaSetDevice(call->device)))) return rc;
   gnnd__setup(g, d, p, call->seed);
   double t = gnnd__now();
   if ((rc = GNND_CK(call, cudaMalloc((void **)d_rows, (size_t)n * d * 4)))) return rc;
-  if ((rc = GNND_CK(call, cudaMemcpy(*d_rows, rows, (size_t)n * d * 4, cudaMemcpyHostToDevice)))) return rc;
+  if ((rc = GNND_CK(call, cudaMemcpy(*d_rows, rows1, (size_t)n1 * d * 4, cudaMemcpyHostToDevice)))) return rc;
+  if (n > n1 && (rc = GNND_CK(call, cudaMemcpy(*d_rows + (size_t)n1 * d, rows2, (size_t)(n - n1) * d * 4,
+                                               cudaMemcpyHostToDevice))))
+    return rc;
   call->seconds_transfer += gnnd__now() - t;
   return gnnd__alloc(call, g, n, 1);
 }
@@ -67,6 +73,12 @@ static int prepare(vick_call *call, const float *rows, int64_t n, int32_t d, con
 int vick_gnnd_merge(vick_call *call, const float *rows, int64_t n1, int64_t n2, int32_t d,
                     const vick_gnnd_params *p, const vick_gnnd_graph *g1, const vick_gnnd_graph *g2,
                     vick_gnnd_graph *out) {
+  return vick_gnnd_merge_blocks(call, rows, n1, rows ? rows + (size_t)n1 * d : NULL, n2, d, p, g1, g2, out);
+}
+
+int vick_gnnd_merge_blocks(vick_call *call, const float *rows1, int64_t n1, const float *rows2, int64_t n2,
+                           int32_t d, const vick_gnnd_params *p, const vick_gnnd_graph *g1,
+                           const vick_gnnd_graph *g2, vick_gnnd_graph *out) {
   double t0 = gnnd__now();
   if (!g1 || !g2 || g1->n != n1 || g2->n != n2 || !p || g1->k != p->k_build || g2->k != p->k_build || n1 < 1 ||
       n2 < 1)
@@ -75,7 +87,7 @@ int vick_gnnd_merge(vick_call *call, const float *rows, int64_t n1, int64_t n2, 
   memset(&g, 0, sizeof g);
   float *d_rows = NULL;
   cudaStream_t st = 0;
-  int rc = prepare(call, rows, n1 + n2, d, p, out, &g, &d_rows);
+  int rc = prepare(call, rows1, n1, rows2, n1 + n2, d, p, out, &g, &d_rows);
   if (rc) goto out;
   if ((rc = upload_graph(call, &g, g1, 0, 0, st))) goto out;
   if ((rc = upload_graph(call, &g, g2, n1, (int32_t)n1, st))) goto out;
@@ -96,7 +108,7 @@ int vick_gnnd_add(vick_call *call, const float *rows, int64_t n_old, int64_t n_n
   memset(&g, 0, sizeof g);
   float *d_rows = NULL;
   cudaStream_t st = 0;
-  int rc = prepare(call, rows, n_old + n_new, d, p, out, &g, &d_rows);
+  int rc = prepare(call, rows, n_old + n_new, NULL, n_old + n_new, d, p, out, &g, &d_rows);
   if (rc) goto out;
   if ((rc = upload_graph(call, &g, g_old, 0, 0, st))) goto out;
   {

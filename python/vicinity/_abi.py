@@ -45,6 +45,10 @@ class PeakOptions(Structure):
                 ("min_members", c_int64), ("delta_factor", c_double), ("min_prominence", c_double)]
 
 
+class ShardOptions(Structure):
+    _fields_ = [("struct_size", c_size_t), ("shard_rows", c_int64), ("work_dir", c_char_p), ("resume", c_int32)]
+
+
 class Data(Structure):
     _fields_ = [("rows", c_void_p), ("n", c_int64), ("d", c_int32), ("stride", c_int64), ("metric", c_int),
                 ("box", c_void_p), ("origin", c_void_p)]
@@ -127,6 +131,7 @@ _signatures = {
     "vic_search_options_init_sized": (None, [P(SearchOptions), c_size_t]),
     "vic_density_options_init_sized": (None, [P(DensityOptions), c_size_t]),
     "vic_peak_options_init_sized": (None, [P(PeakOptions), c_size_t]),
+    "vic_shard_options_init_sized": (None, [P(ShardOptions), c_size_t]),
     "vic_ctx_create": (c_int, [P(CtxOptions), P(c_void_p)]),
     "vic_ctx_destroy": (None, [c_void_p]),
     "vic_ctx_error": (c_char_p, [c_void_p]),
@@ -135,6 +140,9 @@ _signatures = {
     "vic_knn_build": (c_int, [c_void_p, P(Data), P(BuildOptions), P(Knn)]),
     "vic_knn_query_exact": (c_int, [c_void_p, P(Data), P(Data), c_int32, P(Knn)]),
     "vic_knn_free": (None, [P(Knn)]),
+    "vic_knn_add": (c_int, [c_void_p, P(Data), P(Knn), P(Data), P(BuildOptions), P(Knn)]),
+    "vic_knn_merge": (c_int, [c_void_p, P(Data), P(Knn), P(Data), P(Knn), P(BuildOptions), P(Knn)]),
+    "vic_knn_build_sharded": (c_int, [c_void_p, P(Data), P(BuildOptions), P(ShardOptions), P(Knn)]),
     "vic_index_build": (c_int, [c_void_p, P(Data), P(BuildOptions), P(c_void_p)]),
     "vic_index_search": (c_int, [c_void_p, c_void_p, P(Data), P(SearchOptions), P(Knn)]),
     "vic_index_save": (c_int, [c_void_p, c_void_p, c_char_p]),
@@ -158,5 +166,6 @@ def init(cls):
     o = cls()
     getattr(lib, {CtxOptions: "vic_ctx_options_init_sized", BuildOptions: "vic_build_options_init_sized",
                   SearchOptions: "vic_search_options_init_sized", DensityOptions: "vic_density_options_init_sized",
-                  PeakOptions: "vic_peak_options_init_sized"}[cls])(ctypes.byref(o), ctypes.sizeof(cls))
+                  PeakOptions: "vic_peak_options_init_sized",
+                  ShardOptions: "vic_shard_options_init_sized"}[cls])(ctypes.byref(o), ctypes.sizeof(cls))
     return o

@@ -20,7 +20,7 @@ static double now(void) {
 /* Exact ids of the k nearest data points of every query (no self
  * exclusion), loaded from the cache or computed with the core's exact
  * query and saved. */
-static int query_truth(vic_ctx *c, const vic_data *x, const vic_data *q, int32_t k, const char *path,
+static int bench_query_truth(vic_ctx *c, const vic_data *x, const vic_data *q, int32_t k, const char *path,
                        vio_imatrix *t) {
   char err[1024];
   memset(t, 0, sizeof *t);
@@ -52,14 +52,12 @@ static double l2(const float *a, const float *b, int32_t d) {
   return sqrt(s);
 }
 
-/* Recall@k as in bench_recall: a found id, or a neighbour no farther than
- * the exact k-th (L2 only; other metrics count ids alone). */
-static double query_recall(const vic_data *x, const vic_data *q, const vic_knn *nn, const vio_imatrix *t) {
+int64_t bench_query_hits(const vic_data *x, const vic_data *q, int64_t q0, const vic_knn *nn, const vio_imatrix *t) {
   int32_t k = nn->k < t->d ? nn->k : t->d;
   int64_t hit = 0;
   for (int64_t i = 0; i < nn->n; ++i) {
-    const int32_t *e = t->rows + i * t->d;
-    const float *qi = q->rows + i * q->d;
+    const int32_t *e = t->rows + (q0 + i) * t->d;
+    const float *qi = q->rows + (q0 + i) * q->d;
     double kth = x->metric == VIC_L2 ? l2(qi, x->rows + (int64_t)e[k - 1] * x->d, x->d) : -INFINITY;
     int64_t found = 0;
     for (int32_t u = 0; u < k; ++u) {
@@ -71,7 +69,12 @@ static double query_recall(const vic_data *x, const vic_data *q, const vic_knn *
     }
     hit += found < k ? found : k;
   }
-  return (double)hit / ((double)nn->n * k);
+  return hit;
+}
+
+static double query_recall(const vic_data *x, const vic_data *q, const vic_knn *nn, const vio_imatrix *t) {
+  const int32_t k = nn->k < t->d ? nn->k : t->d;
+  return (double)bench_query_hits(x, q, 0, nn, t) / ((double)nn->n * k);
 }
 
 int bench_query(vic_ctx *c, const vic_data *x, const vic_build_options *o, const bench_query_args *a) {
@@ -87,7 +90,7 @@ int bench_query(vic_ctx *c, const vic_data *x, const vic_build_options *o, const
   vio_imatrix truth = {0};
   int rc = 0;
   vic_index *ix = NULL;
-  if (a->truth_path && query_truth(c, x, &q, a->search.k, a->truth_path, &truth) != 0) { rc = 1; goto done; }
+  if (a->truth_path && bench_query_truth(c, x, &q, a->search.k, a->truth_path, &truth) != 0) { rc = 1; goto done; }
   double t0 = now();
   vic_status s = vic_index_build(c, x, o, &ix);
   double build_s = now() - t0;
@@ -97,6 +100,10 @@ int bench_query(vic_ctx *c, const vic_data *x, const vic_build_options *o, const
     goto done;
   }
   const vic_report *br = vic_index_report(ix);
+  if (a->batches[0] > 0) {
+    rc = bench_batches(c, x, &q, ix, build_s, truth.rows ? &truth : NULL, a);
+    goto done;
+  }
   for (int run = 0; run < a->warmup + a->repeats; ++run) {
     vic_knn nn;
     double ts = now();

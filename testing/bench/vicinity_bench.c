@@ -25,6 +25,14 @@ typedef struct {
   int threads, repeats, warmup, device, devices;
   int64_t limit, budget_mib;
   const char *into; /* NULL, "int64" or "int32": vic_knn_build_into with the bench's buffers */
+  double add_fraction; /* > 0: build the first rows, then time vic_knn_add of this fraction */
+  int sharded;         /* vic_knn_build_sharded */
+  int64_t shard_rows;
+  const char *work_dir;
+  const char *sample_rows, *sample_truth; /* int32 row numbers and their exact 10-NN (gnnd_truth.py) */
+  int64_t batches[BENCH_MAX_BATCHES + 1]; /* --batches: public-path mode */
+  float taus[BENCH_MAX_TAUS];
+  int ntaus;
 } bench_args;
 
 static void usage(FILE *f) {
@@ -46,12 +54,21 @@ static void usage(FILE *f) {
           "  --devices N        GPUs from --device on (default 1; -1 = all)\n"
           "  --budget-mib M     device memory budget per GPU in MiB (default 0 = what is free)\n"
           "  --into T           int64|int32: lists into the bench's own fresh buffers (vic_knn_build_into)\n"
+          "  --add-fraction F   build the graph of the first (1-F) n rows (untimed), then time vic_knn_add of the rest\n"
+          "  --sharded 1        vic_knn_build_sharded: shards sized to --budget-mib (or --shard-rows N)\n"
+          "  --shard-rows N     rows per shard of --sharded (default 0 = from the budget)\n"
+          "  --work-dir DIR     --sharded keeps the shards' graphs in a memory-mapped file there\n"
+          "  --sample-rows F    raw int32 row numbers of a sample (testing/gpu/gnnd_truth.py's sample.i32) ...\n"
+          "  --sample-truth F   ... and their exact 10-NN (truth.i32): recall@10 on that sample\n"
           "Query mode (vic_index_build once, then vic_index_search; reports QPS):\n"
           "  --query FILE       query rows (same d as the data)\n"
           "  --query-truth FILE exact lists of the queries (.ivecs): loaded, or computed and saved\n"
           "  --tau T            search slack (default 0.5)\n"
           "  --max-visits V     visit budget per query (default 0 = automatic)\n"
           "  --entry-points E   random entry points per query (default 0 = automatic)\n"
+          "  --batches LIST     public-path mode: batch sizes, e.g. 1,10,100,10000: per size and tau one JSON\n"
+          "                     line, wall and kernel time per call and per query, recall, first call after build\n"
+          "  --taus LIST        taus of the public-path mode, e.g. 0.1,0.2 (default: --tau)\n"
           "Build time excludes the core's own recall estimate (recall_sample = 0 in the build).\n");
 }
 
@@ -78,7 +95,31 @@ static int parse_args(int argc, char **argv, bench_args *a) {
     else if (!strcmp(o, "--method")) { if (vic_method_parse(v, &a->method) != VIC_OK) goto bad; }
     else if (!strcmp(o, "--backend")) { if (vic_backend_parse(v, &a->backend) != VIC_OK) goto bad; }
     else if (!strcmp(o, "--metric")) { if (vic_metric_parse(v, &a->metric) != VIC_OK) goto bad; }
+    else if (!strcmp(o, "--batches") || !strcmp(o, "--taus")) {
+      const int taus = !strcmp(o, "--taus");
+      const int cap = taus ? BENCH_MAX_TAUS : BENCH_MAX_BATCHES;
+      int n = 0;
+      const char *p = v;
+      while (*p) {
+        char *e = NULL;
+        double x = strtod(p, &e);
+        if (e == p || n >= cap || !(x >= 0) || (!taus && (x < 1 || x != (double)(int64_t)x))) goto bad;
+        if (taus) a->taus[n++] = (float)x;
+        else a->batches[n++] = (int64_t)x;
+        p = *e == ',' ? e + 1 : e;
+        if (*e && *e != ',') goto bad;
+      }
+      if (taus) a->ntaus = n;
+      else a->batches[n] = 0;
+    }
     else if (!strcmp(o, "--into")) { if (strcmp(v, "int64") && strcmp(v, "int32")) goto bad; a->into = v; }
+    else if (!strcmp(o, "--add-fraction")) {
+      a->add_fraction = strtod(v, &end);
+      if (*end || !(a->add_fraction > 0 && a->add_fraction < 1)) goto bad;
+    }
+    else if (!strcmp(o, "--work-dir")) a->work_dir = v;
+    else if (!strcmp(o, "--sample-rows")) a->sample_rows = v;
+    else if (!strcmp(o, "--sample-truth")) a->sample_truth = v;
     else if (!is_num) goto bad;
     else if (!strcmp(o, "--k") && num > 0 && num < (1 << 20)) a->k = (int32_t)num;
     else if (!strcmp(o, "--threads") && num >= 0) a->threads = (int)num;
@@ -89,6 +130,8 @@ static int parse_args(int argc, char **argv, bench_args *a) {
     else if (!strcmp(o, "--devices") && (num >= 1 || num == -1) && num <= 1024) a->devices = (int)num;
     else if (!strcmp(o, "--budget-mib") && num >= 0) a->budget_mib = num;
     else if (!strcmp(o, "--limit") && num > 1) a->limit = num;
+    else if (!strcmp(o, "--sharded") && (num == 0 || num == 1)) a->sharded = (int)num;
+    else if (!strcmp(o, "--shard-rows") && num >= 0) a->shard_rows = num;
     else if (!strcmp(o, "--max-visits") && num >= 0 && num <= INT32_MAX) a->max_visits = (int)num;
     else if (!strcmp(o, "--entry-points") && num >= 0 && num <= INT32_MAX) a->entry_points = (int)num;
     else goto bad;
@@ -142,10 +185,38 @@ static void print_line(const bench_args *a, const char *name, const char *machin
   else printf("null");
   printf(",\"recall_sample\":%lld,\"peak_rss_mb\":%.1f,\"date\":", (long long)recall_points, bench_peak_rss_mb());
   bench_json_str(stdout, date);
+  if (a->add_fraction > 0) printf(",\"mode\":\"add\",\"add_fraction\":%.4f", a->add_fraction);
+  else if (a->sharded) printf(",\"mode\":\"sharded\",\"shards\":%d", nn->report.slabs);
   printf(",\"tool\":\"vicinity\",\"reason\":");
   bench_json_str(stdout, nn->report.reason);
   printf("}\n");
   fflush(stdout);
+}
+
+/* A whole raw int32 file; *count its values. */
+static int32_t *read_i32(const char *path, int64_t *count) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long bytes = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  int32_t *v = malloc(bytes > 0 ? (size_t)bytes : 1);
+  *count = bytes / 4;
+  if (v && fread(v, 4, (size_t)*count, f) != (size_t)*count) { free(v); v = NULL; }
+  fclose(f);
+  return v;
+}
+
+/* recall@10 of nn on the sample rows against their exact 10-NN. */
+static double sample_recall(const vic_knn *nn, const int32_t *rows, const int32_t *truth, int64_t count) {
+  int64_t hit = 0;
+  const int32_t k = nn->k < 10 ? nn->k : 10;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t *l = nn->ids + (int64_t)rows[i] * nn->k;
+    for (int32_t t = 0; t < k; ++t)
+      for (int e = 0; e < 10; ++e) hit += l[t] == truth[i * 10 + e];
+  }
+  return (double)hit / (10.0 * (double)count);
 }
 
 static double now(void) {
@@ -224,24 +295,60 @@ int main(int argc, char **argv) {
   o.recall_sample = 0; /* timed separately below, outside the build time */
   o.device_memory_budget = (size_t)a.budget_mib << 20;
   if (a.query) {
-    bench_query_args qa = {name, machine, a.query, a.query_truth, a.threads ? a.threads : omp_get_max_threads(),
-                           a.repeats, a.warmup, a.device, {0}};
+    bench_query_args qa;
+    memset(&qa, 0, sizeof qa);
+    qa.name = name;
+    qa.machine = machine;
+    qa.query_path = a.query;
+    qa.truth_path = a.query_truth;
+    qa.threads = a.threads ? a.threads : omp_get_max_threads();
+    qa.repeats = a.repeats;
+    qa.warmup = a.warmup;
+    qa.device = a.device;
     vic_search_options_init(&qa.search);
     qa.search.k = a.k;
     qa.search.tau = a.tau;
     qa.search.max_visits = a.max_visits;
     qa.search.entry_points = a.entry_points;
+    memcpy(qa.batches, a.batches, sizeof qa.batches);
+    memcpy(qa.taus, a.taus, sizeof qa.taus);
+    qa.ntaus = a.ntaus;
     rc = bench_query(c, &x, &o, &qa);
     goto done;
   }
   for (int run = 0; run < a.warmup + a.repeats; ++run) {
     vic_knn nn;
     double t0 = now(), cpu0 = bench_cpu_seconds();
-    if (a.into) s = build_into(c, &x, &o, a.into, &nn);
+    if (a.add_fraction > 0) {
+      /* the graph of the first rows is built untimed; vic_knn_add is timed */
+      const int64_t n_old = x.n - (int64_t)(a.add_fraction * (double)x.n);
+      vic_data xo = x, xn = x;
+      xo.n = n_old;
+      xn.rows = x.rows + n_old * x.d;
+      xn.n = x.n - n_old;
+      vic_knn g;
+      s = vic_knn_build(c, &xo, &o, &g);
+      if (s == VIC_OK) {
+        fprintf(stderr, "vicinity_bench: graph of the first %lld rows in %.3f s\n", (long long)n_old,
+                g.report.seconds_total);
+        t0 = now();
+        cpu0 = bench_cpu_seconds();
+        s = vic_knn_add(c, &xo, &g, &xn, &o, &nn);
+        vic_knn_free(&g);
+      }
+    } else if (a.sharded) {
+      vic_shard_options so;
+      vic_shard_options_init(&so);
+      so.shard_rows = a.shard_rows;
+      so.work_dir = a.work_dir;
+      s = vic_knn_build_sharded(c, &x, &o, &so, &nn);
+    } else if (a.into) s = build_into(c, &x, &o, a.into, &nn);
     else s = vic_knn_build(c, &x, &o, &nn);
     double seconds = now() - t0, cpu_seconds = bench_cpu_seconds() - cpu0;
     if (s != VIC_OK) {
-      fprintf(stderr, "vicinity_bench: vic_knn_build: %s: %s\n", vic_status_name(s), vic_ctx_error(c));
+      fprintf(stderr, "vicinity_bench: %s: %s: %s\n",
+              a.add_fraction > 0 ? "vic_knn_add" : a.sharded ? "vic_knn_build_sharded" : "vic_knn_build",
+              vic_status_name(s), vic_ctx_error(c));
       rc = 1;
       goto done;
     }
@@ -250,6 +357,17 @@ int main(int argc, char **argv) {
       int64_t points = 0;
       if (!nn.ids) {
         /* int32 lists: no int64 view for the recall helpers */
+      } else if (a.sample_rows && a.sample_truth) {
+        int64_t ns = 0, nt = 0;
+        int32_t *sr = read_i32(a.sample_rows, &ns), *st = read_i32(a.sample_truth, &nt);
+        if (!sr || !st || nt != ns * 10) {
+          fprintf(stderr, "vicinity_bench: cannot read the sample truth (%s, %s)\n", a.sample_rows, a.sample_truth);
+        } else {
+          recall = sample_recall(&nn, sr, st, ns);
+          points = ns;
+        }
+        free(sr);
+        free(st);
       } else if (truth.rows) {
         recall = bench_recall(&x, &nn, &truth);
         points = x.n;

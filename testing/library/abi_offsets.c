@@ -39,6 +39,8 @@ int main(void) {
   SIZE(vic_peaks); FIELD(vic_peaks, n); FIELD(vic_peaks, parent); FIELD(vic_peaks, delta); FIELD(vic_peaks, saliency);
   FIELD(vic_peaks, peak_id); FIELD(vic_peaks, n_peaks); FIELD(vic_peaks, peak_point); FIELD(vic_peaks, peak_members);
   FIELD(vic_peaks, peak_centre); FIELD(vic_peaks, report);
+  SIZE(vic_shard_options); FIELD(vic_shard_options, shard_rows); FIELD(vic_shard_options, work_dir);
+  FIELD(vic_shard_options, resume);
   printf("}\n");
   return 0;
 }

@@ -69,7 +69,7 @@ def test_layouts(offsets_program):
     mirrors = {"vic_ctx_options": _abi.CtxOptions, "vic_build_options": _abi.BuildOptions,
                "vic_search_options": _abi.SearchOptions, "vic_density_options": _abi.DensityOptions,
                "vic_peak_options": _abi.PeakOptions, "vic_data": _abi.Data, "vic_report": _abi.Report,
-               "vic_knn": _abi.Knn, "vic_peaks": _abi.Peaks}
+               "vic_knn": _abi.Knn, "vic_peaks": _abi.Peaks, "vic_shard_options": _abi.ShardOptions}
     import ctypes
     for cname, cls in mirrors.items():
         whole = cname in ("vic_report", "vic_knn", "vic_peaks", "vic_data")

@@ -17,6 +17,7 @@
  * kernels' construction is reproducible run to run. */
 #include "cuda_internal.h"
 #include "device_set.h"
+#include "gsearch_policy.h"
 #include "topk_merge.h"
 #include "vic_kernels_ggnn.h"
 
@@ -32,10 +33,15 @@ typedef struct {
   int first, count;  /* devices: shard s on vic__shard_device(first, count, s) */
   int64_t *start;    /* shards + 1 row offsets */
   vick_ggnn **g;     /* one graph per shard, on its device */
+  /* an index's: each shard's query resources, made with the graph (NULL
+   * in the sharded for-all lists, whose set lives for one call) */
+  vick_ggnn_searcher **srch;
 } ggnn_set;
 
 static void set_free(ggnn_set *set) {
   if (!set) return;
+  for (int s = 0; set->srch && s < set->shards; ++s) vick_ggnn_searcher_free(set->srch[s]);
+  free(set->srch);
   for (int s = 0; set->g && s < set->shards; ++s) vick_ggnn_free(set->g[s]);
   free(set->g);
   free(set->start);
@@ -98,6 +104,20 @@ static void build_slot(void *arg, int slot) {
     call->seed = j->c->opt.seed + 0x9E3779B97F4A7C15ull * (uint64_t)s;
     int64_t a = set->start[s], b = set->start[s + 1];
     j->rc[s] = vick_ggnn_build(call, j->rows + a * j->d, b - a, j->d, &j->q, &set->g[s]);
+    if (j->rc[s] == VICK_OK && set->srch) {
+      /* the one-time setup of the index's searches (streams, buffers, the
+       * bottom layer's small-batch index), so that the first search costs
+       * what the later ones do */
+      vick_call sc = *call;
+      const double ts = vic__now();
+      j->rc[s] = vick_ggnn_searcher_create(&sc, set->g[s], VIC_GS_RESERVE_QUERIES, VIC_GS_RESERVE_K,
+                                           set->shards == 1, &set->srch[s]);
+      if (j->rc[s] != VICK_OK) memcpy(call->message, sc.message, sizeof call->message);
+      else if (call->n_stages < (int)(sizeof call->stages / sizeof call->stages[0])) {
+        snprintf(call->stages[call->n_stages].name, sizeof call->stages[0].name, "search setup");
+        call->stages[call->n_stages++].seconds = vic__now() - ts;
+      }
+    }
     if (j->rc[s] == VICK_OK && j->ids) {
       vick_call fc = *call;
       j->rc[s] = vick_ggnn_forall(&fc, set->g[s], j->k, j->ids + a * j->k, j->dist + a * j->k);
@@ -188,8 +208,11 @@ typedef struct {
 static int query_part(query_job *j, int t, vick_call *call, int64_t q0, int64_t q1) {
   if (q1 <= q0) return VICK_OK;
   vick_call pc = *call;
-  int rc = vick_ggnn_query(&pc, j->set->g[t], j->rows + q0 * j->d, q1 - q0, j->k, j->tau, j->max_visits,
-                           j->ids[t] + q0 * j->k, j->dist[t] + q0 * j->k);
+  const float *rows = j->rows + q0 * j->d;
+  int64_t *ids = j->ids[t] + q0 * j->k;
+  float *dist = j->dist[t] + q0 * j->k;
+  int rc = j->set->srch ? vick_ggnn_search(&pc, j->set->srch[t], rows, q1 - q0, j->k, j->tau, j->max_visits, ids, dist)
+                        : vick_ggnn_query(&pc, j->set->g[t], rows, q1 - q0, j->k, j->tau, j->max_visits, ids, dist);
   call->seconds_kernel += pc.seconds_kernel;
   call->seconds_transfer += pc.seconds_transfer;
   call->seconds_total += pc.seconds_total;
@@ -326,6 +349,11 @@ vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_b
   if ((s = set_new(c, x->n, o->shard_size, &set)) != VIC_OK) return s;
   vick_ggnn_params q;
   ggnn_params(o, 0, &q);
+  set->srch = vic__calloc(c, (size_t)set->shards, sizeof *set->srch, "shard searchers");
+  if (!set->srch) {
+    set_free(set);
+    return VIC_E_NOMEM;
+  }
   vick_call pc;
   memset(&pc, 0, sizeof pc);
   float *owned = NULL;
@@ -357,6 +385,36 @@ vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_b
   return VIC_OK;
 }
 
+/* A small batch on one graph: the small-batch procedure over the bottom
+ * layer (its index made with the graph), where GGNN's own query, one warp
+ * per query, would leave the device nearly idle.  Returns 0 when the batch
+ * is not one for it. */
+static int small_batch(vic_ctx *c, const ggnn_set *set, const vic_data *q, const float *rows, int32_t k, float tau,
+                       int32_t max_visits, int64_t *ids, float *dist, vic_report *rep, vic_status *s) {
+  if (set->shards != 1 || !set->srch || !set->srch[0] || k > 32) return 0;
+  const vick_gsearch *gs = vick_ggnn_searcher_graph(set->srch[0]);
+  if (!gs) return 0;
+  vick_gsearch_info info;
+  vick_gsearch_info_get(gs, &info);
+  vic_search_options o;
+  vic_search_options_init(&o);
+  o.tau = tau;
+  o.max_visits = max_visits;
+  vick_gsearch_params p;
+  double threshold;
+  if (!vic__gsearch_params(VIC_GS_GGNN, &info, q->n, k, &o, &p, &threshold)) return 0;
+  vick_call call;
+  vic__cuda_call_init(c, &call, shard_device(set, 0), 0, 0);
+  *s = vic__kernel_status(c, vick_gsearch_query(&call, gs, rows, q->n, k, &p, ids, dist), &call, "GGNN small batch");
+  if (*s != VIC_OK) return 1;
+  /* squared L2 in the prepared rows: the metric's true distance */
+  for (int64_t i = 0; i < q->n * (int64_t)k; ++i) dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(q->metric, dist[i]);
+  vic__cuda_copy_stages(rep, &call);
+  vic__report_reason(rep, "GGNN bottom layer, small-batch search on the GPU (%lld queries, threshold %.0f; t0 %d, "
+                          "hop limit %d)", (long long)q->n, threshold, (int)p.searches, (int)p.hops);
+  return 1;
+}
+
 vic_status vic__cuda_ggnn_index_search(vic_ctx *c, void *handle, const vic_data *q, int32_t k, float tau,
                                        int32_t max_visits, int64_t *ids, float *dist, vic_report *rep) {
   ggnn_set *set = handle;
@@ -368,8 +426,13 @@ vic_status vic__cuda_ggnn_index_search(vic_ctx *c, void *handle, const vic_data 
   float *owned = NULL;
   const float *rows = vic__cuda_packed_rows(q, &owned, &pc);
   if (!rows) return vic__fail(c, VIC_E_NOMEM, "GGNN: %s", pc.message);
-  query_job j = {set, c, rows, q->d, k, tau, max_visits, q->n, 0, NULL, NULL, NULL, NULL};
   vic_status s = VIC_OK;
+  rep->backend = VIC_BACKEND_CUDA;
+  if (small_batch(c, set, q, rows, k, tau, max_visits, ids, dist, rep, &s)) {
+    free(owned);
+    return s;
+  }
+  query_job j = {set, c, rows, q->d, k, tau, max_visits, q->n, 0, NULL, NULL, NULL, NULL};
   double tq = vic__now();
   if (set->shards == 1) { /* one graph answers straight into the result */
     int64_t *li[1] = {ids};
@@ -391,7 +454,7 @@ vic_status vic__cuda_ggnn_index_search(vic_ctx *c, void *handle, const vic_data 
    * the metric's true distance as everywhere else */
   for (int64_t i = 0; i < q->n * (int64_t)k; ++i)
     dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(q->metric, dist[i] * dist[i]);
-  rep->backend = VIC_BACKEND_CUDA;
+  vic__report_reason(rep, "GGNN search on the GPU, tau = %g", (double)tau);
   return VIC_OK;
 }
 

@@ -9,6 +9,7 @@
  * file), pointed to by its record. */
 #include "backend_cuda.h"
 #include "cuda_internal.h"
+#include "ggm_common.h"
 #include "vic_kernels.h"
 #include "vic_kernels_exact.h"
 #include "vic_kernels_gnnd.h"
@@ -133,7 +134,13 @@ vic_status vic__cuda_gnnd_lists(vic_ctx *c, const vic_data *x, const vic_build_o
                                 int64_t *ids, float *dist, vic_report *rep) {
   int first, count;
   vic_status s = admit(c, x, m, k, 0x7fffffff, &first, &count);
-  return s != VIC_OK ? s : run_lists(c, x, o, m, k, ids, dist, rep, first, run_gnnd);
+  if (s != VIC_OK) return s;
+  if (!x->box) { /* beyond the device budget, or shard_size: out of core (knn_sharded.c) */
+    int taken;
+    s = vic__gnnd_out_of_core(c, x, o, k, ids, dist, rep, &taken);
+    if (s != VIC_OK || taken) return s;
+  }
+  return run_lists(c, x, o, m, k, ids, dist, rep, first, run_gnnd);
 }
 
 /* GGNN: one graph, or shards (cuda_ggnn_index.c) when shard_size cuts n */

@@ -2,6 +2,8 @@
  * a clear "not built with CUDA", so AUTO falls back to the CPU. */
 #include "backend_cuda.h"
 
+#include <stdio.h>
+
 vic_status vic__cuda_probe(vic_ctx *c) {
   return vic__fail(c, VIC_E_NODEVICE, "this build of Vicinity has no CUDA backend (configure with VIC_CUDA=ON and nvcc)");
 }
@@ -36,3 +38,32 @@ int64_t vic__cuda_ggnn_index_bytes(const void *handle) {
 }
 
 void vic__cuda_ggnn_index_free(void *handle) { (void)handle; }
+
+/* The graph-growing steps (ggm_engine.h): the CPU's run instead. */
+#include "ggm_engine.h"
+
+vic_status vic__ggm_gpu_build(vic_ctx *c, vic_ggm_step *st, const float *rows, int64_t n, int32_t d,
+                              const vic_ggm_params *p, int32_t *ids, float *dist) {
+  (void)c; (void)rows; (void)n; (void)d; (void)p; (void)ids; (void)dist;
+  snprintf(st->message, sizeof st->message, "this build of Vicinity has no CUDA backend");
+  return VIC_E_NODEVICE;
+}
+
+vic_status vic__ggm_gpu_merge(vic_ctx *c, vic_ggm_step *st, const float *rows1, int64_t n1, const float *rows2,
+                              int64_t n2, int32_t d, const vic_ggm_params *p, const int32_t *ids1, const float *dist1,
+                              const int32_t *ids2, const float *dist2, int32_t k, int32_t *out_ids, float *out_dist) {
+  (void)c; (void)rows1; (void)n1; (void)rows2; (void)n2; (void)d; (void)p; (void)ids1; (void)dist1; (void)ids2;
+  (void)dist2; (void)k; (void)out_ids; (void)out_dist;
+  snprintf(st->message, sizeof st->message, "this build of Vicinity has no CUDA backend");
+  return VIC_E_NODEVICE;
+}
+
+size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p) { (void)m; (void)d; (void)p; return 0; }
+size_t vic__ggm_gpu_build_bytes(int64_t n, int32_t d, const vic_ggm_params *p) { (void)n; (void)d; (void)p; return 0; }
+
+vic_status vic__ggm_gpu_devices(vic_ctx *c, int *first, int *count) {
+  *first = 0;
+  *count = 0;
+  return vic__cuda_probe(c);
+}
+size_t vic__ggm_gpu_free_bytes(int device) { (void)device; return 0; }

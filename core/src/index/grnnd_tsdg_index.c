@@ -13,41 +13,14 @@
 #endif
 #ifdef VIC_WITH_CUDA
 #include "cuda_internal.h"
+#include "gsearch_policy.h"
 #include "vic_kernels_grnnd.h"
 #endif
 
-/* TSDG's per-search occlusion limits (Wang et al. Sec. 5: edges with a
- * factor below 10 for small batches, below 5 for large ones). */
+/* TSDG's occlusion limit of the CPU search (Wang et al. Sec. 5: edges with
+ * a factor below 10 for small batches; the GPU's: gsearch_policy.c). */
 #define TSDG_LIMIT_SMALL 10
-#define TSDG_LIMIT_LARGE 5
 #define TSDG_K_DEFAULT 32
-
-/* Small-batch search defaults: t0 searches per query and a hop limit,
- * which the paper's "until no improvement" lacks and where its time goes.
- * TSDG takes the most searches (32, 24, then 16 with more hops) whose
- * blocks fit in one wave of the device: a second wave takes the slower
- * pivot-kernel path.  GRNND's graph has no occlusion order and joins
- * disconnected islands by few edges, so it needs more hops and fewer
- * searches.  k > 32 (128-key rankings): t0 16 keeps t0 x k merged keys
- * <= 2048, with no hop limit.  The sweeps behind these are in
- * BENCHMARKS.md (graph search). */
-#define SMALL_SEARCHES 16
-#define SMALL_HOPS_TSDG_WIDE 4 /* t0 24 or 32 */
-#define SMALL_HOPS_TSDG 6
-#define SMALL_HOPS_GRNND 8
-
-/* t0 and the hop limit of a small-batch search of n queries (k <= 32) */
-static void small_defaults(int tsdg, int64_t n, int32_t wave_blocks, int32_t *t0, int32_t *hops) {
-  *t0 = SMALL_SEARCHES;
-  *hops = tsdg ? SMALL_HOPS_TSDG : SMALL_HOPS_GRNND;
-  if (!tsdg) return;
-  for (int32_t wide = 32; wide > SMALL_SEARCHES; wide -= 8)
-    if (n * wide <= wave_blocks) {
-      *t0 = wide;
-      *hops = SMALL_HOPS_TSDG_WIDE;
-      return;
-    }
-}
 
 void vic__flat_free(vic_flat_graph *g) {
 #ifdef VIC_WITH_CUDA
@@ -264,6 +237,11 @@ static vic_status attach(vic_ctx *c, vic_index *ix, const float *rows) {
   vic_status s = vic__kernel_status(c, rc, &call, "graph upload");
   if (s != VIC_OK) return s;
   ix->flat.gpu = gs;
+  /* the first search finds its buffers and kernels ready */
+  vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
+  s = vic__kernel_status(c, vick_gsearch_reserve(&call, gs, VIC_GS_RESERVE_QUERIES, VIC_GS_RESERVE_K), &call,
+                         "graph search buffers");
+  if (s != VIC_OK) return s;
   vick_gsearch_info info;
   vick_gsearch_info_get(gs, &info);
   vic__log(c, VIC_LOG_INFO, "%s graph on the device: degree %d, %lld weakly connected components (%d entry points)",
@@ -425,27 +403,9 @@ vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, 
   if (g->gpu && c->opt.backend != VIC_BACKEND_CPU && k <= 128) {
     vick_gsearch_info info;
     vick_gsearch_info_get((const vick_gsearch *)g->gpu, &info);
-    /* TSDG's division between small and large batches, a SMs + b / d: a and
-     * b fitted to the paper's two reported thresholds (300 at d = 128 and
-     * 150 at d = 960 on 82 SMs) */
-    const double threshold = 1.55 * info.sms + 22150.0 / (double)ix->x.d;
     vick_gsearch_params p;
-    vick_gsearch_params_init(&p);
-    const int small = (double)q->n <= threshold;
-    p.procedure = small ? VICK_GSEARCH_SMALL : VICK_GSEARCH_LARGE;
-    p.occlusion_limit = o->occlusion_limit > 0 ? o->occlusion_limit : tsdg ? (small ? TSDG_LIMIT_SMALL : TSDG_LIMIT_LARGE) : 0;
-    p.searches = SMALL_SEARCHES;
-    p.list = small ? 0 : (2 * k < 64 ? 64 : (2 * k > 256 ? 256 : 2 * k));
-    if (p.list && p.list < k) p.list = k;
-    p.hops = o->max_visits;
-    if (small && k <= 32) {
-      int32_t t0, hops;
-      small_defaults(tsdg, q->n, info.small_wave_blocks, &t0, &hops);
-      p.searches = t0;
-      if (!p.hops) p.hops = hops;
-    }
-    p.delta = o->tau;
-    if (o->entry_points > 0) p.entries = o->entry_points;
+    double threshold;
+    const int small = vic__gsearch_params(tsdg ? VIC_GS_TSDG : VIC_GS_GRNND, &info, q->n, k, o, &p, &threshold);
     vick_call call;
     vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
     float *owned = NULL;

@@ -201,9 +201,9 @@ static vic_status ggnn_build(vic_ctx *c, vic_index *ix, const vic_build_options 
 
 static vic_status ggnn_search(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o,
                               int32_t k, int64_t *ids, float *dist, vic_report *rep) {
-  vic_status s = vic__cuda_ggnn_index_search(c, ix->gpu, q, k, o->tau, o->max_visits, ids, dist, rep);
-  vic__report_reason(rep, "GGNN search on the GPU, tau = %g", (double)o->tau);
-  return s;
+  /* the reason names the procedure (GGNN's query, or the bottom layer's
+   * small-batch search): cuda_ggnn_index.c writes it */
+  return vic__cuda_ggnn_index_search(c, ix->gpu, q, k, o->tau, o->max_visits, ids, dist, rep);
 }
 
 static int64_t ggnn_bytes(const vic_index *ix) { return ix->gpu ? vic__cuda_ggnn_index_bytes(ix->gpu) : 0; }

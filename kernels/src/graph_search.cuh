@@ -1,11 +1,15 @@
-/* Internals shared by the graph-search entry points (grnnd_entry.cu: the
- * uploaded graph, its components and pivots, the pivot-distance kernel)
- * and the two search procedures (grnnd_search.cu). */
-#ifndef VICK_GRNND_SEARCH_CUH
-#define VICK_GRNND_SEARCH_CUH
+/* Internals shared by the graph search's files: the uploaded graph, its
+ * components and pivots, the pivot-distance kernel (graph_search_entry.cu),
+ * the plan of a call and the host side (graph_search_plan.cu), the two
+ * search procedures (graph_search_small.cu, graph_search_large.cu) and the
+ * index's reusable workspace (graph_search_workspace.cu). */
+#ifndef VICK_GRAPH_SEARCH_CUH
+#define VICK_GRAPH_SEARCH_CUH
 
 #include "grnnd_common.cuh"
 #include "vic_kernels_grnnd.h"
+
+#include <string.h>
 
 #define GS_EMAX 16      /* nearest pivots handed to each search */
 #define GS_SLICE 256    /* pivots per block of the pivot kernel (one per thread) */
@@ -14,8 +18,11 @@
 #define GS_PIVOTS_MAX 8192
 #define GS_PIVOTS_CONNECTED 512 /* pivots the pivot kernel scans on a connected graph by default */
 #define GS_SLICES_MAX (GS_PIVOTS_MAX / GS_SLICE)
+#define GS_SEEDS 32          /* random seeds per search (Alg. 1 line 2, Alg. 2 line 1) */
+#define GS_SMALL_THREADS 512 /* threads of a small-batch block */
+#define GS_MERGE_MAX 2048    /* t0 x min(k, ranking) keys merged per query */
 
-struct gs_small_ws; /* grnnd_workspace.cu */
+struct gs_small_ws; /* graph_search_workspace.cu */
 
 struct vick_gsearch {
   int device;
@@ -25,8 +32,10 @@ struct vick_gsearch {
   int32_t pivots;   /* P */
   int32_t sms;
   int unique_rows;  /* no row repeats an id: a hop's candidates need no repeat check among themselves */
+  int borrowed;     /* x, g and perm belong to another index (GGNN's bottom layer): not freed here */
   float *x;         /* device n x d */
   int32_t *g;       /* device n x degree */
+  const int32_t *perm; /* device n or NULL: the caller's id of each node (GGNN's layer-0 order) */
   uint8_t *occl;    /* device n x degree or NULL */
   float *pt;        /* device: the pivots' rows, four dimensions per float4, pivot fastest (coalesced) */
   int32_t *pid;     /* device P: node id of each pivot */
@@ -58,7 +67,13 @@ struct gs_graph {
   int d, degree, limit, slices;
   int one_component;
   int unique_rows;
+  const int32_t *perm; /* NULL: node ids are the caller's ids */
 };
+
+/* The caller's id of node v. */
+__device__ __forceinline__ int64_t gs_out_id(const int32_t *perm, uint32_t v) {
+  return perm ? (int64_t)__ldg(perm + v) : (int64_t)v;
+}
 
 /* Pivot distances of queries q (device, m x d) in the first `slices` slices of GS_SLICE: the
  * nearest GS_EMAX of each slice as keys (distance, pivot index) into
@@ -68,9 +83,22 @@ struct gs_graph {
 int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int slices,
                     unsigned long long *near, int *count, cudaStream_t stream);
 
+/* A search index over rows and a graph already on the device, owned by
+ * another index that outlives it (GGNN's bottom layer in its layer-0
+ * order; dperm: the caller's id of each node, applied to the results). */
+int gs_create_borrowed(vick_call *call, const float *dx, int64_t n, int32_t d, const int32_t *dgraph, int32_t degree,
+                       const int32_t *dperm, vick_gsearch **out);
+
+/* the pivot kernel, for loading it ahead of the first call */
+const void *gs_pivot_kernel_ptr(void);
+
 static inline int gs_slices(int32_t pivots) { return (pivots + GS_SLICE - 1) / GS_SLICE; }
 
-/* Fill g->wave_blocks (grnnd_search.cu: it holds the kernel). */
+/* Load the large procedure's kernels (graph_search_large.cu), so that the
+ * first call does not pay for the module's lazy loading. */
+int gs_large_load(vick_call *call);
+
+/* Fill g->wave_blocks (graph_search_small.cu: it holds the kernel). */
 int gs_small_wave_capacity(vick_call *call, vick_gsearch *g);
 
 /* ------------------------------------------- small-batch workspace */
@@ -82,22 +110,26 @@ struct gs_io {
   cudaEvent_t ev_start, ev_pivots, ev_stop;
   char *dev;          /* counters, then the call's buffers */
   size_t dev_bytes;
-  int *count;         /* GS_WS_QUERIES when from the workspace, else m */
+  int *count;         /* per query, at least m */
   char *host;         /* pinned: queries, then ids and distances; NULL = copy the caller's arrays */
   size_t host_bytes;
 };
 
-#define GS_WS_QUERIES 1024 /* small batches up to this many queries run on the workspace */
+/* the most device bytes a call's buffers may keep in the workspace */
+#define GS_WS_MAX_BYTES ((size_t)256 << 20)
 
-/* The index's workspace (created with it, buffers grown on demand), for
- * one call at a time: gs_ws_acquire returns 0 while another thread holds
- * it (that call then makes its own resources).  reserve: the device and
- * pinned bytes a call needs beyond the counters (which it zeroes again on
- * the stream after a reallocation or a failed call). */
+/* The index's workspace (created with it, buffers grown on demand, never
+ * shrunk), for one call at a time: gs_ws_acquire returns 0 while another
+ * thread holds it (that call then makes its own resources).  reserve: m
+ * per-query counters (zeroed again on the stream after a reallocation or a
+ * failed call) and the device and pinned bytes a call needs beyond them. */
 int gs_ws_create(vick_call *call, vick_gsearch *g);
 void gs_ws_destroy(vick_gsearch *g);
 int gs_ws_acquire(const vick_gsearch *g);
-int gs_ws_reserve(vick_call *call, const vick_gsearch *g, size_t dev_bytes, size_t host_bytes, gs_io *io);
+int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_bytes, size_t host_bytes, gs_io *io);
+/* gs_ws_reserve for batches of up to m queries ahead of the first call
+ * (nothing done while another thread holds the workspace) */
+int gs_ws_prepare(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_bytes, size_t host_bytes);
 /* failed: the counters may not be zero; waits for the stream either way */
 void gs_ws_release(const vick_gsearch *g, int failed);
 
@@ -146,5 +178,58 @@ __device__ __forceinline__ bool gs_edge_ok(const gs_graph &G, int64_t u, int e, 
   *id = v;
   return v >= 0 && (!limited || f < G.limit);
 }
+
+/* Ascending sort of one key per lane across a warp (a bitonic network). */
+__device__ __forceinline__ unsigned long long gs_warp_sort32(unsigned long long key, int lane) {
+#pragma unroll
+  for (int k = 2; k <= 32; k <<= 1)
+#pragma unroll
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      const unsigned long long o = __shfl_xor_sync(GR_FULL, key, j);
+      const bool low = (lane & j) == 0, up = (lane & k) == 0;
+      key = low == up ? (o < key ? o : key) : (o > key ? o : key);
+    }
+  return key;
+}
+
+/* What one call runs: the procedure and the byte layout of its device
+ * buffers (after the counters) and of its pinned staging. */
+typedef struct {
+  int small, fused, RS, t0, kk, ne, parts, L, hops;
+  int grouped; /* large: eight lanes per distance (a batch that fills the device) */
+  int slices;  /* pivot slices the pivot kernel scans (a prefix of the pivots) */
+  size_t qbytes;                                  /* one query in shared memory */
+  size_t off_near, off_res, off_rank, dev_bytes;  /* the queries at offset 0 */
+  size_t host_res, host_bytes;                    /* pinned: queries, then ids and distances */
+} gs_plan;
+
+static inline size_t gs_align(size_t b) { return (b + 255) / 256 * 256; }
+
+/* bytes of host src to device dst through pinned staging (room for all of
+ * them) in pieces on stream: the host copies a piece into the staging
+ * while the device copies the one before (one launch of the search then
+ * follows: kernels split by chunks would each pay their own tail). */
+#define GS_STAGE_PIECE ((size_t)1 << 20)
+static inline int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src,
+                              size_t bytes) {
+  for (size_t o = 0; o < bytes; o += GS_STAGE_PIECE) {
+    const size_t b = bytes - o < GS_STAGE_PIECE ? bytes - o : GS_STAGE_PIECE;
+    memcpy((char *)pinned + o, (const char *)src + o, b);
+    VICK_CUDA(call, cudaMemcpyAsync((char *)dst + o, (char *)pinned + o, b, cudaMemcpyHostToDevice, stream));
+  }
+  return VICK_OK;
+}
+
+/* The launches of one call's search kernel on io (graph_search_small.cu,
+ * graph_search_large.cu); dq: the queries on the device, dids/ddist: the
+ * results. */
+int gs_small_launch(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, const gs_graph &G,
+                    const float *dq, int64_t m, int k, int64_t *dids, float *ddist);
+/* near: the pivot kernel's candidates of these m queries; qbase: the
+ * first query's index in the whole batch (its random seeds depend on it,
+ * so that a part of a batch searched alone gives the batch's results) */
+int gs_large_launch(vick_call *call, cudaStream_t stream, const gs_plan *P, const gs_graph &G, const float *dq,
+                    const unsigned long long *near, int64_t m, int64_t qbase, int k, float delta, int64_t *dids,
+                    float *ddist);
 
 #endif

@@ -1,4 +1,4 @@
-/* Entry points of the graph search (grnnd_search.cu): a flat graph is
+/* Entry points of the graph search (graph_search_*.cu): a flat graph is
  * uploaded with its weakly connected components (union-find on the host)
  * and a set of pivots, random nodes spread over the components in
  * proportion to their sizes, at least one in each (the largest first, up to
@@ -10,7 +10,7 @@
  * diversified graph often join several far-apart islands by a few edges,
  * so the representative nearest a query can lie in another island than the
  * query's, and the search cannot cross over by a greedy walk. */
-#include "grnnd_search.cuh"
+#include "graph_search.cuh"
 
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +86,8 @@ __global__ void __launch_bounds__(GS_SLICE)
   }
 }
 
+const void *gs_pivot_kernel_ptr(void) { return (const void *)gs_pivot_kernel; }
+
 int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int slices,
                     unsigned long long *near, int *count, cudaStream_t stream) {
   /* the first `slices` slices (a prefix of the pivots: they are drawn at
@@ -119,12 +121,92 @@ static int gs_rows_unique(const int32_t *graph, int64_t n, int32_t degree) {
   return unique;
 }
 
-static int64_t uf_find(int64_t *par, int64_t a) {
-  while (par[a] != a) {
-    par[a] = par[par[a]];
-    a = par[a];
+/* ------------------------------------------- components on the device */
+/* Weakly connected components by hooking and compressing (labels only
+ * decrease): at the end every node's label is the smallest id of its
+ * component, the root a union-find that links the larger root under the
+ * smaller finds, so the layout below is the same either way. */
+__global__ void gs_cc_init(int32_t *label, int64_t n) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) label[i] = (int32_t)i;
+}
+
+__global__ void gs_cc_hook(const int32_t *__restrict__ graph, int degree, int64_t n, int32_t *label, int *changed) {
+  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n * degree) return;
+  const int32_t j = graph[t];
+  if (j < 0) return;
+  const int32_t a = label[t / degree], b = label[j];
+  if (a == b) return;
+  atomicMin(&label[a > b ? a : b], a > b ? b : a);
+  *changed = 1;
+}
+
+__global__ void gs_cc_compress(int32_t *label, int64_t n) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int32_t l = label[i];
+  while (l != label[l]) l = label[l];
+  label[i] = l;
+}
+
+/* Whether some row repeats an id (one thread per row). */
+__global__ void gs_rows_repeat(const int32_t *__restrict__ graph, int degree, int64_t n, int *repeat) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int32_t *r = graph + i * degree;
+  for (int e = 1; e < degree; ++e) {
+    const int32_t v = r[e];
+    if (v < 0) continue;
+    for (int f = 0; f < e; ++f)
+      if (r[f] == v) {
+        *repeat = 1;
+        return;
+      }
   }
-  return a;
+}
+
+/* The pivots' rows in the transposed float4 layout (zeros beyond d). */
+__global__ void gs_pivot_rows(const float *__restrict__ x, int d, const int32_t *__restrict__ pid, int P, float *pt) {
+  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int dp4 = (d + 3) / 4 * 4;
+  if (t >= (int64_t)P * dp4) return;
+  const int p = (int)(t / dp4), j = (int)(t % dp4);
+  pt[((size_t)(j / 4) * P + p) * 4 + j % 4] = j < d ? x[(size_t)pid[p] * d + j] : 0.f;
+}
+
+static unsigned gs_blocks(int64_t n) { return (unsigned)((n + 255) / 256); }
+
+/* Labels of the graph on the device (dgraph) into labels (host, n). */
+static int gs_labels(vick_call *call, const int32_t *dgraph, int64_t n, int32_t degree, int32_t *labels) {
+  int32_t *dl = NULL;
+  int *dflag = NULL;
+  int rc = VICK_OK;
+  cudaError_t e = cudaMalloc((void **)&dl, (size_t)n * 4);
+  if (e == cudaSuccess) e = cudaMalloc((void **)&dflag, sizeof(int));
+  if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaMalloc (component labels)", __FILE__, __LINE__);
+  if (rc == VICK_OK) {
+    gs_cc_init<<<gs_blocks(n), 256>>>(dl, n);
+    for (int it = 0; rc == VICK_OK; ++it) {
+      int changed = 0;
+      e = cudaMemset(dflag, 0, sizeof(int));
+      if (e == cudaSuccess) {
+        gs_cc_hook<<<gs_blocks(n * degree), 256>>>(dgraph, degree, n, dl, dflag);
+        gs_cc_compress<<<gs_blocks(n), 256>>>(dl, n);
+        e = cudaGetLastError();
+      }
+      if (e == cudaSuccess) e = cudaMemcpy(&changed, dflag, sizeof(int), cudaMemcpyDeviceToHost);
+      if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "component labels", __FILE__, __LINE__);
+      if (!changed) break;
+    }
+  }
+  if (rc == VICK_OK) {
+    e = cudaMemcpy(labels, dl, (size_t)n * 4, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaMemcpy (component labels)", __FILE__, __LINE__);
+  }
+  cudaFree(dl);
+  cudaFree(dflag);
+  return rc;
 }
 
 typedef struct {
@@ -159,38 +241,23 @@ static void layout_free(gs_layout *L) {
   free(L->pcomp);
 }
 
-/* Components (grouped members, offsets, largest first) and the pivots: a
- * quota of max(1, target * size / n) random members of each component
- * (a partial shuffle of its members), until GS_PIVOTS_MAX. */
-static int gs_layout_make(vick_call *call, const int32_t *graph, int64_t n, int32_t degree, int32_t target,
-                          gs_layout *L) {
+/* Components (grouped members, offsets, largest first) from the labels
+ * (each node's smallest component member) and the pivots: a quota of
+ * max(1, target * size / n) random members of each component (a partial
+ * shuffle of its members), until GS_PIVOTS_MAX. */
+static int gs_layout_make(vick_call *call, const int32_t *label, int64_t n, int32_t target, gs_layout *L) {
   memset(L, 0, sizeof *L);
-  int64_t *par = (int64_t *)malloc((size_t)n * sizeof(int64_t));
-  int64_t *idx = (int64_t *)malloc((size_t)n * sizeof(int64_t));
-  if (!par || !idx) {
-    free(par);
-    free(idx);
-    return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the component labels");
-  }
-  for (int64_t i = 0; i < n; ++i) par[i] = i;
-  for (int64_t i = 0; i < n; ++i)
-    for (int32_t e = 0; e < degree; ++e) {
-      const int32_t v = graph[i * degree + e];
-      if (v < 0) continue;
-      const int64_t a = uf_find(par, i), b = uf_find(par, v);
-      if (a != b) par[a > b ? a : b] = a < b ? a : b;
-    }
-  for (int64_t i = 0; i < n; ++i) idx[i] = 0;
+  int64_t *idx = (int64_t *)calloc((size_t)n, sizeof(int64_t));
+  if (!idx) return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the component sizes");
   int64_t ncomp = 0;
   for (int64_t i = 0; i < n; ++i)
-    if (idx[uf_find(par, i)]++ == 0) ++ncomp;
+    if (idx[label[i]]++ == 0) ++ncomp;
   gs_comp *comp = (gs_comp *)malloc((size_t)ncomp * sizeof(gs_comp));
   L->members = (int32_t *)malloc((size_t)n * sizeof(int32_t));
   L->coff = (int32_t *)calloc((size_t)ncomp + 1, sizeof(int32_t));
   L->pid = (int32_t *)malloc(GS_PIVOTS_MAX * sizeof(int32_t));
   L->pcomp = (int32_t *)malloc(GS_PIVOTS_MAX * sizeof(int32_t));
   if (!comp || !L->members || !L->coff || !L->pid || !L->pcomp) {
-    free(par);
     free(idx);
     free(comp);
     layout_free(L);
@@ -198,7 +265,7 @@ static int gs_layout_make(vick_call *call, const int32_t *graph, int64_t n, int3
   }
   int64_t c = 0;
   for (int64_t i = 0; i < n; ++i)
-    if (par[i] == i) {
+    if (label[i] == i) {
       comp[c].root = i;
       comp[c].size = idx[i];
       ++c;
@@ -209,7 +276,7 @@ static int gs_layout_make(vick_call *call, const int32_t *graph, int64_t n, int3
     L->coff[i + 1] = L->coff[i] + (int32_t)comp[i].size;
     idx[comp[i].root] = L->coff[i];
   }
-  for (int64_t i = 0; i < n; ++i) L->members[idx[uf_find(par, i)]++] = (int32_t)i;
+  for (int64_t i = 0; i < n; ++i) L->members[idx[label[i]]++] = (int32_t)i;
   int32_t P = 0;
   for (int64_t ci = 0; ci < ncomp && P < GS_PIVOTS_MAX; ++ci) {
     const int64_t size = comp[ci].size;
@@ -230,7 +297,6 @@ static int gs_layout_make(vick_call *call, const int32_t *graph, int64_t n, int3
   }
   L->ncomp = ncomp;
   L->P = P;
-  free(par);
   free(idx);
   free(comp);
   return VICK_OK;
@@ -242,8 +308,10 @@ static void gs_release(vick_gsearch *g) {
   cudaGetDevice(&prev);
   cudaSetDevice(g->device);
   gs_ws_destroy(g);
-  cudaFree(g->x);
-  cudaFree(g->g);
+  if (!g->borrowed) {
+    cudaFree(g->x);
+    cudaFree(g->g);
+  }
   cudaFree(g->occl);
   cudaFree(g->pt);
   cudaFree(g->pid);
@@ -254,46 +322,72 @@ static void gs_release(vick_gsearch *g) {
   free(g);
 }
 
-static int gs_upload(vick_call *call, vick_gsearch *g, const float *rows, const int32_t *graph, const uint8_t *occl,
-                     const gs_layout *L) {
-  const size_t nx = (size_t)g->n * g->d * 4, ng = (size_t)g->n * g->degree, P = (size_t)L->P;
-  const size_t need = nx + ng * 4 + (occl ? ng : 0) + P * (((size_t)g->d + 3) / 4 * 16 + 8) + (size_t)g->n * 4 +
-                      ((size_t)L->ncomp + 1) * 4;
+#define GS_STEP(expr)                                                       \
+  if (rc == VICK_OK && (e = (expr)) != cudaSuccess) rc = vick_cuda_fail(call, e, #expr, __FILE__, __LINE__)
+
+/* The rest of an index whose rows and graph are on the device: the
+ * components (labels on the device), the pivots and their rows, the
+ * kernels' occupancy and the workspace.  target: pivots wanted (0 = the
+ * default). */
+static int gs_finish(vick_call *call, vick_gsearch *g, int32_t target) {
+  const int64_t n = g->n;
+  if (target == 0) target = n / 8 < GS_PIVOTS ? (int32_t)(n / 8 > 0 ? n / 8 : 1) : GS_PIVOTS;
+  int32_t *label = (int32_t *)malloc((size_t)n * sizeof(int32_t));
+  if (!label) return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the component labels");
+  int rc = gs_labels(call, g->g, n, g->degree, label);
+  gs_layout L;
+  memset(&L, 0, sizeof L);
+  if (rc == VICK_OK) rc = gs_layout_make(call, label, n, target, &L);
+  free(label);
+  if (rc != VICK_OK) return rc;
+  g->components = L.ncomp;
+  g->pivots = L.P;
+  const size_t P = (size_t)L.P, dp = ((size_t)g->d + 3) / 4, npt = P * dp * 4;
+  cudaError_t e = cudaSuccess;
+  GS_STEP(cudaMalloc((void **)&g->pt, npt * 4));
+  GS_STEP(cudaMalloc((void **)&g->pid, P * 4));
+  GS_STEP(cudaMalloc((void **)&g->pcomp, P * 4));
+  GS_STEP(cudaMalloc((void **)&g->members, (size_t)n * 4));
+  GS_STEP(cudaMalloc((void **)&g->coff, ((size_t)L.ncomp + 1) * 4));
+  const double t0 = vick_now();
+  GS_STEP(cudaMemcpy(g->pid, L.pid, P * 4, cudaMemcpyHostToDevice));
+  GS_STEP(cudaMemcpy(g->pcomp, L.pcomp, P * 4, cudaMemcpyHostToDevice));
+  GS_STEP(cudaMemcpy(g->members, L.members, (size_t)n * 4, cudaMemcpyHostToDevice));
+  GS_STEP(cudaMemcpy(g->coff, L.coff, ((size_t)L.ncomp + 1) * 4, cudaMemcpyHostToDevice));
+  call->seconds_transfer += vick_now() - t0;
+  if (rc == VICK_OK) {
+    gs_pivot_rows<<<gs_blocks((int64_t)P * dp * 4), 256>>>(g->x, g->d, g->pid, (int)P, g->pt);
+    GS_STEP(cudaGetLastError());
+    GS_STEP(cudaDeviceSynchronize());
+  }
+  g->bytes += npt * 4 + P * 8 + (size_t)n * 4 + ((size_t)L.ncomp + 1) * 4;
+  layout_free(&L);
+  if (rc == VICK_OK) rc = gs_small_wave_capacity(call, g);
+  if (rc == VICK_OK) rc = gs_ws_create(call, g);
+  return rc;
+}
+
+static int gs_upload(vick_call *call, vick_gsearch *g, const float *rows, const int32_t *graph, const uint8_t *occl) {
+  const size_t nx = (size_t)g->n * g->d * 4, ng = (size_t)g->n * g->degree;
+  /* pivots and their rows at most, labels and members */
+  const size_t need = nx + ng * 4 + (occl ? ng : 0) + (size_t)GS_PIVOTS_MAX * (((size_t)g->d + 3) / 4 * 16 + 8) +
+                      (size_t)g->n * 12;
   size_t fr = 0, tot = 0;
   VICK_CUDA(call, cudaMemGetInfo(&fr, &tot));
   const size_t budget = call->memory_budget ? call->memory_budget : (size_t)(0.9 * (double)fr);
   if (need > budget)
     return vick_fail(call, VICK_NOMEM, "graph search: %zu bytes of rows and graph exceed the device budget %zu", need,
                      budget);
-  const size_t dp = ((size_t)g->d + 3) / 4, npt = P * dp * 4; /* floats of the pivot copy */
-  float *pt = (float *)calloc(npt, 4);
-  if (!pt) return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the pivot rows");
-  for (size_t p = 0; p < P; ++p)
-    for (int j = 0; j < g->d; ++j) pt[((size_t)(j / 4) * P + p) * 4 + j % 4] = rows[(size_t)L->pid[p] * g->d + j];
   int rc = VICK_OK;
   cudaError_t e = cudaSuccess;
-#define GS_STEP(expr)                                                       \
-  if (rc == VICK_OK && (e = (expr)) != cudaSuccess) rc = vick_cuda_fail(call, e, #expr, __FILE__, __LINE__)
   GS_STEP(cudaMalloc((void **)&g->x, nx));
   GS_STEP(cudaMalloc((void **)&g->g, ng * 4));
   if (occl) GS_STEP(cudaMalloc((void **)&g->occl, ng));
-  GS_STEP(cudaMalloc((void **)&g->pt, npt * 4));
-  GS_STEP(cudaMalloc((void **)&g->pid, P * 4));
-  GS_STEP(cudaMalloc((void **)&g->pcomp, P * 4));
-  GS_STEP(cudaMalloc((void **)&g->members, (size_t)g->n * 4));
-  GS_STEP(cudaMalloc((void **)&g->coff, ((size_t)L->ncomp + 1) * 4));
-  g->bytes = need;
+  g->bytes = nx + ng * 4 + (occl ? ng : 0);
   const double t0 = vick_now();
   GS_STEP(cudaMemcpy(g->x, rows, nx, cudaMemcpyHostToDevice));
   GS_STEP(cudaMemcpy(g->g, graph, ng * 4, cudaMemcpyHostToDevice));
   if (occl) GS_STEP(cudaMemcpy(g->occl, occl, ng, cudaMemcpyHostToDevice));
-  GS_STEP(cudaMemcpy(g->pt, pt, npt * 4, cudaMemcpyHostToDevice));
-  GS_STEP(cudaMemcpy(g->pid, L->pid, P * 4, cudaMemcpyHostToDevice));
-  GS_STEP(cudaMemcpy(g->pcomp, L->pcomp, P * 4, cudaMemcpyHostToDevice));
-  GS_STEP(cudaMemcpy(g->members, L->members, (size_t)g->n * 4, cudaMemcpyHostToDevice));
-  GS_STEP(cudaMemcpy(g->coff, L->coff, ((size_t)L->ncomp + 1) * 4, cudaMemcpyHostToDevice));
-#undef GS_STEP
-  free(pt);
   call->seconds_transfer += vick_now() - t0;
   return rc;
 }
@@ -317,34 +411,22 @@ int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d
     if (graph[i] < -1 || graph[i] >= n)
       return vick_fail(call, VICK_ARGUMENT, "graph search: row %lld has edge %d outside 0..%lld",
                        (long long)(i / degree), (int)graph[i], (long long)(n - 1));
-  /* the default: GS_PIVOTS, but no more than one node in eight of a small graph */
-  int32_t target = max_entries;
-  if (target == 0) target = n / 8 < GS_PIVOTS ? (int32_t)(n / 8 > 0 ? n / 8 : 1) : GS_PIVOTS;
-  gs_layout L;
-  int rc = gs_layout_make(call, graph, n, degree, target, &L);
-  if (rc != VICK_OK) return rc;
   vick_gsearch *g = (vick_gsearch *)calloc(1, sizeof *g);
-  if (!g) {
-    layout_free(&L);
-    return vick_fail(call, VICK_NOMEM, "graph search: no host memory");
-  }
+  if (!g) return vick_fail(call, VICK_NOMEM, "graph search: no host memory");
   g->device = call->device;
   g->n = n;
   g->d = d;
   g->degree = degree;
-  g->components = L.ncomp;
-  g->pivots = L.P;
   g->unique_rows = gs_rows_unique(graph, n, degree);
+  int rc = VICK_OK;
   cudaError_t e = cudaSetDevice(call->device);
   if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaSetDevice", __FILE__, __LINE__);
   if (rc == VICK_OK) {
     e = cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, call->device);
     if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaDeviceGetAttribute", __FILE__, __LINE__);
   }
-  if (rc == VICK_OK) rc = gs_upload(call, g, rows, graph, occl, &L);
-  if (rc == VICK_OK) rc = gs_small_wave_capacity(call, g);
-  if (rc == VICK_OK) rc = gs_ws_create(call, g);
-  layout_free(&L);
+  if (rc == VICK_OK) rc = gs_upload(call, g, rows, graph, occl);
+  if (rc == VICK_OK) rc = gs_finish(call, g, max_entries);
   if (rc != VICK_OK) {
     gs_release(g);
     return rc;
@@ -353,6 +435,46 @@ int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d
   *out = g;
   return VICK_OK;
 }
+
+int gs_create_borrowed(vick_call *call, const float *dx, int64_t n, int32_t d, const int32_t *dgraph, int32_t degree,
+                       const int32_t *dperm, vick_gsearch **out) {
+  *out = NULL;
+  if (n < 1 || d < 1 || degree < 1 || n >= ((int64_t)1 << 31) - 1 || ((size_t)d + 3) / 4 * 16 * GS_PQT > 40000)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: a borrowed graph of n = %lld, d = %d, degree %d is not "
+                     "searchable", (long long)n, (int)d, (int)degree);
+  vick_gsearch *g = (vick_gsearch *)calloc(1, sizeof *g);
+  if (!g) return vick_fail(call, VICK_NOMEM, "graph search: no host memory");
+  g->device = call->device;
+  g->n = n;
+  g->d = d;
+  g->degree = degree;
+  g->borrowed = 1;
+  g->x = (float *)dx;
+  g->g = (int32_t *)dgraph;
+  g->perm = dperm;
+  int rc = VICK_OK;
+  cudaError_t e = cudaSuccess;
+  int *dflag = NULL, repeat = 1;
+  GS_STEP(cudaSetDevice(call->device));
+  GS_STEP(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, call->device));
+  GS_STEP(cudaMalloc((void **)&dflag, sizeof(int)));
+  GS_STEP(cudaMemset(dflag, 0, sizeof(int)));
+  if (rc == VICK_OK) {
+    gs_rows_repeat<<<gs_blocks(n), 256>>>(dgraph, degree, n, dflag);
+    GS_STEP(cudaGetLastError());
+  }
+  GS_STEP(cudaMemcpy(&repeat, dflag, sizeof(int), cudaMemcpyDeviceToHost));
+  cudaFree(dflag);
+  g->unique_rows = rc == VICK_OK && !repeat;
+  if (rc == VICK_OK) rc = gs_finish(call, g, 0);
+  if (rc != VICK_OK) {
+    gs_release(g);
+    return rc;
+  }
+  *out = g;
+  return VICK_OK;
+}
+#undef GS_STEP
 
 int vick_gsearch_info_get(const vick_gsearch *g, vick_gsearch_info *info) {
   if (!g || !info) return VICK_ARGUMENT;

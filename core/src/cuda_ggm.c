@@ -1,0 +1,74 @@
+/* The GPU side of the graph-growing steps (ggm_engine.h) in a CUDA build:
+ * vick_gnnd_build and vick_gnnd_merge_blocks on one device, their codes and
+ * messages kept in the step so that worker threads never write the
+ * context. */
+#include "cuda_internal.h"
+#include "ggm_engine.h"
+#include "vic_kernels_gnnd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static vick_gnnd_params kparams(const vic_ggm_params *p) {
+  vick_gnnd_params q = {p->K, p->samples, p->iterations, p->converge, 0, p->merge_iterations};
+  return q;
+}
+
+static vic_status finish(vic_ggm_step *st, const vick_call *call, int rc, const char *what) {
+  st->seconds_kernel += call->seconds_kernel;
+  st->seconds_transfer += call->seconds_transfer;
+  switch (rc) {
+  case VICK_OK: return VIC_OK;
+  case VICK_NOMEM:
+    snprintf(st->message, sizeof st->message, "GPU %s ran out of device memory: %.400s", what, call->message);
+    return VIC_E_NOMEM;
+  case VICK_CANCELLED: snprintf(st->message, sizeof st->message, "GPU %s cancelled", what); return VIC_E_CANCELLED;
+  case VICK_ARGUMENT:
+    snprintf(st->message, sizeof st->message, "GPU %s: %.400s", what, call->message);
+    return VIC_E_UNSUPPORTED;
+  case VICK_NODEVICE:
+    snprintf(st->message, sizeof st->message, "GPU %s: %.400s", what, call->message);
+    return VIC_E_NODEVICE;
+  default: snprintf(st->message, sizeof st->message, "GPU %s failed: %.400s", what, call->message); return VIC_E_DEVICE;
+  }
+}
+
+vic_status vic__ggm_gpu_build(vic_ctx *c, vic_ggm_step *st, const float *rows, int64_t n, int32_t d,
+                              const vic_ggm_params *p, int32_t *ids, float *dist) {
+  vick_call call;
+  vic__cuda_call_init(c, &call, st->device, 0, st->threaded);
+  vick_gnnd_params q = kparams(p);
+  vick_gnnd_graph g = {n, p->K, ids, dist};
+  return finish(st, &call, vick_gnnd_build(&call, rows, n, d, &q, &g), "gnnd build");
+}
+
+vic_status vic__ggm_gpu_merge(vic_ctx *c, vic_ggm_step *st, const float *rows1, int64_t n1, const float *rows2,
+                              int64_t n2, int32_t d, const vic_ggm_params *p, const int32_t *ids1, const float *dist1,
+                              const int32_t *ids2, const float *dist2, int32_t k, int32_t *out_ids, float *out_dist) {
+  vick_call call;
+  vic__cuda_call_init(c, &call, st->device, 0, st->threaded);
+  vick_gnnd_params q = kparams(p);
+  vick_gnnd_graph g1 = {n1, p->K, (int32_t *)ids1, (float *)dist1};
+  vick_gnnd_graph g2 = {n2, p->K, (int32_t *)ids2, (float *)dist2};
+  vick_gnnd_graph out = {n1 + n2, k, out_ids, out_dist};
+  return finish(st, &call, vick_gnnd_merge_blocks(&call, rows1, n1, rows2, n2, d, &q, &g1, &g2, &out), "ggm merge");
+}
+
+size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p) {
+  vick_gnnd_params q = kparams(p);
+  return vick_gnnd_bytes(2 * m, d, &q, 1);
+}
+
+size_t vic__ggm_gpu_build_bytes(int64_t n, int32_t d, const vic_ggm_params *p) {
+  vick_gnnd_params q = kparams(p);
+  return vick_gnnd_bytes(n, d, &q, 0);
+}
+
+vic_status vic__ggm_gpu_devices(vic_ctx *c, int *first, int *count) { return vic__cuda_devices(c, first, count); }
+
+size_t vic__ggm_gpu_free_bytes(int device) {
+  size_t free_b = 0, total_b = 0;
+  char name[8];
+  if (vick_device_info(device, name, sizeof name, &free_b, &total_b) != VICK_OK) return 0;
+  return free_b;
+}

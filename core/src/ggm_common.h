@@ -1,0 +1,35 @@
+/* What vic_knn_add, vic_knn_merge and vic_knn_build_sharded share: the
+ * backend they run on, rows as the steps take them, and the conversion of
+ * lists between the public form (int64 ids, true distances, k wide) and
+ * the steps' working form (ggm_engine.h). */
+#ifndef VIC_GGM_COMMON_H
+#define VIC_GGM_COMMON_H
+
+#include "ggm_engine.h"
+
+/* Validated, prepared (unit rows for cosine) and packed rows of x; *owned
+ * is the copy to free, if one was made.  what names x in messages. */
+vic_status vic__ggm_rows(vic_ctx *c, const vic_data *x, const char *what, vic_data *view, float **owned);
+
+/* *gpu = 1 when the GPU runs the steps: the backend is not CPU and a device
+ * is usable (a CUDA request without one fails with the probe's message). */
+vic_status vic__ggm_backend(vic_ctx *c, int *gpu);
+
+/* Public lists g of n rows (checked: size, ids in 0..n-1) into K-wide
+ * working lists for the metric m. */
+vic_status vic__ggm_lists_in(vic_ctx *c, const vic_knn *g, int64_t n, vic_metric m, const char *what, int32_t K,
+                             int32_t *ids, float *dist);
+
+/* Working lists (n x k) into a fresh public result: int64 ids, true
+ * distances in (distance, id) order. */
+vic_status vic__ggm_lists_out(vic_ctx *c, vic_metric m, int64_t n, int32_t k, const int32_t *ids, const float *dist,
+                              vic_knn *out);
+
+/* vic_knn_build's GNND on the GPU when the rows need more device memory
+ * than the budget (or shard_size asks for shards): the sharded build in
+ * host memory, with a warning that says so.  *taken = 0 when the rows fit
+ * (nothing done); otherwise true lists in ids/dist (n x k). */
+vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int64_t *ids,
+                                 float *dist, vic_report *rep, int *taken);
+
+#endif

@@ -1,0 +1,73 @@
+/* The two steps every graph-growing call is made of (Wang et al. 2022,
+ * Sec. 5): the k-NN graph of one block of rows (GNND on the GPU, NN-Descent
+ * on the CPU), and the merge of two blocks' graphs into the graph of their
+ * union (GGM on the GPU; on the CPU NN-Descent over the union whose lists
+ * are then merged with the given ones).  Used by vic_knn_add,
+ * vic_knn_merge and the sharded build.
+ *
+ * Lists here are "working" lists: int32 ids, squared L2 on prepared rows
+ * (unit rows for cosine), K entries per row sorted by (distance, id), -1 /
+ * +inf padding. */
+#ifndef VIC_GGM_ENGINE_H
+#define VIC_GGM_ENGINE_H
+
+#include "internal.h"
+
+typedef struct {
+  int32_t K;                /* list length during builds and merges: a multiple of 32 in 32..256 */
+  int32_t samples, iterations, merge_iterations;
+  float converge;
+} vic_ggm_params;
+
+/* One step on one device, safe on a worker thread: the context is only
+ * read (its options and cancel flag), failures are returned with their
+ * message here, for the calling thread to record. */
+typedef struct {
+  int device;
+  int threaded;               /* nonzero: runs beside other steps, polls only the cancel flag */
+  char message[512];
+  double seconds_kernel, seconds_transfer;
+} vic_ggm_step;
+
+/* The GNND parameters of a build: K = max(gnnd.k_build (0: 32), k) rounded
+ * up to the 32-entry segments; merges run at most GGM_MERGE_ITERATIONS. */
+vic_status vic__ggm_params(vic_ctx *c, const vic_build_options *o, int32_t k, vic_ggm_params *p);
+
+/* GPU steps (cuda_ggm.c; cuda_none.c answers VIC_E_NODEVICE).  rows are
+ * packed (stride d).  merge: ids1 over block 1 (0..n1-1), ids2 local to
+ * block 2 (0..n2-1), both K wide; out gets k <= K entries per row with
+ * ids over the union (block-2 row r is n1 + r). */
+vic_status vic__ggm_gpu_build(vic_ctx *c, vic_ggm_step *st, const float *rows, int64_t n, int32_t d,
+                              const vic_ggm_params *p, int32_t *ids, float *dist);
+vic_status vic__ggm_gpu_merge(vic_ctx *c, vic_ggm_step *st, const float *rows1, int64_t n1, const float *rows2,
+                              int64_t n2, int32_t d, const vic_ggm_params *p, const int32_t *ids1, const float *dist1,
+                              const int32_t *ids2, const float *dist2, int32_t k, int32_t *out_ids, float *out_dist);
+/* Device bytes of one merge of two blocks of m rows (0 without CUDA). */
+size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p);
+/* Device bytes of an in-memory GNND build of n rows (0 without CUDA). */
+size_t vic__ggm_gpu_build_bytes(int64_t n, int32_t d, const vic_ggm_params *p);
+
+/* The context's devices (first, count), as every multi-GPU call resolves
+ * them; free bytes of one device (0 when unknown or without CUDA). */
+vic_status vic__ggm_gpu_devices(vic_ctx *c, int *first, int *count);
+size_t vic__ggm_gpu_free_bytes(int device);
+
+/* CPU steps (ggm_cpu.c), same contracts, on the calling thread. */
+vic_status vic__ggm_cpu_build(vic_ctx *c, const vic_build_options *o, const float *rows, int64_t n, int32_t d,
+                              const vic_ggm_params *p, int32_t *ids, float *dist);
+vic_status vic__ggm_cpu_merge(vic_ctx *c, const vic_build_options *o, const float *rows1, int64_t n1,
+                              const float *rows2, int64_t n2, int32_t d, const vic_ggm_params *p,
+                              const int32_t *ids1, const float *dist1, const int32_t *ids2, const float *dist2,
+                              int32_t k, int32_t *out_ids, float *out_dist);
+
+/* List b (kb entries, sorted, global ids) merged into list a (ka entries,
+ * sorted, global ids) in place: the best ka distinct ids of both, sorted
+ * by (distance, id).  ka <= 256. */
+void vic__ggm_merge_list(int32_t *a_ids, float *a_dist, int32_t ka, const int32_t *b_ids, const float *b_dist,
+                         int32_t kb);
+
+/* Working distance of a true one (inverse of vic__true_dist for L2 and
+ * cosine). */
+float vic__ggm_work_of_true(vic_metric m, float true_dist);
+
+#endif

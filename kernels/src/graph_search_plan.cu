@@ -1,0 +1,222 @@
+/* The host side of a graph search (graph_search_small.cu,
+ * graph_search_large.cu): the parameters, the plan of one call (procedure,
+ * launch shape, buffer layout) and the call itself on the index's
+ * workspace (graph_search_workspace.cu) or on resources of its own. */
+#include "graph_search.cuh"
+
+#include <string.h>
+
+/* ------------------------------------------------------------ host side */
+void vick_gsearch_params_init(vick_gsearch_params *p) {
+  memset(p, 0, sizeof *p);
+  p->procedure = VICK_GSEARCH_LARGE;
+  p->occlusion_limit = 0;
+  p->searches = 32;
+  p->hops = 0;
+  p->list = 0;
+  p->delta = 0.1f;
+  p->entries = 0;
+  p->pivots = 0;
+}
+
+static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k, const vick_gsearch_params *p,
+                        gs_plan *P) {
+  memset(P, 0, sizeof *P);
+  P->small = p->procedure == VICK_GSEARCH_SMALL;
+  P->qbytes = ((size_t)g->d * 4 + 15) / 16 * 16;
+  P->ne = p->entries > 0 ? (p->entries < GS_EMAX ? p->entries : GS_EMAX) : GS_EMAX;
+  P->RS = (k <= 32 && p->list <= 32) ? 32 : 128;
+  P->t0 = p->searches;
+  P->kk = k < P->RS ? k : P->RS;
+  /* The pivot kernel's share: on a connected graph any start leads to the
+   * query, so a few pivots are enough to start close, and comparing every
+   * query with all of them would take a large share of a big batch.  A
+   * disconnected graph needs them all: its searches must start on the
+   * query's island. */
+  {
+    int want = p->pivots > 0 ? p->pivots : (g->components == 1 ? GS_PIVOTS_CONNECTED : g->pivots);
+    P->slices = gs_slices(want < g->pivots ? want : g->pivots);
+  }
+  if (P->small) {
+    if (P->t0 < 1 || P->t0 > 64 || P->t0 * P->kk > GS_MERGE_MAX)
+      return vick_fail(call, VICK_ARGUMENT, "small-batch search: t0 = %d must be 1..%d for k = %d", P->t0,
+                       GS_MERGE_MAX / P->kk < 64 ? GS_MERGE_MAX / P->kk : 64, k);
+    /* A connected graph and one wave of blocks: each block finds the nearest
+     * of its own share of the pivots and starts there (no pivot kernel, no
+     * exchange).  Several components: every search starts from the query's
+     * nearest pivots overall, or most of a query's searches would start on
+     * the wrong islands and miss the query's own.  Larger batches:
+     * the pivot kernel serves all queries first (a pivot row read once for
+     * 8 queries). */
+    P->fused = g->components == 1 && m * P->t0 <= g->wave_blocks[P->RS == 128];
+    P->parts = P->t0 < GS_SLICES_MAX ? P->t0 : GS_SLICES_MAX;
+    P->hops = p->hops > 0 ? p->hops : 64;
+  } else {
+    P->L = p->list > 0 ? p->list : (k <= 32 ? 64 : 128);
+    if (P->L < k) P->L = k;
+    if (P->L > 256) return vick_fail(call, VICK_ARGUMENT, "large-batch search: list %d above 256", P->L);
+    P->hops = p->hops > 0 ? p->hops : 2 * P->L;
+    /* one warp per query: from 8 per multiprocessor on, the load units, not
+     * each query's memory latency, bound the time, and grouping pays; below
+     * that it only adds work per query */
+    P->grouped = m >= 8 * (int64_t)g->sms;
+  }
+  /* pivot candidate lists per query: one per slice the pivot kernel scans */
+  const size_t bq = gs_align((size_t)m * g->d * 4), bn = gs_align((size_t)m * P->slices * GS_EMAX * 8),
+               bres = gs_align((size_t)m * k * 12), br = P->small ? gs_align((size_t)m * P->t0 * P->RS * 8) : 0;
+  P->off_near = bq;
+  P->off_res = bq + bn;
+  P->off_rank = bq + bn + bres;
+  P->dev_bytes = bq + bn + bres + br;
+  P->host_res = bq;
+  P->host_bytes = bq + bres;
+  return VICK_OK;
+}
+
+
+/* The call on io: one copy in (through the pinned staging in pieces, so
+ * that the host fills one while the device copies the last), the kernels
+ * (pivots and search, or the fused search alone) as one launch each over
+ * the whole batch, one copy out (two straight into the caller's arrays
+ * without pinned staging), one wait. */
+static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, const float *q,
+                  int64_t m, int k, const vick_gsearch_params *p, int64_t *ids, float *dist) {
+  const size_t qb = (size_t)m * g->d * 4, ib = (size_t)m * k * 8, db = (size_t)m * k * 4;
+  float *dq = (float *)io->dev;
+  int64_t *dids = (int64_t *)(io->dev + P->off_res);
+  float *ddist = (float *)(dids + m * k);
+  char *hres = io->host ? io->host + P->host_res : NULL;
+  gs_graph G = {g->x, g->g,      g->occl,           g->pid,   g->pcomp, g->members,           g->coff,
+                g->n, g->d,      g->degree,         p->occlusion_limit, P->slices, g->components == 1,
+                g->unique_rows,  g->perm};
+  if (io->host) {
+    VICK_TRY(gs_stage_in(call, io->stream, dq, io->host, q, qb));
+  } else {
+    VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
+  }
+  VICK_CUDA(call, cudaEventRecord(io->ev_start, io->stream));
+  const int fused = P->fused;
+  unsigned long long *near = (unsigned long long *)(io->dev + P->off_near);
+  if (!fused) {
+    VICK_TRY(gs_pivot_launch(call, g, dq, m, P->slices, near, P->small ? io->count : NULL, io->stream));
+    VICK_CUDA(call, cudaEventRecord(io->ev_pivots, io->stream));
+  }
+  if (P->small) VICK_TRY(gs_small_launch(call, g, io, P, G, dq, m, k, dids, ddist));
+  else VICK_TRY(gs_large_launch(call, io->stream, P, G, dq, near, m, 0, k, p->delta, dids, ddist));
+  VICK_CUDA(call, cudaEventRecord(io->ev_stop, io->stream));
+  if (hres) {
+    VICK_CUDA(call, cudaMemcpyAsync(hres, dids, ib + db, cudaMemcpyDeviceToHost, io->stream));
+  } else {
+    VICK_CUDA(call, cudaMemcpyAsync(ids, dids, ib, cudaMemcpyDeviceToHost, io->stream));
+    VICK_CUDA(call, cudaMemcpyAsync(dist, ddist, db, cudaMemcpyDeviceToHost, io->stream));
+  }
+  VICK_CUDA(call, cudaStreamSynchronize(io->stream));
+  if (hres) {
+    memcpy(ids, hres, ib);
+    memcpy(dist, hres + ib, db);
+  }
+  float ms = 0.f, pivot_ms = 0.f;
+  VICK_CUDA(call, cudaEventElapsedTime(&ms, io->ev_start, io->ev_stop));
+  if (!fused) VICK_CUDA(call, cudaEventElapsedTime(&pivot_ms, io->ev_start, io->ev_pivots));
+  call->seconds_kernel = 1e-3 * ms;
+  if (!fused) vick_stage_add(call, "pivots", 1e-3 * pivot_ms);
+  vick_stage_add(call, fused ? "search (pivots inside)" : "search", 1e-3 * (ms - pivot_ms));
+  return VICK_OK;
+}
+
+/* A call on resources of its own (the workspace busy with another thread's call). */
+static int gs_query_own(vick_call *call, const vick_gsearch *g, const gs_plan *P, const float *q, int64_t m, int k,
+                        const vick_gsearch_params *p, int64_t *ids, float *dist) {
+  vick_env env;
+  vick_buf all = {NULL, 0};
+  gs_io io;
+  memset(&io, 0, sizeof io);
+  int rc = vick_begin(call, &env);
+  if (rc == VICK_OK) {
+    const cudaError_t e = cudaEventCreate(&io.ev_pivots);
+    if (e != cudaSuccess) {
+      io.ev_pivots = NULL;
+      rc = vick_cuda_fail(call, e, "cudaEventCreate", __FILE__, __LINE__);
+    }
+  }
+  const size_t cb = P->small ? gs_align((size_t)m * 4) : 0;
+  if (rc == VICK_OK)
+    rc = vick_buf_alloc(call, &env, &all, cb + P->dev_bytes, "queries, pivot candidates, results and rankings");
+  if (rc == VICK_OK && cb) {
+    const cudaError_t e = cudaMemsetAsync(all.p, 0, cb, env.stream);
+    if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaMemsetAsync", __FILE__, __LINE__);
+  }
+  if (rc == VICK_OK) {
+    io.stream = env.stream;
+    io.ev_start = env.ev_a;
+    io.ev_stop = env.ev_b;
+    io.count = cb ? (int *)all.p : NULL;
+    io.dev = (char *)all.p + cb;
+    io.dev_bytes = P->dev_bytes;
+    rc = gs_run(call, g, &io, P, q, m, k, p, ids, dist);
+  }
+  vick_buf_free(&env, &all);
+  if (io.ev_pivots) cudaEventDestroy(io.ev_pivots);
+  return vick_end(call, &env, rc);
+}
+
+int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int32_t k,
+                       const vick_gsearch_params *p, int64_t *ids, float *dist) {
+  if (!call) return VICK_ARGUMENT;
+  if (!g || !q || !p || !ids || !dist || m < 1 || k < 1 || k > 128)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: needs a graph, queries (m >= 1), 1 <= k <= 128, outputs");
+  if (p->procedure != VICK_GSEARCH_SMALL && p->procedure != VICK_GSEARCH_LARGE)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: unknown procedure %d", p->procedure);
+  if (!(p->delta >= 0.f) || p->hops < 0 || p->occlusion_limit < 0 || p->pivots < 0)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: delta, hops, occlusion_limit and pivots must be >= 0");
+  if (m > 0x7fffffffLL / 64) return vick_fail(call, VICK_ARGUMENT, "graph search: m = %lld too large", (long long)m);
+  if (call->device != g->device)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: the graph lives on device %d, the call names %d", g->device,
+                     call->device);
+  gs_plan P;
+  VICK_TRY(gs_plan_make(call, g, m, k, p, &P));
+  /* a batch far above the usual (the for-all lists of an index's every
+   * point) runs on resources of its own, not kept by the index after it */
+  if (P.dev_bytes > GS_WS_MAX_BYTES || !gs_ws_acquire(g)) return gs_query_own(call, g, &P, q, m, k, p, ids, dist);
+  /* the index's workspace: no stream, event or buffer made, no device
+   * memory query (vick_begin's) on the way */
+  const double t_start = vick_now();
+  call->seconds_transfer = call->seconds_kernel = call->seconds_total = 0;
+  call->n_stages = 0;
+  call->message[0] = '\0';
+  gs_io io;
+  cudaError_t e = cudaSetDevice(call->device);
+  int rc = e == cudaSuccess ? VICK_OK : vick_cuda_fail(call, e, "cudaSetDevice", __FILE__, __LINE__);
+  if (rc == VICK_OK) rc = gs_ws_reserve(call, g, P.small ? m : 0, P.dev_bytes, P.host_bytes, &io);
+  if (rc == VICK_OK) rc = gs_run(call, g, &io, &P, q, m, k, p, ids, dist);
+  gs_ws_release(g, rc != VICK_OK);
+  call->seconds_total = vick_now() - t_start;
+  return rc;
+}
+
+#define GS_SMALL_RESERVE 1024
+
+int vick_gsearch_reserve(vick_call *call, const vick_gsearch *g, int64_t m, int32_t k) {
+  if (!call) return VICK_ARGUMENT;
+  if (!g || m < 1 || k < 1 || k > 128 || m > 0x7fffffffLL / 64)
+    return vick_fail(call, VICK_ARGUMENT, "graph search reserve: needs a graph, 1 <= m, 1 <= k <= 128");
+  call->message[0] = '\0';
+  VICK_CUDA(call, cudaSetDevice(g->device));
+  VICK_TRY(gs_large_load(call));
+  cudaFuncAttributes a;
+  VICK_CUDA(call, cudaFuncGetAttributes(&a, gs_pivot_kernel_ptr()));
+  /* the larger of the two procedures' layouts: the large one for m
+   * queries, the small one (its rankings take t0 x 32 keys a query) for
+   * the batches it serves, at most GS_SMALL_RESERVE */
+  vick_gsearch_params p;
+  vick_gsearch_params_init(&p);
+  gs_plan large, small;
+  VICK_TRY(gs_plan_make(call, g, m, k, &p, &large));
+  p.procedure = VICK_GSEARCH_SMALL;
+  p.searches = k <= 32 ? 32 : 16;
+  const int64_t ms = m < GS_SMALL_RESERVE ? m : GS_SMALL_RESERVE;
+  VICK_TRY(gs_plan_make(call, g, ms, k, &p, &small));
+  const size_t dev = large.dev_bytes > small.dev_bytes ? large.dev_bytes : small.dev_bytes;
+  const size_t host = large.host_bytes > small.host_bytes ? large.host_bytes : small.host_bytes;
+  return gs_ws_prepare(call, g, ms, dev, host);
+}

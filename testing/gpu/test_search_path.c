@@ -1,0 +1,234 @@
+/* The search path of the graph indexes (issue 17): a GGNN searcher's
+ * staged large batches (grown past its reserve) give exactly
+ * vick_ggnn_query's results; the bottom layer's small-batch index answers
+ * in input row ids, close to exact search; a graph-search index's large
+ * batch on its workspace is repeatable and close to exact; and through the public API a GGNN,
+ * GRNND and TSDG index answer batches of 1, 10 and 5,000 queries with
+ * valid ids, true distances and high recall, the single queries by the
+ * small-batch procedure.  Exits 77 without a CUDA device. */
+#include "vic_kernels_ggnn.h"
+#include "vic_kernels_grnnd.h"
+#include "vicinity.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+/* "small": fewer points (for compute-sanitizer), the same batch sizes */
+static int64_t N = 30000;
+#define CHECK(c, ...) do { if (!(c)) { fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #c); \
+  fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); failures++; } } while (0)
+
+static uint64_t rng(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static double unif(uint64_t *s) { return (rng(s) >> 11) * (1.0 / 9007199254740992.0); }
+static double gauss(uint64_t *s) { return sqrt(-2 * log(unif(s) + 1e-300)) * cos(6.283185307179586 * unif(s)); }
+
+/* n points around 50 centres (overlapping blobs: one component) */
+static float *blobs(int64_t n, int d, uint64_t seed) {
+  const int clusters = 50;
+  float *x = malloc((size_t)n * d * sizeof *x), *c = malloc((size_t)clusters * d * sizeof *c);
+  uint64_t cs = 7;
+  for (int64_t i = 0; i < (int64_t)clusters * d; ++i) c[i] = (float)(1.5 * gauss(&cs));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t cl = (int64_t)(rng(&seed) % (uint64_t)clusters);
+    for (int j = 0; j < d; ++j) x[i * d + j] = c[cl * d + j] + (float)gauss(&seed);
+  }
+  free(c);
+  return x;
+}
+
+static double sq(const float *a, const float *b, int d) {
+  double s = 0;
+  for (int j = 0; j < d; ++j) { double t = (double)a[j] - b[j]; s += t * t; }
+  return s;
+}
+
+/* exact squared distance of the k-th nearest row of x to q */
+static double kth(const float *x, int64_t n, int d, const float *q, int k) {
+  double best[32];
+  for (int t = 0; t < k; ++t) best[t] = INFINITY;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = sq(x + i * d, q, d);
+    if (v >= best[k - 1]) continue;
+    int t = k - 1;
+    while (t > 0 && best[t - 1] > v) { best[t] = best[t - 1]; t--; }
+    best[t] = v;
+  }
+  return best[k - 1];
+}
+
+/* recall@k by distance (an answer no farther than the exact k-th counts);
+ * also checks ids and reported distances (squared or not) */
+static double recall(const float *x, int64_t n, int d, const float *q, int64_t m, int k, const int64_t *ids,
+                     const float *dist, int squared, int *bad) {
+  int64_t hit = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    const double kd = kth(x, n, d, q + i * d, k);
+    for (int t = 0; t < k; ++t) {
+      const int64_t v = ids[i * k + t];
+      if (v < 0 || v >= n) { ++*bad; continue; }
+      const double e = sq(x + v * d, q + i * d, d), r = squared ? dist[i * k + t] : (double)dist[i * k + t] * dist[i * k + t];
+      if (fabs(e - r) > 1e-3 * (1 + e)) ++*bad;
+      if (t && dist[i * k + t] < dist[i * k + t - 1]) ++*bad;
+      hit += e <= kd * (1 + 1e-5);
+    }
+  }
+  return (double)hit / ((double)m * k);
+}
+
+static void kernels_case(void) {
+  const int64_t n = N, m = 5000;
+  const int d = 32, k = 10;
+  float *x = blobs(n, d, 11), *q = blobs(m, d, 12);
+  vick_call call;
+  memset(&call, 0, sizeof call);
+  call.seed = 5;
+  vick_ggnn_params p;
+  vick_ggnn_params_init(&p);
+  vick_ggnn *g = NULL;
+  vick_ggnn_searcher *s = NULL;
+  int rc = vick_ggnn_build(&call, x, n, d, &p, &g);
+  CHECK(rc == VICK_OK, "ggnn build: %s", call.message);
+  if (rc == VICK_OK) rc = vick_ggnn_searcher_create(&call, g, 1000, k, 1, &s);
+  CHECK(rc == VICK_OK, "searcher: %s", call.message);
+  int64_t *i1 = malloc((size_t)m * k * 8), *i2 = malloc((size_t)m * k * 8);
+  float *d1 = malloc((size_t)m * k * 4), *d2 = malloc((size_t)m * k * 4);
+  if (rc == VICK_OK) {
+    /* the searcher's staged path (5,000 > its reserve: grown) against vick_ggnn_query's own */
+    CHECK(vick_ggnn_query(&call, g, q, m, k, 0.3f, 0, i1, d1) == VICK_OK, "query: %s", call.message);
+    CHECK(vick_ggnn_search(&call, s, q, m, k, 0.3f, 0, i2, d2) == VICK_OK, "search: %s", call.message);
+    CHECK(call.seconds_kernel > 0, "kernel time %g", call.seconds_kernel);
+    CHECK(!memcmp(i1, i2, (size_t)m * k * 8) && !memcmp(d1, d2, (size_t)m * k * 4),
+          "searcher's batch differs from vick_ggnn_query");
+    /* the bottom layer's small-batch index: batch 1 and 10, input row ids */
+    const vick_gsearch *gs = vick_ggnn_searcher_graph(s);
+    CHECK(gs != NULL, "no bottom-layer index");
+    vick_gsearch_params sp;
+    vick_gsearch_params_init(&sp);
+    sp.procedure = VICK_GSEARCH_SMALL;
+    sp.searches = 16;
+    int bad = 0;
+    double r = 0;
+    const int calls = 40;
+    for (int c = 0; gs && c < calls; ++c) {
+      const int64_t b = c % 2 ? 10 : 1;
+      rc = vick_gsearch_query(&call, gs, q + (int64_t)c * 10 * d, b, k, &sp, i1, d1);
+      CHECK(rc == VICK_OK, "small batch %lld: %s", (long long)b, call.message);
+      r += recall(x, n, d, q + (int64_t)c * 10 * d, b, k, i1, d1, 1, &bad) / calls;
+    }
+    printf("GGNN bottom layer, small batches 1 and 10: recall@10 %.4f\n", r);
+    CHECK(r >= 0.9 && bad == 0, "bottom layer small batches: recall %.4f, %d bad entries", r, bad);
+    /* the same graph on the host as a flat graph: a large batch twice */
+    int32_t *flat = malloc((size_t)n * p.k * 4);
+    vick_gsearch *fs = NULL;
+    rc = vick_ggnn_bottom_graph(&call, g, flat);
+    if (rc == VICK_OK) rc = vick_gsearch_create(&call, x, n, d, flat, p.k, NULL, 0, &fs);
+    CHECK(rc == VICK_OK, "flat index: %s", call.message);
+    if (rc == VICK_OK) {
+      vick_gsearch_params lp;
+      vick_gsearch_params_init(&lp);
+      lp.list = 64;
+      CHECK(vick_gsearch_query(&call, fs, q, m, k, &lp, i1, d1) == VICK_OK, "large: %s", call.message);
+      CHECK(call.n_stages == 2 && !strcmp(call.stages[0].name, "pivots"), "stages: %d, %s", call.n_stages,
+            call.stages[0].name);
+      CHECK(vick_gsearch_query(&call, fs, q, m, k, &lp, i2, d2) == VICK_OK, "large again: %s", call.message);
+      CHECK(!memcmp(i1, i2, (size_t)m * k * 8) && !memcmp(d1, d2, (size_t)m * k * 4), "large batch not repeatable");
+      bad = 0;
+      r = recall(x, n, d, q, 300, k, i1, d1, 1, &bad);
+      printf("flat GGNN bottom graph, large batch of %lld: recall@10 %.4f (first 300)\n", (long long)m, r);
+      CHECK(r >= 0.9 && bad == 0, "large batch: recall %.4f, %d bad entries", r, bad);
+    }
+    vick_gsearch_free(fs);
+    free(flat);
+  }
+  vick_ggnn_searcher_free(s);
+  vick_ggnn_free(g);
+  free(i1);
+  free(i2);
+  free(d1);
+  free(d2);
+  free(x);
+  free(q);
+}
+
+/* Through the public API: batches 1, 10 and 5,000 of every graph index. */
+static void api_case(vic_ctx *c, vic_method method) {
+  const int64_t n = N, m = 5000;
+  const int d = 32, k = 10;
+  float *x = blobs(n, d, 21), *q = blobs(m, d, 22);
+  vic_data xd = {x, n, d, 0, VIC_L2, NULL, NULL};
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.method = method;
+  vic_index *ix = NULL;
+  vic_status st = vic_index_build(c, &xd, &o, &ix);
+  CHECK(st == VIC_OK, "%s build: %s", vic_method_name(method), vic_ctx_error(c));
+  const int64_t sizes[3] = {1, 10, m};
+  for (int b = 0; st == VIC_OK && b < 3; ++b) {
+    vic_search_options so;
+    vic_search_options_init(&so);
+    so.k = k;
+    so.tau = 0.3f;
+    double r = 0;
+    int bad = 0, small = 0;
+    const int calls = sizes[b] == m ? 2 : 20;
+    for (int i = 0; i < calls; ++i) {
+      const int64_t q0 = sizes[b] == m ? 0 : i * sizes[b];
+      vic_data qd = {q + q0 * d, sizes[b], d, 0, VIC_L2, NULL, NULL};
+      vic_knn nn;
+      st = vic_index_search(c, ix, &qd, &so, &nn);
+      CHECK(st == VIC_OK, "%s search: %s", vic_method_name(method), vic_ctx_error(c));
+      if (st != VIC_OK) break;
+      small += strstr(nn.report.reason, "small-batch") != NULL;
+      CHECK(nn.report.backend == VIC_BACKEND_CUDA && nn.report.seconds_kernel > 0, "%s: backend %d, kernel %g",
+            vic_method_name(method), (int)nn.report.backend, nn.report.seconds_kernel);
+      const int64_t mm = sizes[b] == m ? 300 : sizes[b]; /* recall of the first 300 of a large batch */
+      r += recall(x, n, d, q + q0 * d, mm, k, nn.ids, nn.dist, 0, &bad) / calls;
+      vic_knn_free(&nn);
+    }
+    printf("%s batch %lld: recall@10 %.4f, %d of %d calls small-batch\n", vic_method_name(method),
+           (long long)sizes[b], r, small, calls);
+    /* GGNN's own query (large batches) at tau 0.3 on this full-rank 32-d
+     * data stops near recall 0.75 (its caches are sized for SIFT-like
+     * data); the kernels' case above shows its staged path exact */
+    const double want = method == VIC_METHOD_GGNN && sizes[b] == m ? 0.7 : 0.9;
+    CHECK(r >= want && bad == 0, "%s batch %lld: recall %.4f, %d bad entries", vic_method_name(method),
+          (long long)sizes[b], r, bad);
+    CHECK(sizes[b] > 10 || small == calls, "%s batch %lld: %d of %d calls by the small-batch procedure",
+          vic_method_name(method), (long long)sizes[b], small, calls);
+  }
+  vic_index_free(ix);
+  free(x);
+  free(q);
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "small")) N = 5000;
+  vic_ctx *c = NULL;
+  vic_ctx_options co;
+  vic_ctx_options_init(&co);
+  co.backend = VIC_BACKEND_CUDA;
+  if (vic_ctx_create(&co, &c) != VIC_OK || !vic_cuda_available(c)) {
+    printf("SKIP: no CUDA device\n");
+    vic_ctx_destroy(c);
+    return 77;
+  }
+  kernels_case();
+  api_case(c, VIC_METHOD_GGNN);
+  api_case(c, VIC_METHOD_GRNND);
+  api_case(c, VIC_METHOD_TSDG);
+  vic_ctx_destroy(c);
+  if (failures) {
+    fprintf(stderr, "test_search_path: %d failures\n", failures);
+    return 1;
+  }
+  printf("test_search_path: all checks passed\n");
+  return 0;
+}
