@@ -122,6 +122,39 @@ int main(void) {
     vic_knn_free(&tl);
   }
 
+  /* entry_points reaches the CPU search: on 40 islands far apart the graph
+   * has no edge between islands, so one random entry row finds the query's
+   * island rarely and a thousand find it almost surely */
+  {
+    const int64_t ni = 4000, mi = 200;
+    const int islands = 40;
+    float *w = vt_clusters(ni + mi, d, 1, 91);
+    for (int64_t i = 0; i < ni + mi; ++i) w[i * d] += 1000.f * (float)(i % islands);
+    vic_data xi = {w, ni, d, 0, VIC_L2, NULL}, qi = {w + ni * d, mi, d, 0, VIC_L2, NULL};
+    vic_knn ei;
+    VT_OK(c, vic_knn_query_exact(c, &xi, &qi, 10, &ei));
+    vic_index *isl;
+    VT_OK(c, vic_index_build(c, &xi, &o, &isl));
+    vic_search_options eo;
+    vic_search_options_init(&eo);
+    eo.k = 10;
+    double rec[2];
+    const int32_t counts[2] = {1, 1000};
+    for (int t = 0; t < 2; ++t) {
+      vic_knn gi;
+      eo.entry_points = counts[t];
+      VT_OK(c, vic_index_search(c, isl, &qi, &eo, &gi));
+      rec[t] = recall(&gi, &ei);
+      printf("TSDG (CPU) on %d islands, %d entry points: recall@10 %.4f (%s)\n", islands, (int)counts[t], rec[t],
+             gi.report.reason);
+      vic_knn_free(&gi);
+    }
+    VT_CHECK(rec[0] < 0.5 && rec[1] >= 0.95, "entry_points 1 / 1000: recall@10 %.4f / %.4f", rec[0], rec[1]);
+    vic_index_free(isl);
+    vic_knn_free(&ei);
+    free(w);
+  }
+
   /* GRNND needs the GPU: on the CPU the NN-Descent graph, with a warning */
   vic_index_free(ix);
   o.method = VIC_METHOD_GRNND;

@@ -4,7 +4,6 @@
  * fails under AUTO). */
 #include "backend_cuda.h"
 #include "ggm_common.h"
-#include "method_table.h"
 
 #include <string.h>
 
@@ -34,8 +33,10 @@ vic_status vic__ggm_backend(vic_ctx *c, int *gpu) {
   *gpu = 0;
   if (c->opt.backend == VIC_BACKEND_CPU) return VIC_OK;
   vic_status s = vic__cuda_probe(c);
-  /* a usable device means a CUDA build, and every CUDA build has GNND */
+#ifdef VIC_WITH_CUDA /* GNND and GGM run on the GPU in every CUDA build (not via the method table: its
+                      * GNND record calls back into the shard build, knn_sharded.c) */
   if (s == VIC_OK) { *gpu = 1; return VIC_OK; }
+#endif
   if (c->opt.backend == VIC_BACKEND_CUDA)
     return s != VIC_OK ? s : vic__fail(c, VIC_E_NODEVICE, "this build has no GPU GNND");
   c->error[0] = '\0';

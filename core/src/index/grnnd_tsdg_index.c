@@ -142,7 +142,7 @@ typedef struct {
 } cand;
 
 static vic_status cpu_search(vic_ctx *c, const vic_index *ix, const vic_data *q, int32_t k, int32_t L,
-                             int32_t limit, int64_t *ids, float *dist) {
+                             int32_t limit, int32_t entries, int64_t *ids, float *dist) {
   const vic_flat_graph *g = &ix->flat;
   const vic_data *x = &ix->x;
   const int64_t n = x->n;
@@ -187,7 +187,7 @@ static vic_status cpu_search(vic_ctx *c, const vic_index *ix, const vic_data *q,
     lst[p_].id = v_;                                                                                 \
     lst[p_].expanded = 0;                                                                            \
   } while (0)
-    for (int s = 0; s < 32; ++s) OFFER((int32_t)vic__rng_below(&r, (uint64_t)n));
+    for (int32_t s = 0; s < entries; ++s) OFFER((int32_t)vic__rng_below(&r, (uint64_t)n));
     for (;;) {
       int p = 0;
       while (p < size && lst[p].expanded) ++p;
@@ -433,10 +433,13 @@ vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, 
   int32_t L = o->max_visits > 0 ? o->max_visits : 64;
   if (L < k) L = k;
   const int32_t limit = o->occlusion_limit > 0 ? o->occlusion_limit : tsdg ? TSDG_LIMIT_SMALL : 0;
-  vic_status s = cpu_search(c, ix, q, k, L, limit, ids, dist);
+  /* random entry rows: on graphs of separate clusters they are what reaches
+   * a query's cluster, so the caller's count must be honoured */
+  const int32_t entries = o->entry_points > 0 ? o->entry_points : 32;
+  vic_status s = cpu_search(c, ix, q, k, L, limit, entries, ids, dist);
   if (s == VIC_OK)
-    vic__report_reason(rep, "%s graph, best-first search on the CPU (list %d, occlusion limit %d)",
-                       tsdg ? "TSDG" : "GRNND", (int)L, (int)limit);
+    vic__report_reason(rep, "%s graph, best-first search on the CPU (list %d, %d random entry points, occlusion limit %d)",
+                       tsdg ? "TSDG" : "GRNND", (int)L, (int)entries, (int)limit);
   return s;
 }
 

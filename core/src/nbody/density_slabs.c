@@ -38,11 +38,6 @@ size_t vic__density_budget(vic_ctx *c, int device) {
   return f / 10 * 9;
 }
 
-
-/* One slab on the device of slot dev: its own rows in the slab's region,
- * then the rows that failed the gap test, in regions around their k-th
- * distance balls -- one for the rows by the slab's lower cut, one for
- * those by its upper cut, so that neither spans the whole slab. */
 static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   vic_region reg;
   vic__slab_region(j->x, j->plan, s, j->h0, &reg);

@@ -1,14 +1,15 @@
-/* The steps every pass over the slabs shares (slab_job.h): gathering a
- * region's points, the slabs a region spans, failures and stages into a
- * call, the row lists and caches, and the density pass over a set of rows
- * (vic__slab_rows).  density_slabs.c, slab_known.c and slab_leftovers.c
- * call these; they call none of those files back. */
-#include "density_slabs.h"
+/* A slab pass's rows on one device (slab_job.h): a region's points
+ * gathered as packed rows with their ids, and the density pass's rows
+ * answered in their slab's first region, then in regions grown around the
+ * balls of the rows that region cannot prove.  Shared by the pass driver
+ * (density_slabs.c), the later passes (slab_known.c) and the leftovers
+ * (slab_leftovers.c), so none of them calls back into another. */
 #include "backend_cuda.h"
 #include "slab_plan.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -126,6 +127,10 @@ int vic__slab_cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *id
 }
 
 
+/* One slab on the device of slot dev: its own rows in the slab's region,
+ * then the rows that failed the gap test, in regions around their k-th
+ * distance balls -- one for the rows by the slab's lower cut, one for
+ * those by its upper cut, so that neither spans the whole slab. */
 /* Rows rows_in[0, n_own) of the density pass on the device of slot dev,
  * in reg0 first, then the rows that fail the gap test in regions around
  * their k-th-distance balls -- one for the rows below mid along the
