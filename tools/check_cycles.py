@@ -48,7 +48,9 @@ def symbols(nm, obj):
         name, kind = f[0], f[1]
         if kind == "U":
             undefined.add(name)
-        elif kind.isupper() and kind not in "N":  # global definitions (text, data, bss, common, weak)
+        elif (kind.isupper() and kind != "N") or kind == "i":
+            # global definitions: text, data, bss, common, weak; "i" an
+            # indirect function (target_clones dispatch)
             defined.add(name)
     return defined, undefined
 

@@ -29,7 +29,7 @@
  *  - Result structs (vic_knn, vic_peaks, vic_report, vic_halos,
  *    vic_sph_image) are written whole by the library and have a fixed size: their fields are an anonymous
  *    struct in a union with a reserve, and new fields are appended to that
- *    struct (core/src/abi.c checks the sizes and records the last field).
+ *    struct (core/src/api/abi.c checks the sizes and records the last field).
  *    Their struct_size says how many bytes the library that filled them
  *    knows.  They need no initialisation by the caller.
  *  - vic_knn_out, the caller's buffers for vic_knn_build_into, holds both

@@ -1,9 +1,9 @@
 /* SPH maps (vic_sph_resample): the geometry and kernel look-ups that the
- * core's CPU deposit (core/src/sph_cpu.c) and the GPU kernels
+ * core's CPU deposit (core/src/nbody/sph_cpu.c) and the GPU kernels
  * (kernels/src/sph_map.cu) both evaluate, written once here as
  * host-and-device inline functions so that both backends compute every
  * cell's weight with the same formula.  The core owns the definitions:
- * it builds the frame and the two kernel tables (core/src/sph_tables.c);
+ * it builds the frame and the two kernel tables (core/src/nbody/sph_tables.c);
  * these functions only read them.  Plain C, no CUDA types.
  *
  * Conventions.  A particle at world position p (periodic image shift s

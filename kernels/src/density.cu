@@ -1,7 +1,7 @@
 /* kNN and SPH densities from kNN lists on the device (vic_kernels_density.h).
  *
  * One thread per particle reads its row of the lists and evaluates the
- * core's formulas (core/src/density.c) in the same order and precision:
+ * core's formulas (core/src/nbody/density.c) in the same order and precision:
  * double accumulation over t = 0 .. k-2, the masses converted from float,
  * the spline evaluated in double as vic__m4_shape does.  The arithmetic
  * uses explicit round-to-nearest intrinsics so nvcc cannot contract it

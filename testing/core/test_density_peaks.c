@@ -4,7 +4,7 @@
  * 1.2 host radii, where the host is 9x less dense than at its centre: the
  * prominence rule needs a host/saddle contrast above exp(6/sqrt(31)) =
  * 2.9, which a satellite closer than ~0.7 a would not leave the host); spurious peaks stay within
- * the bound documented in core/src/peaks.c (at most one per 10^5 points,
+ * the bound documented in core/src/nbody/peaks.c (at most one per 10^5 points,
  * plus one), which a uniform Poisson box checks too; and on the real halo
  * the main peak agrees with a shrinking-sphere centre within 3 mean d_nn1. */
 #include "test_util.h"

@@ -1,4 +1,4 @@
-/* The "random" baseline method (core/src/random_graph.c), added through
+/* The "random" baseline method (core/src/cpu/random_graph.c), added through
  * the method table alone: named and parsed, valid lists (k distinct other
  * points, true distances, ascending), the recall estimate near k / (n - 1),
  * deterministic per seed whatever the thread count, refused where it offers

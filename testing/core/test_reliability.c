@@ -68,7 +68,7 @@ static void test_threads_honoured(void) {
   vic_knn nn;
   VT_OK(c, vic_knn_density(c, &x, 8, mass, NULL, &nn, rho, NULL, NULL)); /* density.c's checks */
   vic_knn_free(&nn);
-  /* TSDG on the CPU: diversification and best-first search (flat_index.c) */
+  /* TSDG on the CPU: diversification and best-first search (grnnd_tsdg_index.c) */
   float *feat = vt_clusters(n, 16, 5, 4);
   vic_data xf = {feat, n, 16, 0, VIC_L2, NULL};
   vic_build_options o;

@@ -3,7 +3,7 @@
 largest, in a uniform background) at a quarter of its size (250,000
 particles): every planted centre is found as a peak within a tenth of its
 scale radius, no more spurious peaks than the core documents (one per
-10^5 particles, plus one: core/src/peaks.c), the per-particle arrays are
+10^5 particles, plus one: core/src/nbody/peaks.c), the per-particle arrays are
 consistent with the peak list, and a NaN mass gives a clear error."""
 import os
 import sys

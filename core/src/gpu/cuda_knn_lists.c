@@ -2,7 +2,7 @@
  * method table's gpu_lists): each method's kernels called on the context's
  * device, working distances made true, times into the report.  Policy
  * (fallbacks, method choice) stays in knn_build.c; the kernels stay free
- * of it.  The streamed grid is in cuda_multi.c, sharded GGNN and the GGNN
+ * of it.  The streamed grid is in cuda_grid_multi.c, sharded GGNN and the GGNN
  * index in cuda_ggnn_index.c, what they all share in cuda_common.c.
  *
  * To add a GPU method: its run_fn and lists entry here (or in its own

@@ -1,4 +1,4 @@
-/* The kNN lists TSDG diversifies (flat_index.c): GNND on the GPU when one
+/* The kNN lists TSDG diversifies (grnnd_tsdg_index.c): GNND on the GPU when one
  * is usable, else exact brute force for n <= brute_max_n and NN-Descent
  * above, under vic_knn_build's rules for these three methods: NN-Descent's
  * options checked and brute force where it would cost more, a failed GPU

@@ -260,7 +260,7 @@ const vic_index_ops vic__index_ops_grnnd = {
     .build = vic__flat_build, .search = flat_search, .save = flat_save, .load = load_flat, .valid = flat_valid,
     .loaded = flat_loaded, .bytes = flat_bytes, .free = flat_free};
 
-/* on the GPU when one is usable, else on the CPU (flat_index.c) */
+/* on the GPU when one is usable, else on the CPU (grnnd_tsdg_index.c) */
 const vic_index_ops vic__index_ops_tsdg = {
     .kind = VIC_INDEX_TSDG, .reason = "requested by the caller: TSDG graph",
     .build = vic__flat_build, .search = flat_search, .save = flat_save, .load = load_flat, .valid = flat_valid,

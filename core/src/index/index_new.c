@@ -1,6 +1,6 @@
 /* A new vic_index struct over prepared rows, before any kind's part is
  * built or loaded (index_build.c, index_file.c, and the flat graphs'
- * for-all lists in flat_index.c). */
+ * for-all lists in grnnd_tsdg_index.c). */
 #include "hash64.h"
 #include "index_internal.h"
 

@@ -1,6 +1,6 @@
-/* What the CUDA bridge's files share (cuda_dispatch.c, cuda_multi.c,
+/* What the CUDA bridge's files share (cuda_knn_lists.c, cuda_grid_multi.c,
  * cuda_ggnn_index.c, and the GPU parts of density_cuda.c, peaks_cuda.c and
- * flat_index.c): the device set of a context, a vick_call set up for
+ * grnnd_tsdg_index.c): the device set of a context, a vick_call set up for
  * one device, and the translation of vick codes into the context's status
  * and message.  CUDA builds only. */
 #ifndef VIC_CUDA_INTERNAL_H
@@ -44,7 +44,7 @@ vic_status vic__cuda_grid_multi(vic_ctx *c, const vick_points *p, const vic_buil
                                 int32_t k, const vic__lists *dst, vic_report *rep);
 
 /* GGNN for-all lists (Euclidean distances, ascending) of a sharded build:
- * see cuda_ggnn_index.c.  Unsharded builds are in cuda_dispatch.c. */
+ * see cuda_ggnn_index.c.  Unsharded builds are in cuda_knn_lists.c. */
 vic_status vic__cuda_ggnn_forall_sharded(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k,
                                          int64_t *ids, float *dist, vic_report *rep);
 

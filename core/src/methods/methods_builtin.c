@@ -51,7 +51,7 @@ const vic_method_ops vic__method_gnnd = {.gpu_lists = GPU(vic__cuda_gnnd_lists),
                                          .index_stand_in = VIC_METHOD_NNDESCENT};
 
 /* GRNND and TSDG lists: a search graph built and every point searched
- * (flat_index.c), which puts the graph on the GPU itself when one is
+ * (grnnd_tsdg_index.c), which puts the graph on the GPU itself when one is
  * usable; a GPU failure there is final */
 const vic_method_ops vic__method_grnnd = {.flags = VIC_OPS_GPU_NO_FALLBACK, .gpu_lists = vic__flat_knn,
                                           .cpu_stand_in = VIC_METHOD_NNDESCENT, .index = &vic__index_ops_grnnd,

@@ -81,7 +81,7 @@ void vic__search_graph_free(vic_search_graph *g);
 int64_t vic__search_graph_bytes(const vic_search_graph *g, int64_t n);
 
 /* Approximate k nearest rows of ix->x for every row of q (prepared like
- * ix->x): best-first search, see graph_search.c.  ids/dist: q->n * k, true
+ * ix->x): best-first search, see nndescent_graph_search.c.  ids/dist: q->n * k, true
  * distances, ascending by (distance, id). */
 vic_status vic__graph_search(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o,
                              int32_t k, int64_t *ids, float *dist, int64_t *visits);
