@@ -11,7 +11,7 @@
 enum { GGM_MERGE_ITERATIONS = 4 }; /* GGM's lists start good: 4 rounds reach a single build's recall (BENCHMARKS.md) */
 
 vic_status vic__ggm_params(vic_ctx *c, const vic_build_options *o, int32_t k, vic_ggm_params *p) {
-  int32_t kb = o->gnnd.k_build > 0 ? o->gnnd.k_build : 32;
+  int32_t kb = o->gnnd.k_build > 0 ? o->gnnd.k_build : 64; /* the GNND lists' default (cuda_knn_lists.c) */
   if (kb < k) kb = k;
   kb = (kb + 31) / 32 * 32;
   if (kb > 256) return vic__fail(c, VIC_E_UNSUPPORTED, "GNND/GGM lists hold at most 256 entries (k = %d, k_build = %d)",
