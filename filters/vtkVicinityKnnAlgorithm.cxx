@@ -20,26 +20,15 @@ vtkVicinityKnnAlgorithm::vtkVicinityKnnAlgorithm(int ports, int minimumK)
 
 void vtkVicinityKnnAlgorithm::SetBuildOptions(vtkVicinityBuildOptions* options)
 {
-  if (options == this->BuildOptions && options)
+  if (vtkVicinity::AssignBuildOptions(this->BuildOptions, options))
   {
-    return;
+    this->Modified();
   }
-  if (options)
-  {
-    this->BuildOptions = options;
-  }
-  else
-  {
-    this->BuildOptions = vtkSmartPointer<vtkVicinityBuildOptions>::New();
-  }
-  this->Modified();
 }
 
 vtkMTimeType vtkVicinityKnnAlgorithm::GetMTime()
 {
-  const vtkMTimeType mine = this->Superclass::GetMTime();
-  const vtkMTimeType options = this->BuildOptions->GetMTime();
-  return options > mine ? options : mine;
+  return vtkVicinity::LaterMTime(this->Superclass::GetMTime(), this->BuildOptions);
 }
 
 void vtkVicinityKnnAlgorithm::SetK(int k)

@@ -180,28 +180,17 @@ vtkVicinityKnnQueryProbe::~vtkVicinityKnnQueryProbe()
 
 void vtkVicinityKnnQueryProbe::SetBuildOptions(vtkVicinityBuildOptions* options)
 {
-  if (options == this->BuildOptions && options)
+  if (vtkVicinity::AssignBuildOptions(this->BuildOptions, options))
   {
-    return;
+    this->Modified();
   }
-  if (options)
-  {
-    this->BuildOptions = options;
-  }
-  else
-  {
-    this->BuildOptions = vtkSmartPointer<vtkVicinityBuildOptions>::New();
-  }
-  this->Modified();
 }
 
 vtkMTimeType vtkVicinityKnnQueryProbe::GetMTime()
 {
   // An edit of the build options re-executes the filter; whether it
   // rebuilds the index is the key's business (MakeKey).
-  const vtkMTimeType mine = this->Superclass::GetMTime();
-  const vtkMTimeType options = this->BuildOptions->GetMTime();
-  return options > mine ? options : mine;
+  return vtkVicinity::LaterMTime(this->Superclass::GetMTime(), this->BuildOptions);
 }
 
 int vtkVicinityKnnQueryProbe::FillInputPortInformation(int port, vtkInformation* info)

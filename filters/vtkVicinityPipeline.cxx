@@ -1,5 +1,6 @@
 #include "vtkVicinityPipeline.h"
 
+#include "vtkVicinityBuildOptions.h"
 #include "vtkVicinityDeviceForRank.h"
 
 #include <vtkAlgorithm.h>
@@ -259,6 +260,23 @@ int RanksWithPoints(vtkIdType localPoints)
   int total = 0;
   c->AllReduce(&mine, &total, 1, vtkCommunicator::SUM_OP);
   return total;
+}
+
+bool AssignBuildOptions(vtkSmartPointer<vtkVicinityBuildOptions>& slot, vtkVicinityBuildOptions* options)
+{
+  if (options && options == slot)
+  {
+    return false;
+  }
+  slot = options ? vtkSmartPointer<vtkVicinityBuildOptions>(options)
+                 : vtkSmartPointer<vtkVicinityBuildOptions>::New();
+  return true;
+}
+
+vtkMTimeType LaterMTime(vtkMTimeType filter, vtkObject* options)
+{
+  const vtkMTimeType theirs = options ? options->GetMTime() : 0;
+  return theirs > filter ? theirs : filter;
 }
 
 } // namespace vtkVicinity

@@ -8,11 +8,14 @@
 #include "vicinity.h"
 #include "vtkVicinityContext.h"
 
+#include <vtkSmartPointer.h>
 #include <vtkType.h>
 
 #include <functional>
 
 class vtkAlgorithm;
+class vtkObject;
+class vtkVicinityBuildOptions;
 class vtkDataSet;
 class vtkInformationVector;
 class vtkPolyData;
@@ -63,6 +66,14 @@ int UsableDevices();
 // Number of MPI ranks whose piece holds points (a collective call when the
 // global controller has several processes; 0 or 1 in a serial run).
 int RanksWithPoints(vtkIdType localPoints);
+
+// The build options a filter holds: slot takes options, or a fresh default
+// object for nullptr.  False when slot already holds options (no change).
+bool AssignBuildOptions(vtkSmartPointer<vtkVicinityBuildOptions>& slot, vtkVicinityBuildOptions* options);
+
+// A filter's MTime that covers the options it holds, so that an edit of
+// them re-executes the filter.
+vtkMTimeType LaterMTime(vtkMTimeType filter, vtkObject* options);
 
 } // namespace vtkVicinity
 
