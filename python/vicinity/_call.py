@@ -125,9 +125,13 @@ class Context:
         """fn(ctx, *args) with Ctrl-C cancelling it; raises on failure."""
         del self.log[:]
         status = [None]
+        done = threading.Event()
 
         def work():
-            status[0] = fn(self._handle, *args)
+            try:
+                status[0] = fn(self._handle, *args)
+            finally:
+                done.set()
 
         if threading.current_thread() is not threading.main_thread():
             work()  # signals reach the main thread only: nothing to catch here
@@ -136,9 +140,14 @@ class Context:
             with _PythonSigint():
                 t = threading.Thread(target=work, name="vicinity", daemon=True)
                 t.start()
-                while t.is_alive():
+                # Wait on our own event, not Thread.join: on Python 3.11 a
+                # KeyboardInterrupt inside join can mark a running thread
+                # stopped (is_alive() False), and the caller would go on --
+                # even exit the interpreter -- while the library still runs
+                # and calls back into Python.
+                while not done.is_set():
                     try:
-                        t.join(0.1)
+                        done.wait(0.1)
                     except KeyboardInterrupt:
                         interrupted = True
                         lib.vic_ctx_cancel(self._handle)

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 import vicinity
-from vicinity import _abi, _arrays
+from vicinity import _abi, _arrays, _call
 
 failures = []
 
@@ -207,6 +207,38 @@ def test_gil():
         ticks, took))
 
 
+def test_ctrl_c_waits_for_the_call():
+    # Ctrl-C cancels, then waits for the library to stop: KeyboardInterrupt
+    # leaves call() only after the call returned.  (Python 3.11's
+    # Thread.join, interrupted, can report a running thread as stopped; a
+    # caller trusting it went on -- even exited -- while the library still
+    # ran and called back into Python.)
+    ctx = _call.Context("cpu")
+    finished = []
+
+    def slow_call(handle):  # a call that takes its time to notice the cancel
+        time.sleep(1.0)
+        finished.append(time.perf_counter())
+        return _call.OK
+
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    raised = None
+    try:
+        timer.start()
+        ctx.call(slow_call)
+    except KeyboardInterrupt:
+        raised = time.perf_counter()
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, old)
+        ctx.close()
+    check(raised is not None and finished and finished[0] <= raised,
+          "Ctrl-C: KeyboardInterrupt %s, the call %s" % ("raised" if raised else "not raised",
+                                                      "had returned" if finished and raised and finished[0] <= raised
+                                                      else "was still running"))
+
+
 CHILD = """
 import sys, numpy as np, vicinity
 x = np.random.default_rng(9).normal(size=(300000, 32)).astype(np.float32)
@@ -250,6 +282,7 @@ def main():
     test_errors()
     test_gil()
     test_ctrl_c()
+    test_ctrl_c_waits_for_the_call()
     if failures:
         print("%d FAILED" % len(failures))
         sys.exit(1)
