@@ -12,6 +12,7 @@
 #include <string.h>
 
 #ifdef VIC_WITH_CUDA
+#include "cuda_internal.h"
 #include "vic_kernels_density.h"
 
 vic_status vic__cuda_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass, double unit_mass,
@@ -77,9 +78,7 @@ vic_status vic__cuda_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const
                                              smoothing_length, ids, dist, rep, bad_row);
   s = vic__kernel_status(c, rc, &call, "grid + density");
   if (s != VIC_OK) return s;
-  rep->seconds_transfer += call.seconds_transfer;
-  rep->seconds_kernel += call.seconds_kernel;
-  for (int i = 0; i < call.n_stages; ++i) vic__report_stage(rep, call.stages[i].name, call.stages[i].seconds);
+  vic__cuda_copy_stages(rep, &call);
   rep->device_peak_bytes = (int64_t)call.peak_bytes;
   rep->slabs = 1;
   rep->devices_used = 1;

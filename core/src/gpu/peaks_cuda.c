@@ -268,9 +268,7 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
     vic_peaks_free(out);
     return s;
   }
-  rep->seconds_transfer += call.seconds_transfer;
-  rep->seconds_kernel += call.seconds_kernel;
-  for (int i = 0; i < call.n_stages; ++i) vic__report_stage(rep, call.stages[i].name, call.stages[i].seconds);
+  vic__cuda_copy_stages(rep, &call);
   rep->device_peak_bytes = (int64_t)call.peak_bytes;
   rep->slabs = 1;
   rep->devices_used = 1;
