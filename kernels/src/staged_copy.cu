@@ -9,16 +9,27 @@
 #define STAGE_DEFAULT_BYTES ((size_t)64 << 20)
 
 /* memcpy by all host threads: one thread moves a few GB/s into pageable
- * memory (page faults included), the link moves 25 and more. */
-static void copy_wide(void *dst, const void *src, size_t bytes) {
-  const size_t part = (size_t)4 << 20;
-  const int64_t parts = (int64_t)((bytes + part - 1) / part);
-#pragma omp parallel for schedule(static) if (parts > 1)
+ * memory (page faults included), the link moves 25 and more.  Parts of at
+ * least VICK_WIDE_MIN bytes, one per thread: a copy of a few MB is spread
+ * over all of them, a small one stays on the caller's thread. */
+void vick_copy_wide(void *dst, const void *src, size_t bytes) {
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  int64_t parts = (int64_t)(bytes / VICK_WIDE_MIN);
+  if (parts > threads) parts = threads;
+  if (parts <= 1) {
+    memcpy(dst, src, bytes);
+    return;
+  }
+#pragma omp parallel for schedule(static) num_threads((int)parts)
   for (int64_t p = 0; p < parts; ++p) {
-    const size_t a = (size_t)p * part, m = bytes - a < part ? bytes - a : part;
-    memcpy((char *)dst + a, (const char *)src + a, m);
+    const size_t a = bytes * (size_t)p / (size_t)parts, b = bytes * (size_t)(p + 1) / (size_t)parts;
+    memcpy((char *)dst + a, (const char *)src + a, b - a);
   }
 }
+#define copy_wide vick_copy_wide
 
 int vick_stage_init(vick_call *call, vick_stage *s, size_t bytes) {
   memset(s, 0, sizeof *s);

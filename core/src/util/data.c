@@ -47,6 +47,23 @@ static vic_status range_verdict(vic_ctx *c, const vic_data *x, const float *lo, 
   return VIC_OK;
 }
 
+/* One row into the running box lo, hi; 0 when a value is not finite.
+ * Branch-free over restrict pointers, so that it vectorises. */
+static int row_scan(const float *restrict r, float *restrict lo, float *restrict hi, int32_t d) {
+  int finite = 1;
+  for (int32_t j = 0; j < d; ++j) {
+    const float v = r[j];
+    finite &= v - v == 0.f; /* false for inf and NaN */
+    lo[j] = v < lo[j] ? v : lo[j];
+    hi[j] = v > hi[j] ? v : hi[j];
+  }
+  return finite;
+}
+
+/* Rows below which a pass over the data runs on the calling thread: a
+ * parallel region's start costs more than such a pass (a single query). */
+#define SERIAL_VALUES 65536
+
 static int zero_row(const float *r, int32_t d) {
   for (int32_t j = 0; j < d; ++j)
     if (r[j] != 0.f) return 0;
@@ -71,7 +88,8 @@ void vic__unit_row(const float *r, int32_t d, float *out) {
 vic_status vic__check_distances(vic_ctx *c, int64_t n, int32_t k, const int64_t *ids, const float *dist,
                                 const char *what) {
   int64_t bad = INT64_MAX;
-#pragma omp parallel for num_threads(vic__threads(c)) reduction(min : bad) schedule(static, 4096)
+#pragma omp parallel for num_threads(n * (int64_t)k < SERIAL_VALUES ? 1 : vic__threads(c)) reduction(min : bad) \
+    schedule(static, 4096)
   for (int64_t i = 0; i < n; ++i)
     for (int32_t t = 0; t < k; ++t)
       if (ids[i * k + t] >= 0 && !isfinite(dist[i * k + t])) { bad = i < bad ? i : bad; break; }
@@ -134,7 +152,8 @@ vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
   /* One parallel pass: the first row with a non-finite value (or, for
    * cosine, the zero row) and the bounding box, per thread then merged. */
   const int32_t d = x->d;
-  const int cosine = x->metric == VIC_COSINE, threads = vic__threads(c);
+  const int cosine = x->metric == VIC_COSINE;
+  const int threads = x->n * (int64_t)d < SERIAL_VALUES ? 1 : vic__threads(c);
   float *box = vic__malloc(c, 2 * (size_t)d * (size_t)threads * sizeof *box, "range check");
   if (!box) return VIC_E_NOMEM;
   int64_t bad = INT64_MAX;
@@ -150,13 +169,7 @@ vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < x->n; ++i) {
       const float *r = vic__row(x, i);
-      int finite = 1;
-      for (int32_t j = 0; j < d; ++j) { /* branch-free: vectorises */
-        finite &= r[j] - r[j] == 0.f;   /* false for inf and NaN */
-        lo[j] = r[j] < lo[j] ? r[j] : lo[j];
-        hi[j] = r[j] > hi[j] ? r[j] : hi[j];
-      }
-      if ((!finite || (cosine && zero_row(r, d))) && i < bad) bad = i;
+      if ((!row_scan(r, lo, hi, d) || (cosine && zero_row(r, d))) && i < bad) bad = i;
     }
   }
   if (bad != INT64_MAX) {
@@ -205,6 +218,18 @@ float vic__true_dist(vic_metric m, float work) {
   case VIC_L2: return sqrtf(work > 0.f ? work : 0.f);
   case VIC_COSINE: return 0.5f * work;
   default: return work;
+  }
+}
+
+void vic__true_dists(vic_ctx *c, vic_metric m, int64_t n, const int64_t *ids, float *dist) {
+  const int threads = n < SERIAL_VALUES ? 1 : vic__threads(c);
+  /* the metric's branch outside the loops, so that each vectorises */
+  if (m == VIC_L2) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < n; ++i) dist[i] = ids[i] < 0 ? INFINITY : sqrtf(dist[i] > 0.f ? dist[i] : 0.f);
+  } else {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t i = 0; i < n; ++i) dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(m, dist[i]);
   }
 }
 
