@@ -22,6 +22,8 @@ typedef struct {
   /* polled between batches; nonzero = stop and return VICK_CANCELLED */
   int (*progress)(void *user, const char *stage, double fraction);
   void *user;
+  int threads;                 /* host threads for the call's copies (0 = OpenMP's default); the core's count,
+                                  so that its parallel regions and the call's keep one team size */
   /* outcome */
   double seconds_transfer;     /* host<->device copies, CUDA events */
   double seconds_kernel;       /* kernels, CUDA events */

@@ -243,7 +243,7 @@ static inline int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, v
                               size_t bytes) {
   for (size_t o = 0; o < bytes; o += GS_STAGE_PIECE) {
     const size_t b = bytes - o < GS_STAGE_PIECE ? bytes - o : GS_STAGE_PIECE;
-    vick_copy_wide((char *)pinned + o, (const char *)src + o, b);
+    vick_copy_wide((char *)pinned + o, (const char *)src + o, b, call->threads);
     VICK_CUDA(call, cudaMemcpyAsync((char *)dst + o, (char *)pinned + o, b, cudaMemcpyHostToDevice, stream));
   }
   return VICK_OK;

@@ -128,8 +128,8 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
   }
   VICK_CUDA(call, cudaStreamSynchronize(io->stream));
   if (hres) {
-    vick_copy_wide(ids, hres, ib);
-    vick_copy_wide(dist, hres + ib, db);
+    vick_copy_wide(ids, hres, ib, call->threads);
+    vick_copy_wide(dist, hres + ib, db, call->threads);
   }
   float ms = 0.f, pivot_ms = 0.f;
   if (hclk) ms = (float)(1e-6 * (double)*hclk);

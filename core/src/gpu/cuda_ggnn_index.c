@@ -452,10 +452,8 @@ vic_status vic__cuda_ggnn_index_search(vic_ctx *c, void *handle, const vic_data 
   if (s != VIC_OK) return s;
   /* Euclidean in the prepared rows: square to the working distance, then
    * the metric's true distance as everywhere else */
-  const int64_t nk = q->n * (int64_t)k;
-#pragma omp parallel for num_threads(nk < 65536 ? 1 : vic__threads(c)) schedule(static)
-  for (int64_t i = 0; i < nk; ++i)
-    dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(q->metric, dist[i] * dist[i]);
+  for (int64_t i = 0; i < q->n * (int64_t)k; ++i) dist[i] *= dist[i];
+  vic__true_dists(c, q->metric, q->n * (int64_t)k, ids, dist);
   vic__report_reason(rep, "GGNN search on the GPU, tau = %g", (double)tau);
   return VIC_OK;
 }

@@ -23,7 +23,7 @@
 #define SMALL_HOPS_WIDE 4 /* t0 24 or 32 */
 #define SMALL_HOPS_TSDG 6
 #define SMALL_HOPS_GRNND 8
-#define SMALL_HOPS_GGNN 8
+#define SMALL_HOPS_GGNN 6
 
 static void small_defaults(vic_gs_graph graph, int64_t m, int32_t wave_blocks, int32_t *t0, int32_t *hops) {
   *t0 = SMALL_SEARCHES;
