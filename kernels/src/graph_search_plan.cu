@@ -82,8 +82,8 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
  * without pinned staging), one wait.  A small batch in one fused launch is
  * one launch and one wait: its kernel reads the queries from the pinned
  * staging where few blocks read them (GS_MAPPED_IN_BLOCKS), writes its
- * results there and times itself on the device's global timer; a copy or
- * an event on the stream costs such a call a few microseconds each. */
+ * results there and times itself on the device's global timer: each copy
+ * or event on the stream would add a turn of the stream to such a call. */
 static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, const float *q,
                   int64_t m, int k, const vick_gsearch_params *p, int64_t *ids, float *dist) {
   const size_t qb = (size_t)m * g->d * 4, ib = (size_t)m * k * 8, db = (size_t)m * k * 4;
