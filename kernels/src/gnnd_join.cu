@@ -1,12 +1,14 @@
 /* Incremental growth by an asymmetric join (GGM, Sec. 5, restricted to the
  * pairs that involve a new row): the new rows' own graph comes from GNND,
  * then only the new rows are the centres of the join.  A new row u expands
- * the nearest NEW entries x of its list: the k nearest of x's list (the old
- * graph's list when x is old, x's working list when x is new) are the
- * candidates c, u
- * keeps the good ones and is offered to c's list in return (the reverse
- * update).  Old rows are touched only when a new row lands in their list,
+ * the nearest NEW entries x of its list: the old graph's list of x when x
+ * is old, the k nearest old rows x has found when x is new, are the
+ * candidates c; u keeps the good ones and is offered to c's list in
+ * return (the reverse update).  Old rows are touched only when a new row lands in their list,
  * so the cost follows the number of new rows, not the graph's size.
+ *
+ * The join starts each new row next to its seeds, its nearest of an
+ * evenly spaced sample of the old rows, compared exactly.
  *
  * Lists: a new row's working list is JW entries in one warp-sized segment
  * with a NEW flag per entry; an old row's list is the caller's k entries.
@@ -25,6 +27,7 @@
 #define FULL VICK_FULL_MASK
 #define JW 32 /* a new row's working list: one warp, one lock */
 #define JOIN_GROUP 8 /* lanes per candidate distance: four candidates per warp at once */
+#define JOIN_SAMPLE 2048 /* evenly spaced old rows each new row is compared with for its seeds */
 
 typedef struct {
   const float *rows;       /* n_old + n_new rows, old first */
@@ -89,9 +92,63 @@ __global__ void join_old_in_kernel(int32_t *ids, float *dist, int *lock, int64_t
   if (i % k == 0) lock[i / k] = 0;
 }
 
+#define SEED_TILE 256 /* sample rows per shared-memory tile (one per thread) */
+#define SEED_DIMS 32  /* dimensions per tile */
+#define NSEED 8       /* seeds per new row */
+
+/* Sample row s of S evenly spaced old rows. */
+__device__ __forceinline__ int64_t seed_sample(const join_dev &j, int s, int S) { return (int64_t)s * j.n_old / S; }
+
+/* Seeds: each new row's nearest NSEED of S evenly spaced old rows (exact
+ * distances, one warp per new row, the sample in shared-memory tiles), so
+ * the join starts next to each row instead of at random old rows. */
+__global__ void __launch_bounds__(256) join_seed_kernel(join_dev j, int S, int32_t *seeds) {
+  __shared__ float tile[SEED_DIMS][SEED_TILE];
+  __shared__ float urow[8][SEED_DIMS];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t w = (int64_t)blockIdx.x * 8 + warp;
+  const bool active = w < j.n_new; /* no early return: the block shares the tiles */
+  const float *ru = j.rows + (j.n_old + (active ? w : 0)) * j.d;
+  float best_d = INFINITY;
+  int best_id = GNND_EMPTY;
+  for (int s0 = 0; s0 < S; s0 += SEED_TILE) {
+    float acc[SEED_TILE / 32];
+#pragma unroll
+    for (int i = 0; i < SEED_TILE / 32; ++i) acc[i] = 0.f;
+    const int s_mine = s0 + (int)threadIdx.x;
+    const float *rs = j.rows + seed_sample(j, s_mine < S ? s_mine : 0, S) * j.d;
+    for (int c0 = 0; c0 < j.d; c0 += SEED_DIMS) {
+      __syncthreads();
+      for (int t = 0; t < SEED_DIMS; ++t) tile[t][threadIdx.x] = (s_mine < S && c0 + t < j.d) ? rs[c0 + t] : 0.f;
+      urow[warp][lane] = c0 + lane < j.d ? ru[c0 + lane] : 0.f;
+      __syncthreads();
+      for (int t = 0; t < SEED_DIMS; ++t) {
+        const float uv = urow[warp][t];
+#pragma unroll
+        for (int i = 0; i < SEED_TILE / 32; ++i) {
+          float q = uv - tile[t][lane + 32 * i];
+          acc[i] = fmaf(q, q, acc[i]);
+        }
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < SEED_TILE / 32; ++i) {
+      const int s = s0 + lane + 32 * i;
+      if (s < S) {
+        const int id = (int)seed_sample(j, s, S);
+        if (vick_before(acc[i], id, best_d, best_id)) { best_d = acc[i]; best_id = id; }
+      }
+    }
+  }
+  vick_warp_sort(best_d, best_id);
+  if (active && lane < NSEED) seeds[w * NSEED + lane] = best_id;
+}
+
 /* A new row's first list: the nearest JW/2 of its own graph (g, gk wide,
- * ids local to the new rows) and JW/2 random old rows, all NEW. */
-__global__ void join_init_kernel(join_dev j, const int32_t *g_ids, const float *g_dist, int32_t gk) {
+ * ids local to the new rows), its NSEED seeds and random old rows, all
+ * NEW. */
+__global__ void join_init_kernel(join_dev j, const int32_t *g_ids, const float *g_dist, int32_t gk,
+                                 const int32_t *seeds) {
   int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   int lane = threadIdx.x & 31;
   if (w >= j.n_new) return;
@@ -105,10 +162,11 @@ __global__ void join_init_kernel(join_dev j, const int32_t *g_ids, const float *
   }
   const bool want = lane >= keep;
   int cand = GNND_EMPTY;
-  if (want) cand = (int)(vick_rand3(j.seed, (uint64_t)w, (uint64_t)lane, 0x6a6f696eull) % (uint64_t)j.n_old);
-  /* one lane per distinct draw (kept entries are new rows: never equal) */
+  if (want && lane < keep + NSEED) cand = seeds[w * NSEED + lane - keep];
+  else if (want) cand = (int)(vick_rand3(j.seed, (uint64_t)w, (uint64_t)lane, 0x6a6f696eull) % (uint64_t)j.n_old);
+  /* one lane per distinct old row (kept entries are new rows: never equal) */
   unsigned same = __match_any_sync(FULL, want ? cand : -1 - lane);
-  if (want && __ffs(same) - 1 == lane) { id = cand; f = 1; }
+  if (want && cand != GNND_EMPTY && __ffs(same) - 1 == lane) { id = cand; f = 1; }
   unsigned todo = __ballot_sync(FULL, want && id != GNND_EMPTY);
   const float *ru = j.rows + ug * j.d;
   while (todo) {
@@ -160,8 +218,13 @@ __global__ void __launch_bounds__(256) join_kernel(join_dev j) {
     int c = GNND_EMPTY;
     if (x < j.n_old) {
       if (lane < j.k) c = ((volatile int32_t *)j.ol_ids)[(int64_t)x * j.k + lane];
-    } else if (lane < j.k) {
-      c = ((volatile int32_t *)j.nl_ids)[(x - j.n_old) * JW + lane];
+    } else {
+      /* a new neighbour passes on the old rows it has found (GNND already
+       * joined the new rows among themselves) */
+      int e = ((volatile int32_t *)j.nl_ids)[(x - j.n_old) * JW + lane];
+      bool is_old = e != GNND_EMPTY && e >= 0 && e < j.n_old;
+      unsigned om = __ballot_sync(FULL, is_old);
+      if (is_old && __popc(om & ((1u << lane) - 1u)) < j.k) c = e;
     }
     /* drop what u's list holds already (read now: it changes) */
     int own = vid[lane];
@@ -258,13 +321,13 @@ static unsigned blocks_of(int64_t threads, int per) { return (unsigned)((threads
 typedef struct {
   vick_env env;
   vick_stage stage;
-  vick_buf rows, ol_ids, ol_dist, ol_lock, nl_ids, nl_dist, nl_flag, nl_lock, counter, g_ids, g_dist;
+  vick_buf rows, ol_ids, ol_dist, ol_lock, nl_ids, nl_dist, nl_flag, nl_lock, counter, g_ids, g_dist, seeds;
   gnnd_dev gn;
 } join_ws;
 
 static void join_ws_free(join_ws *w) {
   vick_buf *b[] = {&w->rows, &w->ol_ids, &w->ol_dist, &w->ol_lock, &w->nl_ids, &w->nl_dist,
-                   &w->nl_flag, &w->nl_lock, &w->counter, &w->g_ids, &w->g_dist};
+                   &w->nl_flag, &w->nl_lock, &w->counter, &w->g_ids, &w->g_dist, &w->seeds};
   for (size_t i = 0; i < sizeof b / sizeof b[0]; ++i) vick_buf_free(&w->env, b[i]);
   gnnd__free(&w->gn);
   vick_stage_free(&w->stage);
@@ -308,10 +371,13 @@ static int join_run(vick_call *call, join_ws *w, const float *rows_old, int64_t 
     VICK_TRY(vick_staged_to_device(call, env, &w->stage, w->g_ids.p, g_new->ids, (size_t)n_new * gk * 4));
     VICK_TRY(vick_staged_to_device(call, env, &w->stage, w->g_dist.p, g_new->dist, (size_t)n_new * gk * 4));
   } else {
-    gnnd__setup(&w->gn, d, p, call->seed);
+    /* lists as wide as the join keeps (the join refines them further) */
+    vick_gnnd_params q = *p;
+    q.k_build = JW;
+    gnnd__setup(&w->gn, d, &q, call->seed);
     VICK_TRY(gnnd__alloc(call, &w->gn, n_new, 0));
     VICK_CUDA(call, cudaDeviceSynchronize()); /* the lock clear ran on the legacy stream */
-    VICK_TRY(gnnd__build_run(call, &w->gn, d_rows + (size_t)n_old * d, n_new, p, gk, (int32_t *)w->g_ids.p,
+    VICK_TRY(gnnd__build_run(call, &w->gn, d_rows + (size_t)n_old * d, n_new, &q, gk, (int32_t *)w->g_ids.p,
                              (float *)w->g_dist.p, st));
     VICK_CUDA(call, cudaStreamSynchronize(st));
     gnnd__free(&w->gn); /* its memory is not needed by the join */
@@ -337,8 +403,15 @@ static int join_run(vick_call *call, join_ws *w, const float *rows_old, int64_t 
   j.nl_lock = (int *)w->nl_lock.p;
   j.counter = (unsigned long long *)w->counter.p;
   j.seed = call->seed ^ 0x4a4f494eull;
+  {
+    const int S = n_old < JOIN_SAMPLE ? (int)n_old : JOIN_SAMPLE;
+    VICK_TRY(vick_buf_alloc(call, env, &w->seeds, (size_t)n_new * NSEED * 4, "seeds"));
+    join_seed_kernel<<<blocks_of(n_new, 8), 256, 0, st>>>(j, S, (int32_t *)w->seeds.p);
+    VICK_LAUNCH(call, "ggm join: seeds");
+  }
   join_init_kernel<<<blocks_of(n_new * 32, 256), 256, 0, st>>>(j, (const int32_t *)w->g_ids.p,
-                                                               (const float *)w->g_dist.p, gk);
+                                                               (const float *)w->g_dist.p, gk,
+                                                               (const int32_t *)w->seeds.p);
   VICK_LAUNCH(call, "ggm join: first lists");
   const int cap = p->merge_iterations > 0 ? p->merge_iterations : p->iterations;
   const double stop_below = (double)p->converge * (double)n_new * JW;

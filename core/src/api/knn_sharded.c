@@ -169,6 +169,15 @@ static vic_status sharded(vic_ctx *c, const vic_data *v, vic_metric metric, cons
   vic_ggm_params p;
   vic_status s = vic__ggm_params(c, o, k, &p);
   if (s != VIC_OK) return s;
+  if (gpu && o->gnnd.k_build == 0) {
+    /* every row takes part in S - 1 merges and keeps the best k of all of
+     * them: lists of the segments k needs, 16 samples and 3 merge rounds
+     * cost about half per row and leave room for larger shards, while the
+     * best of the merges still exceeds an in-memory build's recall */
+    p.K = (k + 31) / 32 * 32;
+    if (p.samples > 16) p.samples = 16;
+    if (p.merge_iterations > 3) p.merge_iterations = 3;
+  }
   int first = c->opt.device, slots = 1;
   if (gpu && (s = vic__ggm_gpu_devices(c, &first, &slots)) != VIC_OK) return s;
   int64_t max_rows = so->shard_rows;
