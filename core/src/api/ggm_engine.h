@@ -67,6 +67,9 @@ vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs 
                                     const float *rows1, int64_t n1, const float *rows2, int64_t n2, const int32_t *ids1, const float *dist1,
                                     const int32_t *ids2, const float *dist2, int32_t k, int32_t *out_ids,
                                     float *out_dist);
+/* vic__ggm_gpu_build of one shard (n <= m) through the workspace. */
+vic_status vic__ggm_gpu_pairs_build(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs *w, const vic_ggm_params *p,
+                                    const float *rows, int64_t n, int32_t *ids, float *dist);
 void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w);
 /* Device bytes of one pair workspace for shards of m rows with k-wide
  * results (0 without CUDA). */

@@ -95,6 +95,14 @@ vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs 
                 "ggm merge");
 }
 
+vic_status vic__ggm_gpu_pairs_build(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs *w, const vic_ggm_params *p,
+                                    const float *rows, int64_t n, int32_t *ids, float *dist) {
+  vick_call call;
+  vic__cuda_call_init(c, &call, st->device, 0, st->threaded);
+  vick_gnnd_graph g = {n, p->K, ids, dist};
+  return finish(st, &call, vick_ggm_pairs_build(&call, (vick_ggm_pairs *)w, rows, n, &g), "gnnd build");
+}
+
 void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w) { vick_ggm_pairs_close((vick_ggm_pairs *)w); }
 
 size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p, int32_t k) {
