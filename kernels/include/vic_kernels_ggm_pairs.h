@@ -1,6 +1,5 @@
 /* A GGM workspace kept across the pair merges of a sharded build (part of
- * vicinity_kernels): allocated once for shards of up to m rows, every build
- * and merge
+ * vicinity_kernels): allocated once for shards of up to m rows, every merge
  * then only copies the pair's rows (skipped for a shard whose rows are
  * still on the device) and own graphs in through pinned slots and the
  * merged k lists out.  The flat input lists share the memory of the
@@ -28,11 +27,6 @@ int vick_ggm_pairs_open(vick_call *call, int64_t m, int32_t d, const vick_gnnd_p
  * wide, out (n1 + n2 lists of the workspace's k). */
 int vick_ggm_pairs_merge(vick_call *call, vick_ggm_pairs *s, const float *rows1, int64_t n1, const float *rows2,
                          int64_t n2, const vick_gnnd_graph *g1, const vick_gnnd_graph *g2, vick_gnnd_graph *out);
-
-/* vick_gnnd_build of one shard (n <= m rows) through the workspace: out
- * gets K-wide lists (ids local to the shard); the rows stay on the device
- * for a following merge. */
-int vick_ggm_pairs_build(vick_call *call, vick_ggm_pairs *s, const float *rows, int64_t n, vick_gnnd_graph *out);
 
 void vick_ggm_pairs_close(vick_ggm_pairs *s);
 

@@ -59,18 +59,6 @@ int vick_gnnd_merge_blocks(vick_call *call, const float *rows1, int64_t n1, cons
 int vick_gnnd_add(vick_call *call, const float *rows, int64_t n_old, int64_t n_new, int32_t d,
                   const vick_gnnd_params *p, const vick_gnnd_graph *g_old, vick_gnnd_graph *out);
 
-/* Incremental growth by an asymmetric join: only pairs with a new row are
- * evaluated.  old_ids/old_dist: the old rows' lists (n_old x k, k <= 32,
- * sorted, ids 0..n_old-1, -1 pads); g_new: the new rows' graph (ids local
- * to the new rows, sorted), or NULL to build it here by GNND (n_new >= 2).
- * The join expands up to `picks` (1..32) NEW entries per new row and
- * iteration, at most p->merge_iterations (0: p->iterations) iterations.  out (n_old +
- * n_new lists of k, ids over the union): the old lists with the new rows
- * that landed in them, then the new rows' lists. */
-int vick_gnnd_join(vick_call *call, const float *rows_old, int64_t n_old, const float *rows_new, int64_t n_new,
-                   int32_t d, const vick_gnnd_params *p, int32_t picks, int32_t k, const int32_t *old_ids,
-                   const float *old_dist, const vick_gnnd_graph *g_new, int32_t *out_ids, float *out_dist);
-
 /* All-points k nearest neighbours (self excluded) into host ids/dist
  * (n*k, 64-bit ids, squared L2).  In memory when vick_gnnd_bytes fits the
  * call's memory budget, else out of GPU memory: shards in host memory,

@@ -274,37 +274,3 @@ int vick_ggm_pairs_merge(vick_call *call, vick_ggm_pairs *s, const float *rows1,
   call->seconds_total = gnnd__now() - t0;
   return VICK_OK;
 }
-
-int vick_ggm_pairs_build(vick_call *call, vick_ggm_pairs *s, const float *rows, int64_t n, vick_gnnd_graph *out) {
-  const double t0 = gnnd__now();
-  if (!s || !rows || n < 2 || n > s->m || !out || out->n != n || out->k != s->g.K || !out->ids || !out->dist)
-    return fail(call, VICK_ARGUMENT, "gnnd: shard does not fit the workspace (rows or K)");
-  int rc;
-  if ((rc = GNND_CK(call, cudaSetDevice(s->device)))) return rc;
-  const int32_t K = s->g.K, d = s->d;
-  cudaStream_t st = s->env.stream;
-  int a = held_slot(s, rows, n);
-  if (a < 0) {
-    a = 0;
-    s->held[a] = NULL;
-    if ((rc = vick_staged_to_device(call, &s->env, &s->stage, s->d_rows, rows, (size_t)n * d * 4))) return rc;
-    s->held[a] = rows;
-    s->held_n[a] = n;
-  }
-  gnnd__stage(call, "shard upload", gnnd__now() - t0);
-  double tk = gnnd__now();
-  gnnd_dev *g = &s->g;
-  g->seed = s->seed;
-  /* K-wide result into the set-aside memory (a build sets nothing aside) */
-  if ((rc = gnnd__build_run(call, g, s->d_rows + (size_t)a * s->m * d, n, &s->p, K, g->extra, g->extra_dist, st)))
-    return rc;
-  if ((rc = GNND_CK(call, cudaStreamSynchronize(st)))) return rc;
-  call->seconds_kernel += gnnd__now() - tk;
-  gnnd__stage(call, "gnnd build", gnnd__now() - tk);
-  double tt = gnnd__now();
-  if ((rc = vick_staged_to_host(call, &s->env, &s->stage, out->ids, g->extra, (size_t)n * K * 4))) return rc;
-  if ((rc = vick_staged_to_host(call, &s->env, &s->stage, out->dist, g->extra_dist, (size_t)n * K * 4))) return rc;
-  gnnd__stage(call, "shard download", gnnd__now() - tt);
-  call->seconds_total = gnnd__now() - t0;
-  return VICK_OK;
-}

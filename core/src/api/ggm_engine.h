@@ -17,11 +17,7 @@ typedef struct {
   int32_t K;                /* list length during builds and merges: a multiple of 32 in 32..256 */
   int32_t samples, iterations, merge_iterations;
   float converge;
-  int32_t join_picks, join_iterations; /* the add's asymmetric join (vic__ggm_gpu_add) */
 } vic_ggm_params;
-
-/* The add's join holds a new row's list in one 32-entry segment. */
-enum { VIC_GGM_JOIN_MAX_K = 32 };
 
 /* One step on one device, safe on a worker thread: the context is only
  * read (its options and cancel flag), failures are returned with their
@@ -47,15 +43,6 @@ vic_status vic__ggm_gpu_build(vic_ctx *c, vic_ggm_step *st, const float *rows, i
 vic_status vic__ggm_gpu_merge(vic_ctx *c, vic_ggm_step *st, const float *rows1, int64_t n1, const float *rows2,
                               int64_t n2, int32_t d, const vic_ggm_params *p, const int32_t *ids1, const float *dist1,
                               const int32_t *ids2, const float *dist2, int32_t k, int32_t *out_ids, float *out_dist);
-/* vic_knn_add on the GPU by the asymmetric join (k <= VIC_GGM_JOIN_MAX_K):
- * only pairs with a new row are evaluated, the old lists change only where
- * a new row lands in them.  old_ids/old_dist: n_old x k (ids 0..n_old-1);
- * new_ids/new_dist: the new rows' graph, K wide with local ids, or NULL to
- * build it on the device; out: (n_old + n_new) x k over the union. */
-vic_status vic__ggm_gpu_add(vic_ctx *c, vic_ggm_step *st, const float *rows_old, int64_t n_old, const float *rows_new,
-                            int64_t n_new, int32_t d, const vic_ggm_params *p, int32_t k, const int32_t *old_ids,
-                            const float *old_dist, const int32_t *new_ids, const float *new_dist, int32_t *out_ids,
-                            float *out_dist);
 /* A merge workspace kept on one device across the pair merges of a sharded
  * build (shards of up to m rows, k-wide results): the same contract as
  * vic__ggm_gpu_merge, without the allocations and with a shard whose rows
@@ -67,9 +54,6 @@ vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs 
                                     const float *rows1, int64_t n1, const float *rows2, int64_t n2, const int32_t *ids1, const float *dist1,
                                     const int32_t *ids2, const float *dist2, int32_t k, int32_t *out_ids,
                                     float *out_dist);
-/* vic__ggm_gpu_build of one shard (n <= m) through the workspace. */
-vic_status vic__ggm_gpu_pairs_build(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs *w, const vic_ggm_params *p,
-                                    const float *rows, int64_t n, int32_t *ids, float *dist);
 void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w);
 /* Device bytes of one pair workspace for shards of m rows with k-wide
  * results (0 without CUDA). */

@@ -5,7 +5,6 @@
 #include "backend_cuda.h"
 #include "ggm_common.h"
 
-#include <stdio.h>
 #include <string.h>
 
 vic_status vic__ggm_rows(vic_ctx *c, const vic_data *x, const char *what, vic_data *view, float **owned) {
@@ -133,37 +132,6 @@ static vic_status merge_blocks(vic_ctx *c, const vic_build_options *o, int gpu, 
   return s;
 }
 
-/* vic_knn_add on the GPU by the asymmetric join (ggm_engine.h): the old
- * lists go in k wide, the new rows' graph is built on the device (exactly
- * here when they are few).  Failures keep the step's message in st. */
-static vic_status add_join(vic_ctx *c, const vic_data *va, const vic_knn *ga, const vic_data *vb, vic_metric m,
-                           const vic_ggm_params *p, int32_t k, int32_t *oi, float *od, vic_report *rep,
-                           vic_ggm_step *st) {
-  const double t = vic__now();
-  int32_t *ia = vic__malloc(c, (size_t)va->n * k * sizeof *ia, "working lists");
-  float *da = vic__malloc(c, (size_t)va->n * k * sizeof *da, "working lists");
-  int32_t *ib = NULL;
-  float *db = NULL;
-  vic_status s = (ia && da) ? VIC_OK : VIC_E_NOMEM;
-  if (s == VIC_OK) s = vic__ggm_lists_in(c, ga, va->n, m, "the graph", k, ia, da);
-  if (s == VIC_OK && vb->n <= 2 * (int64_t)p->K) {
-    ib = vic__malloc(c, (size_t)vb->n * p->K * sizeof *ib, "working lists");
-    db = vic__malloc(c, (size_t)vb->n * p->K * sizeof *db, "working lists");
-    if (!ib || !db) s = VIC_E_NOMEM;
-    else exact_small(vb->rows, vb->n, vb->d, p->K, ib, db);
-  }
-  if (s == VIC_OK) {
-    vic__report_stage(rep, "lists in", vic__now() - t);
-    s = vic__ggm_gpu_add(c, st, va->rows, va->n, vb->rows, vb->n, va->d, p, k, ia, da, ib, db, oi, od);
-    rep->seconds_kernel += st->seconds_kernel;
-    rep->seconds_transfer += st->seconds_transfer;
-  } else {
-    snprintf(st->message, sizeof st->message, "%.500s", c->error); /* the lists' own message */
-  }
-  free(ia); free(da); free(ib); free(db);
-  return s;
-}
-
 /* The shared body: lists of block b built unless given (gb), then merged. */
 static vic_status grow(vic_ctx *c, const vic_data *xa, const vic_knn *ga, const vic_data *xb, const vic_knn *gb,
                        const vic_build_options *o_in, vic_knn *out, const char *call) {
@@ -211,30 +179,13 @@ static vic_status grow(vic_ctx *c, const vic_data *xa, const vic_knn *ga, const 
   rep.recall_estimate = -1;
   if ((s = vic__ggm_rows(c, xa, call, &va, &owned_a)) != VIC_OK) goto done;
   if ((s = vic__ggm_rows(c, xb, call, &vb, &owned_b)) != VIC_OK) goto done;
-  oi = vic__malloc(c, (size_t)n * k * sizeof *oi, "merged lists");
-  od = vic__malloc(c, (size_t)n * k * sizeof *od, "merged lists");
-  if (!oi || !od) { s = VIC_E_NOMEM; goto done; }
-  if (gpu && !gb && k <= VIC_GGM_JOIN_MAX_K) {
-    /* an add costs in proportion to the new rows: the asymmetric join */
-    vic_ggm_step st = {c->opt.device, 0, "", 0, 0, &rep};
-    s = add_join(c, &va, ga, &vb, xa->metric, &p, k, oi, od, &rep, &st);
-    if (s == VIC_OK) goto lists_out;
-    if (s == VIC_E_ARGUMENT && c->error[0]) goto done; /* the graph's own fault, worded */
-    if (s == VIC_E_CANCELLED) { s = vic__fail(c, s, "%s", vic__cancelled(c) ? "cancelled" : st.message); goto done; }
-    if (c->opt.backend == VIC_BACKEND_CUDA || (s != VIC_E_NOMEM && s != VIC_E_DEVICE)) {
-      s = vic__fail(c, s, "%s", st.message);
-      goto done;
-    }
-    vic__log(c, VIC_LOG_WARNING, "GPU failed (%s); adding on the CPU", st.message);
-    gpu = 0;
-    rep.backend = VIC_BACKEND_CPU;
-    rep.method = VIC_METHOD_NNDESCENT;
-  }
   ia = vic__malloc(c, (size_t)xa->n * p.K * sizeof *ia, "working lists");
   da = vic__malloc(c, (size_t)xa->n * p.K * sizeof *da, "working lists");
   ib = vic__malloc(c, (size_t)xb->n * p.K * sizeof *ib, "working lists");
   db = vic__malloc(c, (size_t)xb->n * p.K * sizeof *db, "working lists");
-  if (!ia || !da || !ib || !db) { s = VIC_E_NOMEM; goto done; }
+  oi = vic__malloc(c, (size_t)n * k * sizeof *oi, "merged lists");
+  od = vic__malloc(c, (size_t)n * k * sizeof *od, "merged lists");
+  if (!ia || !da || !ib || !db || !oi || !od) { s = VIC_E_NOMEM; goto done; }
   if ((s = vic__ggm_lists_in(c, ga, xa->n, xa->metric, gb ? "the first graph" : "the graph", p.K, ia, da)) != VIC_OK)
     goto done;
   if (gb) {
@@ -266,18 +217,11 @@ static vic_status grow(vic_ctx *c, const vic_data *xa, const vic_knn *ga, const 
     const grow_job j = {&va, &vb, ia, ib, da, db};
     if ((s = merge_blocks(c, &o, gpu, &j, &p, k, oi, od, &rep)) != VIC_OK) goto done;
   }
-lists_out:
   if ((s = vic__progress(c, call, 1.0)) != VIC_OK) goto done;
-  {
-    const double tl = vic__now();
-    if ((s = vic__ggm_lists_out(c, xa->metric, n, k, oi, od, out)) != VIC_OK) goto done;
-    vic__report_stage(&rep, "lists out", vic__now() - tl);
-  }
+  if ((s = vic__ggm_lists_out(c, xa->metric, n, k, oi, od, out)) != VIC_OK) goto done;
   vic__report_reason(&rep, "%s of %lld + %lld rows: %s", gb ? "GGM merge" : "GGM add", (long long)xa->n,
-                     (long long)xb->n,
-                     rep.backend != VIC_BACKEND_CUDA ? "NN-Descent over the union, lists merged (CPU)"
-                     : gb || k > VIC_GGM_JOIN_MAX_K  ? "GNND and GGM on the GPU"
-                                                     : "GNND on the new rows, then a join of the pairs with a new row (GPU)");
+                     (long long)xb->n, rep.backend == VIC_BACKEND_CUDA ? "GNND and GGM on the GPU"
+                                                                     : "NN-Descent over the union, lists merged (CPU)");
   rep.seconds_total = vic__now() - t0;
   rep.warnings = c->warnings;
   out->report = rep;

@@ -52,11 +52,7 @@ static vic_status build_one(shard_job *j, slot_state *sl, int32_t s) {
   const float *r = j->v->rows + (size_t)first * j->v->d;
   int32_t *own = vic__shard_own_ids(j->st, s);
   float *od = vic__shard_own_dist(j->st, s);
-  vic_status st = VIC_OK;
-  if (j->gpu && !sl->pairs) st = vic__ggm_gpu_pairs_open(j->c, &sl->step, pl->m, j->v->d, j->p, j->st->k, &sl->pairs);
-  if (st != VIC_OK) return st;
-  st = j->gpu && rows >= 2 ? vic__ggm_gpu_pairs_build(j->c, &sl->step, sl->pairs, j->p, r, rows, own, od)
-       : j->gpu          ? vic__ggm_gpu_build(j->c, &sl->step, r, rows, j->v->d, j->p, own, od)
+  vic_status st = j->gpu ? vic__ggm_gpu_build(j->c, &sl->step, r, rows, j->v->d, j->p, own, od)
                          : vic__ggm_cpu_build(j->c, j->o, r, rows, j->v->d, j->p, own, od);
   if (st != VIC_OK) return st;
   /* the shard's own best k start its result lists, ids made global */
@@ -173,15 +169,6 @@ static vic_status sharded(vic_ctx *c, const vic_data *v, vic_metric metric, cons
   vic_ggm_params p;
   vic_status s = vic__ggm_params(c, o, k, &p);
   if (s != VIC_OK) return s;
-  if (gpu && o->gnnd.k_build == 0) {
-    /* every row takes part in S - 1 merges and keeps the best k of all of
-     * them: lists of the segments k needs, 16 samples and 3 merge rounds
-     * cost about half per row and leave room for larger shards, while the
-     * best of the merges still exceeds an in-memory build's recall */
-    p.K = (k + 31) / 32 * 32;
-    if (p.samples > 16) p.samples = 16;
-    if (p.merge_iterations > 3) p.merge_iterations = 3;
-  }
   int first = c->opt.device, slots = 1;
   if (gpu && (s = vic__ggm_gpu_devices(c, &first, &slots)) != VIC_OK) return s;
   int64_t max_rows = so->shard_rows;

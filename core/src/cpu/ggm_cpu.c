@@ -24,11 +24,6 @@ vic_status vic__ggm_params(vic_ctx *c, const vic_build_options *o, int32_t k, vi
   p->iterations = o->gnnd.iterations;
   p->merge_iterations = o->gnnd.iterations < GGM_MERGE_ITERATIONS ? o->gnnd.iterations : GGM_MERGE_ITERATIONS;
   p->converge = o->gnnd.converge;
-  /* the join expands a third of a build's samples per row and iteration
-   * (each expansion costs k row reads) and starts from the new rows' own
-   * graph, so a build's iterations plus two reach its recall */
-  p->join_picks = p->samples / 3 > 4 ? p->samples / 3 : 4;
-  p->join_iterations = p->iterations + 2;
   return VIC_OK;
 }
 

@@ -57,20 +57,6 @@ vic_status vic__ggm_gpu_merge(vic_ctx *c, vic_ggm_step *st, const float *rows1, 
   return finish(st, &call, vick_gnnd_merge_blocks(&call, rows1, n1, rows2, n2, d, &q, &g1, &g2, &out), "ggm merge");
 }
 
-vic_status vic__ggm_gpu_add(vic_ctx *c, vic_ggm_step *st, const float *rows_old, int64_t n_old, const float *rows_new,
-                            int64_t n_new, int32_t d, const vic_ggm_params *p, int32_t k, const int32_t *old_ids,
-                            const float *old_dist, const int32_t *new_ids, const float *new_dist, int32_t *out_ids,
-                            float *out_dist) {
-  vick_call call;
-  vic__cuda_call_init(c, &call, st->device, 0, st->threaded);
-  vick_gnnd_params q = kparams(p);
-  q.merge_iterations = p->join_iterations;
-  vick_gnnd_graph g = {n_new, p->K, (int32_t *)new_ids, (float *)new_dist};
-  int rc = vick_gnnd_join(&call, rows_old, n_old, rows_new, n_new, d, &q, p->join_picks, k, old_ids, old_dist,
-                          new_ids ? &g : NULL, out_ids, out_dist);
-  return finish(st, &call, rc, "ggm add");
-}
-
 vic_status vic__ggm_gpu_pairs_open(vic_ctx *c, vic_ggm_step *st, int64_t m, int32_t d, const vic_ggm_params *p,
                                    int32_t k, vic_ggm_pairs **out) {
   vick_call call;
@@ -93,14 +79,6 @@ vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs 
   vick_gnnd_graph out = {n1 + n2, k, out_ids, out_dist};
   return finish(st, &call, vick_ggm_pairs_merge(&call, (vick_ggm_pairs *)w, rows1, n1, rows2, n2, &g1, &g2, &out),
                 "ggm merge");
-}
-
-vic_status vic__ggm_gpu_pairs_build(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs *w, const vic_ggm_params *p,
-                                    const float *rows, int64_t n, int32_t *ids, float *dist) {
-  vick_call call;
-  vic__cuda_call_init(c, &call, st->device, 0, st->threaded);
-  vick_gnnd_graph g = {n, p->K, ids, dist};
-  return finish(st, &call, vick_ggm_pairs_build(&call, (vick_ggm_pairs *)w, rows, n, &g), "gnnd build");
 }
 
 void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w) { vick_ggm_pairs_close((vick_ggm_pairs *)w); }

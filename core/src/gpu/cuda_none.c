@@ -58,16 +58,6 @@ vic_status vic__ggm_gpu_merge(vic_ctx *c, vic_ggm_step *st, const float *rows1, 
   return VIC_E_NODEVICE;
 }
 
-vic_status vic__ggm_gpu_add(vic_ctx *c, vic_ggm_step *st, const float *rows_old, int64_t n_old, const float *rows_new,
-                            int64_t n_new, int32_t d, const vic_ggm_params *p, int32_t k, const int32_t *old_ids,
-                            const float *old_dist, const int32_t *new_ids, const float *new_dist, int32_t *out_ids,
-                            float *out_dist) {
-  (void)c; (void)rows_old; (void)n_old; (void)rows_new; (void)n_new; (void)d; (void)p; (void)k; (void)old_ids;
-  (void)old_dist; (void)new_ids; (void)new_dist; (void)out_ids; (void)out_dist;
-  snprintf(st->message, sizeof st->message, "this build of Vicinity has no CUDA backend");
-  return VIC_E_NODEVICE;
-}
-
 vic_status vic__ggm_gpu_pairs_open(vic_ctx *c, vic_ggm_step *st, int64_t m, int32_t d, const vic_ggm_params *p,
                                    int32_t k, vic_ggm_pairs **out) {
   (void)c; (void)m; (void)d; (void)p; (void)k;
@@ -81,12 +71,6 @@ vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs 
                                     int32_t *out_ids, float *out_dist) {
   (void)c; (void)w; (void)p; (void)rows1; (void)n1; (void)rows2; (void)n2; (void)ids1; (void)dist1; (void)ids2;
   (void)dist2; (void)k; (void)out_ids; (void)out_dist;
-  snprintf(st->message, sizeof st->message, "this build of Vicinity has no CUDA backend");
-  return VIC_E_NODEVICE;
-}
-vic_status vic__ggm_gpu_pairs_build(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs *w, const vic_ggm_params *p,
-                                    const float *rows, int64_t n, int32_t *ids, float *dist) {
-  (void)c; (void)w; (void)p; (void)rows; (void)n; (void)ids; (void)dist;
   snprintf(st->message, sizeof st->message, "this build of Vicinity has no CUDA backend");
   return VIC_E_NODEVICE;
 }
