@@ -23,6 +23,9 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 int64_t vic__grid_ids32_rows = (int64_t)UINT32_MAX + 1;
 
@@ -222,6 +225,12 @@ vic_status vic__grid_build(vic_ctx *c, const vic_data *x, vic_grid **out) {
   }
   free(fill);
   free(cell);
+#ifdef __GLIBC__
+  /* glibc may have served these transients from its heap (its mmap
+   * threshold grows after large frees) and would keep their pages resident
+   * while the lists are written: hand them back now */
+  malloc_trim(0);
+#endif
   if (use_tree) { /* the cell order is a good start for the tree's partitions */
     free(g->start);
     g->start = NULL;
