@@ -14,6 +14,11 @@
 #define VICK_WIDE_MIN ((size_t)256 << 10)
 void vick_copy_wide(void *dst, const void *src, size_t bytes, int threads);
 
+/* Two copies (a search's ids and distances) by one team of `threads`,
+ * each thread a part of both: one region instead of two. */
+void vick_copy_wide2(void *dst1, const void *src1, size_t bytes1, void *dst2, const void *src2, size_t bytes2,
+                     int threads);
+
 typedef struct {
   void *slot[2];      /* pinned */
   cudaEvent_t done[2];
