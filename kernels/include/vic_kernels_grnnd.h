@@ -148,8 +148,8 @@ int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, i
  * words the message).  `out` takes the results of queries [row0, row0 +
  * rows): k ids a query (-1: none) and k working distances (squared L2,
  * or negated dot products) from ids and dist.  Both are called by up to
- * call->threads host threads at once on disjoint rows; thread is the
- * caller's slot, 0 .. call->threads - 1, one thread a slot at a time. */
+ * call->threads (>= 1) host threads at once on disjoint rows; thread is
+ * the caller's slot, 0 .. call->threads - 1, one thread a slot at a time. */
 typedef struct {
   int (*in)(void *ctx, int thread, float *dst, int64_t row0, int64_t rows);
   void (*out)(void *ctx, int thread, const int64_t *ids, const float *dist, int64_t row0, int64_t rows);

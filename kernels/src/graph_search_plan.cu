@@ -79,11 +79,21 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
 }
 
 /* ------------------------------------------------------------- staging */
+/* The call's host threads (0: OpenMP's default, as vick_copy_wide). */
+static int gs_threads(const vick_call *call) {
+#ifdef _OPENMP
+  return call->threads > 0 ? call->threads : omp_get_max_threads();
+#else
+  (void)call;
+  return 1;
+#endif
+}
+
 int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned, int64_t rows, size_t row_bytes,
                   gs_fill_fn fill, void *ctx) {
   if (rows <= 0) return VICK_OK;
   char *pd = (char *)dst, *pp = (char *)pinned;
-  int threads = call->threads > 0 ? call->threads : 1;
+  int threads = gs_threads(call);
   if ((size_t)rows * row_bytes < VICK_WIDE_MIN) threads = 1;
   if (threads == 1) {
     if (fill(ctx, 0, pp, 0, rows)) return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
@@ -157,7 +167,7 @@ static int gs_fill_hook(void *ctx, int thread, void *dst, int64_t row0, int64_t 
 static void gs_hooked_out(const vick_call *call, const char *hres, int64_t m, int k, const vick_gsearch_hooks *h) {
   const int64_t *ids = (const int64_t *)hres;
   const float *dist = (const float *)(ids + m * k);
-  int threads = call->threads > 0 ? call->threads : 1;
+  int threads = gs_threads(call);
   if ((size_t)m * (size_t)k * 12 < VICK_WIDE_MIN) threads = 1;
   if (threads == 1) {
     h->out(h->ctx, 0, ids, dist, 0, m);
@@ -344,7 +354,8 @@ int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, i
 int vick_gsearch_query_hooked(vick_call *call, const vick_gsearch *g, int64_t m, int32_t k,
                               const vick_gsearch_params *p, const vick_gsearch_hooks *h) {
   if (!call) return VICK_ARGUMENT;
-  if (!h || !h->in || !h->out) return vick_fail(call, VICK_ARGUMENT, "graph search: hooks need in and out");
+  if (!h || !h->in || !h->out || call->threads < 1)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: hooks need in, out and call->threads >= 1 (their slots)");
   return gs_query(call, g, NULL, m, k, p, NULL, NULL, h);
 }
 

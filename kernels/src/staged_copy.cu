@@ -166,3 +166,45 @@ int vick_staged_to_device(vick_call *call, vick_env *env, vick_stage *s, void *d
   call->seconds_transfer += vick_now() - t0;
   return VICK_OK;
 }
+
+int vick_staged_rows_to_device(vick_call *call, vick_env *env, vick_stage *s, void *dst, int64_t rows,
+                               size_t row_bytes, vick_rows_fill fill, void *ctx) {
+  if (rows <= 0) return VICK_OK;
+  if (call->threads < 1 || row_bytes == 0 || row_bytes > s->bytes)
+    return vick_fail(call, VICK_ARGUMENT, "staged rows: needs call->threads >= 1 and rows that fit a slot");
+  const double t0 = vick_now();
+  const int64_t per = (int64_t)(s->bytes / row_bytes);
+  const int64_t pieces = (rows + per - 1) / per;
+  const int threads = call->threads;
+  for (int64_t p = 0; p < pieces; ++p) {
+    const int64_t a = p * per, m = rows - a < per ? rows - a : per;
+    if (p >= 2) VICK_CUDA(call, cudaEventSynchronize(s->done[p & 1])); /* the slot's last copy has left */
+    float *slot = (float *)s->slot[p & 1];
+    int refused = 0;
+    if (threads < 2 || (size_t)m * row_bytes < VICK_WIDE_MIN) {
+      refused = fill(ctx, 0, slot, a, m);
+    } else {
+#pragma omp parallel num_threads(threads) reduction(| : refused)
+      {
+        int t = 0, nt = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+        nt = omp_get_num_threads();
+#endif
+        const int64_t r0 = m * t / nt, r1 = m * (t + 1) / nt;
+        if (r0 < r1) refused |= fill(ctx, t, (float *)((char *)slot + (size_t)r0 * row_bytes), a + r0, r1 - r0) != 0;
+      }
+    }
+    if (refused) {
+      /* nothing may still read the slots when they are freed */
+      VICK_CUDA(call, cudaStreamSynchronize(env->stream));
+      return vick_fail(call, VICK_ARGUMENT, "staged rows: the rows were refused");
+    }
+    VICK_CUDA(call, cudaMemcpyAsync((char *)dst + (size_t)a * row_bytes, slot, (size_t)m * row_bytes,
+                                    cudaMemcpyHostToDevice, env->stream));
+    VICK_CUDA(call, cudaEventRecord(s->done[p & 1], env->stream));
+  }
+  VICK_CUDA(call, cudaStreamSynchronize(env->stream));
+  call->seconds_transfer += vick_now() - t0;
+  return VICK_OK;
+}

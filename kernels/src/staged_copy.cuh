@@ -39,6 +39,13 @@ int vick_staged_to_host_wide(vick_call *call, vick_env *env, vick_stage *s, int6
  * row row_of[r] of dst (a scatter through the pinned slots). */
 int vick_staged_to_host_rows(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src,
                              int64_t rows, size_t row_bytes, const int64_t *row_of);
+/* rows of row_bytes each to device dst, written into the pinned slots by
+ * fill (rows [row0, row0 + rows) to dst; nonzero refuses them: the copy
+ * then stops, its copies ended, with VICK_ARGUMENT) by the call's threads
+ * (call->threads >= 1), thread 0 .. call->threads - 1 a share of each slot. */
+typedef int (*vick_rows_fill)(void *ctx, int thread, float *dst, int64_t row0, int64_t rows);
+int vick_staged_rows_to_device(vick_call *call, vick_env *env, vick_stage *s, void *dst, int64_t rows,
+                               size_t row_bytes, vick_rows_fill fill, void *ctx);
 /* bytes from host src to device dst. */
 int vick_staged_to_device(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src, size_t bytes);
 

@@ -7,7 +7,8 @@
  * valid ids, true distances and high recall, the single queries by the
  * small-batch procedure; bad queries of every batch size get
  * vic_data_validate's words and a strided view of the queries the packed
- * view's results.  Exits 77 without a CUDA device. */
+ * view's results; bad rows refused by every build in the same words.
+ * Exits 77 without a CUDA device. */
 #include "vic_kernels_ggnn.h"
 #include "vic_kernels_grnnd.h"
 #include "vicinity.h"
@@ -231,6 +232,26 @@ static void api_case(vic_ctx *c, vic_method method) {
   vic_build_options o;
   vic_build_options_init(&o);
   o.method = method;
+  /* bad rows get vic_data_validate's words (a GGNN build checks them in
+   * its upload): a NaN, an infinity after a NaN, values out of range */
+  float *y = malloc((size_t)n * d * sizeof *y);
+  for (int kind = 0; kind < 3; ++kind) {
+    memcpy(y, x, (size_t)n * d * sizeof *y);
+    if (kind == 0) y[(n / 2) * d + 3] = NAN;
+    if (kind == 1) { y[(n - 1) * d] = INFINITY; y[100 * d + 2] = NAN; }
+    if (kind == 2) { y[7 * d] = 3e38f; y[8 * d] = -3e38f; }
+    vic_data yd = {y, n, d, 0, VIC_L2, NULL, NULL};
+    const vic_status want = vic_data_validate(c, &yd);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", vic_ctx_error(c));
+    vic_index *bad = NULL;
+    const vic_status bs = vic_index_build(c, &yd, &o, &bad);
+    CHECK(want != VIC_OK && bs == want && !strcmp(msg, vic_ctx_error(c)) && !bad,
+          "%s build, bad rows %d: %d '%s', vic_data_validate %d '%s'", vic_method_name(method), kind, (int)bs,
+          vic_ctx_error(c), (int)want, msg);
+    vic_index_free(bad);
+  }
+  free(y);
   vic_index *ix = NULL;
   vic_status st = vic_index_build(c, &xd, &o, &ix);
   CHECK(st == VIC_OK, "%s build: %s", vic_method_name(method), vic_ctx_error(c));

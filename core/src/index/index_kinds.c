@@ -196,7 +196,7 @@ const vic_index_ops vic__index_ops_graph = {
 /* ------------------------------------------------------ GGNN on the GPU */
 static vic_status ggnn_build(vic_ctx *c, vic_index *ix, const vic_build_options *o) {
   double tb = vic__now();
-  vic_status s = vic__cuda_ggnn_index_build(c, &ix->x, o, &ix->gpu, &ix->report);
+  vic_status s = vic__cuda_ggnn_index_build(c, &ix->x, o, &ix->gpu, &ix->report, ix->rows_unchecked);
   if (s == VIC_OK) vic__report_stage(&ix->report, "ggnn", vic__now() - tb);
   return s;
 }
