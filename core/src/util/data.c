@@ -178,6 +178,10 @@ vic_status vic__data_shape(vic_ctx *c, const vic_data *x) {
   return VIC_OK;
 }
 
+/* One slot's box (lo, hi) in floats, whole cache lines: the slots' threads
+ * write theirs on every row, so that none shares a line with another. */
+static size_t box_floats(int32_t d) { return (2 * (size_t)d + 15) / 16 * 16; }
+
 vic_status vic__rows_check_begin(vic_ctx *c, const vic_data *x, int threads, vic_rows_check *rc) {
   memset(rc, 0, sizeof *rc);
   vic_status s = vic__data_shape(c, x);
@@ -187,7 +191,8 @@ vic_status vic__rows_check_begin(vic_ctx *c, const vic_data *x, int threads, vic
   rc->x = x;
   rc->threads = threads;
   rc->cosine = x->metric == VIC_COSINE;
-  rc->box = vic__malloc(c, 2 * (size_t)d * (size_t)threads * sizeof *rc->box, "range check");
+  rc->box_mem = vic__malloc(c, box_floats(d) * (size_t)threads * sizeof *rc->box + 64, "range check");
+  rc->box = rc->box_mem ? (float *)(((uintptr_t)rc->box_mem + 63) / 64 * 64) : NULL;
   rc->bad = rc->box ? vic__malloc(c, (size_t)threads * sizeof *rc->bad, "range check") : NULL;
   if (!rc->bad) {
     vic__rows_check_free(rc);
@@ -195,7 +200,7 @@ vic_status vic__rows_check_begin(vic_ctx *c, const vic_data *x, int threads, vic
   }
   /* empty boxes: a slot without rows leaves the merged box as it is */
   for (int t = 0; t < threads; ++t) {
-    float *lo = rc->box + 2 * (size_t)d * (size_t)t;
+    float *lo = rc->box + box_floats(d) * (size_t)t;
     for (int32_t j = 0; j < d; ++j) {
       lo[j] = INFINITY;
       lo[d + j] = -INFINITY;
@@ -208,7 +213,7 @@ vic_status vic__rows_check_begin(vic_ctx *c, const vic_data *x, int threads, vic
 int vic__rows_check_part(vic_rows_check *rc, int thread, int64_t i0, int64_t i1, float *dst) {
   const vic_data *x = rc->x;
   const int32_t d = x->d;
-  float *lo = rc->box + 2 * (size_t)d * (size_t)thread, *hi = lo + d;
+  float *lo = rc->box + box_floats(d) * (size_t)thread, *hi = lo + d;
   for (int64_t i = i0; i < i1; ++i) {
     const float *r = vic__row(x, i);
     if (!row_scan(r, lo, hi, d) || (rc->cosine && zero_row(r, d))) {
@@ -227,8 +232,9 @@ int64_t vic__rows_check_bad(const vic_rows_check *rc) {
 }
 
 void vic__rows_check_free(vic_rows_check *rc) {
-  free(rc->box);
+  free(rc->box_mem);
   free(rc->bad);
+  rc->box_mem = NULL;
   rc->box = NULL;
   rc->bad = NULL;
 }
@@ -248,7 +254,7 @@ vic_status vic__rows_check_end(vic_ctx *c, vic_rows_check *rc) {
     return vic__fail(c, VIC_E_ARGUMENT, "row %lld is the zero vector; the cosine metric is undefined for it", (long long)bad);
   }
   for (int t = 1; t < rc->threads; ++t) {
-    const float *lo = box + 2 * (size_t)d * (size_t)t, *hi = lo + d;
+    const float *lo = box + box_floats(d) * (size_t)t, *hi = lo + d;
     for (int32_t j = 0; j < d; ++j) {
       box[j] = lo[j] < box[j] ? lo[j] : box[j];
       box[d + j] = hi[j] > box[d + j] ? hi[j] : box[d + j];

@@ -175,7 +175,8 @@ vic_status vic__data_shape(vic_ctx *c, const vic_data *x);
 typedef struct {
   const vic_data *x;
   int threads, cosine;
-  float *box;   /* per slot: lo[d], hi[d] */
+  float *box;   /* per slot: lo[d], hi[d] (slots on cache lines of their own) */
+  void *box_mem;
   int64_t *bad; /* per slot: the first bad row it saw, INT64_MAX */
 } vic_rows_check;
 vic_status vic__rows_check_begin(vic_ctx *c, const vic_data *x, int threads, vic_rows_check *rc);
