@@ -36,8 +36,8 @@ Every record gets a "run" object: card (e.g. h100, h200x2, cpu-2core),
 card_name, date (UTC, when the command started), commit (VIC_COMMIT or git),
 sweep, program, dataset, tag and command -- the command as run, with the
 build and cache folders written $BUILD and $CACHE (their paths are in the
-object too).  tools/bench_report.py turns such files into BENCHMARKS.md's
-tables.
+object too).  tools/bench_report.py turns such files, kept in
+benchmarks/results/, into BENCHMARKS.md's figures and the history's tables.
 
 --deadline (seconds since the epoch, e.g. run_device.sh's) shortens each
 command's timeout to what is left and skips the commands that would get
