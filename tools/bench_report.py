@@ -194,11 +194,6 @@ def read_results(root):
     return records, untabulated
 
 
-def anchor(title):
-    a = re.sub(r"[^\w\- ]", "", title.lower()).strip().replace(" ", "-")
-    return a
-
-
 def num(v, digits=3):
     if v is None:
         return "-"
@@ -563,8 +558,8 @@ def current(sections, records):
 def history(sections, records, untabulated):
     cards = latest_runs([r for r in records if "run" in r[2]])
     out = [HISTORY_HEADER, "## Contents", ""]
-    for _, title, _, _ in sections:
-        out.append("- [%s](#%s)" % (title, anchor(title)))
+    for fname, title, _, _ in sections:
+        out.append("- [%s](#%s)" % (title, section_id(fname)))
     if cards:
         out.append("- [Latest results by card](#latest-results-by-card)")
     out.append("")

@@ -85,7 +85,7 @@ vd_build() {
 # BUILD/bin/gpu_test_* (a folder of vd_link), one after the other within
 # CTEST_LIMIT; exit status 77 is a skip, as in ctest.
 vd_gpu_tests() {
-  local build=$1 re=${2:-} t rc ok=0 bad=0 t0
+  local build=$1 re=${2:-} t rc ok=0 bad=0 skip=0 t0
   if [ -f "$build/CTestTestfile.cmake" ]; then
     # shellcheck disable=SC2016  # the outer double quotes expand $build and $re
     vd_step ctest_gpu "${CTEST_LIMIT:-400}" bash -c "cd '$build' && ctest -L gpu ${re:+-R '$re'} \
@@ -99,9 +99,9 @@ vd_gpu_tests() {
     if [ $(( $(date +%s) - t0 )) -ge "${CTEST_LIMIT:-400}" ]; then vd_say "$t: skipped (CTEST_LIMIT)"; continue; fi
     VICINITY_DATA_DIR=$VD_DATA_DIR vd_step "$t" "${TEST_LIMIT:-200}" "$build/bin/gpu_$t"
     rc=$?
-    case $rc in 0) ok=$((ok + 1));; 77) ;; *) bad=$((bad + 1)); tail -5 "$VD_LOG/$t.log" | tee -a "$VD_SUM";; esac
+    case $rc in 0) ok=$((ok + 1));; 77) skip=$((skip + 1));; *) bad=$((bad + 1)); tail -5 "$VD_LOG/$t.log" | tee -a "$VD_SUM";; esac
   done
-  vd_say "GPU tests: $ok passed, $bad failed${re:+ (matching $re)}"
+  vd_say "GPU tests: $ok passed, $skip skipped, $bad failed${re:+ (matching $re)}"
 }
 
 # vd_link SRC FROM OUT [GEN]: the programs of a CUDA build FROM (made on this
