@@ -437,7 +437,8 @@ def format_value(fig, row):
     elif "speedup_over" in fig or "ratio_to" in fig:
         text = "%.2fx" % v
     else:
-        text = short(v) + (" " + fig["unit"] if fig.get("unit") else "")
+        unit = fig.get("unit", "")
+        text = short(v) + ("" if unit in ("", "x", "%") else " ") + unit
     extra = ", ".join("%s %s" % (k, short(x) if x is not None else "-") for k, x in row["shown"].items())
     if row["n"] > 1 and fig.get("aggregate", "median") != "median":
         extra = ", ".join(filter(None, [extra, "%s of %d" % (fig["aggregate"], row["n"])]))
