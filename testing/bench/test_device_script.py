@@ -59,7 +59,9 @@ def main():
         check(rc == 2 and "no programs in" in s, "no programs and no build stage stop the call: %d %s" % (rc, s))
         rc, s, _ = call("nolink", ["link"], LINK_FROM=tmp)
         check(rc == 2 and "LINK_FROM" in s, "the link stage needs a build: %d %s" % (rc, s))
-        for name in ("unknown", "nosweep", "nogpu", "noprog", "nolink"):
+        rc, s, _ = call("nobase", ["build", "sweeps"], BASE_BUILD=os.path.join(tmp, "no-base"))
+        check(rc == 2 and "no programs in the base" in s, "a base without programs stops the call: %d %s" % (rc, s))
+        for name in ("unknown", "nosweep", "nogpu", "noprog", "nolink", "nobase"):
             left = sorted(os.listdir(os.path.join(tmp, name)))
             check(left == ["logs.tar.gz", "summary.txt"], "%s: nothing but the summary and logs (%s)" % (name, left))
         check(not os.listdir(build) and not os.path.exists(os.path.join(tmp, "cache")),

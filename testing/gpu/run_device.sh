@@ -117,6 +117,9 @@ fi
 if ! has build && ! has link && [ -z "$UNPACK" ] && [ -n "$GPU_STAGES" ] && ! ls "$BUILD"/bin/* > /dev/null 2>&1; then
   vd_say "run_device.sh: no programs in $BUILD/bin and no build stage; nothing run"; exit 2
 fi
+if has sweeps && [ -n "$BASE_BUILD" ] && ! { [ -n "${BASE_SRC:-}" ] && has build; } && ! ls "$BASE_BUILD"/bin/* > /dev/null 2>&1; then
+  vd_say "run_device.sh: no programs in the base $BASE_BUILD/bin (BASE_SRC needs the build stage); nothing run"; exit 2
+fi
 
 vd_header
 vd_say "== stages: $STAGES"
