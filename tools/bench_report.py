@@ -22,6 +22,7 @@ Inputs, under --root (default: the repository holding this script):
 Front matter of a section (every key optional):
 
   +++
+  title = "A short title"   # in BENCHMARKS.md (default: the section's heading)
   summary = "The topic's state in two or three sentences."
   intro = true        # the section's text goes into BENCHMARKS.md itself
   notebook = true     # a session's whole-tree check: linked from BENCHMARKS.md, text in the history
@@ -30,7 +31,7 @@ Front matter of a section (every key optional):
   results = "h100_*_baseline.jsonl"        # files (a glob) in benchmarks/results
   where = { method = "brute", dataset = "manifold_1M" }   # record fields (dotted: "run.sweep";
                                            # a list: any of them; "": the record lacks the field)
-  lines = [6, 21]                          # only these lines of the files
+  lines = [6, 21]                          # only these lines of the files (peers too)
   value = "seconds"                        # the figure: a record field (dotted)
   aggregate = "median"                     # or "min", "max" over the matching records
   unit = "s"
@@ -387,7 +388,8 @@ def figure_rows(fig, records, where_file):
         shown = {f: median_of(rs, f) for f in fig.get("with", [])}
         for key, invert in (("speedup_over", True), ("ratio_to", False)):
             if key in fig and value:
-                peer = [r for rel, _, r in records if rel == newest and card_of(rel, r) == card and matches(r, fig[key])]
+                peer = [r for rel, no, r in records if rel == newest and card_of(rel, r) == card and
+                        matches(r, fig[key]) and (not lines or lines[0] <= no <= lines[1])]
                 pv = median_of(peer, fig["value"])
                 value = None if not pv else (pv / value if invert else value / pv)
         run = rs[0].get("run") if isinstance(rs[0].get("run"), dict) else {}
@@ -525,7 +527,7 @@ def current(sections, records):
         if front.get("notebook"):
             notebooks.append("[%s](%s#%s)" % (title, HISTORY, section_id(fname)))
             continue
-        out += ["### [%s](%s#%s)" % (title, HISTORY, section_id(fname)), ""]
+        out += ["### [%s](%s#%s)" % (front.get("title", title), HISTORY, section_id(fname)), ""]
         summary = " ".join(str(front.get("summary", "")).split()) or last_paragraph(body)
         if summary:
             out += [summary, ""]
