@@ -3,7 +3,8 @@
 
   benchmarks/run.py SWEEP.toml [SWEEP.toml...] --build BUILD --out FILE.jsonl
                     [--cache DIR] [--logs DIR] [--card NAME] [--tag TAG]
-                    [--only NAME] [--timeout S] [--dry-run | --data-only]
+                    [--only NAME] [--timeout S] [--deadline EPOCH] [--gpus N]
+                  [--dry-run | --data-only]
 
 A sweep file (benchmarks/sweeps/*.toml) names data sets and runs:
 
@@ -24,6 +25,7 @@ A sweep file (benchmarks/sweeps/*.toml) names data sets and runs:
                                  # "text": its output goes to a log, one record notes it
   interpreter = "pvpython"       # for *.py programs (default: run.py's own python)
   timeout = 300
+  min_devices = "{devices}"      # optional: skipped (and said so) on a machine with fewer GPUs
 
 Placeholders in args, env, path and command: {data} (the data set's path),
 {name} (its key, with "_TAG" under --tag), {build}, {cache}, {src}, {shared},
@@ -34,8 +36,12 @@ Every record gets a "run" object: card (e.g. h100, h200x2, cpu-2core),
 card_name, date (UTC, when the command started), commit (VIC_COMMIT or git),
 sweep, program, dataset, tag and command -- the command as run, with the
 build and cache folders written $BUILD and $CACHE (their paths are in the
-object too).  tools/bench_report.py turns such files into BENCHMARKS.md's
-tables."""
+object too).  tools/bench_report.py turns such files, kept in
+benchmarks/results/, into BENCHMARKS.md's figures and the history's tables.
+
+--deadline (seconds since the epoch, e.g. run_device.sh's) shortens each
+command's timeout to what is left and skips the commands that would get
+less than 10 s, so a call that runs out of time keeps what finished."""
 import argparse
 import datetime
 import itertools
@@ -56,14 +62,18 @@ class SweepError(Exception):
     pass
 
 
-def card():
-    """(slug, description) of this machine's GPUs, or of its CPU without one."""
+def gpu_names():
+    """The GPUs nvidia-smi lists (name, memory), none without one."""
     try:
         names = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"],
                                capture_output=True, text=True, timeout=30).stdout.strip().splitlines()
     except (OSError, subprocess.TimeoutExpired):
         names = []
-    names = [n.strip() for n in names if n.strip()]
+    return [n.strip() for n in names if n.strip()]
+
+
+def card(names):
+    """(slug, description) of this machine's GPUs, or of its CPU without one."""
     if names:
         m = re.search(r"\b([A-Z]+\d+[A-Za-z]*)\b", names[0].split(",")[0].replace("NVIDIA", ""))
         slug = (m.group(1) if m else "gpu").lower()
@@ -133,6 +143,8 @@ def load_sweep(path):
         for key, values in r.get("vary", {}).items():
             if not isinstance(values, list) or not values:
                 raise SweepError("%s: vary.%s must be a non-empty list" % (where, key))
+        if not isinstance(r.get("min_devices", 0), (int, str)):
+            raise SweepError("%s: min_devices must be a number or a placeholder such as \"{devices}\"" % where)
     for key, spec in data.items():
         if not ("set" in spec and "n" in spec) and "path" not in spec:
             raise SweepError("%s: data set %r needs set and n (make_synthetic.py) or a path" % (path, key))
@@ -165,9 +177,13 @@ def expand(path, base):
                     argv = [os.path.join(base["build"], "bin", prog)]
                 argv += shlex.split(fill(r["args"], values, where))
                 env = {k: fill(v, values, where) for k, v in r.get("env", {}).items()}
+                try:
+                    min_devices = int(fill(r.get("min_devices", 0), values, where))
+                except ValueError:
+                    raise SweepError("%s: min_devices %r is not a number" % (where, r["min_devices"]))
                 jobs.append({"sweep": name, "program": prog, "argv": argv, "env": env, "data": dkey,
                              "spec": data.get(dkey), "values": values, "output": r.get("output", "json"),
-                             "timeout": r.get("timeout")})
+                             "timeout": r.get("timeout"), "min_devices": min_devices})
     return jobs
 
 
@@ -211,6 +227,19 @@ def make_data(job, base, log):
 
 
 def run_job(job, base, meta, out, timeout):
+    """True when the command ran cleanly or was skipped on purpose (too few
+    GPUs); False when it failed, timed out or the deadline left no time."""
+    if job["min_devices"] > meta["gpus"]:  # 0 (the default): no GPU needed to try
+        print("run.py: skipped (needs %d GPUs, this machine has %d): %s" % (job["min_devices"], meta["gpus"],
+                                                                          shown(job, base)), file=sys.stderr)
+        return True
+    timeout = job["timeout"] or timeout
+    if meta["deadline"]:
+        left = meta["deadline"] - time.time()
+        if left < 10:
+            print("run.py: skipped (deadline, %.0f s left): %s" % (left, shown(job, base)), file=sys.stderr)
+            return False
+        timeout = min(timeout, left)
     os.makedirs(base["logs"], exist_ok=True)
     stem = re.sub(r"[^\w.-]+", "_", "%s_%s_%d" % (job["sweep"], job["program"], meta["index"]))
     log_path = os.path.join(base["logs"], stem + ".log")
@@ -223,7 +252,7 @@ def run_job(job, base, meta, out, timeout):
         t0 = time.monotonic()
         try:
             p = subprocess.run(job["argv"], cwd=SRC, env=env, stdout=subprocess.PIPE, stderr=log, text=True,
-                               timeout=job["timeout"] or timeout)
+                               timeout=timeout)
             rc, stdout = p.returncode, p.stdout
         except subprocess.TimeoutExpired as e:
             rc, stdout = 124, (e.stdout.decode() if isinstance(e.stdout, bytes) else e.stdout) or ""
@@ -277,6 +306,9 @@ def main(argv=None):
     p.add_argument("--tag", default="", help="a label for this build (e.g. base), added to the data names")
     p.add_argument("--only", action="append", default=[], help="only runs of this program (repeatable)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per command unless the sweep says")
+    p.add_argument("--deadline", type=float, default=0,
+                   help="seconds since the epoch: no command runs past it (each gets what is left)")
+    p.add_argument("--gpus", type=int, help="GPUs of this machine, for min_devices (default: nvidia-smi's count)")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     p.add_argument("--data-only", action="store_true",
                    help="make the data sets the commands need, run nothing (e.g. while the code builds)")
@@ -298,7 +330,7 @@ def main(argv=None):
         return 2
     if a.dry_run:
         for j in jobs:
-            print(shown(j, base))
+            print(shown(j, base) + ("  # on %d GPUs or more" % j["min_devices"] if j["min_devices"] > 1 else ""))
         return 0
     os.makedirs(cache, exist_ok=True)
     if a.data_only:
@@ -313,8 +345,10 @@ def main(argv=None):
     if not a.out:
         print("run.py: --out FILE is required (or --dry-run, --data-only)", file=sys.stderr)
         return 2
-    slug, desc = card()
-    meta = {"card": a.card or slug, "card_name": desc, "commit": commit()}
+    names = gpu_names()
+    slug, desc = card(names)
+    meta = {"card": a.card or slug, "card_name": desc, "commit": commit(), "deadline": a.deadline,
+            "gpus": len(names) if a.gpus is None else a.gpus}
     failed = 0
     with open(a.out, "a") as out:
         for i, j in enumerate(jobs, 1):

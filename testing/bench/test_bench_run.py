@@ -113,6 +113,22 @@ def main():
         p = run(root, bad, "--build", build, "--out", os.path.join(tmp, "fail.jsonl"), "--card", "c")
         check(p.returncode == 1 and "exited with 3" in p.stderr, "a failing program is reported: " + p.stderr)
 
+        # runs for more GPUs than the machine has are skipped; a deadline stops the rest
+        with open(bad, "w") as f:
+            f.write('[[run]]\nprogram = "fake_bench"\nargs = "--name x --method m --k {d}"\nvary = { d = [1, 2] }\n'
+                    'min_devices = "{d}"\n')
+        out2 = os.path.join(tmp, "gpus.jsonl")
+        p = run(root, bad, "--build", build, "--out", out2, "--card", "c", "--gpus", "1")
+        recs = [json.loads(line) for line in open(out2)] if os.path.exists(out2) else []
+        check(p.returncode == 0 and [r["k"] for r in recs] == [1] and "skipped (needs 2 GPUs, this machine has 1)"
+              in p.stderr, "min_devices skips the 2-GPU run on one GPU: " + p.stderr)
+        p = run(root, bad, "--build", build, "--dry-run")
+        check("--k 2  # on 2 GPUs or more" in p.stdout, "the dry run marks runs for several GPUs: " + p.stdout)
+        p = run(root, bad, "--build", build, "--out", os.path.join(tmp, "late.jsonl"), "--card", "c", "--gpus", "2",
+                "--deadline", "1000")
+        check(p.returncode == 1 and p.stderr.count("skipped (deadline") == 2
+             , "a passed deadline runs nothing: " + p.stderr)
+
         # every sweep of the repository expands
         sweeps = sorted(glob.glob(os.path.join(root, "benchmarks", "sweeps", "*.toml")))
         p = run(root, *sweeps, "--build", build, "--dry-run")
