@@ -35,6 +35,15 @@ typedef struct {
   int32_t deterministic;    /* nonzero: the symmetric links' searches see the kNN part only and their
                                slots are given in a fixed order (not first come, first served by
                                atomics), so a build repeats bit for bit on the same GPU model */
+  /* NULL: the rows are copied from x.  Else the upload takes them from
+   * rows_in: it writes rows [row0, row0 + rows) packed (d floats a row)
+   * to dst, in the upload's pinned staging, and returns nonzero to refuse
+   * them (the build then stops before any kernel with VICK_ARGUMENT; the
+   * caller words the message).  Called by up to call->threads (>= 1) host
+   * threads at once on disjoint rows, thread being the caller's slot
+   * 0 .. call->threads - 1. */
+  int (*rows_in)(void *ctx, int thread, float *dst, int64_t row0, int64_t rows);
+  void *rows_ctx;
 } vick_ggnn_params;
 
 void vick_ggnn_params_init(vick_ggnn_params *p);

@@ -140,6 +140,28 @@ void vick_gsearch_params_init(vick_gsearch_params *p);
 int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int32_t k,
                        const vick_gsearch_params *p, int64_t *ids, float *dist);
 
+/* Host work a caller fuses into the copies of a graph search, so that the
+ * queries and the results are each gone over once on the host.  `in`
+ * writes queries [row0, row0 + rows) packed (d floats a row) to dst, in
+ * the call's pinned staging, and returns nonzero to refuse them: the call
+ * then stops before any search and fails with VICK_ARGUMENT (the caller
+ * words the message).  `out` takes the results of queries [row0, row0 +
+ * rows): k ids a query (-1: none) and k working distances (squared L2,
+ * or negated dot products) from ids and dist.  Both are called by up to
+ * call->threads (>= 1) host threads at once on disjoint rows; thread is
+ * the caller's slot, 0 .. call->threads - 1, one thread a slot at a time. */
+typedef struct {
+  int (*in)(void *ctx, int thread, float *dst, int64_t row0, int64_t rows);
+  void (*out)(void *ctx, int thread, const int64_t *ids, const float *dist, int64_t row0, int64_t rows);
+  void *ctx;
+} vick_gsearch_hooks;
+
+/* vick_gsearch_query with the queries given and the results taken by h
+ * (every query goes through h->in, every result through h->out, or the
+ * call fails); the same search, the same results. */
+int vick_gsearch_query_hooked(vick_call *call, const vick_gsearch *g, int64_t m, int32_t k,
+                              const vick_gsearch_params *p, const vick_gsearch_hooks *h);
+
 /* Size the workspace for batches of up to m queries of k results and load
  * every search kernel, so that the first call of that size allocates and
  * loads nothing (the index's build or load calls it). */

@@ -156,7 +156,8 @@ static void ggnn_ws_free(ggnn_build_ws *w) {
 // The device arrays of g (kept by the index) and the build's scratch, all
 // within the call's budget; the rows uploaded (transfer time) and permuted
 // into layer-0 order (*t: the end of the upload, where kernel time starts).
-static int ggnn_allocate(vick_call *call, ggnn_build_ws *w, vick_ggnn *g, const float *x, double *t) {
+static int ggnn_allocate(vick_call *call, ggnn_build_ws *w, vick_ggnn *g, const float *x, const vick_ggnn_params *p,
+                         double *t) {
   vick_env *env = &w->env;
   const int64_t n = g->n;
   const int k = g->k;
@@ -166,7 +167,10 @@ static int ggnn_allocate(vick_call *call, ggnn_build_ws *w, vick_ggnn *g, const 
    * copy of the same rows runs at a fraction of the link's speed */
   vick_stage st;
   int rc = vick_stage_init(call, &st, GGNN_UPLOAD_SLOT);
-  if (rc == VICK_OK) rc = vick_staged_to_device(call, env, &st, w->x_in.p, x, rows);
+  if (rc == VICK_OK)
+    rc = p->rows_in ? vick_staged_rows_to_device(call, env, &st, w->x_in.p, n, (size_t)g->d * sizeof(float), p->rows_in,
+                                                 p->rows_ctx)
+                    : vick_staged_to_device(call, env, &st, w->x_in.p, x, rows);
   vick_stage_free(&st);
   if (rc != VICK_OK) return rc;
   *t = vick_now();
@@ -222,7 +226,7 @@ static int ggnn_merge_sym(vick_call *call, ggnn_build_ws *w, vick_ggnn *g, const
 static int ggnn_build_run(vick_call *call, ggnn_build_ws *w, vick_ggnn *g, const float *x, const vick_ggnn_params *p) {
   const int L = g->L;
   double t = 0;
-  VICK_TRY(ggnn_allocate(call, w, g, x, &t));
+  VICK_TRY(ggnn_allocate(call, w, g, x, p, &t));
   VICK_TRY(ggnn_step_done(call, "permute", &t, 0.0));
   // Alg. 3: for each new top layer, select it, then merge + sym from it down.
   const int steps = L * (L + 1) / 2 + p->refinements * (L - 1);

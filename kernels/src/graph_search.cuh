@@ -233,21 +233,21 @@ typedef struct {
 
 static inline size_t gs_align(size_t b) { return (b + 255) / 256 * 256; }
 
-/* bytes of host src to device dst through pinned staging (room for all of
- * them) in pieces on stream: the host threads copy a piece into the
- * staging while the device copies the one before (one launch of the
- * search then follows: kernels split by chunks would each pay their own
- * tail). */
+/* Rows of row_bytes each into pinned staging (room for all of them) and
+ * on to device dst in pieces on stream: the host threads fill a piece
+ * (fill: rows [row0, row0 + rows) to dst, nonzero to refuse them), then
+ * the calling thread starts its copy while they fill the next one, all in
+ * one parallel region of call->threads (a region per piece would pay a
+ * team's start each; one search launch follows: kernels split by chunks
+ * would each pay their own tail).  A refused piece stops the staging
+ * (the copies started have ended on return) with VICK_ARGUMENT. */
 #define GS_STAGE_PIECE ((size_t)1 << 20)
-static inline int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src,
-                              size_t bytes) {
-  for (size_t o = 0; o < bytes; o += GS_STAGE_PIECE) {
-    const size_t b = bytes - o < GS_STAGE_PIECE ? bytes - o : GS_STAGE_PIECE;
-    vick_copy_wide((char *)pinned + o, (const char *)src + o, b, call->threads);
-    VICK_CUDA(call, cudaMemcpyAsync((char *)dst + o, (char *)pinned + o, b, cudaMemcpyHostToDevice, stream));
-  }
-  return VICK_OK;
-}
+typedef int (*gs_fill_fn)(void *ctx, int thread, void *dst, int64_t row0, int64_t rows);
+int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned, int64_t rows, size_t row_bytes,
+                  gs_fill_fn fill, void *ctx);
+
+/* bytes of host src to device dst through the pinned staging (gs_stage_rows) */
+int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src, size_t bytes);
 
 /* The launches of one call's search kernel on io (graph_search_small.cu,
  * graph_search_large.cu); dq: the queries on the device, dids/ddist: the

@@ -4,7 +4,11 @@
  * workspace (graph_search_workspace.cu) or on resources of its own. */
 #include "graph_search.cuh"
 
+#include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* ------------------------------------------------------------ host side */
 void vick_gsearch_params_init(vick_gsearch_params *p) {
@@ -74,6 +78,113 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
   return VICK_OK;
 }
 
+/* ------------------------------------------------------------- staging */
+/* The call's host threads (0: OpenMP's default, as vick_copy_wide). */
+static int gs_threads(const vick_call *call) {
+#ifdef _OPENMP
+  return call->threads > 0 ? call->threads : omp_get_max_threads();
+#else
+  (void)call;
+  return 1;
+#endif
+}
+
+int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned, int64_t rows, size_t row_bytes,
+                  gs_fill_fn fill, void *ctx) {
+  if (rows <= 0) return VICK_OK;
+  char *pd = (char *)dst, *pp = (char *)pinned;
+  int threads = gs_threads(call);
+  if ((size_t)rows * row_bytes < VICK_WIDE_MIN) threads = 1;
+  if (threads == 1) {
+    if (fill(ctx, 0, pp, 0, rows)) return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
+    VICK_CUDA(call, cudaMemcpyAsync(pd, pp, (size_t)rows * row_bytes, cudaMemcpyHostToDevice, stream));
+    return VICK_OK;
+  }
+  const int64_t per = GS_STAGE_PIECE / row_bytes > 0 ? (int64_t)(GS_STAGE_PIECE / row_bytes) : 1;
+  const int64_t pieces = (rows + per - 1) / per;
+  /* a flag per piece: written before the piece's barrier, read after it */
+  unsigned char *refused = (unsigned char *)calloc((size_t)pieces, 1);
+  if (!refused) return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the staging");
+  cudaError_t err = cudaSuccess;
+  int stopped = 0;
+#pragma omp parallel num_threads(threads)
+  {
+    int t = 0, nt = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    nt = omp_get_num_threads();
+#endif
+    for (int64_t p = 0; p < pieces; ++p) {
+      const int64_t a = p * per, len = rows - a < per ? rows - a : per;
+      const int64_t r0 = a + len * t / nt, r1 = a + len * (t + 1) / nt;
+      if (r0 < r1 && fill(ctx, t, pp + (size_t)r0 * row_bytes, r0, r1 - r0)) {
+#pragma omp atomic write
+        refused[p] = 1;
+      }
+#pragma omp barrier
+      if (refused[p]) {
+        if (t == 0) stopped = 1;
+        break;
+      }
+      if (t == 0) {
+        const cudaError_t e = cudaMemcpyAsync(pd + (size_t)a * row_bytes, pp + (size_t)a * row_bytes,
+                                              (size_t)len * row_bytes, cudaMemcpyHostToDevice, stream);
+        if (e != cudaSuccess && err == cudaSuccess) err = e;
+      }
+    }
+  }
+  free(refused);
+  if (err != cudaSuccess) {
+    cudaStreamSynchronize(stream);
+    return vick_cuda_fail(call, err, "cudaMemcpyAsync (staged queries)", __FILE__, __LINE__);
+  }
+  if (stopped) {
+    /* nothing may still read the staging when the caller leaves */
+    VICK_CUDA(call, cudaStreamSynchronize(stream));
+    return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
+  }
+  return VICK_OK;
+}
+
+static int gs_fill_copy(void *ctx, int thread, void *dst, int64_t row0, int64_t rows) {
+  (void)thread;
+  memcpy(dst, (const char *)ctx + row0, (size_t)rows);
+  return 0;
+}
+
+int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src, size_t bytes) {
+  return gs_stage_rows(call, stream, dst, pinned, (int64_t)bytes, 1, gs_fill_copy, (void *)src);
+}
+
+/* The caller's hooks as a staging fill (h->in: rows of d floats). */
+static int gs_fill_hook(void *ctx, int thread, void *dst, int64_t row0, int64_t rows) {
+  const vick_gsearch_hooks *h = (const vick_gsearch_hooks *)ctx;
+  return h->in(h->ctx, thread, (float *)dst, row0, rows);
+}
+
+/* The results of m queries (ids, then distances, in pinned memory) to
+ * h->out by one team, each thread a share of the rows. */
+static void gs_hooked_out(const vick_call *call, const char *hres, int64_t m, int k, const vick_gsearch_hooks *h) {
+  const int64_t *ids = (const int64_t *)hres;
+  const float *dist = (const float *)(ids + m * k);
+  int threads = gs_threads(call);
+  if ((size_t)m * (size_t)k * 12 < VICK_WIDE_MIN) threads = 1;
+  if (threads == 1) {
+    h->out(h->ctx, 0, ids, dist, 0, m);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    int t = 0, nt = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    nt = omp_get_num_threads();
+#endif
+    const int64_t r0 = m * t / nt, r1 = m * (t + 1) / nt;
+    if (r0 < r1) h->out(h->ctx, t, ids + r0 * k, dist + r0 * k, r0, r1 - r0);
+  }
+}
+
 
 /* The call on io: one copy in (through the pinned staging in pieces, so
  * that the host fills one while the device copies the last), the kernels
@@ -85,7 +196,8 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
  * results there and times itself on the device's global timer: each copy
  * or event on the stream would add a turn of the stream to such a call. */
 static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, const float *q,
-                  int64_t m, int k, const vick_gsearch_params *p, int64_t *ids, float *dist) {
+                  int64_t m, int k, const vick_gsearch_params *p, int64_t *ids, float *dist,
+                  const vick_gsearch_hooks *h) {
   const size_t qb = (size_t)m * g->d * 4, ib = (size_t)m * k * 8, db = (size_t)m * k * 4;
   const int fused = P->fused;
   const int mapped = P->small && io->host && io->host_dev;
@@ -99,10 +211,14 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
   gs_graph G = {g->x, g->g,      g->occl,           g->pid,   g->pcomp, g->members,           g->coff,
                 g->n, g->d,      g->degree,         p->occlusion_limit, P->slices, g->components == 1,
                 g->unique_rows,  g->perm};
+  if (h && !io->host) return vick_fail(call, VICK_ARGUMENT, "graph search: hooks need the pinned staging");
   if (mapped_in) {
-    memcpy(io->host, q, qb);
+    if (!h) memcpy(io->host, q, qb);
+    else if (h->in(h->ctx, 0, (float *)io->host, 0, m))
+      return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
   } else if (io->host) {
-    VICK_TRY(gs_stage_in(call, io->stream, dq, io->host, q, qb));
+    if (!h) VICK_TRY(gs_stage_in(call, io->stream, dq, io->host, q, qb));
+    else VICK_TRY(gs_stage_rows(call, io->stream, dq, io->host, m, (size_t)g->d * 4, gs_fill_hook, (void *)h));
   } else {
     VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
   }
@@ -127,10 +243,8 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
     }
   }
   VICK_CUDA(call, cudaStreamSynchronize(io->stream));
-  if (hres) {
-    vick_copy_wide(ids, hres, ib, call->threads);
-    vick_copy_wide(dist, hres + ib, db, call->threads);
-  }
+  if (h) gs_hooked_out(call, hres, m, k, h);
+  else if (hres) vick_copy_wide2(ids, hres, ib, dist, hres + ib, db, call->threads);
   float ms = 0.f, pivot_ms = 0.f;
   if (hclk) ms = (float)(1e-6 * (double)*hclk);
   else VICK_CUDA(call, cudaEventElapsedTime(&ms, io->ev_start, io->ev_stop));
@@ -170,17 +284,37 @@ static int gs_query_own(vick_call *call, const vick_gsearch *g, const gs_plan *P
     io.count = cb ? (int *)all.p : NULL;
     io.dev = (char *)all.p + cb;
     io.dev_bytes = P->dev_bytes;
-    rc = gs_run(call, g, &io, P, q, m, k, p, ids, dist);
+    rc = gs_run(call, g, &io, P, q, m, k, p, ids, dist, NULL);
   }
   vick_buf_free(&env, &all);
   if (io.ev_pivots) cudaEventDestroy(io.ev_pivots);
   return vick_end(call, &env, rc);
 }
 
-int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int32_t k,
-                       const vick_gsearch_params *p, int64_t *ids, float *dist) {
+/* The hooks' way on resources of its own (another thread's call holds the
+ * workspace, or a batch above it): host buffers of the call's own between
+ * the hooks and the plain call. */
+static int gs_query_own_hooked(vick_call *call, const vick_gsearch *g, const gs_plan *P, int64_t m, int k,
+                               const vick_gsearch_params *p, const vick_gsearch_hooks *h) {
+  float *q = (float *)malloc((size_t)m * g->d * 4);
+  int64_t *ids = (int64_t *)malloc((size_t)m * k * 8);
+  float *dist = (float *)malloc((size_t)m * k * 4);
+  int rc = VICK_OK;
+  if (!q || !ids || !dist) rc = vick_fail(call, VICK_NOMEM, "graph search: no host memory for the queries");
+  if (rc == VICK_OK && h->in(h->ctx, 0, q, 0, m))
+    rc = vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
+  if (rc == VICK_OK) rc = gs_query_own(call, g, P, q, m, k, p, ids, dist);
+  if (rc == VICK_OK) h->out(h->ctx, 0, ids, dist, 0, m);
+  free(q);
+  free(ids);
+  free(dist);
+  return rc;
+}
+
+static int gs_query(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int32_t k,
+                    const vick_gsearch_params *p, int64_t *ids, float *dist, const vick_gsearch_hooks *h) {
   if (!call) return VICK_ARGUMENT;
-  if (!g || !q || !p || !ids || !dist || m < 1 || k < 1 || k > 128)
+  if (!g || (!h && (!q || !ids || !dist)) || !p || m < 1 || k < 1 || k > 128)
     return vick_fail(call, VICK_ARGUMENT, "graph search: needs a graph, queries (m >= 1), 1 <= k <= 128, outputs");
   if (p->procedure != VICK_GSEARCH_SMALL && p->procedure != VICK_GSEARCH_LARGE)
     return vick_fail(call, VICK_ARGUMENT, "graph search: unknown procedure %d", p->procedure);
@@ -194,7 +328,8 @@ int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, i
   VICK_TRY(gs_plan_make(call, g, m, k, p, &P));
   /* a batch far above the usual (the for-all lists of an index's every
    * point) runs on resources of its own, not kept by the index after it */
-  if (P.dev_bytes > GS_WS_MAX_BYTES || !gs_ws_acquire(g)) return gs_query_own(call, g, &P, q, m, k, p, ids, dist);
+  if (P.dev_bytes > GS_WS_MAX_BYTES || !gs_ws_acquire(g))
+    return h ? gs_query_own_hooked(call, g, &P, m, k, p, h) : gs_query_own(call, g, &P, q, m, k, p, ids, dist);
   /* the index's workspace: no stream, event or buffer made, no device
    * memory query (vick_begin's) on the way */
   const double t_start = vick_now();
@@ -205,10 +340,23 @@ int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, i
   cudaError_t e = cudaSetDevice(call->device);
   int rc = e == cudaSuccess ? VICK_OK : vick_cuda_fail(call, e, "cudaSetDevice", __FILE__, __LINE__);
   if (rc == VICK_OK) rc = gs_ws_reserve(call, g, P.small ? m : 0, P.dev_bytes, P.host_bytes, &io);
-  if (rc == VICK_OK) rc = gs_run(call, g, &io, &P, q, m, k, p, ids, dist);
+  if (rc == VICK_OK) rc = gs_run(call, g, &io, &P, q, m, k, p, ids, dist, h);
   gs_ws_release(g, rc != VICK_OK);
   call->seconds_total = vick_now() - t_start;
   return rc;
+}
+
+int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int32_t k,
+                       const vick_gsearch_params *p, int64_t *ids, float *dist) {
+  return gs_query(call, g, q, m, k, p, ids, dist, NULL);
+}
+
+int vick_gsearch_query_hooked(vick_call *call, const vick_gsearch *g, int64_t m, int32_t k,
+                              const vick_gsearch_params *p, const vick_gsearch_hooks *h) {
+  if (!call) return VICK_ARGUMENT;
+  if (!h || !h->in || !h->out || call->threads < 1)
+    return vick_fail(call, VICK_ARGUMENT, "graph search: hooks need in, out and call->threads >= 1 (their slots)");
+  return gs_query(call, g, NULL, m, k, p, NULL, NULL, h);
 }
 
 #define GS_SMALL_RESERVE 1024

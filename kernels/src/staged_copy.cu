@@ -36,6 +36,32 @@ void vick_copy_wide(void *dst, const void *src, size_t bytes, int threads) {
   }
 }
 
+void vick_copy_wide2(void *dst1, const void *src1, size_t bytes1, void *dst2, const void *src2, size_t bytes2,
+                     int threads) {
+#ifdef _OPENMP
+  if (threads < 1) threads = omp_get_max_threads();
+#else
+  threads = 1;
+#endif
+  if (threads < 2 || bytes1 + bytes2 < VICK_WIDE_MIN) {
+    memcpy(dst1, src1, bytes1);
+    memcpy(dst2, src2, bytes2);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    int t = 0, nt = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    nt = omp_get_num_threads();
+#endif
+    const size_t a1 = bytes1 * (size_t)t / (size_t)nt, b1 = bytes1 * (size_t)(t + 1) / (size_t)nt;
+    const size_t a2 = bytes2 * (size_t)t / (size_t)nt, b2 = bytes2 * (size_t)(t + 1) / (size_t)nt;
+    memcpy((char *)dst1 + a1, (const char *)src1 + a1, b1 - a1);
+    memcpy((char *)dst2 + a2, (const char *)src2 + a2, b2 - a2);
+  }
+}
+
 int vick_stage_init(vick_call *call, vick_stage *s, size_t bytes) {
   memset(s, 0, sizeof *s);
   s->bytes = bytes ? bytes : STAGE_DEFAULT_BYTES;
@@ -134,6 +160,48 @@ int vick_staged_to_device(vick_call *call, vick_env *env, vick_stage *s, void *d
     if (p >= 2) VICK_CUDA(call, cudaEventSynchronize(s->done[p & 1])); /* the slot's last copy has left */
     vick_copy_wide(s->slot[p & 1], (const char *)src + a, m, call->threads);
     VICK_CUDA(call, cudaMemcpyAsync((char *)dst + a, s->slot[p & 1], m, cudaMemcpyHostToDevice, env->stream));
+    VICK_CUDA(call, cudaEventRecord(s->done[p & 1], env->stream));
+  }
+  VICK_CUDA(call, cudaStreamSynchronize(env->stream));
+  call->seconds_transfer += vick_now() - t0;
+  return VICK_OK;
+}
+
+int vick_staged_rows_to_device(vick_call *call, vick_env *env, vick_stage *s, void *dst, int64_t rows,
+                               size_t row_bytes, vick_rows_fill fill, void *ctx) {
+  if (rows <= 0) return VICK_OK;
+  if (call->threads < 1 || row_bytes == 0 || row_bytes > s->bytes)
+    return vick_fail(call, VICK_ARGUMENT, "staged rows: needs call->threads >= 1 and rows that fit a slot");
+  const double t0 = vick_now();
+  const int64_t per = (int64_t)(s->bytes / row_bytes);
+  const int64_t pieces = (rows + per - 1) / per;
+  const int threads = call->threads;
+  for (int64_t p = 0; p < pieces; ++p) {
+    const int64_t a = p * per, m = rows - a < per ? rows - a : per;
+    if (p >= 2) VICK_CUDA(call, cudaEventSynchronize(s->done[p & 1])); /* the slot's last copy has left */
+    float *slot = (float *)s->slot[p & 1];
+    int refused = 0;
+    if (threads < 2 || (size_t)m * row_bytes < VICK_WIDE_MIN) {
+      refused = fill(ctx, 0, slot, a, m);
+    } else {
+#pragma omp parallel num_threads(threads) reduction(| : refused)
+      {
+        int t = 0, nt = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+        nt = omp_get_num_threads();
+#endif
+        const int64_t r0 = m * t / nt, r1 = m * (t + 1) / nt;
+        if (r0 < r1) refused |= fill(ctx, t, (float *)((char *)slot + (size_t)r0 * row_bytes), a + r0, r1 - r0) != 0;
+      }
+    }
+    if (refused) {
+      /* nothing may still read the slots when they are freed */
+      VICK_CUDA(call, cudaStreamSynchronize(env->stream));
+      return vick_fail(call, VICK_ARGUMENT, "staged rows: the rows were refused");
+    }
+    VICK_CUDA(call, cudaMemcpyAsync((char *)dst + (size_t)a * row_bytes, slot, (size_t)m * row_bytes,
+                                    cudaMemcpyHostToDevice, env->stream));
     VICK_CUDA(call, cudaEventRecord(s->done[p & 1], env->stream));
   }
   VICK_CUDA(call, cudaStreamSynchronize(env->stream));

@@ -14,6 +14,11 @@
 #define VICK_WIDE_MIN ((size_t)256 << 10)
 void vick_copy_wide(void *dst, const void *src, size_t bytes, int threads);
 
+/* Two copies (a search's ids and distances) by one team of `threads`,
+ * each thread a part of both: one region instead of two. */
+void vick_copy_wide2(void *dst1, const void *src1, size_t bytes1, void *dst2, const void *src2, size_t bytes2,
+                     int threads);
+
 typedef struct {
   void *slot[2];      /* pinned */
   cudaEvent_t done[2];
@@ -34,6 +39,13 @@ int vick_staged_to_host_wide(vick_call *call, vick_env *env, vick_stage *s, int6
  * row row_of[r] of dst (a scatter through the pinned slots). */
 int vick_staged_to_host_rows(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src,
                              int64_t rows, size_t row_bytes, const int64_t *row_of);
+/* rows of row_bytes each to device dst, written into the pinned slots by
+ * fill (rows [row0, row0 + rows) to dst; nonzero refuses them: the copy
+ * then stops, its copies ended, with VICK_ARGUMENT) by the call's threads
+ * (call->threads >= 1), thread 0 .. call->threads - 1 a share of each slot. */
+typedef int (*vick_rows_fill)(void *ctx, int thread, float *dst, int64_t row0, int64_t rows);
+int vick_staged_rows_to_device(vick_call *call, vick_env *env, vick_stage *s, void *dst, int64_t rows,
+                               size_t row_bytes, vick_rows_fill fill, void *ctx);
 /* bytes from host src to device dst. */
 int vick_staged_to_device(vick_call *call, vick_env *env, vick_stage *s, void *dst, const void *src, size_t bytes);
 

@@ -5,7 +5,10 @@
  * batch on its workspace is repeatable and close to exact; and through the public API a GGNN,
  * GRNND and TSDG index answer batches of 1, 10 and 5,000 queries with
  * valid ids, true distances and high recall, the single queries by the
- * small-batch procedure.  Exits 77 without a CUDA device. */
+ * small-batch procedure; bad queries of every batch size get
+ * vic_data_validate's words and a strided view of the queries the packed
+ * view's results; bad rows refused by every build in the same words.
+ * Exits 77 without a CUDA device. */
 #include "vic_kernels_ggnn.h"
 #include "vic_kernels_grnnd.h"
 #include "vicinity.h"
@@ -158,6 +161,68 @@ static void kernels_case(void) {
   free(q);
 }
 
+/* Bad queries of every batch size get vic_data_validate's words (the
+ * GRNND and TSDG searches validate them in their copy into the staging,
+ * in pieces: the bad row first, in a later piece, two of them), and a
+ * strided view of the queries gives the packed view's results bit for
+ * bit. */
+static void bad_queries_case(vic_ctx *c, vic_index *ix, vic_method method, const float *q, int64_t m, int d) {
+  vic_search_options so;
+  vic_search_options_init(&so);
+  so.k = 10;
+  so.tau = 0.3f;
+  const int64_t sizes[4] = {1, 10, 100, m};
+  float *y = malloc((size_t)m * d * sizeof *y);
+  for (int b = 0; b < 4; ++b)
+    for (int kind = 0; kind < 4; ++kind) {
+      const int64_t n = sizes[b];
+      memcpy(y, q, (size_t)n * d * sizeof *y);
+      const int64_t r1 = n / 2 + n / 3, r2 = n / 3;
+      if (kind == 0) y[r1 * d + 5] = NAN;
+      if (kind == 1) { y[r1 * d + 5] = INFINITY; y[(n - 1) * d] = NAN; }
+      if (kind == 2) { y[r1 * d + 1] = NAN; y[r2 * d + 2] = -INFINITY; }
+      if (kind == 3) { y[r2 * d + 1] = 3e38f; y[r1 * d + 1] = -3e38f; }
+      vic_data qd = {y, n, d, 0, VIC_L2, NULL, NULL};
+      const vic_status want = vic_data_validate(c, &qd);
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", vic_ctx_error(c));
+      vic_knn nn;
+      const vic_status st = vic_index_search(c, ix, &qd, &so, &nn);
+      /* (one row alone spans no range: kind 3 is fine at batch 1) */
+      CHECK(st == want && (want == VIC_OK || (!strcmp(msg, vic_ctx_error(c)) && !nn.ids && !nn.dist)),
+            "%s batch %lld, bad queries %d: %d '%s', vic_data_validate %d '%s'", vic_method_name(method),
+            (long long)n, kind, (int)st, vic_ctx_error(c), (int)want, msg);
+      CHECK(want != VIC_OK || kind == 3, "%s batch %lld: bad queries %d passed validation", vic_method_name(method),
+            (long long)n, kind);
+      if (st == VIC_OK) vic_knn_free(&nn);
+    }
+  /* a strided view (3 floats of padding a row) against the packed one */
+  const int pad = 3;
+  float *z = malloc((size_t)m * (d + pad) * sizeof *z);
+  for (int64_t i = 0; i < m; ++i) {
+    memcpy(z + i * (d + pad), q + i * d, (size_t)d * sizeof *z);
+    for (int j = 0; j < pad; ++j) z[i * (d + pad) + d + j] = NAN; /* never read */
+  }
+  for (int b = 0; b < 4; ++b) {
+    vic_data qp = {q, sizes[b], d, 0, VIC_L2, NULL, NULL}, qs = {z, sizes[b], d, d + pad, VIC_L2, NULL, NULL};
+    vic_knn a, s2;
+    vic_status st = vic_index_search(c, ix, &qp, &so, &a);
+    CHECK(st == VIC_OK, "%s packed: %s", vic_method_name(method), vic_ctx_error(c));
+    if (st != VIC_OK) continue;
+    st = vic_index_search(c, ix, &qs, &so, &s2);
+    CHECK(st == VIC_OK, "%s strided: %s", vic_method_name(method), vic_ctx_error(c));
+    if (st == VIC_OK) {
+      const size_t e = (size_t)sizes[b] * (size_t)a.k;
+      CHECK(s2.k == a.k && !memcmp(a.ids, s2.ids, e * sizeof *a.ids) && !memcmp(a.dist, s2.dist, e * sizeof *a.dist),
+            "%s batch %lld: the strided view's results differ", vic_method_name(method), (long long)sizes[b]);
+      vic_knn_free(&s2);
+    }
+    vic_knn_free(&a);
+  }
+  free(z);
+  free(y);
+}
+
 /* Through the public API: batches 1, 10 and 5,000 of every graph index. */
 static void api_case(vic_ctx *c, vic_method method) {
   const int64_t n = N, m = 5000;
@@ -167,6 +232,26 @@ static void api_case(vic_ctx *c, vic_method method) {
   vic_build_options o;
   vic_build_options_init(&o);
   o.method = method;
+  /* bad rows get vic_data_validate's words (a GGNN build checks them in
+   * its upload): a NaN, an infinity after a NaN, values out of range */
+  float *y = malloc((size_t)n * d * sizeof *y);
+  for (int kind = 0; kind < 3; ++kind) {
+    memcpy(y, x, (size_t)n * d * sizeof *y);
+    if (kind == 0) y[(n / 2) * d + 3] = NAN;
+    if (kind == 1) { y[(n - 1) * d] = INFINITY; y[100 * d + 2] = NAN; }
+    if (kind == 2) { y[7 * d] = 3e38f; y[8 * d] = -3e38f; }
+    vic_data yd = {y, n, d, 0, VIC_L2, NULL, NULL};
+    const vic_status want = vic_data_validate(c, &yd);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", vic_ctx_error(c));
+    vic_index *bad = NULL;
+    const vic_status bs = vic_index_build(c, &yd, &o, &bad);
+    CHECK(want != VIC_OK && bs == want && !strcmp(msg, vic_ctx_error(c)) && !bad,
+          "%s build, bad rows %d: %d '%s', vic_data_validate %d '%s'", vic_method_name(method), kind, (int)bs,
+          vic_ctx_error(c), (int)want, msg);
+    vic_index_free(bad);
+  }
+  free(y);
   vic_index *ix = NULL;
   vic_status st = vic_index_build(c, &xd, &o, &ix);
   CHECK(st == VIC_OK, "%s build: %s", vic_method_name(method), vic_ctx_error(c));
@@ -203,6 +288,12 @@ static void api_case(vic_ctx *c, vic_method method) {
           (long long)sizes[b], r, bad);
     CHECK(sizes[b] > 10 || small == calls, "%s batch %lld: %d of %d calls by the small-batch procedure",
           vic_method_name(method), (long long)sizes[b], small, calls);
+  }
+  if (st == VIC_OK) {
+    /* 20,000 rows of 32 floats: several pieces of the staging */
+    float *qb = blobs(20000, d, 23);
+    bad_queries_case(c, ix, method, qb, 20000, d);
+    free(qb);
   }
   vic_index_free(ix);
   free(x);

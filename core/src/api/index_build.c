@@ -98,7 +98,11 @@ vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_option
   if (s != VIC_OK) return s;
   const vic_build_options *o = &o_full;
   double t0 = vic__now();
-  s = vic_data_validate(c, x);
+  /* a GGNN build validates the rows while it uploads them (one pass over
+   * them, not two; the same words): the shape checks alone here */
+  const int later = o->method == VIC_METHOD_GGNN && x && x->n >= 2 && o->k > 0 && x->metric != VIC_COSINE &&
+                    !x->box && c->opt.backend != VIC_BACKEND_CPU;
+  s = later ? vic__data_shape(c, x) : vic_data_validate(c, x);
   if (s != VIC_OK) return s;
   if (x->n < 2) return vic__fail(c, VIC_E_ARGUMENT, "an index needs at least 2 points (got %lld)", (long long)x->n);
   if (o->k <= 0) return vic__fail(c, VIC_E_ARGUMENT, "k must be at least 1 (got %d)", (int)o->k);
@@ -106,17 +110,28 @@ vic_status vic_index_build(vic_ctx *c, const vic_data *x, const vic_build_option
   vic_report rep;
   vic__report_clear(&rep);
   vic_index_kind kind = VIC_INDEX_GRAPH;
-  if ((s = choose_kind(c, x, o, &rep, &kind)) != VIC_OK) return s;
+  s = choose_kind(c, x, o, &rep, &kind);
+  /* any other index (a stand-in), or a refusal: the rows first, as always */
+  if (later && (s != VIC_OK || kind != VIC_INDEX_GGNN)) {
+    const vic_status v = vic_data_validate(c, x);
+    if (v != VIC_OK) return v;
+  }
+  if (s != VIC_OK) return s;
   const vic_index_ops *ops = vic__index_ops(kind);
   if (ops->admit && (s = ops->admit(c, x)) != VIC_OK) return s;
 
   vic_index *ix;
-  if ((s = vic__index_new(c, x, kind, &ix)) != VIC_OK) return s;
+  if ((s = vic__index_new(c, x, kind, &ix)) != VIC_OK) {
+    const vic_status v = later ? vic_data_validate(c, x) : VIC_OK;
+    return v != VIC_OK ? v : s;
+  }
   ix->report = rep;
   ix->report.method = vic__index_method(kind);
   ix->report.backend = VIC_BACKEND_CPU;
   ix->report.k_requested = o->k;
+  ix->rows_unchecked = later && kind == VIC_INDEX_GGNN;
   if ((s = ops->build(c, ix, o)) != VIC_OK) { vic_index_free(ix); return s; }
+  ix->rows_unchecked = 0;
   ix->report.recall_estimate = ops->exact ? 1.0 : -1.0;
   ix->report.seconds_total = vic__now() - t0;
   ix->report.warnings = c->warnings;

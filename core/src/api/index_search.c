@@ -33,7 +33,13 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
   q.metric = ix->x.metric;
   q.box = NULL;
   double t0 = vic__now();
-  vic_status s = vic_data_validate(c, &q);
+  const vic_index_ops *ops = vic__index_ops(ix->kind);
+  if (!ops) return vic__fail(c, VIC_E_ARGUMENT, "corrupt index (kind %d)", (int)ix->kind);
+  /* a search that validates the queries in its copy of them (one pass,
+   * the same words) gets them after the shape checks alone */
+  const int32_t k_fit = (int64_t)o->k > ix->x.n ? (int32_t)ix->x.n : o->k;
+  const int fused = ops->fused_io && ops->fused_io(c, ix, &q, k_fit);
+  vic_status s = fused ? vic__data_shape(c, &q) : vic_data_validate(c, &q);
   if (s != VIC_OK) return s;
 
   vic_report rep;
@@ -57,11 +63,9 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
   }
   o = &so;
 
-  const vic_index_ops *ops = vic__index_ops(ix->kind);
-  if (!ops) return vic__fail(c, VIC_E_ARGUMENT, "corrupt index (kind %d)", (int)ix->kind);
   vic_data qp;
   float *owned = NULL;
-  if (!ops->raw_queries) {
+  if (!ops->raw_queries && !fused) {
     if ((s = vic__prepare_rows(c, &q, &qp, &owned)) != VIC_OK) return s;
   } else {
     qp = q;
@@ -74,7 +78,7 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
 
   double ts = vic__now();
   s = ops->search(c, ix, &qp, o, k, out->ids, out->dist, &rep);
-  if (s == VIC_OK) s = vic__check_distances(c, out->n, k, out->ids, out->dist, "index search");
+  if (s == VIC_OK && !fused) s = vic__check_distances(c, out->n, k, out->ids, out->dist, "index search");
   if (s != VIC_OK) goto fail;
   vic__report_stage(&rep, "search", vic__now() - ts);
   rep.recall_estimate = ops->exact ? 1.0 : -1.0;

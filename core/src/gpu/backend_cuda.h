@@ -33,9 +33,11 @@ vic_status vic__cuda_grid_into(vic_ctx *c, const vic_data *x, const vic_build_op
  * the device behind an opaque handle.  Build takes prepared rows (unit rows
  * for cosine) and fills the report's method, stages, times and d_nn1;
  * search takes prepared query rows and returns true distances in the
- * rows' metric, ascending.  A build without CUDA answers VIC_E_NODEVICE. */
+ * rows' metric, ascending.  A build without CUDA answers VIC_E_NODEVICE.
+ * check_rows: x is not validated yet; the build validates it
+ * (vic_data_validate's words), where it can while uploading it. */
 vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, void **handle,
-                                      vic_report *rep);
+                                      vic_report *rep, int check_rows);
 vic_status vic__cuda_ggnn_index_search(vic_ctx *c, void *handle, const vic_data *q, int32_t k, float tau,
                                        int32_t max_visits, int64_t *ids, float *dist, vic_report *rep);
 int64_t vic__cuda_ggnn_index_bytes(const void *handle);

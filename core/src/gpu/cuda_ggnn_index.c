@@ -337,8 +337,16 @@ static void ggnn_params(const vic_build_options *o, int32_t k_min, vick_ggnn_par
   q->deterministic = o->ggnn.deterministic;
 }
 
-vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, void **handle,
-                                      vic_report *rep) {
+/* The rows' checks in the upload (vick_ggnn_params.rows_in). */
+static int rows_in(void *ctx, int thread, float *dst, int64_t row0, int64_t rows) {
+  return vic__rows_check_part((vic_rows_check *)ctx, thread, row0, row0 + rows, dst);
+}
+
+/* *check_rows: the rows are still to be validated; cleared once they are
+ * (first, or fused into the upload of a one-shard build), left set when
+ * the build failed before all of them were seen */
+static vic_status ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, void **handle,
+                                   vic_report *rep, int *check_rows) {
   *handle = NULL;
   vic_status s = vic__cuda_probe(c);
   if (s != VIC_OK) return s;
@@ -354,6 +362,28 @@ vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_b
     set_free(set);
     return VIC_E_NOMEM;
   }
+  /* one shard: the rows validated while the host threads copy them into
+   * the upload's pinned slots (one pass over them, not two); several: first */
+  vic_rows_check rc;
+  int fused = 0;
+  if (*check_rows) {
+    if (set->shards == 1 && x->metric != VIC_COSINE && !x->box) {
+      if ((s = vic__rows_check_begin(c, x, vic__threads(c), &rc)) != VIC_OK) {
+        set_free(set);
+        return s;
+      }
+      fused = 1;
+      q.rows_in = rows_in;
+      q.rows_ctx = &rc;
+    } else {
+      s = vic_data_validate(c, x);
+      *check_rows = 0;
+      if (s != VIC_OK) {
+        set_free(set);
+        return s;
+      }
+    }
+  }
   vick_call pc;
   memset(&pc, 0, sizeof pc);
   float *owned = NULL;
@@ -361,6 +391,17 @@ vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_b
   s = rows ? build_shards(c, set, rows, x->d, &q, o->device_memory_budget, 0, NULL, NULL, rep)
            : vic__fail(c, VIC_E_NOMEM, "GGNN: %s", pc.message);
   free(owned);
+  if (fused) {
+    if (s == VIC_OK || vic__rows_check_bad(&rc) != INT64_MAX) {
+      /* every row seen, or a bad one: the checks' verdict (a refused row
+       * is the first bad one: the slots before it were clean) */
+      const vic_status v = vic__rows_check_end(c, &rc);
+      *check_rows = 0;
+      if (v != VIC_OK) s = v;
+    } else {
+      vic__rows_check_free(&rc);
+    }
+  }
   if (s != VIC_OK) {
     set_free(set);
     return s;
@@ -383,6 +424,22 @@ vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_b
   rep->dnn1_max = x->metric == VIC_COSINE ? 0.5 * mx * mx : mx;
   *handle = set;
   return VIC_OK;
+}
+
+vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, void **handle,
+                                      vic_report *rep, int check_rows) {
+  vic_status s = ggnn_index_build(c, x, o, handle, rep, &check_rows);
+  if (check_rows) {
+    /* a build that stopped before it saw every row: bad rows are named
+     * first, as when they are validated before the build */
+    const vic_status v = vic_data_validate(c, x);
+    if (v != VIC_OK) {
+      if (*handle) set_free(*handle);
+      *handle = NULL;
+      return v;
+    }
+  }
+  return s;
 }
 
 /* A small batch on one graph: the small-batch procedure over the bottom

@@ -20,9 +20,13 @@ int vic_cuda_available(vic_ctx *c) {
 }
 
 vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, void **handle,
-                                      vic_report *rep) {
-  (void)x; (void)o; (void)rep;
+                                      vic_report *rep, int check_rows) {
+  (void)o; (void)rep;
   *handle = NULL;
+  if (check_rows) {
+    vic_status s = vic_data_validate(c, x);
+    if (s != VIC_OK) return s;
+  }
   return vic__cuda_probe(c);
 }
 

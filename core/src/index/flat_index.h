@@ -28,6 +28,13 @@ vic_status vic__flat_build(vic_ctx *c, struct vic_index *ix, const vic_build_opt
 /* After loading: a device copy when the context's backend allows one and a
  * device is usable (otherwise searches run on the CPU). */
 void vic__flat_attach_gpu(vic_ctx *c, struct vic_index *ix);
+/* Whether vic__flat_search_fused takes this search (the GPU's, raw
+ * queries of a non-cosine index); it then validates the queries itself
+ * (vic_data_validate's words) and checks the results (vic__check_distances'),
+ * fused into its copies: the caller skips both. */
+int vic__flat_fused_io(const vic_ctx *c, const struct vic_index *ix, const vic_data *q, int32_t k);
+vic_status vic__flat_search_fused(vic_ctx *c, const struct vic_index *ix, const vic_data *q,
+                                  const vic_search_options *o, int32_t k, int64_t *ids, float *dist, vic_report *rep);
 vic_status vic__flat_search(vic_ctx *c, const struct vic_index *ix, const vic_data *q, const vic_search_options *o,
                             int32_t k, int64_t *ids, float *dist, vic_report *rep);
 /* Every id in -1..n-1, no edge after a -1, factors ascending along a row. */

@@ -13,6 +13,7 @@
 #endif
 #ifdef VIC_WITH_CUDA
 #include "cuda_internal.h"
+#include "gsearch_io.h"
 #include "gsearch_policy.h"
 #include "vic_kernels_grnnd.h"
 #endif
@@ -517,40 +518,83 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
   return flat_done(c, ix, gpu, t0);
 }
 
+#ifdef VIC_WITH_CUDA
+/* The search on the device: the queries staged and the results taken back
+ * by the kernel layer (fused: through gsearch_io's hooks, which validate
+ * the queries and check the results on the way). */
+static vic_status gpu_search(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o,
+                             int32_t k, int64_t *ids, float *dist, vic_report *rep, int fused) {
+  const vic_flat_graph *g = &ix->flat;
+  const int tsdg = ix->kind == VIC_INDEX_TSDG;
+  vick_gsearch_info info;
+  vick_gsearch_info_get((const vick_gsearch *)g->gpu, &info);
+  vick_gsearch_params p;
+  double threshold;
+  const int small = vic__gsearch_params(tsdg ? VIC_GS_TSDG : VIC_GS_GRNND, &info, q->n, k, o, &p, &threshold);
+  vick_call call;
+  vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
+  vic_status s;
+  if (fused) {
+    vic_gsearch_io io;
+    vick_gsearch_hooks h;
+    if ((s = vic__gsearch_io_begin(c, q, ix->x.metric, k, ids, dist, call.threads, &io, &h)) != VIC_OK) return s;
+    const int rc = vick_gsearch_query_hooked(&call, (const vick_gsearch *)g->gpu, q->n, k, &p, &h);
+    if ((s = vic__gsearch_io_end(c, &io, rc, &call, "graph search", "index search")) != VIC_OK) return s;
+  } else {
+    float *owned = NULL;
+    const float *rows = packed(c, q, &owned);
+    if (!rows) return VIC_E_NOMEM;
+    s = vic__kernel_status(c, vick_gsearch_query(&call, (const vick_gsearch *)g->gpu, rows, q->n, k, &p, ids, dist),
+                           &call, "graph search");
+    free(owned);
+    if (s != VIC_OK) return s;
+    vic__true_dists(c, ix->x.metric, q->n * (int64_t)k, ids, dist);
+  }
+  vic__cuda_copy_stages(rep, &call);
+  rep->backend = VIC_BACKEND_CUDA;
+  char hl[32] = "no hop limit";
+  if (p.hops) snprintf(hl, sizeof hl, "hop limit %d", (int)p.hops);
+  if (small)
+    vic__report_reason(rep, "%s graph, small-batch search on the GPU (%lld queries, threshold %.0f; t0 %d, %s), "
+                            "occlusion limit %d", tsdg ? "TSDG" : "GRNND", (long long)q->n, threshold,
+                       (int)p.searches, hl, (int)p.occlusion_limit);
+  else
+    vic__report_reason(rep, "%s graph, large-batch search on the GPU (%lld queries, threshold %.0f), occlusion "
+                            "limit %d", tsdg ? "TSDG" : "GRNND", (long long)q->n, threshold, (int)p.occlusion_limit);
+  return VIC_OK;
+}
+#endif
+
+int vic__flat_fused_io(const vic_ctx *c, const vic_index *ix, const vic_data *q, int32_t k) {
+  (void)q;
+#ifdef VIC_WITH_CUDA
+  return ix->flat.gpu && c->opt.backend != VIC_BACKEND_CPU && k <= 128 && ix->x.metric != VIC_COSINE;
+#else
+  (void)c;
+  (void)ix;
+  (void)k;
+  return 0;
+#endif
+}
+
+vic_status vic__flat_search_fused(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o,
+                                  int32_t k, int64_t *ids, float *dist, vic_report *rep) {
+#ifdef VIC_WITH_CUDA
+  if (vic__flat_fused_io(c, ix, q, k)) return gpu_search(c, ix, q, o, k, ids, dist, rep, 1);
+#endif
+  (void)o;
+  (void)ids;
+  (void)dist;
+  (void)rep;
+  return vic__fail(c, VIC_E_ARGUMENT, "internal: a fused search asked where vic__flat_fused_io says no");
+}
+
 vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o,
                             int32_t k, int64_t *ids, float *dist, vic_report *rep) {
   const vic_flat_graph *g = &ix->flat;
   const int tsdg = ix->kind == VIC_INDEX_TSDG; /* a graph built on the device keeps its factors there only */
 #ifdef VIC_WITH_CUDA
-  if (g->gpu && c->opt.backend != VIC_BACKEND_CPU && k <= 128) {
-    vick_gsearch_info info;
-    vick_gsearch_info_get((const vick_gsearch *)g->gpu, &info);
-    vick_gsearch_params p;
-    double threshold;
-    const int small = vic__gsearch_params(tsdg ? VIC_GS_TSDG : VIC_GS_GRNND, &info, q->n, k, o, &p, &threshold);
-    vick_call call;
-    vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
-    float *owned = NULL;
-    const float *rows = packed(c, q, &owned);
-    if (!rows) return VIC_E_NOMEM;
-    vic_status s = vic__kernel_status(c, vick_gsearch_query(&call, (const vick_gsearch *)g->gpu, rows, q->n, k, &p, ids, dist),
-                         &call, "graph search");
-    free(owned);
-    if (s != VIC_OK) return s;
-    vic__true_dists(c, ix->x.metric, q->n * (int64_t)k, ids, dist);
-    vic__cuda_copy_stages(rep, &call);
-    rep->backend = VIC_BACKEND_CUDA;
-    char hl[32] = "no hop limit";
-    if (p.hops) snprintf(hl, sizeof hl, "hop limit %d", (int)p.hops);
-    if (small)
-      vic__report_reason(rep, "%s graph, small-batch search on the GPU (%lld queries, threshold %.0f; t0 %d, %s), "
-                              "occlusion limit %d", tsdg ? "TSDG" : "GRNND", (long long)q->n, threshold,
-                         (int)p.searches, hl, (int)p.occlusion_limit);
-    else
-      vic__report_reason(rep, "%s graph, large-batch search on the GPU (%lld queries, threshold %.0f), occlusion "
-                              "limit %d", tsdg ? "TSDG" : "GRNND", (long long)q->n, threshold, (int)p.occlusion_limit);
-    return VIC_OK;
-  }
+  if (g->gpu && c->opt.backend != VIC_BACKEND_CPU && k <= 128) return gpu_search(c, ix, q, o, k, ids, dist, rep, 0);
 #endif
   int32_t L = o->max_visits > 0 ? o->max_visits : 64;
   if (L < k) L = k;

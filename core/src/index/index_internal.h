@@ -41,6 +41,7 @@ struct vic_index {
   vic_search_graph graph; /* VIC_INDEX_GRAPH */
   void *gpu;           /* VIC_INDEX_GGNN: the device graph (backend_cuda.h) */
   vic_flat_graph flat; /* VIC_INDEX_GRNND, VIC_INDEX_TSDG */
+  int rows_unchecked;  /* the build validates x itself (a GGNN build, in its upload) */
 };
 
 /* Sections of an index file (index_file.c has the layout); each index

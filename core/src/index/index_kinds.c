@@ -196,7 +196,7 @@ const vic_index_ops vic__index_ops_graph = {
 /* ------------------------------------------------------ GGNN on the GPU */
 static vic_status ggnn_build(vic_ctx *c, vic_index *ix, const vic_build_options *o) {
   double tb = vic__now();
-  vic_status s = vic__cuda_ggnn_index_build(c, &ix->x, o, &ix->gpu, &ix->report);
+  vic_status s = vic__cuda_ggnn_index_build(c, &ix->x, o, &ix->gpu, &ix->report, ix->rows_unchecked);
   if (s == VIC_OK) vic__report_stage(&ix->report, "ggnn", vic__now() - tb);
   return s;
 }
@@ -224,6 +224,7 @@ const vic_index_ops vic__index_ops_ggnn = {
 /* ------------------------------------------- GRNND and TSDG flat graphs */
 static vic_status flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o,
                               int32_t k, int64_t *ids, float *dist, vic_report *rep) {
+  if (vic__flat_fused_io(c, ix, q, k)) return vic__flat_search_fused(c, ix, q, o, k, ids, dist, rep);
   return vic__flat_search(c, ix, q, o, k, ids, dist, rep);
 }
 
@@ -257,11 +258,11 @@ static void flat_free(vic_index *ix) { vic__flat_free(&ix->flat); }
 
 const vic_index_ops vic__index_ops_grnnd = {
     .kind = VIC_INDEX_GRNND, .on_gpu = 1, .reason = "requested by the caller: GRNND graph on the GPU",
-    .build = vic__flat_build, .search = flat_search, .save = flat_save, .load = load_flat, .valid = flat_valid,
+    .build = vic__flat_build, .search = flat_search, .fused_io = vic__flat_fused_io, .save = flat_save, .load = load_flat, .valid = flat_valid,
     .loaded = flat_loaded, .bytes = flat_bytes, .free = flat_free};
 
 /* on the GPU when one is usable, else on the CPU (grnnd_tsdg_index.c) */
 const vic_index_ops vic__index_ops_tsdg = {
     .kind = VIC_INDEX_TSDG, .reason = "requested by the caller: TSDG graph",
-    .build = vic__flat_build, .search = flat_search, .save = flat_save, .load = load_flat, .valid = flat_valid,
+    .build = vic__flat_build, .search = flat_search, .fused_io = vic__flat_fused_io, .save = flat_save, .load = load_flat, .valid = flat_valid,
     .loaded = flat_loaded, .bytes = flat_bytes, .free = flat_free};

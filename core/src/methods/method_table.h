@@ -49,6 +49,10 @@ typedef struct vic_index_ops {
   /* q prepared like ix->x unless raw_queries; ids/dist q->n * k, true distances */
   vic_status (*search)(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o, int32_t k,
                        int64_t *ids, float *dist, vic_report *rep);
+  /* may be NULL; nonzero: this search (q raw, with the index's metric)
+   * validates q and checks its results itself, fused into its copies, so
+   * vic_index_search leaves both to it */
+  int (*fused_io)(const vic_ctx *c, const vic_index *ix, const vic_data *q, int32_t k);
   /* sections, may be NULL; a failure (a device graph's edges not copied back) words its message */
   vic_status (*save)(vic_ctx *c, vic_index_writer *w, const vic_index *ix);
   vic_status (*load)(vic_ctx *c, vic_index_reader *r, vic_index *ix, int32_t degree); /* may be NULL */

@@ -72,19 +72,6 @@ static int zero_row(const float *r, int32_t d) {
   return 1;
 }
 
-/* Rows [i0, i1) into the box lo, hi (started from row i0); the first bad
- * row (non-finite, or zero for cosine) or INT64_MAX. */
-static int64_t scan_rows(const vic_data *x, int64_t i0, int64_t i1, int cosine, float *lo, float *hi) {
-  const int32_t d = x->d;
-  const float *r0 = vic__row(x, i0);
-  for (int32_t j = 0; j < d; ++j) lo[j] = hi[j] = isfinite(r0[j]) ? r0[j] : 0.f;
-  for (int64_t i = i0; i < i1; ++i) {
-    const float *r = vic__row(x, i);
-    if (!row_scan(r, lo, hi, d) || (cosine && zero_row(r, d))) return i;
-  }
-  return INT64_MAX;
-}
-
 void vic__unit_row(const float *r, int32_t d, float *out) {
   /* scaled by the largest magnitude first, so that the squared norm can
    * neither overflow (values near 1e19 and above) nor underflow */
@@ -100,6 +87,31 @@ void vic__unit_row(const float *r, int32_t d, float *out) {
   for (int32_t j = 0; j < d; ++j) out[j] = (float)(r[j] * inv);
 }
 
+int64_t vic__true_rows(vic_metric m, int32_t k, int64_t rows, const int64_t *src_ids, const float *src_dist,
+                       int64_t *ids, float *dist) {
+  int64_t bad = INT64_MAX;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int32_t t = 0; t < k; ++t) {
+      const int64_t e = i * k + t, id = src_ids[e];
+      const float v = id < 0 ? INFINITY : vic__true_dist(m, src_dist[e]);
+      ids[e] = id;
+      dist[e] = v;
+      if (id >= 0 && !isfinite(v) && bad == INT64_MAX) bad = i;
+    }
+  return bad;
+}
+
+vic_status vic__distance_verdict(vic_ctx *c, int64_t bad, int32_t k, const int64_t *ids, const float *dist,
+                                 const char *what) {
+  if (bad == INT64_MAX) return VIC_OK;
+  int32_t t = 0;
+  while (ids[bad * k + t] < 0 || isfinite(dist[bad * k + t])) ++t;
+  return vic__fail(c, VIC_E_NONFINITE,
+                   "%s: the distance from row %lld to its neighbour %lld is %g: a float could not hold it (values too "
+                   "large for the dimension); rescale the data",
+                   what, (long long)bad, (long long)ids[bad * k + t], (double)dist[bad * k + t]);
+}
+
 vic_status vic__check_distances(vic_ctx *c, int64_t n, int32_t k, const int64_t *ids, const float *dist,
                                 const char *what) {
   int64_t bad = INT64_MAX;
@@ -113,13 +125,7 @@ vic_status vic__check_distances(vic_ctx *c, int64_t n, int32_t k, const int64_t 
       for (int32_t t = 0; t < k; ++t)
         if (ids[i * k + t] >= 0 && !isfinite(dist[i * k + t])) { bad = i < bad ? i : bad; break; }
   }
-  if (bad == INT64_MAX) return VIC_OK;
-  int32_t t = 0;
-  while (ids[bad * k + t] < 0 || isfinite(dist[bad * k + t])) ++t;
-  return vic__fail(c, VIC_E_NONFINITE,
-                   "%s: the distance from row %lld to its neighbour %lld is %g: a float could not hold it (values too "
-                   "large for the dimension); rescale the data",
-                   what, (long long)bad, (long long)ids[bad * k + t], (double)dist[bad * k + t]);
+  return vic__distance_verdict(c, bad, k, ids, dist, what);
 }
 
 /* Each periodic axis's box against the data (see vic_data_validate). */
@@ -155,7 +161,7 @@ static vic_status check_box_holds_data(vic_ctx *c, const vic_data *x) {
   return VIC_OK;
 }
 
-vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
+vic_status vic__data_shape(vic_ctx *c, const vic_data *x) {
   if (!c) return VIC_E_ARGUMENT;
   if (!x || !x->rows) return vic__fail(c, VIC_E_ARGUMENT, "no data (NULL rows)");
   if (x->n <= 0) return vic__fail(c, VIC_E_ARGUMENT, "empty data set (n = %lld)", (long long)x->n);
@@ -169,33 +175,77 @@ vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
       if (!(x->box[j] >= 0) || !isfinite(x->box[j]))
         return vic__fail(c, VIC_E_ARGUMENT, "periodic box length %d is %g; it must be > 0 (or 0 for an open axis)", (int)j, x->box[j]);
   }
-  /* One pass: the first row with a non-finite value (or, for cosine, the
-   * zero row) and the bounding box, per thread then merged.  Small inputs
-   * (a few queries) on the calling thread, outside any parallel region. */
+  return VIC_OK;
+}
+
+/* One slot's box (lo, hi) in floats, whole cache lines: the slots' threads
+ * write theirs on every row, so that none shares a line with another. */
+static size_t box_floats(int32_t d) { return (2 * (size_t)d + 15) / 16 * 16; }
+
+vic_status vic__rows_check_begin(vic_ctx *c, const vic_data *x, int threads, vic_rows_check *rc) {
+  memset(rc, 0, sizeof *rc);
+  vic_status s = vic__data_shape(c, x);
+  if (s != VIC_OK) return s;
+  if (threads < 1) threads = 1;
   const int32_t d = x->d;
-  const int cosine = x->metric == VIC_COSINE;
-  const int threads = x->n * (int64_t)d < SERIAL_VALUES ? 1 : vic__threads(c);
-  float *box = vic__malloc(c, 2 * (size_t)d * (size_t)threads * sizeof *box, "range check");
-  if (!box) return VIC_E_NOMEM;
-  int64_t bad = INT64_MAX;
-  if (threads == 1) {
-    bad = scan_rows(x, 0, x->n, cosine, box, box + d);
-  } else {
-#pragma omp parallel num_threads(threads) reduction(min : bad)
-    {
-      int t = 0, nt = 1;
-#ifdef _OPENMP
-      t = omp_get_thread_num();
-      nt = omp_get_num_threads();
-#endif
-      const int64_t i0 = x->n * t / nt, i1 = x->n * (t + 1) / nt;
-      float *lo = box + 2 * (size_t)d * (size_t)t;
-      const int64_t b = scan_rows(x, i0 < i1 ? i0 : 0, i0 < i1 ? i1 : 1, cosine, lo, lo + d);
-      bad = b < bad ? b : bad;
-    }
+  rc->x = x;
+  rc->threads = threads;
+  rc->cosine = x->metric == VIC_COSINE;
+  rc->box_mem = vic__malloc(c, box_floats(d) * (size_t)threads * sizeof *rc->box + 64, "range check");
+  rc->box = rc->box_mem ? (float *)(((uintptr_t)rc->box_mem + 63) / 64 * 64) : NULL;
+  rc->bad = rc->box ? vic__malloc(c, (size_t)threads * sizeof *rc->bad, "range check") : NULL;
+  if (!rc->bad) {
+    vic__rows_check_free(rc);
+    return VIC_E_NOMEM;
   }
+  /* empty boxes: a slot without rows leaves the merged box as it is */
+  for (int t = 0; t < threads; ++t) {
+    float *lo = rc->box + box_floats(d) * (size_t)t;
+    for (int32_t j = 0; j < d; ++j) {
+      lo[j] = INFINITY;
+      lo[d + j] = -INFINITY;
+    }
+    rc->bad[t] = INT64_MAX;
+  }
+  return VIC_OK;
+}
+
+int vic__rows_check_part(vic_rows_check *rc, int thread, int64_t i0, int64_t i1, float *dst) {
+  const vic_data *x = rc->x;
+  const int32_t d = x->d;
+  float *lo = rc->box + box_floats(d) * (size_t)thread, *hi = lo + d;
+  for (int64_t i = i0; i < i1; ++i) {
+    const float *r = vic__row(x, i);
+    if (!row_scan(r, lo, hi, d) || (rc->cosine && zero_row(r, d))) {
+      if (i < rc->bad[thread]) rc->bad[thread] = i;
+      return 1;
+    }
+    if (dst) memcpy(dst + (i - i0) * (int64_t)d, r, (size_t)d * sizeof(float));
+  }
+  return 0;
+}
+
+int64_t vic__rows_check_bad(const vic_rows_check *rc) {
+  int64_t bad = INT64_MAX;
+  for (int t = 0; t < rc->threads; ++t) bad = rc->bad[t] < bad ? rc->bad[t] : bad;
+  return bad;
+}
+
+void vic__rows_check_free(vic_rows_check *rc) {
+  free(rc->box_mem);
+  free(rc->bad);
+  rc->box_mem = NULL;
+  rc->box = NULL;
+  rc->bad = NULL;
+}
+
+vic_status vic__rows_check_end(vic_ctx *c, vic_rows_check *rc) {
+  const vic_data *x = rc->x;
+  const int32_t d = x->d;
+  const int64_t bad = vic__rows_check_bad(rc);
+  float *box = rc->box;
   if (bad != INT64_MAX) {
-    free(box);
+    vic__rows_check_free(rc);
     const float *r = vic__row(x, bad);
     for (int32_t j = 0; j < d; ++j)
       if (!isfinite(r[j]))
@@ -203,18 +253,43 @@ vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
                          (long long)bad, (int)j, isnan(r[j]) ? "NaN" : "infinite");
     return vic__fail(c, VIC_E_ARGUMENT, "row %lld is the zero vector; the cosine metric is undefined for it", (long long)bad);
   }
-  for (int t = 1; t < threads; ++t) { /* a thread without rows of its own scanned row 0: same box */
-    const float *lo = box + 2 * (size_t)d * (size_t)t, *hi = lo + d;
+  for (int t = 1; t < rc->threads; ++t) {
+    const float *lo = box + box_floats(d) * (size_t)t, *hi = lo + d;
     for (int32_t j = 0; j < d; ++j) {
       box[j] = lo[j] < box[j] ? lo[j] : box[j];
       box[d + j] = hi[j] > box[d + j] ? hi[j] : box[d + j];
     }
   }
   /* cosine: unit rows, normalised in a scaled frame, cannot overflow */
-  vic_status s = cosine ? VIC_OK : range_verdict(c, x, box, box + d);
-  free(box);
+  vic_status s = rc->cosine ? VIC_OK : range_verdict(c, x, box, box + d);
+  vic__rows_check_free(rc);
   if (s == VIC_OK && x->box) s = check_box_holds_data(c, x);
   return s;
+}
+
+vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
+  if (!c) return VIC_E_ARGUMENT;
+  /* One pass: the first row with a non-finite value (or, for cosine, the
+   * zero row) and the bounding box, per thread then merged.  Small inputs
+   * (a few queries) on the calling thread, outside any parallel region. */
+  const int threads = x && x->n * (int64_t)x->d < SERIAL_VALUES ? 1 : vic__threads(c);
+  vic_rows_check rc;
+  vic_status s = vic__rows_check_begin(c, x, threads, &rc);
+  if (s != VIC_OK) return s;
+  if (threads == 1) {
+    vic__rows_check_part(&rc, 0, 0, x->n, NULL);
+  } else {
+#pragma omp parallel num_threads(threads)
+    {
+      int t = 0, nt = 1;
+#ifdef _OPENMP
+      t = omp_get_thread_num();
+      nt = omp_get_num_threads();
+#endif
+      vic__rows_check_part(&rc, t, x->n * t / nt, x->n * (t + 1) / nt, NULL);
+    }
+  }
+  return vic__rows_check_end(c, &rc);
 }
 
 vic_status vic__prepare_rows(vic_ctx *c, const vic_data *x, vic_data *view, float **owned) {

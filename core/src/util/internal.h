@@ -150,6 +150,41 @@ void vic__unit_row(const float *r, int32_t d, float *out);
 vic_status vic__check_distances(vic_ctx *c, int64_t n, int32_t k, const int64_t *ids, const float *dist,
                                 const char *what);
 
+/* Results of `rows` queries of k from a kernel's output (working
+ * distances) into the caller's arrays: ids as given, distances made true
+ * (vic__true_dists), and the first of these rows vic__check_distances
+ * would refuse (INT64_MAX: none).  One pass, for the copy out of a
+ * search's staging. */
+int64_t vic__true_rows(vic_metric m, int32_t k, int64_t rows, const int64_t *src_ids, const float *src_dist,
+                       int64_t *ids, float *dist);
+/* vic__check_distances' verdict on its first bad row (INT64_MAX: VIC_OK). */
+vic_status vic__distance_verdict(vic_ctx *c, int64_t bad, int32_t k, const int64_t *ids, const float *dist,
+                                 const char *what);
+
+/* vic_data_validate's checks without the pass over the rows (NULL rows,
+ * n, d, stride, metric, box lengths). */
+vic_status vic__data_shape(vic_ctx *c, const vic_data *x);
+
+/* vic_data_validate in parts, for a pass that also copies the rows (a
+ * search's staging): begin checks the shape and makes `threads` slots;
+ * part scans rows [i0, i1) in slot `thread` (one thread a slot at a time)
+ * and, when dst is given, copies them packed (d floats a row, as given)
+ * to dst, stopping at the first bad row (returns 1); end gives
+ * vic_data_validate's verdict and words on what the parts saw (every row
+ * must have been scanned, or a bad one found) and frees the slots. */
+typedef struct {
+  const vic_data *x;
+  int threads, cosine;
+  float *box;   /* per slot: lo[d], hi[d] (slots on cache lines of their own) */
+  void *box_mem;
+  int64_t *bad; /* per slot: the first bad row it saw, INT64_MAX */
+} vic_rows_check;
+vic_status vic__rows_check_begin(vic_ctx *c, const vic_data *x, int threads, vic_rows_check *rc);
+int vic__rows_check_part(vic_rows_check *rc, int thread, int64_t i0, int64_t i1, float *dst);
+int64_t vic__rows_check_bad(const vic_rows_check *rc); /* the first bad row seen, INT64_MAX */
+vic_status vic__rows_check_end(vic_ctx *c, vic_rows_check *rc);
+void vic__rows_check_free(vic_rows_check *rc);
+
 /* Cosine data are normalised once into a private copy so every method can
  * run L2 on them.  *owned receives the buffer to free (NULL if x was used
  * as is).  The returned view has metric VIC_COSINE and stride d. */
