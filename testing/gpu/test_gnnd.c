@@ -124,10 +124,8 @@ static void bad_parameters(void) {
   vic_ctx_destroy(gpu);
 }
 
-int main(void) {
-  vic_ctx *probe = vt_ctx(VIC_BACKEND_AUTO, 1);
-  if (!vic_cuda_available(probe)) vt_skip("no usable CUDA device");
-  vic_ctx_destroy(probe);
+int main(int argc, char **argv) {
+  (void)vt_gpu_start(argc, argv); /* the same cases in the small run */
   run_case(VIC_L2, 20000, 32, 0.95);
   run_case(VIC_COSINE, 10000, 48, 0.95);
   tiny_and_strided();
