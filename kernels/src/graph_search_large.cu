@@ -119,8 +119,11 @@ __device__ __forceinline__ unsigned long long gs_warp_rows_keys(const float *q, 
         a1 = fmaf(t1, t1, a1);
       }
     }
-    a0 = vick_group_sum<8>(a0);
-    a1 = vick_group_sum<8>(a1);
+#pragma unroll
+    for (int o = 4; o > 0; o >>= 1) {
+      a0 += __shfl_xor_sync(GR_FULL, a0, o);
+      a1 += __shfl_xor_sync(GR_FULL, a1, o);
+    }
     /* row r + i (i < 8) is row (i >> 2) of group (i & 3): lane r + i takes it */
     const float g0 = __shfl_sync(GR_FULL, a0, (lane & 3) * 8), g1 = __shfl_sync(GR_FULL, a1, (lane & 3) * 8);
     if ((lane & ~7) == r) mine = (lane & 4) ? g1 : g0;
