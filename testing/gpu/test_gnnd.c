@@ -125,9 +125,9 @@ static void bad_parameters(void) {
 }
 
 int main(int argc, char **argv) {
-  (void)vt_gpu_start(argc, argv); /* the same cases in the small run */
-  run_case(VIC_L2, 20000, 32, 0.95);
-  run_case(VIC_COSINE, 10000, 48, 0.95);
+  const int small = vt_gpu_start(argc, argv);
+  run_case(VIC_L2, small ? 4000 : 20000, 32, 0.95);
+  run_case(VIC_COSINE, small ? 2000 : 10000, 48, 0.95);
   tiny_and_strided();
   bad_parameters();
   return vt_finish("test_gnnd");
