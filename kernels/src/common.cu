@@ -70,7 +70,9 @@ int vick_device_info(int device, char *name, size_t size, size_t *free_bytes, si
   return VICK_OK;
 }
 
-int vick_begin(vick_call *call, vick_env *env) {
+int vick_begin(vick_call *call, vick_env *env) { return vick_begin_on(call, env, call->device); }
+
+int vick_begin_on(vick_call *call, vick_env *env, int device) {
   memset(env, 0, sizeof *env);
   env->t_start = vick_now();
   call->seconds_transfer = call->seconds_kernel = call->seconds_total = 0;
@@ -79,9 +81,9 @@ int vick_begin(vick_call *call, vick_env *env) {
   call->message[0] = '\0';
   int count = 0;
   VICK_CUDA(call, cudaGetDeviceCount(&count));
-  if (call->device < 0 || call->device >= count)
-    return vick_fail(call, VICK_NODEVICE, "CUDA device %d does not exist (%d present)", call->device, count);
-  VICK_CUDA(call, cudaSetDevice(call->device));
+  if (device < 0 || device >= count)
+    return vick_fail(call, VICK_NODEVICE, "CUDA device %d does not exist (%d present)", device, count);
+  VICK_CUDA(call, cudaSetDevice(device));
   VICK_CUDA(call, cudaStreamCreateWithFlags(&env->stream, cudaStreamNonBlocking));
   VICK_CUDA(call, cudaEventCreate(&env->ev_a));
   VICK_CUDA(call, cudaEventCreate(&env->ev_b));

@@ -87,6 +87,9 @@ typedef struct {
  * events, and fix the budget: call->memory_budget, or 90% of the free
  * device memory when that is 0 (never more than what is free). */
 int vick_begin(vick_call *call, vick_env *env);
+/* vick_begin on a given device: calls on an index run where its arrays
+ * live, whatever call->device says. */
+int vick_begin_on(vick_call *call, vick_env *env, int device);
 /* Release the stream and events, set seconds_total; returns rc unchanged. */
 int vick_end(vick_call *call, vick_env *env, int rc);
 

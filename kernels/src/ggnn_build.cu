@@ -246,9 +246,8 @@ static int ggnn_build_run(vick_call *call, ggnn_build_ws *w, vick_ggnn *g, const
   unsigned long long links_h = 0;
   VICK_CUDA(call, cudaMemcpy(&links_h, w->links.p, sizeof links_h, cudaMemcpyDeviceToHost));
   g->mean_inverse_links = (double)links_h / (double)g->n;
-  if (ggnn_entries(g, p->cover_components, p->max_entry_components > 0 ? p->max_entry_components : 4096,
-                   call->message, sizeof call->message) != cudaSuccess)
-    return VICK_DEVICE;
+  VICK_TRY(ggnn_entries(call, &w->env, g, p->cover_components,
+                        p->max_entry_components > 0 ? p->max_entry_components : 4096));
   return ggnn_step_done(call, "entries", &t, 1.0);
 }
 

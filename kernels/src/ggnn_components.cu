@@ -83,57 +83,76 @@ cudaError_t ggnn_label_components(const int32_t *graph, int k, int64_t n, int32_
   }
 }
 
-cudaError_t ggnn_entries(vick_ggnn *g, int cover_components, int cap, char *msg, size_t msg_size) {
+// Scratch of ggnn_entries, released in one place.
+struct ggnn_entries_ws {
+  vick_buf label, size, flag, key, key_sorted, tmp;
+};
+
+static void ggnn_entries_ws_free(vick_env *env, ggnn_entries_ws *w) {
+  vick_buf *b[] = {&w->label, &w->size, &w->flag, &w->key, &w->key_sorted, &w->tmp};
+  for (size_t i = 0; i < sizeof b / sizeof b[0]; ++i) vick_buf_free(env, b[i]);
+}
+
+// The components' representatives, largest first, into w->key_sorted;
+// *roots: how many components the bottom graph has.
+static int ggnn_component_roots(vick_call *call, vick_env *env, const vick_ggnn *g, ggnn_entries_ws *w, int *roots) {
+  const int64_t n = g->n;
+  const unsigned bn = (unsigned)((n + 255) / 256);
+  int rounds = 0;
+  VICK_TRY(vick_buf_alloc(call, env, &w->label, n * sizeof(int32_t), "GGNN component labels"));
+  VICK_TRY(vick_buf_alloc(call, env, &w->size, n * sizeof(int32_t), "GGNN component sizes"));
+  VICK_TRY(vick_buf_alloc(call, env, &w->flag, 2 * sizeof(int), "GGNN component flags"));
+  int32_t *label = (int32_t *)w->label.p, *size = (int32_t *)w->size.p;
+  int *flag = (int *)w->flag.p;
+  cudaError_t e = ggnn_label_components(g->layer[0].graph, g->k, n, label, flag, 0, &rounds);
+  if (e != cudaSuccess) return vick_cuda_fail(call, e, "GGNN component labels", __FILE__, __LINE__);
+  VICK_CUDA(call, cudaMemset(size, 0, n * sizeof(int32_t)));
+  VICK_CUDA(call, cudaMemset(flag + 1, 0, sizeof(int)));
+  ggnn_k_cc_sizes<<<bn, 256>>>(label, n, size);
+  VICK_LAUNCH(call, "ggnn_k_cc_sizes");
+  VICK_TRY(vick_buf_alloc(call, env, &w->key, n * sizeof(uint64_t), "GGNN component keys"));
+  VICK_TRY(vick_buf_alloc(call, env, &w->key_sorted, n * sizeof(uint64_t), "GGNN component keys"));
+  uint64_t *key = (uint64_t *)w->key.p, *key_sorted = (uint64_t *)w->key_sorted.p;
+  ggnn_k_cc_keys<<<bn, 256>>>(label, size, n, key, flag + 1);
+  VICK_LAUNCH(call, "ggnn_k_cc_keys");
+  size_t tmp_bytes = 0;
+  VICK_CUDA(call, cub::DeviceRadixSort::SortKeys(nullptr, tmp_bytes, key, key_sorted, (int)n));
+  VICK_TRY(vick_buf_alloc(call, env, &w->tmp, tmp_bytes, "GGNN component sort"));
+  VICK_CUDA(call, cub::DeviceRadixSort::SortKeys(w->tmp.p, tmp_bytes, key, key_sorted, (int)n));
+  VICK_CUDA(call, cudaMemcpy(roots, flag + 1, sizeof(int), cudaMemcpyDeviceToHost));
+  return VICK_OK;
+}
+
+// g->entry (kept by the index, within the call's budget): the top layer,
+// then at most cap component representatives.
+static int ggnn_entries_run(vick_call *call, vick_env *env, vick_ggnn *g, int cover_components, int cap,
+                            ggnn_entries_ws *w) {
   const int64_t n = g->n;
   const int ntop = g->L > 1 ? g->s_up : (int)(n < g->s_up ? n : g->s_up);
   const int32_t *top_base = g->L > 1 ? g->layer[g->L - 1].base : nullptr;
-  int32_t *label = nullptr, *size = nullptr;
-  uint64_t *key = nullptr, *key_sorted = nullptr;
-  int *flag = nullptr;
-  void *tmp = nullptr;
-  size_t tmp_bytes = 0;
-  int roots = 0, take = 0, rounds = 0;
-  cudaError_t e = cudaSuccess;
-  const unsigned bn = (unsigned)((n + 255) / 256);
-
-  if (cover_components) {
-    if ((e = cudaMalloc(&label, n * sizeof(int32_t))) != cudaSuccess) goto done;
-    if ((e = cudaMalloc(&size, n * sizeof(int32_t))) != cudaSuccess) goto done;
-    if ((e = cudaMalloc(&flag, 2 * sizeof(int))) != cudaSuccess) goto done;
-    if ((e = ggnn_label_components(g->layer[0].graph, g->k, n, label, flag, 0, &rounds)) != cudaSuccess) goto done;
-    if ((e = cudaMemset(size, 0, n * sizeof(int32_t))) != cudaSuccess) goto done;
-    if ((e = cudaMemset(flag + 1, 0, sizeof(int))) != cudaSuccess) goto done;
-    ggnn_k_cc_sizes<<<bn, 256>>>(label, n, size);
-    if ((e = cudaGetLastError()) != cudaSuccess) goto done;
-    if ((e = cudaMalloc(&key, n * sizeof(uint64_t))) != cudaSuccess) goto done;
-    if ((e = cudaMalloc(&key_sorted, n * sizeof(uint64_t))) != cudaSuccess) goto done;
-    ggnn_k_cc_keys<<<bn, 256>>>(label, size, n, key, flag + 1);
-    if ((e = cudaGetLastError()) != cudaSuccess) goto done;
-    if ((e = cub::DeviceRadixSort::SortKeys(nullptr, tmp_bytes, key, key_sorted, (int)n)) != cudaSuccess) goto done;
-    if ((e = cudaMalloc(&tmp, tmp_bytes)) != cudaSuccess) goto done;
-    if ((e = cub::DeviceRadixSort::SortKeys(tmp, tmp_bytes, key, key_sorted, (int)n)) != cudaSuccess) goto done;
-    if ((e = cudaMemcpy(&roots, flag + 1, sizeof(int), cudaMemcpyDeviceToHost)) != cudaSuccess) goto done;
-    take = roots < cap ? roots : cap;
-  }
+  int roots = 0;
+  if (cover_components) VICK_TRY(ggnn_component_roots(call, env, g, w, &roots));
+  const int take = roots < cap ? roots : cap;
   g->components = roots;
   cudaFree(g->entry);
   g->entry = nullptr;
-  if ((e = cudaMalloc(&g->entry, (size_t)(ntop + take) * sizeof(int32_t))) != cudaSuccess) goto done;
+  g->n_entry = 0;
+  VICK_TRY(vick_alloc_kept(call, env, (void **)&g->entry, (size_t)(ntop + take) * sizeof(int32_t),
+                           "GGNN entry points"));
   g->n_entry = ntop + take;
   ggnn_k_top_entries<<<(ntop + 255) / 256, 256>>>(top_base, ntop, g->entry);
-  if ((e = cudaGetLastError()) != cudaSuccess) goto done;
+  VICK_LAUNCH(call, "ggnn_k_top_entries");
   if (take > 0) {
-    ggnn_k_root_entries<<<(take + 255) / 256, 256>>>(key_sorted, take, g->entry + ntop);
-    if ((e = cudaGetLastError()) != cudaSuccess) goto done;
+    ggnn_k_root_entries<<<(take + 255) / 256, 256>>>((const uint64_t *)w->key_sorted.p, take, g->entry + ntop);
+    VICK_LAUNCH(call, "ggnn_k_root_entries");
   }
-  e = cudaDeviceSynchronize();
-done:
-  if (e != cudaSuccess) snprintf(msg, msg_size, "GGNN entry points (%d label rounds): %s", rounds, cudaGetErrorString(e));
-  cudaFree(label);
-  cudaFree(size);
-  cudaFree(key);
-  cudaFree(key_sorted);
-  cudaFree(flag);
-  cudaFree(tmp);
-  return e;
+  VICK_CUDA(call, cudaDeviceSynchronize());
+  return VICK_OK;
+}
+
+int ggnn_entries(vick_call *call, vick_env *env, vick_ggnn *g, int cover_components, int cap) {
+  ggnn_entries_ws w = {};
+  const int rc = ggnn_entries_run(call, env, g, cover_components, cap, &w);
+  ggnn_entries_ws_free(env, &w);
+  return rc;
 }

@@ -16,21 +16,6 @@
 // Largest candidate set of one block-wide selection or brute-force segment.
 #define GGNN_MAX_SEGMENT_POOL 2048
 
-// Records the first failing CUDA call in call->message and jumps to `fail`
-// (every host function of these files ends in a cleanup label `fail`).
-#define GGNN_CUDA(call_, expr)                                                                           \
-  do {                                                                                                   \
-    cudaError_t e_ = (expr);                                                                             \
-    if (e_ != cudaSuccess) {                                                                             \
-      snprintf((call_)->message, sizeof (call_)->message, "%s: %s (%s:%d)", #expr, cudaGetErrorString(e_), \
-               __FILE__, __LINE__);                                                                      \
-      rc = (e_ == cudaErrorMemoryAllocation) ? VICK_NOMEM : VICK_DEVICE;                                 \
-      goto fail;                                                                                         \
-    }                                                                                                    \
-  } while (0)
-// After a launch: the launch error, not yet the kernel's outcome.
-#define GGNN_LAUNCHED(call_) GGNN_CUDA(call_, cudaGetLastError())
-
 struct ggnn_layer {
   int32_t n;        // points in the layer
   int32_t nseg;     // segments

@@ -9,7 +9,6 @@
 #include <mutex>
 #include <new>
 #include <string.h>
-#include <time.h>
 
 #include "graph_search.cuh"
 
@@ -88,12 +87,6 @@ __global__ void ggnn_k_unpermute(const float *__restrict__ v, const int32_t *__r
   if (i < n) out[perm[i]] = v[i];
 }
 
-static double ggnn_qnow(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int ggnn_round_pow2(int v) {
   int p = 1;
   while (p < v) p <<= 1;
@@ -150,127 +143,113 @@ static void ggnn_query_setup(const vick_ggnn *g, int64_t m, int32_t k, float tau
   a->slab = ggnn_slab_bytes(g->d, false, a->dims);
 }
 
+// The one-off query: buffers of its own within the call's budget, the
+// queries up, one launch, the results back (the kept resources of a
+// searcher are below).
+static int ggnn_query_run(vick_call *call, vick_env *env, const vick_ggnn *g, const float *q, int64_t m, int32_t k,
+                          float tau, int32_t max_visits, vick_buf b[3], int64_t *ids, float *dist) {
+  ggnn_query_args a;
+  ggnn_query_setup(g, m, k, tau, max_visits, &a);
+  const size_t smem = a.slab * GGNN_WARPS_PER_BLOCK;
+  VICK_TRY(vick_buf_alloc(call, env, &b[0], (size_t)m * g->d * sizeof(float), "GGNN queries"));
+  VICK_TRY(vick_buf_alloc(call, env, &b[1], (size_t)m * k * sizeof(int64_t), "GGNN result ids"));
+  VICK_TRY(vick_buf_alloc(call, env, &b[2], (size_t)m * k * sizeof(float), "GGNN result distances"));
+  VICK_TRY(vick_copy_to_device(call, env, b[0].p, q, (size_t)m * g->d * sizeof(float)));
+  a.q = (const float *)b[0].p;
+  a.out_ids = (int64_t *)b[1].p;
+  a.out_d = (float *)b[2].p;
+  VICK_CUDA(call, cudaFuncSetAttribute(ggnn_k_query, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  VICK_TRY(vick_timer_start(call, env));
+  ggnn_k_query<<<(unsigned)((m + GGNN_WARPS_PER_BLOCK - 1) / GGNN_WARPS_PER_BLOCK), GGNN_WARPS_PER_BLOCK * 32, smem,
+                 env->stream>>>(a);
+  VICK_LAUNCH(call, "ggnn_k_query");
+  VICK_TRY(vick_timer_stop(call, env, &call->seconds_kernel, NULL));
+  VICK_TRY(vick_copy_to_host(call, env, ids, b[1].p, (size_t)m * k * sizeof(int64_t)));
+  return vick_copy_to_host(call, env, dist, b[2].p, (size_t)m * k * sizeof(float));
+}
+
 extern "C" int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float *q, int64_t m, int32_t k, float tau,
                                int32_t max_visits, int64_t *ids, float *dist) {
-  int rc = VICK_OK;
-  double t0 = ggnn_qnow();
-  float *dq = nullptr, *dd = nullptr;
-  int64_t *di = nullptr;
-  cudaEvent_t ev[2] = {nullptr, nullptr};
-  ggnn_query_args a;
-  size_t bytes = 0;
-  float ms = 0;
-  call->message[0] = '\0';
-  call->n_stages = 0;
-  call->seconds_kernel = call->seconds_transfer = 0;
-  if (!g || !q || m < 1 || k < 1 || k > 256 || !(tau >= 0) || max_visits < 0) {
-    snprintf(call->message, sizeof call->message,
-             "GGNN query needs m >= 1 queries, 1 <= k <= 256, tau >= 0 (m = %lld, k = %d)", (long long)m, (int)k);
-    return VICK_ARGUMENT;
-  }
-  ggnn_query_setup(g, m, k, tau, max_visits, &a);
-  bytes = a.slab * GGNN_WARPS_PER_BLOCK;
-  GGNN_CUDA(call, cudaSetDevice(g->device));
-  GGNN_CUDA(call, cudaMalloc(&dq, (size_t)m * g->d * sizeof(float)));
-  GGNN_CUDA(call, cudaMalloc(&di, (size_t)m * k * sizeof(int64_t)));
-  GGNN_CUDA(call, cudaMalloc(&dd, (size_t)m * k * sizeof(float)));
-  {
-    double t = ggnn_qnow();
-    GGNN_CUDA(call, cudaMemcpy(dq, q, (size_t)m * g->d * sizeof(float), cudaMemcpyHostToDevice));
-    call->seconds_transfer += ggnn_qnow() - t;
-  }
-  a.q = dq;
-  a.out_ids = di;
-  a.out_d = dd;
-  GGNN_CUDA(call, cudaFuncSetAttribute(ggnn_k_query, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-  GGNN_CUDA(call, cudaEventCreate(&ev[0]));
-  GGNN_CUDA(call, cudaEventCreate(&ev[1]));
-  GGNN_CUDA(call, cudaEventRecord(ev[0]));
-  ggnn_k_query<<<(unsigned)((m + GGNN_WARPS_PER_BLOCK - 1) / GGNN_WARPS_PER_BLOCK), GGNN_WARPS_PER_BLOCK * 32, bytes>>>(a);
-  GGNN_LAUNCHED(call);
-  GGNN_CUDA(call, cudaEventRecord(ev[1]));
-  GGNN_CUDA(call, cudaEventSynchronize(ev[1]));
-  GGNN_CUDA(call, cudaEventElapsedTime(&ms, ev[0], ev[1]));
-  call->seconds_kernel = ms * 1e-3;
-  {
-    double t = ggnn_qnow();
-    GGNN_CUDA(call, cudaMemcpy(ids, di, (size_t)m * k * sizeof(int64_t), cudaMemcpyDeviceToHost));
-    GGNN_CUDA(call, cudaMemcpy(dist, dd, (size_t)m * k * sizeof(float), cudaMemcpyDeviceToHost));
-    call->seconds_transfer += ggnn_qnow() - t;
-  }
-fail:
-  if (ev[0]) cudaEventDestroy(ev[0]);
-  if (ev[1]) cudaEventDestroy(ev[1]);
-  cudaFree(dq);
-  cudaFree(di);
-  cudaFree(dd);
-  call->seconds_total = ggnn_qnow() - t0;
-  return rc;
+  if (!g || !q || m < 1 || k < 1 || k > 256 || !(tau >= 0) || max_visits < 0)
+    return vick_fail(call, VICK_ARGUMENT, "GGNN query needs m >= 1 queries, 1 <= k <= 256, tau >= 0 (m = %lld, k = %d)",
+                     (long long)m, (int)k);
+  vick_env env;
+  vick_buf b[3] = {};
+  int rc = vick_begin_on(call, &env, g->device);
+  if (rc == VICK_OK) rc = ggnn_query_run(call, &env, g, q, m, k, tau, max_visits, b, ids, dist);
+  for (int i = 0; i < 3; ++i) vick_buf_free(&env, &b[i]);
+  return vick_end(call, &env, rc);
+}
+
+// The read-outs of a built graph: one kernel into a device buffer of the
+// call's budget, then the copy to the caller.
+static int ggnn_forall_run(vick_call *call, vick_env *env, const vick_ggnn *g, int32_t kk, vick_buf b[2],
+                           int32_t *hi, int64_t *ids, float *dist) {
+  const size_t cnt = (size_t)g->n * kk;
+  VICK_TRY(vick_buf_alloc(call, env, &b[0], cnt * sizeof(int32_t), "GGNN for-all ids"));
+  VICK_TRY(vick_buf_alloc(call, env, &b[1], cnt * sizeof(float), "GGNN for-all distances"));
+  ggnn_k_forall<<<(unsigned)((cnt + 255) / 256), 256, 0, env->stream>>>(g->forall, g->layer[0].dist, g->perm, g->n,
+                                                                        g->k, kk, (int32_t *)b[0].p, (float *)b[1].p);
+  VICK_LAUNCH(call, "ggnn_k_forall");
+  VICK_TRY(vick_copy_to_host(call, env, hi, b[0].p, cnt * sizeof(int32_t)));
+  VICK_TRY(vick_copy_to_host(call, env, dist, b[1].p, cnt * sizeof(float)));
+  for (size_t i = 0; i < cnt; ++i) ids[i] = hi[i];
+  return VICK_OK;
 }
 
 extern "C" int vick_ggnn_forall(vick_call *call, const vick_ggnn *g, int32_t kk, int64_t *ids, float *dist) {
-  int rc = VICK_OK;
-  int32_t *di = nullptr, *hi = nullptr;
-  float *dd = nullptr;
-  size_t cnt = 0;
-  call->message[0] = '\0';
-  if (!g || kk < 1 || kk > g->k) {
-    snprintf(call->message, sizeof call->message, "GGNN for-all lists hold at most k = %d neighbours (asked %d)",
-             g ? g->k : 0, (int)kk);
-    return VICK_ARGUMENT;
-  }
-  cnt = (size_t)g->n * kk;
-  GGNN_CUDA(call, cudaSetDevice(g->device));
-  GGNN_CUDA(call, cudaMalloc(&di, cnt * sizeof(int32_t)));
-  GGNN_CUDA(call, cudaMalloc(&dd, cnt * sizeof(float)));
-  hi = (int32_t *)malloc(cnt * sizeof(int32_t));
-  if (!hi) { snprintf(call->message, sizeof call->message, "GGNN for-all: no host memory"); rc = VICK_NOMEM; goto fail; }
-  ggnn_k_forall<<<(unsigned)((cnt + 255) / 256), 256>>>(g->forall, g->layer[0].dist, g->perm, g->n, g->k, kk, di, dd);
-  GGNN_LAUNCHED(call);
-  GGNN_CUDA(call, cudaMemcpy(hi, di, cnt * sizeof(int32_t), cudaMemcpyDeviceToHost));
-  GGNN_CUDA(call, cudaMemcpy(dist, dd, cnt * sizeof(float), cudaMemcpyDeviceToHost));
-  for (size_t i = 0; i < cnt; ++i) ids[i] = hi[i];
-fail:
-  cudaFree(di);
-  cudaFree(dd);
+  if (!g || kk < 1 || kk > g->k)
+    return vick_fail(call, VICK_ARGUMENT, "GGNN for-all lists hold at most k = %d neighbours (asked %d)", g ? g->k : 0,
+                     (int)kk);
+  int32_t *hi = (int32_t *)malloc((size_t)g->n * kk * sizeof(int32_t));
+  if (!hi) return vick_fail(call, VICK_NOMEM, "GGNN for-all: no host memory");
+  vick_env env;
+  vick_buf b[2] = {};
+  int rc = vick_begin_on(call, &env, g->device);
+  if (rc == VICK_OK) rc = ggnn_forall_run(call, &env, g, kk, b, hi, ids, dist);
+  for (int i = 0; i < 2; ++i) vick_buf_free(&env, &b[i]);
   free(hi);
-  return rc;
+  return vick_end(call, &env, rc);
+}
+
+static int ggnn_bottom_run(vick_call *call, vick_env *env, const vick_ggnn *g, vick_buf *b, int32_t *ids) {
+  const size_t bytes = (size_t)g->n * g->k * sizeof(int32_t);
+  VICK_TRY(vick_buf_alloc(call, env, b, bytes, "GGNN bottom graph"));
+  ggnn_k_bottom<<<(unsigned)((g->n + 255) / 256), 256, 0, env->stream>>>(g->layer[0].graph, g->perm, g->n, g->k,
+                                                                         (int32_t *)b->p);
+  VICK_LAUNCH(call, "ggnn_k_bottom");
+  return vick_copy_to_host(call, env, ids, b->p, bytes);
 }
 
 extern "C" int vick_ggnn_bottom_graph(vick_call *call, const vick_ggnn *g, int32_t *ids) {
-  int rc = VICK_OK;
-  int32_t *di = nullptr;
-  call->message[0] = '\0';
-  if (!g || !ids) {
-    snprintf(call->message, sizeof call->message, "GGNN bottom graph: no graph or no output");
-    return VICK_ARGUMENT;
-  }
-  GGNN_CUDA(call, cudaSetDevice(g->device));
-  GGNN_CUDA(call, cudaMalloc(&di, (size_t)g->n * g->k * sizeof(int32_t)));
-  ggnn_k_bottom<<<(unsigned)((g->n + 255) / 256), 256>>>(g->layer[0].graph, g->perm, g->n, g->k, di);
-  GGNN_LAUNCHED(call);
-  GGNN_CUDA(call, cudaMemcpy(ids, di, (size_t)g->n * g->k * sizeof(int32_t), cudaMemcpyDeviceToHost));
-fail:
-  cudaFree(di);
-  return rc;
+  if (!g || !ids) return vick_fail(call, VICK_ARGUMENT, "GGNN bottom graph: no graph or no output");
+  vick_env env;
+  vick_buf b = {};
+  int rc = vick_begin_on(call, &env, g->device);
+  if (rc == VICK_OK) rc = ggnn_bottom_run(call, &env, g, &b, ids);
+  vick_buf_free(&env, &b);
+  return vick_end(call, &env, rc);
+}
+
+static int ggnn_dnn1_run(vick_call *call, vick_env *env, const vick_ggnn *g, vick_buf *b, float *dnn1) {
+  VICK_TRY(vick_buf_alloc(call, env, b, (size_t)g->n * sizeof(float), "GGNN nearest distances"));
+  ggnn_k_unpermute<<<(unsigned)((g->n + 255) / 256), 256, 0, env->stream>>>(g->dnn1, g->perm, g->n, (float *)b->p);
+  VICK_LAUNCH(call, "ggnn_k_unpermute");
+  return vick_copy_to_host(call, env, dnn1, b->p, (size_t)g->n * sizeof(float));
 }
 
 extern "C" int vick_ggnn_dnn1(vick_call *call, const vick_ggnn *g, float *dnn1, double *mean, double *max) {
-  int rc = VICK_OK;
-  float *dv = nullptr;
   call->message[0] = '\0';
-  if (!g) { snprintf(call->message, sizeof call->message, "GGNN d_nn1: no graph"); return VICK_ARGUMENT; }
+  if (!g) return vick_fail(call, VICK_ARGUMENT, "GGNN d_nn1: no graph");
   if (mean) *mean = g->dnn1_mean;
   if (max) *max = g->dnn1_max;
   if (!dnn1) return VICK_OK;
-  GGNN_CUDA(call, cudaSetDevice(g->device));
-  GGNN_CUDA(call, cudaMalloc(&dv, (size_t)g->n * sizeof(float)));
-  ggnn_k_unpermute<<<(unsigned)((g->n + 255) / 256), 256>>>(g->dnn1, g->perm, g->n, dv);
-  GGNN_LAUNCHED(call);
-  GGNN_CUDA(call, cudaMemcpy(dnn1, dv, (size_t)g->n * sizeof(float), cudaMemcpyDeviceToHost));
-fail:
-  cudaFree(dv);
-  return rc;
+  vick_env env;
+  vick_buf b = {};
+  int rc = vick_begin_on(call, &env, g->device);
+  if (rc == VICK_OK) rc = ggnn_dnn1_run(call, &env, g, &b, dnn1);
+  vick_buf_free(&env, &b);
+  return vick_end(call, &env, rc);
 }
 
 extern "C" int vick_ggnn_info_get(const vick_ggnn *g, vick_ggnn_info *info) {
@@ -445,7 +424,7 @@ extern "C" int vick_ggnn_search(vick_call *call, vick_ggnn_searcher *s, const fl
   ggnn_search_layout(m, s->g->d, k, &oi, &od, &bytes);
   if (bytes > GS_WS_MAX_BYTES || !s->mu.try_lock())
     return vick_ggnn_query(call, s->g, q, m, k, tau, max_visits, ids, dist);
-  const double t0 = ggnn_qnow();
+  const double t0 = vick_now();
   call->message[0] = '\0';
   call->n_stages = 0;
   call->seconds_kernel = call->seconds_transfer = 0;
@@ -455,6 +434,6 @@ extern "C" int vick_ggnn_search(vick_call *call, vick_ggnn_searcher *s, const fl
     cudaGetLastError();
   }
   s->mu.unlock();
-  call->seconds_total = ggnn_qnow() - t0;
+  call->seconds_total = vick_now() - t0;
   return rc;
 }

@@ -59,7 +59,8 @@ cudaError_t ggnn_label_components(const int32_t *graph, int k, int64_t n, int32_
                                   cudaStream_t st, int *rounds);
 
 // Weakly connected components of the bottom graph; entry points = top
-// layer + one representative per component (largest first, at most cap).
-cudaError_t ggnn_entries(vick_ggnn *g, int cover_components, int cap, char *msg, size_t msg_size);
+// layer + one representative per component (largest first, at most cap);
+// scratch and g->entry within env's budget.
+int ggnn_entries(vick_call *call, vick_env *env, vick_ggnn *g, int cover_components, int cap);
 
 #endif

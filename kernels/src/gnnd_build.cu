@@ -168,51 +168,50 @@ int gnnd__knn_device(vick_call *call, const float *d_rows, int64_t n, int32_t d,
 
 /* ---------------------------------------------------- public, in memory */
 
-static int upload_rows(vick_call *call, const float *rows, int64_t n, int32_t d, float **d_rows) {
-  int rc;
+static int upload_rows(vick_call *call, vick_env *env, const float *rows, int64_t n, int32_t d, vick_buf *d_rows) {
   double t = gnnd__now();
-  if ((rc = GNND_CK(call, cudaMalloc((void **)d_rows, (size_t)n * d * sizeof(float))))) return rc;
-  rc = GNND_CK(call, cudaMemcpy(*d_rows, rows, (size_t)n * d * sizeof(float), cudaMemcpyHostToDevice));
-  if (call) call->seconds_transfer += gnnd__now() - t;
-  return rc;
+  VICK_TRY(vick_buf_alloc(call, env, d_rows, (size_t)n * d * sizeof(float), "GNND rows"));
+  VICK_CUDA(call, cudaMemcpy(d_rows->p, rows, (size_t)n * d * sizeof(float), cudaMemcpyHostToDevice));
+  call->seconds_transfer += gnnd__now() - t;
+  return VICK_OK;
+}
+
+/* b: rows, result ids, result distances (released by the caller). */
+static int build_to_host(vick_call *call, vick_env *env, gnnd_dev *g, const float *rows, int64_t n, int32_t d,
+                         const vick_gnnd_params *p, vick_gnnd_graph *out, vick_buf b[3]) {
+  const size_t cells = (size_t)n * out->k;
+  const cudaStream_t st = 0; /* the lock clear of gnnd__alloc runs there too */
+  VICK_TRY(upload_rows(call, env, rows, n, d, &b[0]));
+  VICK_TRY(gnnd__alloc(call, g, n, 0));
+  VICK_TRY(vick_buf_alloc(call, env, &b[1], cells * 4, "GNND result ids"));
+  VICK_TRY(vick_buf_alloc(call, env, &b[2], cells * 4, "GNND result distances"));
+  double tk = gnnd__now();
+  VICK_TRY(gnnd__build_run(call, g, (const float *)b[0].p, n, p, out->k, (int32_t *)b[1].p, (float *)b[2].p, st));
+  VICK_CUDA(call, cudaStreamSynchronize(st));
+  call->seconds_kernel += gnnd__now() - tk;
+  gnnd__stage(call, "gnnd build", gnnd__now() - tk);
+  double tt = gnnd__now();
+  VICK_CUDA(call, cudaMemcpy(out->ids, b[1].p, cells * 4, cudaMemcpyDeviceToHost));
+  VICK_CUDA(call, cudaMemcpy(out->dist, b[2].p, cells * 4, cudaMemcpyDeviceToHost));
+  call->seconds_transfer += gnnd__now() - tt;
+  return VICK_OK;
 }
 
 int vick_gnnd_build(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_gnnd_params *p,
                     vick_gnnd_graph *out) {
-  double t0 = gnnd__now();
   int rc;
   if ((rc = gnnd__check_params(call, n, d, p, out ? out->k : 0))) return rc;
   if (!rows || !out->ids || !out->dist || out->n != n) return fail(call, VICK_ARGUMENT, "gnnd: bad output graph");
-  if ((rc = GNND_CK(call, cudaSetDevice(call->device)))) return rc;
   gnnd_dev g;
   gnnd__setup(&g, d, p, call->seed);
-  float *d_rows = NULL, *d_dist = NULL;
-  int32_t *d_ids = NULL;
-  cudaStream_t st = 0;
-  if ((rc = upload_rows(call, rows, n, d, &d_rows))) goto out;
-  if ((rc = gnnd__alloc(call, &g, n, 0))) goto out;
-  if ((rc = GNND_CK(call, cudaMalloc((void **)&d_ids, (size_t)n * out->k * 4)))) goto out;
-  if ((rc = GNND_CK(call, cudaMalloc((void **)&d_dist, (size_t)n * out->k * 4)))) goto out;
-  {
-    double tk = gnnd__now();
-    if ((rc = gnnd__build_run(call, &g, d_rows, n, p, out->k, d_ids, d_dist, st))) goto out;
-    if ((rc = GNND_CK(call, cudaStreamSynchronize(st)))) goto out;
-    call->seconds_kernel += gnnd__now() - tk;
-    gnnd__stage(call, "gnnd build", gnnd__now() - tk);
-  }
-  {
-    double tt = gnnd__now();
-    if ((rc = GNND_CK(call, cudaMemcpy(out->ids, d_ids, (size_t)n * out->k * 4, cudaMemcpyDeviceToHost)))) goto out;
-    if ((rc = GNND_CK(call, cudaMemcpy(out->dist, d_dist, (size_t)n * out->k * 4, cudaMemcpyDeviceToHost)))) goto out;
-    call->seconds_transfer += gnnd__now() - tt;
-  }
-out:
+  vick_env env;
+  vick_buf b[3] = {};
+  rc = vick_begin(call, &env);
+  g.env = &env;
+  if (rc == VICK_OK) rc = build_to_host(call, &env, &g, rows, n, d, p, out, b);
   gnnd__free(&g);
-  cudaFree(d_rows);
-  cudaFree(d_ids);
-  cudaFree(d_dist);
-  call->seconds_total = gnnd__now() - t0;
-  return rc;
+  for (int i = 0; i < 3; ++i) vick_buf_free(&env, &b[i]);
+  return vick_end(call, &env, rc);
 }
 
 /* The lists of rows that fit the device in one piece: rows in and lists
@@ -223,15 +222,16 @@ static int knn_in_memory(vick_call *call, const float *rows, int64_t n, int32_t 
   vick_env env;
   vick_stage stage;
   memset(&stage, 0, sizeof stage);
-  float *d_rows = NULL, *d_dist = NULL;
-  int32_t *d_ids = NULL;
+  vick_buf b_rows = {}, b_ids = {}, b_dist = {};
   const size_t cells = (size_t)n * (size_t)k;
   int rc = vick_begin(call, &env);
   double t = gnnd__now();
   if (!rc) rc = vick_stage_init(call, &stage, (size_t)32 << 20);
-  if (!rc) rc = GNND_CK(call, cudaMalloc((void **)&d_rows, (size_t)n * d * sizeof(float)));
-  if (!rc) rc = GNND_CK(call, cudaMalloc((void **)&d_ids, cells * 4));
-  if (!rc) rc = GNND_CK(call, cudaMalloc((void **)&d_dist, cells * 4));
+  if (!rc) rc = vick_buf_alloc(call, &env, &b_rows, (size_t)n * d * sizeof(float), "GNND rows");
+  if (!rc) rc = vick_buf_alloc(call, &env, &b_ids, cells * 4, "GNND result ids");
+  if (!rc) rc = vick_buf_alloc(call, &env, &b_dist, cells * 4, "GNND result distances");
+  float *d_rows = (float *)b_rows.p, *d_dist = (float *)b_dist.p;
+  int32_t *d_ids = (int32_t *)b_ids.p;
   if (!rc) rc = vick_staged_to_device(call, &env, &stage, d_rows, rows, (size_t)n * d * sizeof(float));
   if (!rc) gnnd__stage(call, "upload", gnnd__now() - t);
   if (!rc) {
@@ -245,9 +245,9 @@ static int knn_in_memory(vick_call *call, const float *rows, int64_t n, int32_t 
     if (!rc) rc = vick_staged_to_host(call, &env, &stage, dist, d_dist, cells * 4);
     if (!rc) gnnd__stage(call, "download", gnnd__now() - t);
   }
-  cudaFree(d_rows);
-  cudaFree(d_ids);
-  cudaFree(d_dist);
+  vick_buf_free(&env, &b_rows);
+  vick_buf_free(&env, &b_ids);
+  vick_buf_free(&env, &b_dist);
   vick_stage_free(&stage);
   return vick_end(call, &env, rc);
 }

@@ -26,53 +26,67 @@ static int upload_graph(vick_call *call, gnnd_dev *g, const vick_gnnd_graph *h, 
   return gnnd__launch_offset_ids(call, g->flat_ids + at * g->K, (int64_t)cnt, offset, st);
 }
 
-/* Runs GGM over the rows and the flat input already in g, result to host out. */
-static int merge_to_host(vick_call *call, gnnd_dev *g, const float *d_rows, int64_t n1, int64_t n2, int32_t d,
-                         const vick_gnnd_params *p, vick_gnnd_graph *out, cudaStream_t st) {
-  int rc;
-  int64_t n = n1 + n2;
-  int32_t *d_ids = NULL;
-  float *d_dist = NULL;
+/* Runs GGM over the rows and the flat input already in g, result to host
+ * out; b: the result ids and distances (released by the caller). */
+static int merge_to_host(vick_call *call, vick_env *env, gnnd_dev *g, const float *d_rows, int64_t n1, int64_t n2,
+                         int32_t d, const vick_gnnd_params *p, vick_gnnd_graph *out, vick_buf b[2], cudaStream_t st) {
+  const size_t cells = (size_t)(n1 + n2) * out->k;
   double tk = gnnd__now();
-  if ((rc = GNND_CK(call, cudaMalloc((void **)&d_ids, (size_t)n * out->k * 4)))) goto out;
-  if ((rc = GNND_CK(call, cudaMalloc((void **)&d_dist, (size_t)n * out->k * 4)))) goto out;
-  if ((rc = gnnd__merge_run(call, g, d_rows, n1, d_rows + (size_t)n1 * d, n2, g->flat_ids, g->flat_dist, p, out->k,
-                            d_ids, d_dist, st)))
-    goto out;
-  if ((rc = GNND_CK(call, cudaStreamSynchronize(st)))) goto out;
+  VICK_TRY(vick_buf_alloc(call, env, &b[0], cells * 4, "GGM result ids"));
+  VICK_TRY(vick_buf_alloc(call, env, &b[1], cells * 4, "GGM result distances"));
+  VICK_TRY(gnnd__merge_run(call, g, d_rows, n1, d_rows + (size_t)n1 * d, n2, g->flat_ids, g->flat_dist, p, out->k,
+                           (int32_t *)b[0].p, (float *)b[1].p, st));
+  VICK_CUDA(call, cudaStreamSynchronize(st));
   call->seconds_kernel += gnnd__now() - tk;
   gnnd__stage(call, "ggm merge", gnnd__now() - tk);
-  {
-    double tt = gnnd__now();
-    if ((rc = GNND_CK(call, cudaMemcpy(out->ids, d_ids, (size_t)n * out->k * 4, cudaMemcpyDeviceToHost)))) goto out;
-    if ((rc = GNND_CK(call, cudaMemcpy(out->dist, d_dist, (size_t)n * out->k * 4, cudaMemcpyDeviceToHost)))) goto out;
-    call->seconds_transfer += gnnd__now() - tt;
-    gnnd__stage(call, "pair download", gnnd__now() - tt);
-  }
-out:
-  cudaFree(d_ids);
-  cudaFree(d_dist);
-  return rc;
+  double tt = gnnd__now();
+  VICK_CUDA(call, cudaMemcpy(out->ids, b[0].p, cells * 4, cudaMemcpyDeviceToHost));
+  VICK_CUDA(call, cudaMemcpy(out->dist, b[1].p, cells * 4, cudaMemcpyDeviceToHost));
+  call->seconds_transfer += gnnd__now() - tt;
+  gnnd__stage(call, "pair download", gnnd__now() - tt);
+  return VICK_OK;
 }
 
 /* Device rows of both blocks (rows1: n1 rows, then rows2: n - n1 rows)
- * in one buffer, and the merge workspace for n rows. */
-static int prepare(vick_call *call, const float *rows1, int64_t n1, const float *rows2, int64_t n, int32_t d,
-                   const vick_gnnd_params *p, const vick_gnnd_graph *out, gnnd_dev *g, float **d_rows) {
+ * in one buffer, and the merge workspace for n rows, within env's budget. */
+static int prepare(vick_call *call, vick_env *env, const float *rows1, int64_t n1, const float *rows2, int64_t n,
+                   int32_t d, gnnd_dev *g, vick_buf *d_rows) {
+  double t = gnnd__now();
+  VICK_TRY(vick_buf_alloc(call, env, d_rows, (size_t)n * d * 4, "GGM rows"));
+  float *r = (float *)d_rows->p;
+  VICK_CUDA(call, cudaMemcpy(r, rows1, (size_t)n1 * d * 4, cudaMemcpyHostToDevice));
+  if (n > n1) VICK_CUDA(call, cudaMemcpy(r + (size_t)n1 * d, rows2, (size_t)(n - n1) * d * 4, cudaMemcpyHostToDevice));
+  call->seconds_transfer += gnnd__now() - t;
+  return gnnd__alloc(call, g, n, 1);
+}
+
+/* What a merge and a growth share: the checks, the call's environment and
+ * budget, and the release of everything in one place. */
+typedef struct {
+  vick_env env;
+  gnnd_dev g;
+  vick_buf rows, out[2];
+} ggm_call;
+
+static int ggm_begin(vick_call *call, ggm_call *c, const float *rows1, int64_t n1, const float *rows2, int64_t n,
+                     int32_t d, const vick_gnnd_params *p, const vick_gnnd_graph *out) {
   int rc;
+  memset(c, 0, sizeof *c);
+  c->env.t_start = gnnd__now(); /* ggm_end's total when the checks fail */
   if ((rc = gnnd__check_params(call, n, d, p, out ? out->k : 0))) return rc;
   if (!rows1 || (n > n1 && !rows2) || !out->ids || !out->dist || out->n != n)
     return fail(call, VICK_ARGUMENT, "ggm: bad output graph");
-  if ((rc = GNND_CK(call, cudaSetDevice(call->device)))) return rc;
-  gnnd__setup(g, d, p, call->seed);
-  double t = gnnd__now();
-  if ((rc = GNND_CK(call, cudaMalloc((void **)d_rows, (size_t)n * d * 4)))) return rc;
-  if ((rc = GNND_CK(call, cudaMemcpy(*d_rows, rows1, (size_t)n1 * d * 4, cudaMemcpyHostToDevice)))) return rc;
-  if (n > n1 && (rc = GNND_CK(call, cudaMemcpy(*d_rows + (size_t)n1 * d, rows2, (size_t)(n - n1) * d * 4,
-                                               cudaMemcpyHostToDevice))))
-    return rc;
-  call->seconds_transfer += gnnd__now() - t;
-  return gnnd__alloc(call, g, n, 1);
+  gnnd__setup(&c->g, d, p, call->seed);
+  VICK_TRY(vick_begin(call, &c->env));
+  c->g.env = &c->env;
+  return prepare(call, &c->env, rows1, n1, rows2, n, d, &c->g, &c->rows);
+}
+
+static int ggm_end(vick_call *call, ggm_call *c, int rc) {
+  gnnd__free(&c->g);
+  vick_buf_free(&c->env, &c->rows);
+  for (int i = 0; i < 2; ++i) vick_buf_free(&c->env, &c->out[i]);
+  return vick_end(call, &c->env, rc);
 }
 
 int vick_gnnd_merge(vick_call *call, const float *rows, int64_t n1, int64_t n2, int32_t d,
@@ -81,61 +95,55 @@ int vick_gnnd_merge(vick_call *call, const float *rows, int64_t n1, int64_t n2, 
   return vick_gnnd_merge_blocks(call, rows, n1, rows ? rows + (size_t)n1 * d : NULL, n2, d, p, g1, g2, out);
 }
 
+static int merge_blocks_run(vick_call *call, ggm_call *c, int64_t n1, int64_t n2, int32_t d,
+                            const vick_gnnd_params *p, const vick_gnnd_graph *g1, const vick_gnnd_graph *g2,
+                            vick_gnnd_graph *out) {
+  const cudaStream_t st = 0;
+  VICK_TRY(upload_graph(call, &c->g, g1, 0, 0, st));
+  VICK_TRY(upload_graph(call, &c->g, g2, n1, (int32_t)n1, st));
+  VICK_CUDA(call, cudaStreamSynchronize(st));
+  gnnd__stage(call, "pair upload", gnnd__now() - c->env.t_start);
+  return merge_to_host(call, &c->env, &c->g, (const float *)c->rows.p, n1, n2, d, p, out, c->out, st);
+}
+
 int vick_gnnd_merge_blocks(vick_call *call, const float *rows1, int64_t n1, const float *rows2, int64_t n2,
                            int32_t d, const vick_gnnd_params *p, const vick_gnnd_graph *g1,
                            const vick_gnnd_graph *g2, vick_gnnd_graph *out) {
-  double t0 = gnnd__now();
   if (!g1 || !g2 || g1->n != n1 || g2->n != n2 || !p || g1->k != p->k_build || g2->k != p->k_build || n1 < 1 ||
       n2 < 1)
     return fail(call, VICK_ARGUMENT, "ggm: both graphs must list their rows with k == k_build");
-  gnnd_dev g;
-  memset(&g, 0, sizeof g);
-  float *d_rows = NULL;
-  cudaStream_t st = 0;
-  int rc = prepare(call, rows1, n1, rows2, n1 + n2, d, p, out, &g, &d_rows);
-  if (rc) goto out;
-  if ((rc = upload_graph(call, &g, g1, 0, 0, st))) goto out;
-  if ((rc = upload_graph(call, &g, g2, n1, (int32_t)n1, st))) goto out;
-  if ((rc = GNND_CK(call, cudaStreamSynchronize(st)))) goto out;
-  gnnd__stage(call, "pair upload", gnnd__now() - t0);
-  rc = merge_to_host(call, &g, d_rows, n1, n2, d, p, out, st);
-out:
-  gnnd__free(&g);
-  cudaFree(d_rows);
-  call->seconds_total = gnnd__now() - t0;
-  return rc;
+  ggm_call c;
+  int rc = ggm_begin(call, &c, rows1, n1, rows2, n1 + n2, d, p, out);
+  if (rc == VICK_OK) rc = merge_blocks_run(call, &c, n1, n2, d, p, g1, g2, out);
+  return ggm_end(call, &c, rc);
+}
+
+static int add_run(vick_call *call, ggm_call *c, int64_t n_old, int64_t n_new, int32_t d, const vick_gnnd_params *p,
+                   const vick_gnnd_graph *g_old, vick_gnnd_graph *out) {
+  const cudaStream_t st = 0;
+  gnnd_dev *g = &c->g;
+  const float *d_rows = (const float *)c->rows.p;
+  VICK_TRY(upload_graph(call, g, g_old, 0, 0, st));
+  /* the new rows' own graph goes straight into the merge input */
+  double tb = gnnd__now();
+  int32_t *new_ids = g->flat_ids + n_old * g->K;
+  VICK_TRY(gnnd__build_run(call, g, d_rows + (size_t)n_old * d, n_new, p, g->K, new_ids, g->flat_dist + n_old * g->K,
+                           st));
+  VICK_TRY(gnnd__launch_offset_ids(call, new_ids, n_new * g->K, (int32_t)n_old, st));
+  VICK_CUDA(call, cudaStreamSynchronize(st));
+  call->seconds_kernel += gnnd__now() - tb;
+  gnnd__stage(call, "gnnd build new", gnnd__now() - tb);
+  return merge_to_host(call, &c->env, g, d_rows, n_old, n_new, d, p, out, c->out, st);
 }
 
 int vick_gnnd_add(vick_call *call, const float *rows, int64_t n_old, int64_t n_new, int32_t d,
                   const vick_gnnd_params *p, const vick_gnnd_graph *g_old, vick_gnnd_graph *out) {
-  double t0 = gnnd__now();
   if (!g_old || !p || g_old->n != n_old || g_old->k != p->k_build || n_old < 1 || n_new < 2)
     return fail(call, VICK_ARGUMENT, "gnnd add: the old graph must list its rows with k == k_build, n_new >= 2");
-  gnnd_dev g;
-  memset(&g, 0, sizeof g);
-  float *d_rows = NULL;
-  cudaStream_t st = 0;
-  int rc = prepare(call, rows, n_old + n_new, NULL, n_old + n_new, d, p, out, &g, &d_rows);
-  if (rc) goto out;
-  if ((rc = upload_graph(call, &g, g_old, 0, 0, st))) goto out;
-  {
-    /* the new rows' own graph goes straight into the merge input */
-    double tb = gnnd__now();
-    int32_t *new_ids = g.flat_ids + n_old * g.K;
-    if ((rc = gnnd__build_run(call, &g, d_rows + (size_t)n_old * d, n_new, p, g.K, new_ids,
-                              g.flat_dist + n_old * g.K, st)))
-      goto out;
-    if ((rc = gnnd__launch_offset_ids(call, new_ids, n_new * g.K, (int32_t)n_old, st))) goto out;
-    if ((rc = GNND_CK(call, cudaStreamSynchronize(st)))) goto out;
-    call->seconds_kernel += gnnd__now() - tb;
-    gnnd__stage(call, "gnnd build new", gnnd__now() - tb);
-  }
-  rc = merge_to_host(call, &g, d_rows, n_old, n_new, d, p, out, st);
-out:
-  gnnd__free(&g);
-  cudaFree(d_rows);
-  call->seconds_total = gnnd__now() - t0;
-  return rc;
+  ggm_call c;
+  int rc = ggm_begin(call, &c, rows, n_old + n_new, NULL, n_old + n_new, d, p, out);
+  if (rc == VICK_OK) rc = add_run(call, &c, n_old, n_new, d, p, g_old, out);
+  return ggm_end(call, &c, rc);
 }
 
 /* ------------------------------------------- workspace across pair merges */

@@ -46,6 +46,8 @@ static void merge_lists(int32_t *a_ids, float *a_d, const int32_t *b_ids, const 
 }
 
 typedef struct {
+  vick_env env;          /* the call's budget, errors and clock; env.stream is cs */
+  vick_buf b_slot[3], b_ids, b_dist;
   cudaStream_t cs, xs;   /* compute, copy */
   cudaEvent_t loaded[2], done[2];
   float *slot[3];        /* shard rows: 0 = the pair's first shard, 1/2 alternate */
@@ -65,7 +67,6 @@ static int copy_rows(vick_call *call, shard_ctx *s, float *dst, const float *row
 
 int gnnd__sharded_knn(vick_call *call, const float *rows, int64_t n, int32_t d, int32_t k,
                       const vick_gnnd_params *p, size_t budget, int64_t *ids, float *dist) {
-  double t0 = gnnd__now();
   /* largest shard whose pair workspace fits, then balanced */
   int64_t lo = 0, hi = n;
   while (lo < hi) {
@@ -83,18 +84,25 @@ int gnnd__sharded_knn(vick_call *call, const float *rows, int64_t n, int32_t d, 
   int32_t *R_ids = (int32_t *)malloc((size_t)n * k * 4);
   if (!R_ids) return fail(call, VICK_NOMEM, "gnnd: host memory for the result lists");
 
+  if ((rc = vick_begin(call, &s.env))) goto out;
+  if (budget < s.env.budget) s.env.budget = budget; /* the shard size was planned for it */
+  g.env = &s.env;
+  s.cs = s.env.stream;
   if (cudaHostRegister((void *)rows, (size_t)n * d * 4, cudaHostRegisterReadOnly) == cudaSuccess) s.registered = 1;
   else cudaGetLastError(); /* pageable copies still work, without overlap */
-  if ((rc = GNND_CK(call, cudaStreamCreateWithFlags(&s.cs, cudaStreamNonBlocking)))) goto out;
   if ((rc = GNND_CK(call, cudaStreamCreateWithFlags(&s.xs, cudaStreamNonBlocking)))) goto out;
   for (int i = 0; i < 2; ++i) {
     if ((rc = GNND_CK(call, cudaEventCreateWithFlags(&s.loaded[i], cudaEventDisableTiming)))) goto out;
     if ((rc = GNND_CK(call, cudaEventCreateWithFlags(&s.done[i], cudaEventDisableTiming)))) goto out;
   }
-  for (int i = 0; i < 3; ++i)
-    if ((rc = GNND_CK(call, cudaMalloc((void **)&s.slot[i], (size_t)m * d * 4)))) goto out;
-  if ((rc = GNND_CK(call, cudaMalloc((void **)&s.d_ids, (size_t)2 * m * K * 4)))) goto out;
-  if ((rc = GNND_CK(call, cudaMalloc((void **)&s.d_dist, (size_t)2 * m * K * 4)))) goto out;
+  for (int i = 0; i < 3; ++i) {
+    if ((rc = vick_buf_alloc(call, &s.env, &s.b_slot[i], (size_t)m * d * 4, "GNND shard rows"))) goto out;
+    s.slot[i] = (float *)s.b_slot[i].p;
+  }
+  if ((rc = vick_buf_alloc(call, &s.env, &s.b_ids, (size_t)2 * m * K * 4, "GNND pair ids"))) goto out;
+  if ((rc = vick_buf_alloc(call, &s.env, &s.b_dist, (size_t)2 * m * K * 4, "GNND pair distances"))) goto out;
+  s.d_ids = (int32_t *)s.b_ids.p;
+  s.d_dist = (float *)s.b_dist.p;
   if ((rc = gnnd__alloc(call, &g, 2 * m, 1))) goto out;
   if ((rc = GNND_CK(call, cudaMallocHost((void **)&s.h_ids, (size_t)2 * m * k * 4)))) goto out;
   if ((rc = GNND_CK(call, cudaMallocHost((void **)&s.h_dist, (size_t)2 * m * k * 4)))) goto out;
@@ -205,9 +213,9 @@ out:
   if (s.cs) cudaStreamSynchronize(s.cs);
   if (s.xs) cudaStreamSynchronize(s.xs);
   gnnd__free(&g);
-  for (int i = 0; i < 3; ++i) cudaFree(s.slot[i]);
-  cudaFree(s.d_ids);
-  cudaFree(s.d_dist);
+  for (int i = 0; i < 3; ++i) vick_buf_free(&s.env, &s.b_slot[i]);
+  vick_buf_free(&s.env, &s.b_ids);
+  vick_buf_free(&s.env, &s.b_dist);
   cudaFreeHost(s.h_ids);
   cudaFreeHost(s.h_dist);
   cudaFreeHost(s.H_ids);
@@ -216,10 +224,8 @@ out:
     if (s.loaded[i]) cudaEventDestroy(s.loaded[i]);
     if (s.done[i]) cudaEventDestroy(s.done[i]);
   }
-  if (s.cs) cudaStreamDestroy(s.cs);
   if (s.xs) cudaStreamDestroy(s.xs);
   if (s.registered) cudaHostUnregister((void *)rows);
   free(R_ids);
-  call->seconds_total = gnnd__now() - t0;
-  return rc;
+  return vick_end(call, &s.env, rc);
 }

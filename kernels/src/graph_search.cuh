@@ -201,19 +201,6 @@ __device__ __forceinline__ bool gs_edge_ok(const gs_graph &G, int64_t u, int e, 
   return v >= 0 && (!limited || f < G.limit);
 }
 
-/* Ascending sort of one key per lane across a warp (a bitonic network). */
-__device__ __forceinline__ unsigned long long gs_warp_sort32(unsigned long long key, int lane) {
-#pragma unroll
-  for (int k = 2; k <= 32; k <<= 1)
-#pragma unroll
-    for (int j = k >> 1; j > 0; j >>= 1) {
-      const unsigned long long o = __shfl_xor_sync(GR_FULL, key, j);
-      const bool low = (lane & j) == 0, up = (lane & k) == 0;
-      key = low == up ? (o < key ? o : key) : (o > key ? o : key);
-    }
-  return key;
-}
-
 /* What one call runs: the procedure and the byte layout of its device
  * buffers (after the counters) and of its pinned staging. */
 typedef struct {

@@ -44,7 +44,7 @@ struct gs_large_smem {
  * falls past L is dropped. */
 __device__ __forceinline__ void gs_list_insert(unsigned long long *keys, int L, unsigned long long key,
                                                unsigned long long *batch, int lane) {
-  key = gs_warp_sort32(key, lane);
+  key = vick_warp_sort_key(key, lane);
   const unsigned long long below = __shfl_up_sync(GR_FULL, key, 1);
   bool keep = key != VICK_KEY_NONE && !(lane > 0 && below == key);
   int lo = 0;
@@ -144,8 +144,12 @@ __device__ __forceinline__ unsigned long long gs_rows_keys(const float *q, const
   return row >= 0 ? vick_key(gr_lane_l2(q, x + row * d, d), (uint32_t)row) : VICK_KEY_NONE;
 }
 
+/* Not prims/visited.cuh's set: a bounded probe that gives up on a crowded
+ * table (the candidate is computed again and the merge drops the repeat)
+ * instead of a rebuild, so which candidates are computed twice depends on
+ * this hash; the searches' results were fixed with it. */
 __device__ __forceinline__ bool gs_hash_insert(uint32_t *h, uint32_t id) {
-  uint32_t slot = (uint32_t)(gr_mix(id) & (GS_HASH - 1));
+  uint32_t slot = (uint32_t)(vick_mix64(id) & (GS_HASH - 1));
   for (int p = 0; p < 8; ++p) {
     uint32_t old = atomicCAS(h + slot, 0xffffffffu, id);
     if (old == 0xffffffffu) return true;
@@ -177,7 +181,7 @@ __global__ void __launch_bounds__(32)
   /* seeds: 32 random nodes and the nearest pivots */
   for (int pass = 0; pass < 2; ++pass) {
     int64_t v = -1;
-    if (pass == 0) v = gs_seed(G, sm.near, ne, gr_rand(seed, (uint64_t)(qbase + qi), 0, (uint64_t)lane), lane);
+    if (pass == 0) v = gs_seed(G, sm.near, ne, vick_rand3(seed, (uint64_t)(qbase + qi), 0, (uint64_t)lane), lane);
     else if (lane < ne) v = G.pid[sm.near[lane]];
     bool fresh = v >= 0 && gs_hash_insert(sm.hash, (uint32_t)v);
     const unsigned long long key = gs_rows_keys<GROUPED>(sq, G.x, d, fresh ? v : -1, lane, sm.cand);

@@ -83,10 +83,7 @@ __device__ __forceinline__ float gs_group_l2(const float *q, const float *row, i
       }
     }
   }
-  float s = s0 + s1;
-#pragma unroll
-  for (int o = GS_GROUP / 2; o > 0; o >>= 1) s += __shfl_xor_sync(GR_FULL, s, o);
-  return s;
+  return vick_group_sum<GS_GROUP>(s0 + s1);
 }
 
 template <int RS>
@@ -137,12 +134,7 @@ __device__ __forceinline__ void gs_small_merge(gs_small_smem<RS> &sm, int &cur, 
     /* the nearest kept candidate of each of the two warps: the nearest
      * new entry of R (the next node) comes from one thread's atomic, not
      * from every entering candidate's (64-bit shared atomics contend) */
-    unsigned long long m = kept;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      const unsigned long long x = __shfl_xor_sync(GR_FULL, m, o);
-      m = x < m ? x : m;
-    }
+    const unsigned long long m = vick_warp_min_key(kept);
     if ((t & 31) == 0) sm.kmin[t >> 5] = m;
   } else if (t < GS_CHUNK + RS) {
     rn[t - GS_CHUNK] = VICK_KEY_NONE;
@@ -197,12 +189,7 @@ __device__ __forceinline__ void gs_merge_query(const unsigned long long *in, int
   while (out < k) {
     const unsigned long long a = ha && pa < kk ? ra[pa] : VICK_KEY_NONE;
     const unsigned long long b = hb && pb < kk ? rb[pb] : VICK_KEY_NONE;
-    unsigned long long m = a < b ? a : b;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      const unsigned long long x = __shfl_xor_sync(GR_FULL, m, o);
-      m = x < m ? x : m;
-    }
+    const unsigned long long m = vick_warp_min_key(a < b ? a : b);
     if (m == VICK_KEY_NONE) break;
     if (t == 0) {
       ids[out] = gs_out_id(perm, (uint32_t)m);
@@ -262,7 +249,7 @@ __device__ __forceinline__ void gs_part_pivots(const gs_pivots &PV, const float4
     if (t < GS_SLICE) {
       const int q = c0 + t;
       unsigned long long key = q < p1 ? vick_key(sm.pv.part[0][t] + sm.pv.part[1][t], (uint32_t)q) : VICK_KEY_NONE;
-      key = gs_warp_sort32(key, lane);
+      key = vick_warp_sort_key(key, lane);
       if (lane < GS_EMAX) sm.pv.lists[t >> 5][lane] = key;
     }
     __syncthreads();
@@ -346,7 +333,7 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS, 2)
   while (ne < ne_want && sm.near[ne] >= 0) ++ne;
   {
     int64_t v = -1;
-    if (g < GS_SEEDS) v = gs_seed(G, sm.near, ne, gr_rand(seed, (uint64_t)qi, (uint64_t)sj, (uint64_t)g), g);
+    if (g < GS_SEEDS) v = gs_seed(G, sm.near, ne, vick_rand3(seed, (uint64_t)qi, (uint64_t)sj, (uint64_t)g), g);
     else if (g == GS_SEEDS && ne > 0) v = G.pid[sm.near[FUSED ? 0 : sj % ne]];
     const float s = gs_group_l2(sq, G.x + (v < 0 ? 0 : v) * d, d, gl, v >= 0);
     if (gl == 0) sm.c[g] = v >= 0 ? vick_key(s, (uint32_t)v) : VICK_KEY_NONE;

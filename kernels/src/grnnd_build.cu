@@ -108,7 +108,7 @@ __global__ void gr_init_kernel(const float *x, int64_t n, int d, int S, int R, g
   if (v >= n) return;
   const float *xv = x + v * d;
   for (int i = 0; i < S; ++i) {
-    int64_t u = (int64_t)(gr_rand(seed, 1, (uint64_t)v, (uint64_t)i) % (uint64_t)(n - 1));
+    int64_t u = (int64_t)(vick_rand3(seed, 1, (uint64_t)v, (uint64_t)i) % (uint64_t)(n - 1));
     if (u >= v) ++u;
     float dist = gr_warp_l2(xv, x + u * d, d, lane);
     gr_warp_insert(P, R, v, vick_key(dist, (uint32_t)u) | GR_FLAG, lane);
@@ -126,12 +126,12 @@ __global__ void gr_update_kernel(const float *x, int64_t n, int d, int R, gr_poo
   const int c = gr_load(A, R, v, s, sm.tmp[w], lane);
   if (c >= 2) {
     /* visit the slots in a random rotation, each against a random partner */
-    const uint64_t r0 = gr_rand(seed, round, (uint64_t)v, 77);
+    const uint64_t r0 = vick_rand3(seed, round, (uint64_t)v, 77);
     const int start = (int)(r0 % (uint64_t)c);
     for (int t = 0; t < c; ++t) {
       const int j = (start + t) % c;
       const unsigned long long kj = s[j];
-      int i = (int)(gr_rand(seed, round, (uint64_t)v, (uint64_t)t) % (uint64_t)(c - 1));
+      int i = (int)(vick_rand3(seed, round, (uint64_t)v, (uint64_t)t) % (uint64_t)(c - 1));
       if (i >= j) ++i;
       const unsigned long long ki = s[i];
       if (kj == VICK_KEY_NONE || ki == VICK_KEY_NONE) continue; /* warp-uniform */
@@ -298,7 +298,7 @@ __global__ void __launch_bounds__(32 * GR_WARPS)
   if (v >= n) return;
   unsigned long long *s = sm.s[w], *kept = kept_all[w];
   const int c = gr_load(A, R, v, s, sm.tmp[w], lane);
-  const uint64_t r0 = gr_rand(seed, round, (uint64_t)v, 77);
+  const uint64_t r0 = vick_rand3(seed, round, (uint64_t)v, 77);
   int j = c > 0 ? (int)(r0 % (uint64_t)c) : 0;
   int stride = c > 1 ? 1 + (int)((r0 >> 32) % (uint64_t)(c - 1)) : 1;
   while (c > 1 && gr_gcd(stride, c) != 1) stride = stride % (c - 1) + 1;

@@ -1,31 +1,30 @@
-/* Device helpers of the GRNND / TSDG / graph-search kernels: a counter-based
- * random number, the warp-cooperative squared distance (GRNND Alg. 5) and
- * a warp sort that drops repeated keys (CUB's WarpMergeSort). */
+/* Device helpers of the GRNND / TSDG / graph-search kernels: the
+ * warp-cooperative squared distance (GRNND Alg. 5) and a warp sort that
+ * drops repeated keys (CUB's WarpMergeSort).  Random numbers, the warp
+ * sort of one key per lane and the warp sums are the prims' (prims/). */
 #ifndef VICK_GRNND_COMMON_CUH
 #define VICK_GRNND_COMMON_CUH
 
 #include "common.cuh"
+#include "prims/rng.cuh"
+#include "prims/sort.cuh"
 
 #include <cub/warp/warp_merge_sort.cuh>
 
 #define GR_FULL 0xffffffffu
-
-__device__ __forceinline__ uint64_t gr_mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-__device__ __forceinline__ uint64_t gr_rand(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) {
-  return gr_mix(seed ^ gr_mix(a ^ gr_mix(b ^ gr_mix(c))));
-}
 
 /* A lane's share of a squared distance between rows of one n x d array:
  * float4 slices lane, lane + 32, ... when d % 4 == 0 and the rows are
  * 16-byte aligned (every row of a cudaMalloc'd array then is), else the
  * dimensions lane, lane + 32, ...  gr_warp_l2 and GRNND's batched
  * distances (grnnd_build.cu) both sum these shares in the same butterfly
- * tree, so a pair gives the same bits on every path. */
+ * tree, so a pair gives the same bits on every path.
+ *
+ * The float4 share is a split of its own, not prims/dist.cuh's scalar
+ * share: four fused terms per slice in slice order give other bits than
+ * one term per dimension, and GRNND's and TSDG's graphs (which keep a
+ * candidate by comparing such distances) and the tests' fixed results
+ * were made with it; the scalar fallback is the prims' share. */
 __device__ __forceinline__ bool gr_rows4(const float *a, const float *b, int d) {
   return (d & 3) == 0 && (((uintptr_t)a | (uintptr_t)b) & 15) == 0;
 }
@@ -46,20 +45,17 @@ __device__ __forceinline__ float gr_warp_l2(const float *a, const float *b, int 
     const float4 *a4 = (const float4 *)a, *b4 = (const float4 *)b;
     for (int j = lane; j < (d >> 2); j += 32) s = gr_share4(__ldg(a4 + j), __ldg(b4 + j), s);
   } else {
-    for (int j = lane; j < d; j += 32) {
-      float t = a[j] - b[j];
-      s = fmaf(t, t, s);
-    }
+    s = vick_share_l2(a, b, d, lane, 32);
   }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(GR_FULL, s, o);
-  return s;
+  return vick_warp_sum(s);
 }
 
 /* Squared distance by one thread (a: shared memory, read by every lane at
  * once; b: a row in global memory): float4 loads when aligned, so a warp
  * computes 32 distances with many loads in flight instead of 32 warp
- * reductions one after another. */
+ * reductions one after another.  Two interleaved accumulators: bits of
+ * their own (not prims/dist.cuh's), which the graph searches' candidate
+ * order and their repeatable results depend on. */
 __device__ __forceinline__ float gr_lane_l2(const float *a, const float *b, int d) {
   float s0 = 0.f, s1 = 0.f;
   if ((d & 3) == 0 && ((uintptr_t)a & 15) == 0 && ((uintptr_t)b & 15) == 0) {

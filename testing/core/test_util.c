@@ -43,7 +43,7 @@ static uint64_t mix(uint64_t *s) {
   return z ^ (z >> 31);
 }
 static double unif(uint64_t *s) { return (mix(s) >> 11) * (1.0 / 9007199254740992.0); }
-static double gauss(uint64_t *s) {
+double vt_gauss(uint64_t *s) {
   double u = unif(s), v = unif(s);
   return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
 }
@@ -55,18 +55,21 @@ float *vt_uniform(int64_t n, int32_t d, float scale, uint64_t seed) {
   return x;
 }
 
-float *vt_clusters(int64_t n, int32_t d, int clusters, uint64_t seed) {
-  uint64_t s = seed;
+float *vt_blobs(int64_t n, int32_t d, int clusters, double spread, uint64_t seed, uint64_t centre_seed) {
+  uint64_t s = seed, cs = centre_seed;
+  uint64_t *from = centre_seed ? &cs : &s;
   float *centres = malloc((size_t)clusters * (size_t)d * sizeof(float));
-  for (int64_t i = 0; i < (int64_t)clusters * d; ++i) centres[i] = (float)(3.0 * gauss(&s));
+  for (int64_t i = 0; i < (int64_t)clusters * d; ++i) centres[i] = (float)(spread * vt_gauss(from));
   float *x = malloc((size_t)n * (size_t)d * sizeof(float));
   for (int64_t i = 0; i < n; ++i) {
     int c = (int)(mix(&s) % (uint64_t)clusters);
-    for (int32_t j = 0; j < d; ++j) x[i * d + j] = centres[c * d + j] + (float)gauss(&s);
+    for (int32_t j = 0; j < d; ++j) x[i * d + j] = centres[c * d + j] + (float)vt_gauss(&s);
   }
   free(centres);
   return x;
 }
+
+float *vt_clusters(int64_t n, int32_t d, int clusters, uint64_t seed) { return vt_blobs(n, d, clusters, 3.0, seed, 0); }
 
 float *vt_digits(int64_t n, int32_t d, uint64_t seed) {
   enum { CLASSES = 10, STROKES = 16 };
@@ -79,13 +82,13 @@ float *vt_digits(int64_t n, int32_t d, uint64_t seed) {
     exit(1);
   }
   for (int64_t i = 0; i < (int64_t)CLASSES * d; ++i) mean[i] = (float)(255.0 * (double)(mix(&s) >> 11) / 9007199254740992.0);
-  for (int64_t i = 0; i < (int64_t)CLASSES * STROKES * d; ++i) stroke[i] = (float)(20.0 * gauss(&s));
+  for (int64_t i = 0; i < (int64_t)CLASSES * STROKES * d; ++i) stroke[i] = (float)(20.0 * vt_gauss(&s));
   for (int64_t i = 0; i < n; ++i) {
     const int c = (int)(mix(&s) % CLASSES);
     double z[STROKES];
-    for (int t = 0; t < STROKES; ++t) z[t] = gauss(&s);
+    for (int t = 0; t < STROKES; ++t) z[t] = vt_gauss(&s);
     for (int32_t j = 0; j < d; ++j) {
-      double v = mean[(int64_t)c * d + j] + 12.0 * gauss(&s);
+      double v = mean[(int64_t)c * d + j] + 12.0 * vt_gauss(&s);
       for (int t = 0; t < STROKES; ++t) v += z[t] * stroke[((int64_t)c * STROKES + t) * d + j];
       x[i * d + j] = (float)v;
     }
@@ -217,6 +220,14 @@ int vt_load_data(const char *relative, vio_matrix *m) {
 int vt_small(void) {
   const char *s = getenv("VIC_TEST_SMALL");
   return s && *s && *s != '0';
+}
+
+int vt_gpu_start(int argc, char **argv) {
+  vic_ctx *probe = vt_ctx(VIC_BACKEND_AUTO, 1);
+  const int have = vic_cuda_available(probe);
+  vic_ctx_destroy(probe);
+  if (!have) vt_skip("no usable CUDA device");
+  return (argc > 1 && strcmp(argv[1], "small") == 0) || vt_small();
 }
 
 const char *vt_tmp_path(const char *test, const char *name, char *buf, size_t size) {

@@ -44,8 +44,17 @@ extern int vt_warnings;
 
 /* n*d floats, uniform in [0, scale), from a seed. */
 float *vt_uniform(int64_t n, int32_t d, float scale, uint64_t seed);
-/* n*d floats drawn from a few Gaussian clusters (high-d test data). */
+/* n*d floats drawn from a few Gaussian clusters (high-d test data):
+ * vt_blobs with spread 3 and the centres from seed's own stream. */
 float *vt_clusters(int64_t n, int32_t d, int clusters, uint64_t seed);
+/* n*d floats around `clusters` centres drawn N(0, spread^2) per
+ * coordinate, each row a centre plus N(0, 1) noise.  centre_seed 0: the
+ * centres are drawn first from seed's stream (two calls with one seed
+ * share centres and rows); otherwise from a stream of their own, so rows
+ * of different seeds (data and queries) share the centres. */
+float *vt_blobs(int64_t n, int32_t d, int clusters, double spread, uint64_t seed, uint64_t centre_seed);
+/* One standard normal draw from the splitmix64 stream *s (Box-Muller). */
+double vt_gauss(uint64_t *s);
 
 /* n rows of d "pixels" shaped like a small image set (MNIST's stand-in,
  * so that no test needs the real files): ten classes, each a mean image in
@@ -81,5 +90,9 @@ void vt_write_file(const char *path, const unsigned char *bytes, long len);
 
 /* Scale for test sizes: 1 normally, smaller under sanitizers (VIC_TEST_SMALL). */
 int vt_small(void);
+/* The start of every GPU test: exits 77 (skipped) without a usable CUDA
+ * device; returns 1 for the small run ("small" as argv[1], or
+ * VIC_TEST_SMALL, as under compute-sanitizer), else 0. */
+int vt_gpu_start(int argc, char **argv);
 
 #endif

@@ -5,11 +5,8 @@
  * size. */
 #include "../core/ggm_cases.h"
 
-int main(void) {
-  vic_ctx *probe = vt_ctx(VIC_BACKEND_AUTO, 1);
-  if (!vic_cuda_available(probe)) { vic_ctx_destroy(probe); vt_skip("no CUDA device"); }
-  vic_ctx_destroy(probe);
-  const int small = getenv("VIC_TEST_SMALL") != NULL;
+int main(int argc, char **argv) {
+  const int small = vt_gpu_start(argc, argv);
   ggm_case t = {VIC_BACKEND_CUDA, VIC_DEVICES_ALL, small ? 3000 : 30000, 32, 10, small ? 0.9 : 0.95, "gpu_test_ggm"};
   float *rows = vt_clusters(t.n, t.d, 24, 9);
   vic_knn exact = {0};

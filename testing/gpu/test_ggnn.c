@@ -4,6 +4,7 @@
  * of the reported id, and well-separated clusters (a disconnected kNN
  * graph) must still be found through the component entry points.
  * Exits 77 without a CUDA device. */
+#include "test_util.h"
 #include "vic_kernels_ggnn.h"
 
 #include <math.h>
@@ -14,27 +15,6 @@
 static int failures;
 #define CHECK(c, ...) do { if (!(c)) { fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #c); \
   fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); failures++; } } while (0)
-
-static uint64_t rng(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static double unif(uint64_t *s) { return (rng(s) >> 11) * (1.0 / 9007199254740992.0); }
-static double gauss(uint64_t *s) { return sqrt(-2 * log(unif(s) + 1e-300)) * cos(6.283185307179586 * unif(s)); }
-
-/* n points in `clusters` Gaussian blobs; spread sets how separated they are */
-static float *blobs(int64_t n, int d, int clusters, double spread, uint64_t seed) {
-  float *x = malloc((size_t)n * d * sizeof *x), *c = malloc((size_t)clusters * d * sizeof *c);
-  for (int64_t i = 0; i < (int64_t)clusters * d; ++i) c[i] = (float)(spread * gauss(&seed));
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t cl = (int64_t)(rng(&seed) % (uint64_t)clusters);
-    for (int j = 0; j < d; ++j) x[i * d + j] = c[cl * d + j] + (float)gauss(&seed);
-  }
-  free(c);
-  return x;
-}
 
 static double dist(const float *a, const float *b, int d) {
   double s = 0;
@@ -66,11 +46,11 @@ static double overlap(const int64_t *got, const int64_t *ref, int k) {
 
 static void run_case(const char *name, int64_t n, int d, int clusters, double spread, double min_forall,
                      double min_r1) {
-  float *x = blobs(n, d, clusters, spread, 11);
+  float *x = vt_blobs(n, d, clusters, spread, 11, 0);
   int64_t m = 300;
-  float *q = blobs(m, d, clusters, spread, 11); /* same centres: the seed draws them first */
+  float *q = vt_blobs(m, d, clusters, spread, 11, 0); /* same centres: the seed draws them first */
   uint64_t s = 99;
-  for (int64_t i = 0; i < m * d; ++i) q[i] += (float)(0.3 * gauss(&s));
+  for (int64_t i = 0; i < m * d; ++i) q[i] += (float)(0.3 * vt_gauss(&s));
   vick_call call;
   memset(&call, 0, sizeof call);
   call.seed = 5;
@@ -142,14 +122,7 @@ static void run_case(const char *name, int64_t n, int d, int clusters, double sp
 }
 
 int main(int argc, char **argv) {
-  /* "small": a quick pass for compute-sanitizer */
-  int64_t n = argc > 1 && strcmp(argv[1], "small") == 0 ? 3000 : 20000;
-  char msg[256] = "";
-  int devices = vick_device_count(msg, sizeof msg);
-  if (devices <= 0) {
-    printf("SKIP: no CUDA device (%s)\n", msg);
-    return 77;
-  }
+  const int64_t n = vt_gpu_start(argc, argv) ? 3000 : 20000;
   vick_call call;
   memset(&call, 0, sizeof call);
   vick_ggnn_params p;

@@ -124,12 +124,10 @@ static void bad_parameters(void) {
   vic_ctx_destroy(gpu);
 }
 
-int main(void) {
-  vic_ctx *probe = vt_ctx(VIC_BACKEND_AUTO, 1);
-  if (!vic_cuda_available(probe)) vt_skip("no usable CUDA device");
-  vic_ctx_destroy(probe);
-  run_case(VIC_L2, 20000, 32, 0.95);
-  run_case(VIC_COSINE, 10000, 48, 0.95);
+int main(int argc, char **argv) {
+  const int small = vt_gpu_start(argc, argv);
+  run_case(VIC_L2, small ? 4000 : 20000, 32, 0.95);
+  run_case(VIC_COSINE, small ? 2000 : 10000, 48, 0.95);
   tiny_and_strided();
   bad_parameters();
   return vt_finish("test_gnnd");

@@ -156,12 +156,8 @@ static void test_duplicates(void) {
   vic_ctx_destroy(gpu);
 }
 
-int main(void) {
-  vic_ctx *probe = vt_ctx(VIC_BACKEND_AUTO, 1);
-  int have = vic_cuda_available(probe);
-  vic_ctx_destroy(probe);
-  if (!have) vt_skip("no CUDA device");
-  const int s = vt_small();
+int main(int argc, char **argv) {
+  const int s = vt_gpu_start(argc, argv);
   const int64_t n = s ? 20000 : 300000;
 
   /* Plummer sphere with per-particle masses */

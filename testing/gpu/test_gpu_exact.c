@@ -286,12 +286,8 @@ static void test_errors(void) {
   free(u);
 }
 
-int main(void) {
-  vic_ctx *probe = vt_ctx(VIC_BACKEND_AUTO, 1);
-  int have = vic_cuda_available(probe);
-  vic_ctx_destroy(probe);
-  if (!have) vt_skip("no CUDA device");
-  int s = vt_small();
+int main(int argc, char **argv) {
+  int s = vt_gpu_start(argc, argv);
   test_errors();
   test_brute_random(s);
   test_brute_duplicates(s);

@@ -170,12 +170,8 @@ static void check_halo(void) {
   vio_free(&m);
 }
 
-int main(void) {
-  vic_ctx *probe = vt_ctx(VIC_BACKEND_AUTO, 1);
-  int have = vic_cuda_available(probe);
-  vic_ctx_destroy(probe);
-  if (!have) vt_skip("no CUDA device");
-  const int64_t n = vt_small() ? 20000 : 200000;
+int main(int argc, char **argv) {
+  const int64_t n = vt_gpu_start(argc, argv) ? 20000 : 200000;
   double box[3] = {10, 10, 10};
 
   float *u = vt_uniform(n, 3, 10.f, 3);

@@ -204,11 +204,8 @@ static void test_auto_index(void) {
   free(rows);
 }
 
-int main(void) {
-  vic_ctx *probe = vt_ctx(VIC_BACKEND_AUTO, 1);
-  int have = vic_cuda_available(probe);
-  vic_ctx_destroy(probe);
-  if (!have) vt_skip("no CUDA device");
+int main(int argc, char **argv) {
+  (void)vt_gpu_start(argc, argv); /* the same cases in the small run */
   test_auto_gnnd();
   test_auto_index();
   test_ggnn_index(VIC_L2);

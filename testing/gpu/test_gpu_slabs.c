@@ -191,11 +191,8 @@ static float *plummers(int64_t n, uint64_t seed) {
   return x;
 }
 
-int main(void) {
-  vic_ctx *probe = vt_ctx(VIC_BACKEND_AUTO, 1);
-  int have = vic_cuda_available(probe);
-  vic_ctx_destroy(probe);
-  if (!have) vt_skip("no CUDA device");
+int main(int argc, char **argv) {
+  const int small = vt_gpu_start(argc, argv);
   int present = 1;
   { /* devices present: slabs (a budget below the whole set's) spread over all */
     vic_ctx *all = ctx((size_t)17 << 20, VIC_DEVICES_ALL);
@@ -211,7 +208,7 @@ int main(void) {
     vic_ctx_destroy(all);
   }
   printf("%d device(s)\n", present);
-  const int64_t n = vt_small() ? 20000 : 200000;
+  const int64_t n = small ? 20000 : 200000;
   float *u = vt_uniform(n, 3, 10.f, 21);
   vic_data xu = {u, n, 3, 0, VIC_L2, NULL};
   check("uniform", &xu, 32, NULL, present);

@@ -53,12 +53,8 @@ static void both(const char *what, vic_ctx *gpu, vic_ctx *cpu, const vic_data *x
   vic_sph_image_free(&c);
 }
 
-int main(void) {
-  vic_ctx *probe = vt_ctx(VIC_BACKEND_AUTO, 1);
-  int have = vic_cuda_available(probe);
-  vic_ctx_destroy(probe);
-  if (!have) vt_skip("no CUDA device");
-  const int64_t n = vt_small() ? 20000 : 300000;
+int main(int argc, char **argv) {
+  const int64_t n = vt_gpu_start(argc, argv) ? 20000 : 300000;
   vic_ctx *cpu = vt_ctx(VIC_BACKEND_CPU, 1), *gpu = vt_ctx(VIC_BACKEND_CUDA, 1);
 
   float *xyz = malloc((size_t)n * 3 * sizeof *xyz), *h = malloc((size_t)n * sizeof *h);

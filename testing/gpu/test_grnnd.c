@@ -621,9 +621,7 @@ static void public_api(void) {
 }
 
 int main(int argc, char **argv) {
-  char msg[256];
-  if (vick_device_count(msg, sizeof msg) <= 0) vt_skip("no usable CUDA device");
-  small_run = argc > 1 && strcmp(argv[1], "small") == 0;
+  small_run = vt_gpu_start(argc, argv);
   clustered();
   islands();
   public_api();

@@ -208,11 +208,8 @@ static void check_big(void) {
   vic_ctx_destroy(cpu);
 }
 
-int main(void) {
-  vic_ctx *probe = ctx_on(VIC_BACKEND_AUTO);
-  if (!vic_cuda_available(probe)) vt_skip("no CUDA device");
-  vic_ctx_destroy(probe);
-  const int64_t n = vt_small() ? 40000 : 300000;
+int main(int argc, char **argv) {
+  const int64_t n = vt_gpu_start(argc, argv) ? 40000 : 300000;
 
   float *u = vt_uniform(n, 3, 1.f, 1);
   vic_data xu = {u, n, 3, 0, VIC_L2, NULL};

@@ -239,7 +239,7 @@ static void test_too_many(int present) {
 }
 
 int main(int argc, char **argv) {
-  small_run = argc > 1 && strcmp(argv[1], "small") == 0;
+  small_run = vt_gpu_start(argc, argv);
   char msg[256];
   int present = vick_device_count(msg, sizeof msg);
   if (present <= 0) vt_skip("no CUDA device");

@@ -9,6 +9,7 @@
  * vic_data_validate's words and a strided view of the queries the packed
  * view's results; bad rows refused by every build in the same words.
  * Exits 77 without a CUDA device. */
+#include "test_util.h"
 #include "vic_kernels_ggnn.h"
 #include "vic_kernels_grnnd.h"
 #include "vicinity.h"
@@ -23,29 +24,6 @@ static int failures;
 static int64_t N = 30000;
 #define CHECK(c, ...) do { if (!(c)) { fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #c); \
   fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); failures++; } } while (0)
-
-static uint64_t rng(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static double unif(uint64_t *s) { return (rng(s) >> 11) * (1.0 / 9007199254740992.0); }
-static double gauss(uint64_t *s) { return sqrt(-2 * log(unif(s) + 1e-300)) * cos(6.283185307179586 * unif(s)); }
-
-/* n points around 50 centres (overlapping blobs: one component) */
-static float *blobs(int64_t n, int d, uint64_t seed) {
-  const int clusters = 50;
-  float *x = malloc((size_t)n * d * sizeof *x), *c = malloc((size_t)clusters * d * sizeof *c);
-  uint64_t cs = 7;
-  for (int64_t i = 0; i < (int64_t)clusters * d; ++i) c[i] = (float)(1.5 * gauss(&cs));
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t cl = (int64_t)(rng(&seed) % (uint64_t)clusters);
-    for (int j = 0; j < d; ++j) x[i * d + j] = c[cl * d + j] + (float)gauss(&seed);
-  }
-  free(c);
-  return x;
-}
 
 static double sq(const float *a, const float *b, int d) {
   double s = 0;
@@ -89,7 +67,7 @@ static double recall(const float *x, int64_t n, int d, const float *q, int64_t m
 static void kernels_case(void) {
   const int64_t n = N, m = 5000;
   const int d = 32, k = 10;
-  float *x = blobs(n, d, 11), *q = blobs(m, d, 12);
+  float *x = vt_blobs(n, d, 50, 1.5, 11, 7), *q = vt_blobs(m, d, 50, 1.5, 12, 7);
   vick_call call;
   memset(&call, 0, sizeof call);
   call.seed = 5;
@@ -227,7 +205,7 @@ static void bad_queries_case(vic_ctx *c, vic_index *ix, vic_method method, const
 static void api_case(vic_ctx *c, vic_method method) {
   const int64_t n = N, m = 5000;
   const int d = 32, k = 10;
-  float *x = blobs(n, d, 21), *q = blobs(m, d, 22);
+  float *x = vt_blobs(n, d, 50, 1.5, 21, 7), *q = vt_blobs(m, d, 50, 1.5, 22, 7);
   vic_data xd = {x, n, d, 0, VIC_L2, NULL, NULL};
   vic_build_options o;
   vic_build_options_init(&o);
@@ -301,16 +279,8 @@ static void api_case(vic_ctx *c, vic_method method) {
 }
 
 int main(int argc, char **argv) {
-  if (argc > 1 && !strcmp(argv[1], "small")) N = 5000;
-  vic_ctx *c = NULL;
-  vic_ctx_options co;
-  vic_ctx_options_init(&co);
-  co.backend = VIC_BACKEND_CUDA;
-  if (vic_ctx_create(&co, &c) != VIC_OK || !vic_cuda_available(c)) {
-    printf("SKIP: no CUDA device\n");
-    vic_ctx_destroy(c);
-    return 77;
-  }
+  if (vt_gpu_start(argc, argv)) N = 5000;
+  vic_ctx *c = vt_ctx(VIC_BACKEND_CUDA, 42); /* the default seed */
   kernels_case();
   api_case(c, VIC_METHOD_GGNN);
   api_case(c, VIC_METHOD_GRNND);

@@ -22,9 +22,9 @@
  *    float4 share.
  * Lanes must read rows that exist: callers clamp a lane past the end to a
  * valid row and discard its result.  GRNND's float4 lane shares
- * (grnnd_common.cuh: gr_share4, gr_warp_l2, gr_lane_l2) are another split
- * with bits of their own; they belong here once GRNND takes these prims,
- * kept as they are so its graphs stay the same. */
+ * (grnnd_common.cuh: gr_share4, the aligned path of gr_warp_l2,
+ * gr_lane_l2) are splits with bits of their own, kept there (the reason
+ * is given next to them); their scalar path and sums are these. */
 #ifndef VICK_PRIMS_DIST_CUH
 #define VICK_PRIMS_DIST_CUH
 

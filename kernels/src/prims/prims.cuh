@@ -1,9 +1,10 @@
 /* Kernel primitives shared by every family (kernels/src/prims/):
  *
  *   key.cuh      the one (distance, id) order: vick_before, vick_key
- *   sort.cuh     warp sort of (distance, id) entries with payloads
+ *   sort.cuh     warp sort of (distance, id) entries with payloads, and
+ *                of one packed key per lane
  *   warp.cuh     warp / lane-group sums (fixed float butterfly, CUB for
- *                integers) and the (distance, id) arg-min
+ *                integers), the (distance, id) arg-min and the key minimum
  *   dist.cuh     L2 / inner-product distances, exact (CPU-identical) and
  *                fast (lane share, warp, group)
  *   visited.cuh  shared-memory hash set of visited ids

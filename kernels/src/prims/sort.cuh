@@ -42,4 +42,19 @@ __device__ __forceinline__ void vick_warp_sort(float &d, int32_t &id, P &...payl
   }
 }
 
+/* The same network over one packed 64-bit key per lane (vick_key, or a
+ * key with flag bits: the integer order decides), lane t ends with the
+ * t-th smallest. */
+__device__ __forceinline__ unsigned long long vick_warp_sort_key(unsigned long long key, int lane) {
+#pragma unroll
+  for (int k = 2; k <= 32; k <<= 1)
+#pragma unroll
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      const unsigned long long o = __shfl_xor_sync(VICK_FULL_MASK, key, j);
+      const bool low = (lane & j) == 0, up = (lane & k) == 0;
+      key = low == up ? (o < key ? o : key) : (o > key ? o : key);
+    }
+  return key;
+}
+
 #endif

@@ -42,6 +42,17 @@ __device__ __forceinline__ int vick_warp_sum(int v) {
   return __shfl_sync(VICK_FULL_MASK, reduce(unused).Sum(v), 0);
 }
 
+/* The smallest 64-bit key (key.cuh's packed order) over the warp, in
+ * every lane. */
+__device__ __forceinline__ unsigned long long vick_warp_min_key(unsigned long long key) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    const unsigned long long o = __shfl_xor_sync(VICK_FULL_MASK, key, off);
+    key = o < key ? o : key;
+  }
+  return key;
+}
+
 /* The (distance, id) smallest in vick_before order over the warp, in every
  * lane (ties in distance to the lower id: the same pair whatever the lane
  * layout). */
