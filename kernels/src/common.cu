@@ -133,10 +133,22 @@ int vick_buf_reserve(vick_call *call, vick_env *env, vick_buf *b, size_t bytes, 
 }
 
 int vick_alloc_kept(vick_call *call, vick_env *env, void **p, size_t bytes, const char *what) {
+  vick_env unbudgeted;
+  size_t peak = call->peak_bytes;
+  if (!env) {
+    memset(&unbudgeted, 0, sizeof unbudgeted);
+    unbudgeted.budget = SIZE_MAX;
+    env = &unbudgeted;
+  }
   vick_buf b;
   int rc = vick_buf_alloc(call, env, &b, bytes, what);
+  if (env == &unbudgeted) call->peak_bytes = peak; /* no call's memory to report */
   *p = b.p;
   return rc;
+}
+
+void vick_free_kept(void *p) {
+  if (p) cudaFree(p);
 }
 
 void vick_buf_free(vick_env *env, vick_buf *b) {
