@@ -316,10 +316,11 @@ static int ggnn_searcher_reserve(vick_call *call, vick_env *env, vick_ggnn_searc
   }
   if (host > s->host_cap) {
     VICK_CUDA(call, cudaStreamSynchronize(s->stream));
-    cudaFreeHost(s->host);
+    vick_pinned_free(s->host);
     s->host = nullptr;
     s->host_cap = 0;
-    VICK_CUDA(call, cudaMallocHost((void **)&s->host, host + host / 2));
+    VICK_TRY(
+        vick_pinned_alloc(call, (void **)&s->host, host + host / 2, cudaHostAllocDefault, "GGNN search staging"));
     s->host_cap = host + host / 2;
   }
   if ((int)smem > s->smem_set) {
@@ -337,7 +338,7 @@ extern "C" void vick_ggnn_searcher_free(vick_ggnn_searcher *s) {
   if (s->stream) cudaStreamSynchronize(s->stream);
   vick_gsearch_free(s->small);
   vick_free_kept(s->dev);
-  cudaFreeHost(s->host);
+  vick_pinned_free(s->host);
   if (s->ev_start) cudaEventDestroy(s->ev_start);
   if (s->ev_stop) cudaEventDestroy(s->ev_stop);
   if (s->stream) cudaStreamDestroy(s->stream);

@@ -45,7 +45,7 @@ void gs_ws_destroy(vick_gsearch *g) {
   if (w->io.stream) cudaStreamSynchronize(w->io.stream);
   vick_free_kept(w->count);
   vick_free_kept(w->io.dev);
-  cudaFreeHost(w->io.host);
+  vick_pinned_free(w->io.host);
   cudaEvent_t *evs[] = {&w->io.ev_start, &w->io.ev_pivots, &w->io.ev_stop};
   for (cudaEvent_t *e : evs)
     if (*e) cudaEventDestroy(*e);
@@ -89,12 +89,12 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_
   }
   if (host_bytes > w->host_cap) {
     VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
-    cudaFreeHost(w->io.host);
+    vick_pinned_free(w->io.host);
     w->io.host = NULL;
     w->host_cap = 0;
     const size_t cap = gs_grow(host_bytes);
     w->io.host_dev = NULL;
-    VICK_CUDA(call, cudaHostAlloc((void **)&w->io.host, cap, cudaHostAllocMapped));
+    VICK_TRY(vick_pinned_alloc(call, (void **)&w->io.host, cap, cudaHostAllocMapped, "graph search staging"));
     w->host_cap = cap;
     /* the kernels may read and write it in place (small batches) */
     VICK_CUDA(call, cudaHostGetDevicePointer((void **)&w->io.host_dev, w->io.host, 0));
