@@ -42,7 +42,7 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   vic_region reg;
   vic__slab_region(j->x, j->plan, s, j->h0, &reg);
   return vic__slab_rows(j, dev, j->order + j->start[s], j->start[s + 1] - j->start[s], &reg,
-                  0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]), is_row, 1);
+                        0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]), is_row, s);
 }
 
 static void slab_slot(void *arg, int slot) {
@@ -63,22 +63,37 @@ static void slab_slot(void *arg, int slot) {
   free(is_row);
 }
 
-/* Ids bucketed by slab: start (S + 1), order (n), ascending ids in each. */
+/* Ids bucketed by slab: start (S + 1), order (n), ascending ids in each
+ * (a counting sort over blocks of ids, each block's points of a slab
+ * written after the earlier blocks' by all host threads). */
 static vic_status bucket(vic_ctx *c, const vic_data *x, const vic_slab_plan *p, int64_t **start, int64_t **order) {
   const int64_t n = x->n, S = p->n_slabs;
-  int64_t *slab = vic__malloc(c, (size_t)n * sizeof *slab, "slab of each point");
-  *start = slab ? vic__calloc(c, (size_t)S + 1, sizeof **start, "slab starts") : NULL;
+  const int64_t blocks = n < ((int64_t)1 << 20) ? 1 : 256, per = (n + blocks - 1) / blocks;
+  int32_t *slab = vic__malloc(c, (size_t)n * sizeof *slab, "slab of each point");
+  int64_t *at = slab ? vic__calloc(c, (size_t)(blocks * S), sizeof *at, "slab counts per block") : NULL;
+  *start = at ? vic__calloc(c, (size_t)S + 1, sizeof **start, "slab starts") : NULL;
   *order = *start ? vic__malloc(c, (size_t)n * sizeof **order, "points by slab") : NULL;
-  if (!*order) { free(slab); free(*start); *start = NULL; return VIC_E_NOMEM; }
-#pragma omp parallel for
-  for (int64_t i = 0; i < n; ++i) slab[i] = vic__slab_of(p, vic__slab_coord(x, i, p->axis));
-  for (int64_t i = 0; i < n; ++i) (*start)[slab[i] + 1]++;
-  for (int64_t s = 0; s < S; ++s) (*start)[s + 1] += (*start)[s];
-  int64_t *fill = vic__malloc(c, (size_t)S * sizeof *fill, "slab fill");
-  if (!fill) { free(slab); free(*start); free(*order); *start = *order = NULL; return VIC_E_NOMEM; }
-  memcpy(fill, *start, (size_t)S * sizeof *fill);
-  for (int64_t i = 0; i < n; ++i) (*order)[fill[slab[i]]++] = i;
-  free(fill);
+  if (!*order) { free(slab); free(at); free(*start); *start = NULL; return VIC_E_NOMEM; }
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t i = b * per; i < (b + 1) * per && i < n; ++i) {
+      slab[i] = (int32_t)vic__slab_of(p, vic__slab_coord(x, i, p->axis));
+      at[b * S + slab[i]]++;
+    }
+  int64_t run = 0; /* block b's first place in slab s, slab by slab */
+  for (int64_t s = 0; s < S; ++s) {
+    (*start)[s] = run;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t m = at[b * S + s];
+      at[b * S + s] = run;
+      run += m;
+    }
+  }
+  (*start)[S] = run;
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t i = b * per; i < (b + 1) * per && i < n; ++i) (*order)[at[b * S + slab[i]]++] = i;
+  free(at);
   free(slab);
   return VIC_OK;
 }
@@ -154,7 +169,16 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
   if (later) {
     j->cache = vic__calloc(c, (size_t)count, sizeof *j->cache, "per-device retried rows");
     j->cached = j->cache ? vic__calloc(c, (size_t)x->n, 1, "retried row flags") : NULL;
-    if (!j->cached) { vic__slabs_close(z); return VIC_E_NOMEM; }
+    j->kept = j->cached ? vic__calloc(c, (size_t)S, sizeof *j->kept, "kept slab lists") : NULL;
+    j->kept_bytes = j->kept ? vic__calloc(c, (size_t)count, sizeof *j->kept_bytes, "kept list bytes") : NULL;
+    j->released = j->kept_bytes ? vic__calloc(c, (size_t)count, sizeof *j->released, "released lists") : NULL;
+    if (!j->released) { vic__slabs_close(z); return VIC_E_NOMEM; }
+    /* beside kept lists: the later passes' values by id, a slab's ranks
+     * and first edges (a kept slab whose edges do not fit gives its lists
+     * back and makes them again), and on the first device the per-point
+     * steps between the passes */
+    j->hold = reserve + (size_t)(x->n / S + 1) * 64;
+    j->hold0 = j->hold + vic__peaks_links_bytes(x->n, x->d);
   }
   for (int d = 0; d < count; ++d) {
     vic__cuda_call_init(c, &j->call[d], first + d, budget, count > 1);
@@ -182,6 +206,11 @@ void vic__slabs_close(vic_slabs *z) {
   if (j->left)
     for (int d = 0; d < j->count; ++d) free(j->left[d].row);
   free(j->left);
+  if (j->kept)
+    for (int64_t s = 0; s < z->plan.n_slabs; ++s) vick_slab_lists_free(j->kept[s]);
+  free(j->kept);
+  free(j->kept_bytes);
+  free(j->released);
   free(j->t_gather);
   free(j->t_device);
   free(j->call);
@@ -194,25 +223,39 @@ void vic__slabs_close(vic_slabs *z) {
   free(z);
 }
 
-/* Runs the job's pass on every device; the first failure's status. */
+/* The most over the devices of a per-device value. */
+static double most(const slab_job *j, const double *v) {
+  double m = 0;
+  for (int d = 0; d < j->count; ++d)
+    if (v[d] > m) m = v[d];
+  return m;
+}
+
+static double kernel_seconds(const slab_job *j) {
+  double m = 0;
+  for (int d = 0; d < j->count; ++d)
+    if (j->call[d].seconds_kernel > m) m = j->call[d].seconds_kernel;
+  return m;
+}
+
+/* Runs the job's pass on every device and logs its times; the first
+ * failure's status. */
 static vic_status run_pass_timed(vic_slabs *z, const char *what);
 static vic_status run_pass(vic_slabs *z, const char *what) {
   slab_job *j = &z->j;
-  double k0 = 0, k1 = 0, gmax = 0, dmax = 0;
-  for (int d = 0; d < j->count; ++d) {
-    j->t_gather[d] = j->t_device[d] = 0;
-    if (j->call[d].seconds_kernel > k0) k0 = j->call[d].seconds_kernel;
-  }
-  const double t0 = vic__now();
+  for (int d = 0; d < j->count; ++d) j->t_gather[d] = j->t_device[d] = 0;
+  const double k0 = kernel_seconds(j), t0 = vic__now();
   vic_status s = run_pass_timed(z, what);
-  for (int d = 0; d < j->count; ++d) {
-    if (j->call[d].seconds_kernel > k1) k1 = j->call[d].seconds_kernel;
-    if (j->t_gather[d] > gmax) gmax = j->t_gather[d];
-    if (j->t_device[d] > dmax) dmax = j->t_device[d];
+  int64_t kept = 0, released = 0;
+  size_t kept_bytes = 0;
+  if (j->kept) {
+    for (int64_t q = 0; q < z->plan.n_slabs; ++q) kept += j->kept[q] != NULL;
+    for (int d = 0; d < j->count; ++d) { released += j->released[d]; kept_bytes += j->kept_bytes[d]; }
   }
   vic__log(j->c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs on %d device%s (the busiest: host gathers %.3f s, device "
-           "calls %.3f s; kernels %.3f s)", what, vic__now() - t0, (long long)z->plan.n_slabs, j->count,
-           j->count == 1 ? "" : "s", gmax, dmax, k1 - k0);
+           "calls %.3f s; kernels %.3f s); lists kept on the devices: %lld slabs, %.0f MiB (%lld given back for room)",
+           what, vic__now() - t0, (long long)z->plan.n_slabs, j->count, j->count == 1 ? "" : "s", most(j, j->t_gather),
+           most(j, j->t_device), kernel_seconds(j) - k0, (long long)kept, kept_bytes / 1048576.0, (long long)released);
   return s;
 }
 
