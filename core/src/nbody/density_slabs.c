@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -116,6 +117,16 @@ static double first_halo(const vic_data *x, int32_t k) {
   return 2 * pow(vol * (double)k / (double)x->n, 1.0 / dims);
 }
 
+/* Host bytes the slabs' gathers may keep between the passes: a quarter
+ * of the machine's memory (none when it cannot be read). */
+static size_t host_room(void) {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && size > 0) return (size_t)pages / 4 * (size_t)size;
+#endif
+  return 0;
+}
+
 struct vic_slabs {
   slab_job j;
   vic_slab_plan plan;
@@ -179,6 +190,10 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
      * steps between the passes */
     j->hold = reserve + (size_t)(x->n / S + 1) * 64;
     j->hold0 = j->hold + vic__peaks_links_bytes(x->n, x->d);
+    j->gathered = vic__calloc(c, (size_t)S, sizeof *j->gathered, "kept slab gathers");
+    j->gathered_bytes = j->gathered ? vic__calloc(c, (size_t)count, sizeof *j->gathered_bytes, "gather bytes") : NULL;
+    if (!j->gathered_bytes) { vic__slabs_close(z); return VIC_E_NOMEM; }
+    j->gathered_cap = host_room() / (size_t)count;
   }
   for (int d = 0; d < count; ++d) {
     vic__cuda_call_init(c, &j->call[d], first + d, budget, count > 1);
@@ -211,6 +226,10 @@ void vic__slabs_close(vic_slabs *z) {
   free(j->kept);
   free(j->kept_bytes);
   free(j->released);
+  if (j->gathered)
+    for (int64_t s = 0; s < z->plan.n_slabs; ++s) { free(j->gathered[s].pts); free(j->gathered[s].gid); }
+  free(j->gathered);
+  free(j->gathered_bytes);
   free(j->t_gather);
   free(j->t_device);
   free(j->call);
@@ -246,16 +265,22 @@ static vic_status run_pass(vic_slabs *z, const char *what) {
   for (int d = 0; d < j->count; ++d) j->t_gather[d] = j->t_device[d] = 0;
   const double k0 = kernel_seconds(j), t0 = vic__now();
   vic_status s = run_pass_timed(z, what);
-  int64_t kept = 0, released = 0;
-  size_t kept_bytes = 0;
+  int64_t kept = 0, released = 0, gathered = 0;
+  size_t kept_bytes = 0, gathered_bytes = 0;
   if (j->kept) {
-    for (int64_t q = 0; q < z->plan.n_slabs; ++q) kept += j->kept[q] != NULL;
-    for (int d = 0; d < j->count; ++d) { released += j->released[d]; kept_bytes += j->kept_bytes[d]; }
+    for (int64_t q = 0; q < z->plan.n_slabs; ++q) { kept += j->kept[q] != NULL; gathered += j->gathered[q].pts != NULL; }
+    for (int d = 0; d < j->count; ++d) {
+      released += j->released[d];
+      kept_bytes += j->kept_bytes[d];
+      gathered_bytes += j->gathered_bytes[d];
+    }
   }
   vic__log(j->c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs on %d device%s (the busiest: host gathers %.3f s, device "
-           "calls %.3f s; kernels %.3f s); lists kept on the devices: %lld slabs, %.0f MiB (%lld given back for room)",
-           what, vic__now() - t0, (long long)z->plan.n_slabs, j->count, j->count == 1 ? "" : "s", most(j, j->t_gather),
-           most(j, j->t_device), kernel_seconds(j) - k0, (long long)kept, kept_bytes / 1048576.0, (long long)released);
+           "calls %.3f s; kernels %.3f s); lists kept on the devices: %lld slabs, %.0f MiB (%lld given back for room); "
+           "gathers kept on the host: %lld slabs, %.0f MiB", what, vic__now() - t0, (long long)z->plan.n_slabs,
+           j->count, j->count == 1 ? "" : "s", most(j, j->t_gather), most(j, j->t_device), kernel_seconds(j) - k0,
+           (long long)kept, kept_bytes / 1048576.0, (long long)released, (long long)gathered,
+           gathered_bytes / 1048576.0);
   return s;
 }
 

@@ -34,6 +34,15 @@ typedef struct {
   int64_t count, cap;
 } row_list;
 
+/* A slab's first region as the density pass gathered it (own rows
+ * first), kept on the host for the later passes where their lists are
+ * made again. */
+typedef struct {
+  float *pts;
+  uint32_t *gid;
+  int64_t m;
+} slab_gathered;
+
 typedef struct {
   vic_ctx *c;
   const vic_data *x;
@@ -75,6 +84,8 @@ typedef struct {
   size_t *kept_bytes;
   int64_t *released; /* per device: kept lists given back for room */
   size_t hold0, hold; /* on the first device, on the others */
+  slab_gathered *gathered; /* per slab, where kept (pts NULL where not) */
+  size_t *gathered_bytes, gathered_cap; /* per device; the most per device */
 } slab_job;
 
 /* Rows still to answer: rows[off .. off + count) of the slab, in region. */
@@ -91,6 +102,8 @@ typedef struct {
   int n, done; /* tasks waiting; tasks run (1 during the first) */
   int stop;    /* set by a pass: no further tasks (a bad row) */
   size_t need; /* device bytes of the current region's call */
+  float *pts;  /* the current region's gather: a pass may take it (then NULL) */
+  uint32_t *gid;
 } slab_stack;
 
 /* How a pass answers a task's rows in its region (vic__slab_tasks). */

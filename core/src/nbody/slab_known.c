@@ -35,7 +35,8 @@ static int edges_append(edge_list *l, const uint64_t *pair, const uint64_t *pos,
 
 /* One gathered region of a later pass on its device: the per-point
  * values of its points gathered by id, the device call, the results
- * placed by id (links) or appended (edges). */
+ * placed by id (links) or appended (edges).  Rows whose lists the host
+ * holds (cached) may be among them: their results are not used. */
 static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows, const float *pts,
                         const uint32_t *gid, int64_t m) {
   const vic_data *x = j->x;
@@ -65,7 +66,7 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
     }
     if (rank) {
 #pragma omp parallel for schedule(static) num_threads(j->threads)
-      for (int64_t t = 0; t < n_rows; ++t) rank[t] = j->rank[tr[t]];
+      for (int64_t t = 0; t < n_rows; ++t) rank[t] = j->cached && j->cached[tr[t]] ? -1 : j->rank[tr[t]];
     }
     vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
     vick_call one;
@@ -76,6 +77,7 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
 #pragma omp parallel for schedule(static) num_threads(j->threads)
         for (int64_t t = 0; t < n_rows; ++t) {
           const int64_t i = tr[t];
+          if (j->cached && j->cached[i]) continue; /* the host's */
           j->parent[i] = pa[t];
           j->delta[i] = de[t];
           j->up[i] = up[t];
@@ -205,6 +207,15 @@ int vic__slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   vick_call *call = &j->call[dev];
   const int64_t n_own = j->start[s + 1] - j->start[s];
   if (n_own == 0) return VICK_OK;
+  const slab_gathered *g = j->gathered ? &j->gathered[s] : NULL;
+  if (g && g->pts) { /* the density pass's gather of the slab's first region, all own rows first */
+    const size_t need = vic__slab_bytes(g->m, n_own, j->k, j->x->d) + vic__slab_pass_bytes(j->x->n);
+    if (!vic__slab_room(j, dev, need)) return vic__slab_too_big(j, dev, need, g->m, n_own);
+    const double td = vic__now();
+    const int rc = known_device(j, dev, j->order + j->start[s], n_own, g->pts, g->gid, g->m);
+    j->t_device[dev] += vic__now() - td;
+    return rc;
+  }
   int64_t *rows = malloc((size_t)n_own * sizeof *rows);
   known_pass u = {malloc((size_t)n_own * sizeof *u.tmp), malloc((size_t)n_own),
                   0.5 * (j->plan->cut[s] + j->plan->cut[s + 1])};

@@ -215,7 +215,11 @@ int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first,
     if (!vic__slab_room(j, dev, st.need)) rc = vic__slab_too_big(j, dev, st.need, m, n_here);
     else {
       const double td = vic__now();
+      st.pts = pts;
+      st.gid = gid;
       rc = ps->answer(j, dev, &tk, tr, n_here, pts, gid, m, &st, is_row, user);
+      pts = st.pts;
+      gid = st.gid;
       j->t_device[dev] += vic__now() - td;
     }
     free(pts);
@@ -273,6 +277,15 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
   if (kl) {
     j->kept[u->slab] = kl;
     j->kept_bytes[dev] += vick_slab_lists_bytes(n_rows, k);
+  } else if (rc == VICK_OK && first && bad < 0 && j->gathered) {
+    /* the lists will be made again from the same gather: the host keeps it */
+    const size_t gb = (size_t)m * ((size_t)x->d * sizeof *pts + sizeof *gid);
+    if (j->gathered_bytes[dev] + gb <= j->gathered_cap) {
+      j->gathered[u->slab] = (slab_gathered){st->pts, st->gid, m};
+      j->gathered_bytes[dev] += gb;
+      st->pts = NULL;
+      st->gid = NULL;
+    }
   }
   if (rc != VICK_OK || bad >= 0) { free(tid); free(tdist); }
   if (rc != VICK_OK) return rc;
