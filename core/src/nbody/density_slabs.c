@@ -392,6 +392,14 @@ void vic__slabs_stats(const vic_slabs *z, vic_slab_stats *st) {
   }
 }
 
+size_t vic__slabs_kept_bytes(const vic_slabs *z, int slot) {
+  return z && z->j.kept_bytes && slot < z->j.count ? z->j.kept_bytes[slot] : 0;
+}
+
+void vic__slabs_release(vic_slabs *z, int slot) {
+  if (z && z->j.kept && slot < z->j.count) vic__slab_room(&z->j, slot, z->j.budget);
+}
+
 vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
                              vic_sph_convention sph, size_t budget, float *knn, float *sph_density, float *h, float *rk,
                              int32_t *ids, float *dist, int64_t *bad_row, vic_slab_stats *st) {
