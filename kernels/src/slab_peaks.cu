@@ -171,7 +171,7 @@ static int links_run(vick_call *call, sp_ws *w, const vick_points *x, int32_t k,
 /* Values by id over the whole set (host, n_all) into *all. */
 static int sp_by_id(vick_call *call, sp_ws *w, int64_t n_all, const void *v, vick_buf *all, const char *what) {
   VICK_TRY(vick_buf_alloc(call, &w->env, all, (size_t)n_all * 4, what));
-  VICK_TRY(vick_stage_init(call, &w->stage, 0));
+  if (!w->stage.slot[0]) VICK_TRY(vick_stage_init(call, &w->stage, 0));
   return vick_staged_to_device(call, &w->env, &w->stage, all->p, v, (size_t)n_all * 4);
 }
 

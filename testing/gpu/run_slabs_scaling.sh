@@ -7,8 +7,10 @@
 # and on one GPU out of core (equal peaks hashes: equal peaks).  Every
 # step has its own time limit, so partial results come back.
 # usage: testing/gpu/run_slabs_scaling.sh CARRY OUTDIR   (CARRY: make_synthetic.py)
-# env: VIC_SCALE_SECONDS (470), VIC_SCALE_BIG (1000000000), VIC_SCALE_STEPS ("build tests scale lists big big1"),
-#      VIC_SCALE_BUDGETS (more one-GPU slab runs, budgets in MiB, e.g. "20000")
+# env: VIC_SCALE_SECONDS (470), VIC_SCALE_BIG (1000000000), VIC_SCALE_STEPS ("build tests scale lists big big1",
+#      run in that order), VIC_SCALE_BUDGETS (more one-GPU slab runs, budgets in MiB, e.g. "20000"),
+#      VIC_SCALE_BIN (a folder of prebuilt density_bench, vicinity_bench, gpu_test_gpu_slabs: no build step),
+#      VIC_SCALE_LIST_RUNS ("1 2": --warmup and --repeats of the list runs)
 set -u
 CARRY=$(cd "${1:?usage}" && pwd)
 OUT=${2:?usage}
@@ -38,6 +40,11 @@ if has big; then
     > "$LOG/databig.log" 2>&1 &
   PBIG=$!
 fi
+if [ -n "${VIC_SCALE_BIN:-}" ]; then
+  mkdir -p "$BUILD" && rm -rf "$BUILD/bin" && ln -s "$(cd "$VIC_SCALE_BIN" && pwd)" "$BUILD/bin"
+  STEPS=$(echo " $STEPS " | sed 's/ build / /')
+  say "prebuilt binaries: $VIC_SCALE_BIN"
+fi
 if has build; then
   t0=$(date +%s)
   if ! cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DVIC_CUDA=ON -DVIC_CUDA_ARCHITECTURES=90 -DVIC_PLUGIN=OFF \
@@ -46,12 +53,6 @@ if has build; then
     say "BUILD FAILED"; grep -E "error" "$LOG/build.log" | head -20 | tee -a "$SUM"; exit 1
   fi
   say "build: $(( $(date +%s) - t0 )) s"
-fi
-if has tests; then
-  s=$(date +%s)
-  timeout "$(budget 60)" "$BUILD/bin/gpu_test_gpu_slabs" > "$LOG/test_gpu_slabs.log" 2>&1
-  say "test_gpu_slabs: rc=$? in $(( $(date +%s) - s )) s"
-  grep -E "FAIL|failed|differ|device|passed" "$LOG/test_gpu_slabs.log" | head -12 | tee -a "$SUM"
 fi
 dbench() { # label file seconds args...
   local label=$1 file=$2 lim; lim=$(budget "$3"); shift 3
@@ -67,17 +68,22 @@ lbench() { # label devices seconds
   local label=$1 dev=$2 lim; lim=$(budget "$3")
   [ "$lim" -lt 15 ] && { say "$label: skipped (no time left)"; return; }
   local s=$(date +%s)
+  local runs=(${VIC_SCALE_LIST_RUNS:-1 2})
   ( cd "$BUILD" && timeout "$lim" ./bin/vicinity_bench --data "$F100" --name plummer3_100M --method grid --backend cuda \
-      --k 32 --recall-sample 0 --warmup 1 --repeats 2 --devices "$dev" ) > "$LOG/$label.json" 2> "$LOG/$label.log"
+      --k 32 --recall-sample 0 --warmup "${runs[0]}" --repeats "${runs[1]}" --devices "$dev" ) > "$LOG/$label.json" 2> "$LOG/$label.log"
   say "$label: rc=$? in $(( $(date +%s) - s )) s"
   cut -c1-400 "$LOG/$label.json" | tee -a "$SUM"
   cat "$LOG/$label.json" >> "$OUT/vicinity_bench.jsonl"
 }
-if has scale || has lists; then
-  wait $P100
-  say "data: $(tail -1 "$LOG/data100.log")"
-fi
-if has scale; then
+step_tests() {
+  s=$(date +%s)
+  timeout "$(budget 60)" "$BUILD/bin/gpu_test_gpu_slabs" > "$LOG/test_gpu_slabs.log" 2>&1
+  say "test_gpu_slabs${VIC_TEST_SMALL:+ (VIC_TEST_SMALL=$VIC_TEST_SMALL)}: rc=$? in $(( $(date +%s) - s )) s"
+  grep -E "FAIL|failed|differ|device|passed|kept" "$LOG/test_gpu_slabs.log" | head -12 | tee -a "$SUM"
+}
+data100() { [ -n "${P100:-}" ] && { wait $P100; say "data: $(tail -1 "$LOG/data100.log")"; P100=; }; }
+step_scale() {
+  data100
   # in core on one GPU; then slabs (a 40,000 MiB budget per GPU does not
   # hold the set in core) on 1, 2 and 4 GPUs
   dbench p100M_1gpu "$F100" 40 --repeats 1 --devices 1
@@ -85,20 +91,28 @@ if has scale; then
   for b in ${VIC_SCALE_BUDGETS:-}; do dbench "p100M_1gpu_b$b" "$F100" 60 --repeats 1 --devices 1 --budget-mib "$b"; done
   [ "$G" -ge 2 ] && dbench p100M_2gpu_slabs "$F100" 50 --repeats 1 --devices 2 --budget-mib 40000
   [ "$G" -ge 4 ] && dbench p100M_4gpu_slabs "$F100" 50 --repeats 1 --devices 4 --budget-mib 40000
-fi
-if has big; then
-  wait $PBIG
-  say "data: $(tail -2 "$LOG/databig.log" | tr '\n' ' ')"
+}
+step_big() {
+  [ -n "${PBIG:-}" ] && { wait $PBIG; say "data: $(tail -2 "$LOG/databig.log" | tr '\n' ' ')"; PBIG=; }
   sync; s=$(date +%s)
   dbench p1B_all "$FBIG" 240 --repeats 1 --devices "$G"
   say "10^9 from the .npy file to the peaks on $G GPUs: $(( $(date +%s) - s )) s wall (incl. the 20,000-point warm-up)"
-fi
-if has lists; then
+}
+step_lists() {
+  data100
   lbench lists100M_1gpu 1 60
   [ "$G" -ge 2 ] && lbench lists100M_2gpu 2 60
   [ "$G" -ge 4 ] && lbench lists100M_4gpu 4 60
-fi
-if has big1; then
+}
+step_big1() {
+  [ -n "${PBIG:-}" ] && { wait $PBIG; PBIG=; }
   dbench p1B_1gpu "$FBIG" 400 --repeats 1 --devices 1
-fi
+}
+for st in $STEPS; do
+  case $st in
+    tests|scale|big|lists|big1) "step_$st" ;;
+    build) ;;
+    *) say "unknown step $st" ;;
+  esac
+done
 say "== done $(date -u +%FT%TZ)"

@@ -184,12 +184,14 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
     j->kept_bytes = j->kept ? vic__calloc(c, (size_t)count, sizeof *j->kept_bytes, "kept list bytes") : NULL;
     j->released = j->kept_bytes ? vic__calloc(c, (size_t)count, sizeof *j->released, "released lists") : NULL;
     if (!j->released) { vic__slabs_close(z); return VIC_E_NOMEM; }
-    /* beside kept lists: the later passes' values by id, a slab's ranks
-     * and first edges (a kept slab whose edges do not fit gives its lists
-     * back and makes them again), and on the first device the per-point
-     * steps between the passes */
-    j->hold = reserve + (size_t)(x->n / S + 1) * 64;
-    j->hold0 = j->hold + vic__peaks_links_bytes(x->n, x->d);
+    /* beside kept lists: the later passes' values by id (densities and
+     * labels), a slab's ranks and first edges (a kept slab whose edges do
+     * not fit gives its lists back and makes them again), and on the
+     * first device the run held between the passes (reserve) and the
+     * per-point steps between them */
+    const size_t edges = (size_t)(x->n / S + 1) * 64;
+    j->hold = (size_t)x->n * 8 + edges;
+    j->hold0 = reserve + edges + vic__peaks_links_bytes(x->n, x->d);
     j->gathered = vic__calloc(c, (size_t)S, sizeof *j->gathered, "kept slab gathers");
     j->gathered_bytes = j->gathered ? vic__calloc(c, (size_t)count, sizeof *j->gathered_bytes, "gather bytes") : NULL;
     if (!j->gathered_bytes) { vic__slabs_close(z); return VIC_E_NOMEM; }

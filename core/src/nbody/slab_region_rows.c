@@ -237,7 +237,9 @@ typedef struct {
 
 /* Whether slab s's lists (n_rows) may stay on slot dev: beside those kept
  * there already, the later passes' needs and, while another slab of the
- * device is still to run, a region as large as this one. */
+ * device is still to run, a region as large as this one (need: its
+ * estimate before the call; after it, what the call held, with a
+ * twentieth more). */
 static int keep_fits(const slab_job *j, int dev, int64_t s, int64_t n_rows, size_t need) {
   const int more = s + j->count < j->plan->n_slabs;
   const size_t hold = dev == 0 ? j->hold0 : j->hold;
@@ -266,7 +268,7 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
     return vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retried lists");
   }
   vick_slab_lists *kl = NULL;
-  vick_slab_lists **want = first && j->kept && keep_fits(j, dev, u->slab, n_rows, st->need) ? &kl : NULL;
+  vick_slab_lists **want = first && j->kept && keep_fits(j, dev, u->slab, n_rows, 0) ? &kl : NULL;
   vick_call one;
   vic__slab_call_begin(j, dev, &one);
   int rc = keep ? vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, tid, tdist,
@@ -274,6 +276,10 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
                 : vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids,
                                     j->dist, tr, &bad, want);
   vic__slab_call_end(j, dev, &one, rc);
+  if (kl && !keep_fits(j, dev, u->slab, n_rows, one.peak_bytes + one.peak_bytes / 20)) {
+    vick_slab_lists_free(kl); /* the device's next slab would not fit beside them */
+    kl = NULL;
+  }
   if (kl) {
     j->kept[u->slab] = kl;
     j->kept_bytes[dev] += vick_slab_lists_bytes(n_rows, k);
