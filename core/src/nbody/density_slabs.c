@@ -332,17 +332,22 @@ vic_status vic__slabs_density(vic_slabs *z, const float *mass, double unit_mass,
   return s;
 }
 
+/* A pass after the densities: every density and k-th distance known. */
+static vic_status later_pass(vic_slabs *z, int pass, const float *rho, float *rk, const char *what) {
+  z->j.pass = pass;
+  z->j.rho = rho;
+  z->j.rk = rk;
+  return run_pass(z, what);
+}
+
 vic_status vic__slabs_links(vic_slabs *z, const float *rho, float *rk, int32_t *parent, float *delta, int32_t *up,
                             int32_t *is_max) {
   slab_job *j = &z->j;
-  j->pass = PASS_LINKS;
-  j->rho = rho;
-  j->rk = rk;
   j->parent = parent;
   j->delta = delta;
   j->up = up;
   j->is_max = is_max;
-  return run_pass(z, "slab links");
+  return later_pass(z, PASS_LINKS, rho, rk, "slab links");
 }
 
 vic_status vic__slabs_edges(vic_slabs *z, const float *rho, float *rk, const int32_t *lab, const int32_t *rank,
@@ -350,13 +355,10 @@ vic_status vic__slabs_edges(vic_slabs *z, const float *rho, float *rk, const int
   slab_job *j = &z->j;
   *pair = *pos = NULL;
   *count = 0;
-  j->pass = PASS_EDGES;
-  j->rho = rho;
-  j->rk = rk;
   j->lab = lab;
   j->rank = rank;
   j->n_max = n_max;
-  vic_status s = run_pass(z, "slab edges");
+  vic_status s = later_pass(z, PASS_EDGES, rho, rk, "slab edges");
   if (s != VIC_OK) return s;
   int64_t total = 0;
   for (int d = 0; d < j->count; ++d) total += j->edges[d].count;
