@@ -172,11 +172,12 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   int64_t n_max = 0, n_edges = 0;
   size_t kept0 = 0, peak_between = 0; /* lists the slabs keep on the first device meanwhile */
   if (s == VIC_OK && *bad_row < 0) {
+    vic__slabs_release(z, 0, need); /* the lists kept on the first device make room for its per-point steps */
     kept0 = vic__slabs_kept_bytes(z, 0);
     call.memory_budget = budget > kept0 ? budget - kept0 : 1;
     rc = vick_peaks_begin_links(&call, n, k, knn_density, h.up, h.is_max, h.lab, h.rank, &n_max, &run);
     if (rc == VICK_NOMEM && kept0) { /* no room beside them: the edges pass makes them again */
-      vic__slabs_release(z, 0);
+      vic__slabs_release(z, 0, budget);
       kept0 = 0;
       call.memory_budget = budget;
       rc = vick_peaks_begin_links(&call, n, k, knn_density, h.up, h.is_max, h.lab, h.rank, &n_max, &run);

@@ -186,12 +186,13 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
     if (!j->released) { vic__slabs_close(z); return VIC_E_NOMEM; }
     /* beside kept lists: the later passes' values by id (densities and
      * labels), a slab's ranks and first edges (a kept slab whose edges do
-     * not fit gives its lists back and makes them again), and on the
-     * first device the run held between the passes (reserve) and the
-     * per-point steps between them */
+     * not fit gives its lists back and makes them again); on the first
+     * device also the run held between the passes (reserve) -- the
+     * per-point steps between the passes take the room they need from
+     * the kept lists (vic__slabs_release) */
     const size_t edges = (size_t)(x->n / S + 1) * 64;
     j->hold = (size_t)x->n * 8 + edges;
-    j->hold0 = reserve + edges + vic__peaks_links_bytes(x->n, x->d);
+    j->hold0 = reserve + edges;
     j->gathered = vic__calloc(c, (size_t)S, sizeof *j->gathered, "kept slab gathers");
     j->gathered_bytes = j->gathered ? vic__calloc(c, (size_t)count, sizeof *j->gathered_bytes, "gather bytes") : NULL;
     if (!j->gathered_bytes) { vic__slabs_close(z); return VIC_E_NOMEM; }
@@ -400,8 +401,8 @@ size_t vic__slabs_kept_bytes(const vic_slabs *z, int slot) {
   return z && z->j.kept_bytes && slot < z->j.count ? z->j.kept_bytes[slot] : 0;
 }
 
-void vic__slabs_release(vic_slabs *z, int slot) {
-  if (z && z->j.kept && slot < z->j.count) vic__slab_room(&z->j, slot, z->j.budget);
+void vic__slabs_release(vic_slabs *z, int slot, size_t need) {
+  if (z && z->j.kept && slot < z->j.count) vic__slab_room(&z->j, slot, need);
 }
 
 vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
