@@ -164,8 +164,10 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
   vtkDataArray* array =
     this->UseFeatureArray ? this->GetInputArrayToProcess(0, input, association) : nullptr;
   vtkVicinity::PeriodicBoxView box;
+  // float32 rows are read in place: the lists are the call's only large
+  // allocation (the coordinates of double points are still copied to float)
   if (!vtkVicinity::SelectRows(
-        this, Label, input, this->UseFeatureArray, array, association, rows, source) ||
+        this, Label, input, this->UseFeatureArray, array, association, rows, source, true) ||
     !vtkVicinity::PeriodicBox(this, Label, this->Periodic, this->UseBoxFromData, this->BoxLengths,
       input, rows, source, box))
   {
@@ -189,7 +191,7 @@ bool vtkVicinityKnnGraph::ProcessDataSet(
     case vtkVicinity::Outcome::Done:
       break;
   }
-  rows.Values = std::vector<float>(); // release the copy before the outputs grow
+  rows = vtkVicinity::Rows(); // release any copy before the outputs grow
   const vic_knn& knn = lists.View;
 
   vtkPointData* pd = output->GetPointData();

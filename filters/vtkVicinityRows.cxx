@@ -1,5 +1,6 @@
 #include "vtkVicinityRows.h"
 
+#include <vtkAOSDataArrayTemplate.h>
 #include <vtkAlgorithm.h>
 #include <vtkArrayDispatch.h>
 #include <vtkDataArray.h>
@@ -26,7 +27,7 @@ const char* const CoordinatesSource = "Point Coordinates";
 vic_data Rows::View(vic_metric metric, const double* box, const double* origin) const
 {
   vic_data x;
-  x.rows = this->Values.data();
+  x.rows = this->Data();
   x.n = static_cast<int64_t>(this->N);
   x.d = this->D;
   x.stride = 0;
@@ -62,10 +63,20 @@ struct ToFloatRows
 };
 } // namespace
 
-void ExtractArrayRows(vtkDataArray* array, Rows& out)
+void ExtractArrayRows(vtkDataArray* array, Rows& out, bool borrow)
 {
   out.N = array->GetNumberOfTuples();
   out.D = array->GetNumberOfComponents();
+  out.Borrowed = nullptr;
+  // float32 tuples stored contiguously are already the core's rows: the
+  // copy would cost 4 bytes a value for the whole call
+  auto* floats = borrow ? vtkAOSDataArrayTemplate<float>::FastDownCast(array) : nullptr;
+  if (floats && out.N > 0)
+  {
+    out.Values = std::vector<float>();
+    out.Borrowed = floats->GetPointer(0);
+    return;
+  }
   out.Values.resize(static_cast<size_t>(out.N) * static_cast<size_t>(out.D));
   ToFloatRows worker;
   if (!vtkArrayDispatch::Dispatch::Execute(array, worker, out.Values.data()))
@@ -74,15 +85,16 @@ void ExtractArrayRows(vtkDataArray* array, Rows& out)
   }
 }
 
-void ExtractPointRows(vtkDataSet* input, Rows& out)
+void ExtractPointRows(vtkDataSet* input, Rows& out, bool borrow)
 {
   vtkPointSet* ps = vtkPointSet::SafeDownCast(input);
   if (ps && ps->GetPoints())
   {
-    ExtractArrayRows(ps->GetPoints()->GetData(), out);
+    ExtractArrayRows(ps->GetPoints()->GetData(), out, borrow);
     return;
   }
   // Implicit points (image data, rectilinear grids): ask the data set.
+  out.Borrowed = nullptr;
   out.N = input->GetNumberOfPoints();
   out.D = 3;
   out.Values.resize(static_cast<size_t>(out.N) * 3);
@@ -116,11 +128,11 @@ static std::string MissingArrayReason(vtkAlgorithm* self, int idx, vtkDataSet* i
 }
 
 bool SelectRows(vtkAlgorithm* self, const char* label, vtkDataSet* input, bool useFeature,
-  vtkDataArray* array, int association, Rows& rows, std::string& source)
+  vtkDataArray* array, int association, Rows& rows, std::string& source, bool borrow)
 {
   if (!useFeature)
   {
-    ExtractPointRows(input, rows);
+    ExtractPointRows(input, rows, borrow);
     source = CoordinatesSource;
     return true;
   }
@@ -137,7 +149,7 @@ bool SelectRows(vtkAlgorithm* self, const char* label, vtkDataSet* input, bool u
       self, << label << ": the feature array '" << source << "' is not a point-data array.");
     return false;
   }
-  ExtractArrayRows(array, rows);
+  ExtractArrayRows(array, rows, borrow);
   return true;
 }
 

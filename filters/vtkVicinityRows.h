@@ -1,5 +1,6 @@
 // The rows the core reads, from VTK data: a float32 row-major copy of the
-// point coordinates or of a point-data array, the checks of the user's
+// point coordinates or of a point-data array (or, where the caller asks
+// and the array already is float32 rows, that array itself), the checks of the user's
 // choices of rows (feature array, periodic box, mass and other per-point
 // arrays), each reported on the filter as "<label>: ...".
 #ifndef vtkVicinityRows_h
@@ -21,26 +22,34 @@ namespace vtkVicinity
 
 // A private float32 row-major copy (n x d) of what the core reads.  The
 // core needs float32 rows; VTK arrays may be double, int, SOA, ...
+// Borrowed: instead of the copy, the VTK array's own values, where they
+// already are float32 rows (an AOS float array) and the caller asked for
+// no copy; valid only while that array lives (one RequestData), so rows
+// kept longer (index caches, shards) never borrow.
 struct Rows
 {
   std::vector<float> Values;
+  const float* Borrowed = nullptr;
   vtkIdType N = 0;
   int D = 0;
 
+  const float* Data() const { return this->Borrowed ? this->Borrowed : this->Values.data(); }
   vic_data View(vic_metric metric, const double* box, const double* origin = nullptr) const;
 };
 
 // Point coordinates of any vtkDataSet (vtkPointSet points or GetPoint()).
-void ExtractPointRows(vtkDataSet* input, Rows& out);
+// borrow: float32 points are read in place (Rows::Borrowed), not copied.
+void ExtractPointRows(vtkDataSet* input, Rows& out, bool borrow = false);
 // Every tuple of a data array, all its components (feature space).
-void ExtractArrayRows(vtkDataArray* array, Rows& out);
+void ExtractArrayRows(vtkDataArray* array, Rows& out, bool borrow = false);
 
 // The rows a filter works on: the point coordinates, or with useFeature
 // the tuples of `array` (GetInputArrayToProcess's answer and association).
 // source names the rows for the report.  A missing or non-point array is
 // reported as an error on `self` ("<label>: ...") and gives false.
+// borrow: as for ExtractArrayRows (rows used only within the call).
 bool SelectRows(vtkAlgorithm* self, const char* label, vtkDataSet* input, bool useFeature,
-  vtkDataArray* array, int association, Rows& rows, std::string& source);
+  vtkDataArray* array, int association, Rows& rows, std::string& source, bool borrow = false);
 
 // The periodic box a filter works in: off, or lengths (0 = an open axis)
 // and, when the data say where the box starts, its origin.

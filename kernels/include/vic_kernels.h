@@ -22,9 +22,12 @@ typedef struct {
   /* polled between batches; nonzero = stop and return VICK_CANCELLED */
   int (*progress)(void *user, const char *stage, double fraction);
   void *user;
+  int threads;                 /* host threads for the call's copies (0 = OpenMP's default); the core's count,
+                                  so that its parallel regions and the call's keep one team size */
   /* outcome */
   double seconds_transfer;     /* host<->device copies, CUDA events */
-  double seconds_kernel;       /* kernels, CUDA events */
+  double seconds_kernel;       /* kernels, CUDA events (a small graph-search batch in one launch: the device's
+                                  global timer from its first block's start to its last block's end) */
   double seconds_total;        /* wall time of the call */
   size_t peak_bytes;           /* most device memory the call held at once (its own allocations) */
   int n_stages;

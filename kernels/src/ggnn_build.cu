@@ -3,6 +3,7 @@
 // merge + sym every layer below; refinements repeat the lower merges.
 #include "common.cuh"
 #include "ggnn_steps.cuh"
+#include "staged_copy.cuh"
 
 #include <cub/cub.cuh>
 #include <math.h>
@@ -137,6 +138,9 @@ static cudaError_t ggnn_merge_layer(vick_ggnn *g, int ltop, int lm, float tau, i
   return e;
 }
 
+// Bytes of each of the two pinned slots of the rows' upload.
+#define GGNN_UPLOAD_SLOT ((size_t)8 << 20)
+
 // Scratch of one build, released in one place (ggnn_ws_free).
 struct ggnn_build_ws {
   vick_env env;
@@ -158,11 +162,14 @@ static int ggnn_allocate(vick_call *call, ggnn_build_ws *w, vick_ggnn *g, const 
   const int k = g->k;
   size_t rows = (size_t)n * g->d * sizeof(float), nk = (size_t)n * k;
   VICK_TRY(vick_buf_alloc(call, env, &w->x_in, rows, "GGNN input rows"));
+  /* through pinned slots filled by all host threads: the driver's pageable
+   * copy of the same rows runs at a fraction of the link's speed */
+  vick_stage st;
+  int rc = vick_stage_init(call, &st, GGNN_UPLOAD_SLOT);
+  if (rc == VICK_OK) rc = vick_staged_to_device(call, env, &st, w->x_in.p, x, rows);
+  vick_stage_free(&st);
+  if (rc != VICK_OK) return rc;
   *t = vick_now();
-  VICK_CUDA(call, cudaMemcpy(w->x_in.p, x, rows, cudaMemcpyHostToDevice));
-  double tt = vick_now();
-  call->seconds_transfer += tt - *t;
-  *t = tt;
   VICK_TRY(vick_alloc_kept(call, env, (void **)&g->x, rows, "GGNN rows"));
   VICK_TRY(vick_alloc_kept(call, env, (void **)&g->perm, n * sizeof(int32_t), "GGNN permutation"));
   VICK_TRY(ggnn_permute(call, env, g, (const float *)w->x_in.p, call->seed, &w->cub_tmp));

@@ -1,7 +1,11 @@
-/* GGM (Alg. 3) as public entry points: merging two k-NN graphs, and
- * incremental growth (build the new rows' graph, then merge it in). */
+/* GGM (Alg. 3) as public entry points: merging two k-NN graphs,
+ * incremental growth (build the new rows' graph, then merge it in), and a
+ * workspace kept across the pair merges of a sharded build. */
 #include "gnnd_internal.h"
+#include "staged_copy.cuh"
+#include "vic_kernels_ggm_pairs.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int fail(vick_call *call, int code, const char *msg) {
@@ -43,6 +47,7 @@ static int merge_to_host(vick_call *call, gnnd_dev *g, const float *d_rows, int6
     if ((rc = GNND_CK(call, cudaMemcpy(out->ids, d_ids, (size_t)n * out->k * 4, cudaMemcpyDeviceToHost)))) goto out;
     if ((rc = GNND_CK(call, cudaMemcpy(out->dist, d_dist, (size_t)n * out->k * 4, cudaMemcpyDeviceToHost)))) goto out;
     call->seconds_transfer += gnnd__now() - tt;
+    gnnd__stage(call, "pair download", gnnd__now() - tt);
   }
 out:
   cudaFree(d_ids);
@@ -91,6 +96,8 @@ int vick_gnnd_merge_blocks(vick_call *call, const float *rows1, int64_t n1, cons
   if (rc) goto out;
   if ((rc = upload_graph(call, &g, g1, 0, 0, st))) goto out;
   if ((rc = upload_graph(call, &g, g2, n1, (int32_t)n1, st))) goto out;
+  if ((rc = GNND_CK(call, cudaStreamSynchronize(st)))) goto out;
+  gnnd__stage(call, "pair upload", gnnd__now() - t0);
   rc = merge_to_host(call, &g, d_rows, n1, n2, d, p, out, st);
 out:
   gnnd__free(&g);
@@ -129,4 +136,141 @@ out:
   cudaFree(d_rows);
   call->seconds_total = gnnd__now() - t0;
   return rc;
+}
+
+/* ------------------------------------------- workspace across pair merges */
+
+struct vick_ggm_pairs {
+  int device;
+  int32_t d, k;
+  int64_t m;
+  vick_gnnd_params p;
+  uint64_t seed;
+  gnnd_dev g;                /* 2m rows; extra also receives the flat input */
+  float *d_rows;             /* two slots of m rows */
+  int32_t *d_ids;            /* 2m x k results */
+  float *d_dist;
+  vick_env env;              /* its stream only */
+  vick_stage stage;
+  const float *held[2];      /* host rows each slot holds (NULL: none) */
+  int64_t held_n[2];
+};
+
+size_t vick_ggm_pairs_bytes(int64_t m, int32_t d, const vick_gnnd_params *p, int32_t k) {
+  /* an in-memory build's bytes of 2m rows, its flat output's share
+   * spent on the set-aside halves instead, plus the k-wide results */
+  return vick_gnnd_bytes(2 * m, d, p, 0) + (size_t)(2 * m) * (size_t)k * 8;
+}
+
+void vick_ggm_pairs_close(vick_ggm_pairs *s) {
+  if (!s) return;
+  cudaSetDevice(s->device);
+  if (s->env.stream) cudaStreamSynchronize(s->env.stream);
+  gnnd__free(&s->g);
+  cudaFree(s->d_rows);
+  cudaFree(s->d_ids);
+  cudaFree(s->d_dist);
+  vick_stage_free(&s->stage);
+  if (s->env.stream) cudaStreamDestroy(s->env.stream);
+  free(s);
+}
+
+int vick_ggm_pairs_open(vick_call *call, int64_t m, int32_t d, const vick_gnnd_params *p, int32_t k,
+                        vick_ggm_pairs **out) {
+  *out = NULL;
+  int rc;
+  if ((rc = gnnd__check_params(call, 2 * m, d, p, k))) return rc;
+  vick_ggm_pairs *s = (vick_ggm_pairs *)calloc(1, sizeof *s);
+  if (!s) return fail(call, VICK_NOMEM, "ggm: host memory for the pair workspace");
+  s->device = call->device;
+  s->d = d;
+  s->k = k;
+  s->m = m;
+  s->p = *p;
+  s->seed = call->seed;
+  const size_t n = (size_t)(2 * m);
+  if ((rc = GNND_CK(call, cudaSetDevice(call->device)))) goto fail;
+  if ((rc = GNND_CK(call, cudaStreamCreateWithFlags(&s->env.stream, cudaStreamNonBlocking)))) goto fail;
+  if ((rc = vick_stage_init(call, &s->stage, (size_t)32 << 20))) goto fail;
+  gnnd__setup(&s->g, d, p, call->seed);
+  if ((rc = gnnd__alloc(call, &s->g, (int64_t)n, 0))) goto fail;
+  if ((rc = GNND_CK(call, cudaMalloc((void **)&s->g.extra, n * s->g.K * 4)))) goto fail;
+  if ((rc = GNND_CK(call, cudaMalloc((void **)&s->g.extra_dist, n * s->g.K * 4)))) goto fail;
+  if ((rc = GNND_CK(call, cudaMalloc((void **)&s->d_rows, n * d * 4)))) goto fail;
+  if ((rc = GNND_CK(call, cudaMalloc((void **)&s->d_ids, n * k * 4)))) goto fail;
+  if ((rc = GNND_CK(call, cudaMalloc((void **)&s->d_dist, n * k * 4)))) goto fail;
+  if ((rc = GNND_CK(call, cudaDeviceSynchronize()))) goto fail; /* the lock clear ran on the legacy stream */
+  *out = s;
+  return VICK_OK;
+fail:
+  vick_ggm_pairs_close(s);
+  return rc;
+}
+
+/* The slot holding host rows r (n of them), or -1. */
+static int held_slot(const vick_ggm_pairs *s, const float *r, int64_t n) {
+  for (int i = 0; i < 2; ++i)
+    if (s->held[i] == r && s->held_n[i] == n) return i;
+  return -1;
+}
+
+int vick_ggm_pairs_merge(vick_call *call, vick_ggm_pairs *s, const float *rows1, int64_t n1, const float *rows2,
+                         int64_t n2, const vick_gnnd_graph *g1, const vick_gnnd_graph *g2, vick_gnnd_graph *out) {
+  const double t0 = gnnd__now();
+  if (!s || !rows1 || !rows2 || rows1 == rows2 || n1 < 1 || n2 < 1 || n1 > s->m || n2 > s->m || !g1 || !g2 ||
+      g1->n != n1 || g2->n != n2 || g1->k != s->g.K || g2->k != s->g.K || !out || out->n != n1 + n2 ||
+      out->k != s->k || !out->ids || !out->dist)
+    return fail(call, VICK_ARGUMENT, "ggm: pair does not fit the workspace (rows, k or K)");
+  int rc;
+  if ((rc = GNND_CK(call, cudaSetDevice(s->device)))) return rc;
+  const int32_t K = s->g.K, d = s->d;
+  const int64_t n = n1 + n2;
+  cudaStream_t st = s->env.stream;
+  /* rows: a shard still on the device stays, the other slot takes the rest */
+  int a = held_slot(s, rows1, n1), b = held_slot(s, rows2, n2);
+  if (a < 0) {
+    a = b == 0 ? 1 : 0;
+    s->held[a] = NULL;
+    if ((rc = vick_staged_to_device(call, &s->env, &s->stage, s->d_rows + (size_t)a * s->m * d, rows1,
+                                    (size_t)n1 * d * 4)))
+      return rc;
+    s->held[a] = rows1;
+    s->held_n[a] = n1;
+  }
+  if (b < 0 || b == a) {
+    b = 1 - a;
+    s->held[b] = NULL;
+    if ((rc = vick_staged_to_device(call, &s->env, &s->stage, s->d_rows + (size_t)b * s->m * d, rows2,
+                                    (size_t)n2 * d * 4)))
+      return rc;
+    s->held[b] = rows2;
+    s->held_n[b] = n2;
+  }
+  /* both own graphs as the flat input (in extra's memory), ids over the pair */
+  gnnd_dev *g = &s->g;
+  if ((rc = vick_staged_to_device(call, &s->env, &s->stage, g->extra, g1->ids, (size_t)n1 * K * 4))) return rc;
+  if ((rc = vick_staged_to_device(call, &s->env, &s->stage, g->extra_dist, g1->dist, (size_t)n1 * K * 4))) return rc;
+  if ((rc = vick_staged_to_device(call, &s->env, &s->stage, g->extra + (size_t)n1 * K, g2->ids, (size_t)n2 * K * 4)))
+    return rc;
+  if ((rc = vick_staged_to_device(call, &s->env, &s->stage, g->extra_dist + (size_t)n1 * K, g2->dist,
+                                  (size_t)n2 * K * 4)))
+    return rc;
+  if ((rc = gnnd__launch_offset_ids(call, g->extra + (size_t)n1 * K, n2 * K, (int32_t)n1, st))) return rc;
+  gnnd__stage(call, "pair upload", gnnd__now() - t0);
+
+  double tk = gnnd__now();
+  g->seed = s->seed;
+  if ((rc = gnnd__merge_run(call, g, s->d_rows + (size_t)a * s->m * d, n1, s->d_rows + (size_t)b * s->m * d, n2,
+                            g->extra, g->extra_dist, &s->p, s->k, s->d_ids, s->d_dist, st)))
+    return rc;
+  if ((rc = GNND_CK(call, cudaStreamSynchronize(st)))) return rc;
+  call->seconds_kernel += gnnd__now() - tk;
+  gnnd__stage(call, "ggm merge", gnnd__now() - tk);
+
+  double tt = gnnd__now();
+  if ((rc = vick_staged_to_host(call, &s->env, &s->stage, out->ids, s->d_ids, (size_t)n * s->k * 4))) return rc;
+  if ((rc = vick_staged_to_host(call, &s->env, &s->stage, out->dist, s->d_dist, (size_t)n * s->k * 4))) return rc;
+  gnnd__stage(call, "pair download", gnnd__now() - tt);
+  call->seconds_total = gnnd__now() - t0;
+  return VICK_OK;
 }

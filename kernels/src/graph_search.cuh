@@ -7,6 +7,7 @@
 #define VICK_GRAPH_SEARCH_CUH
 
 #include "grnnd_common.cuh"
+#include "staged_copy.cuh"
 #include "vic_kernels_grnnd.h"
 
 #include <string.h>
@@ -123,8 +124,18 @@ struct gs_io {
   size_t dev_bytes;
   int *count;         /* per query, at least m */
   char *host;         /* pinned: queries, then ids and distances; NULL = copy the caller's arrays */
+  char *host_dev;     /* the same pinned bytes as the device addresses them (mapped) */
   size_t host_bytes;
+  /* the small kernel's own clock (GS_CLOCK_WORDS, zeroed with the
+   * counters), NULL = timed by events */
+  unsigned long long *clk;
 };
+
+/* Device words of the small kernel's clock: the latest complement of a
+ * block's start (so zero is the empty state), the latest end, the blocks
+ * done.  The call's last block writes the span (ns) to the pinned host
+ * word and zeroes these for the next call. */
+#define GS_CLOCK_WORDS 3
 
 /* the most device bytes a call's buffers may keep in the workspace */
 #define GS_WS_MAX_BYTES ((size_t)256 << 20)
@@ -212,20 +223,27 @@ typedef struct {
   size_t qbytes;                                  /* one query in shared memory */
   size_t off_near, off_res, off_rank, dev_bytes;  /* the queries at offset 0 */
   size_t host_res, host_bytes;                    /* pinned: queries, then ids and distances */
+  size_t host_clk;                                /* pinned: the small kernel's span in ns */
 } gs_plan;
+
+/* Small batches of at most this many blocks read their queries straight
+ * from the pinned staging (one row per block over the link costs less than
+ * a copy's turn on the stream); larger ones copy them in. */
+#define GS_MAPPED_IN_BLOCKS 64
 
 static inline size_t gs_align(size_t b) { return (b + 255) / 256 * 256; }
 
 /* bytes of host src to device dst through pinned staging (room for all of
- * them) in pieces on stream: the host copies a piece into the staging
- * while the device copies the one before (one launch of the search then
- * follows: kernels split by chunks would each pay their own tail). */
+ * them) in pieces on stream: the host threads copy a piece into the
+ * staging while the device copies the one before (one launch of the
+ * search then follows: kernels split by chunks would each pay their own
+ * tail). */
 #define GS_STAGE_PIECE ((size_t)1 << 20)
 static inline int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src,
                               size_t bytes) {
   for (size_t o = 0; o < bytes; o += GS_STAGE_PIECE) {
     const size_t b = bytes - o < GS_STAGE_PIECE ? bytes - o : GS_STAGE_PIECE;
-    memcpy((char *)pinned + o, (const char *)src + o, b);
+    vick_copy_wide((char *)pinned + o, (const char *)src + o, b, call->threads);
     VICK_CUDA(call, cudaMemcpyAsync((char *)dst + o, (char *)pinned + o, b, cudaMemcpyHostToDevice, stream));
   }
   return VICK_OK;
@@ -234,8 +252,10 @@ static inline int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, v
 /* The launches of one call's search kernel on io (graph_search_small.cu,
  * graph_search_large.cu); dq: the queries on the device, dids/ddist: the
  * results. */
+/* hclk: (device address of) the pinned word the launch writes its span
+ * to, timed on io->clk; NULL: timed by the caller's events */
 int gs_small_launch(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, const gs_graph &G,
-                    const float *dq, int64_t m, int k, int64_t *dids, float *ddist);
+                    const float *dq, int64_t m, int k, int64_t *dids, float *ddist, unsigned long long *hclk);
 /* near: the pivot kernel's candidates of these m queries; qbase: the
  * first query's index in the whole batch (its random seeds depend on it,
  * so that a part of a batch searched alone gives the batch's results) */

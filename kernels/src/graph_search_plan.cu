@@ -69,7 +69,8 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
   P->off_rank = bq + bn + bres;
   P->dev_bytes = bq + bn + bres + br;
   P->host_res = bq;
-  P->host_bytes = bq + bres;
+  P->host_clk = bq + bres;
+  P->host_bytes = bq + bres + 256;
   return VICK_OK;
 }
 
@@ -78,45 +79,61 @@ static int gs_plan_make(vick_call *call, const vick_gsearch *g, int64_t m, int k
  * that the host fills one while the device copies the last), the kernels
  * (pivots and search, or the fused search alone) as one launch each over
  * the whole batch, one copy out (two straight into the caller's arrays
- * without pinned staging), one wait. */
+ * without pinned staging), one wait.  A small batch in one fused launch is
+ * one launch and one wait: its kernel reads the queries from the pinned
+ * staging where few blocks read them (GS_MAPPED_IN_BLOCKS), writes its
+ * results there and times itself on the device's global timer: each copy
+ * or event on the stream would add a turn of the stream to such a call. */
 static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, const float *q,
                   int64_t m, int k, const vick_gsearch_params *p, int64_t *ids, float *dist) {
   const size_t qb = (size_t)m * g->d * 4, ib = (size_t)m * k * 8, db = (size_t)m * k * 4;
-  float *dq = (float *)io->dev;
-  int64_t *dids = (int64_t *)(io->dev + P->off_res);
+  const int fused = P->fused;
+  const int mapped = P->small && io->host && io->host_dev;
+  const int mapped_in = mapped && fused && m * P->t0 <= GS_MAPPED_IN_BLOCKS;
+  const int clocked = mapped && fused && io->clk;
+  float *dq = mapped_in ? (float *)io->host_dev : (float *)io->dev;
+  int64_t *dids = mapped ? (int64_t *)(io->host_dev + P->host_res) : (int64_t *)(io->dev + P->off_res);
   float *ddist = (float *)(dids + m * k);
   char *hres = io->host ? io->host + P->host_res : NULL;
+  volatile unsigned long long *hclk = clocked ? (volatile unsigned long long *)(io->host + P->host_clk) : NULL;
   gs_graph G = {g->x, g->g,      g->occl,           g->pid,   g->pcomp, g->members,           g->coff,
                 g->n, g->d,      g->degree,         p->occlusion_limit, P->slices, g->components == 1,
                 g->unique_rows,  g->perm};
-  if (io->host) {
+  if (mapped_in) {
+    memcpy(io->host, q, qb);
+  } else if (io->host) {
     VICK_TRY(gs_stage_in(call, io->stream, dq, io->host, q, qb));
   } else {
     VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
   }
-  VICK_CUDA(call, cudaEventRecord(io->ev_start, io->stream));
-  const int fused = P->fused;
+  if (hclk) *hclk = 0;
+  else VICK_CUDA(call, cudaEventRecord(io->ev_start, io->stream));
   unsigned long long *near = (unsigned long long *)(io->dev + P->off_near);
   if (!fused) {
     VICK_TRY(gs_pivot_launch(call, g, dq, m, P->slices, near, P->small ? io->count : NULL, io->stream));
     VICK_CUDA(call, cudaEventRecord(io->ev_pivots, io->stream));
   }
-  if (P->small) VICK_TRY(gs_small_launch(call, g, io, P, G, dq, m, k, dids, ddist));
+  if (P->small)
+    VICK_TRY(gs_small_launch(call, g, io, P, G, dq, m, k, dids, ddist,
+                             hclk ? (unsigned long long *)(io->host_dev + P->host_clk) : NULL));
   else VICK_TRY(gs_large_launch(call, io->stream, P, G, dq, near, m, 0, k, p->delta, dids, ddist));
-  VICK_CUDA(call, cudaEventRecord(io->ev_stop, io->stream));
-  if (hres) {
-    VICK_CUDA(call, cudaMemcpyAsync(hres, dids, ib + db, cudaMemcpyDeviceToHost, io->stream));
-  } else {
-    VICK_CUDA(call, cudaMemcpyAsync(ids, dids, ib, cudaMemcpyDeviceToHost, io->stream));
-    VICK_CUDA(call, cudaMemcpyAsync(dist, ddist, db, cudaMemcpyDeviceToHost, io->stream));
+  if (!hclk) VICK_CUDA(call, cudaEventRecord(io->ev_stop, io->stream));
+  if (!mapped) {
+    if (hres) {
+      VICK_CUDA(call, cudaMemcpyAsync(hres, dids, ib + db, cudaMemcpyDeviceToHost, io->stream));
+    } else {
+      VICK_CUDA(call, cudaMemcpyAsync(ids, dids, ib, cudaMemcpyDeviceToHost, io->stream));
+      VICK_CUDA(call, cudaMemcpyAsync(dist, ddist, db, cudaMemcpyDeviceToHost, io->stream));
+    }
   }
   VICK_CUDA(call, cudaStreamSynchronize(io->stream));
   if (hres) {
-    memcpy(ids, hres, ib);
-    memcpy(dist, hres + ib, db);
+    vick_copy_wide(ids, hres, ib, call->threads);
+    vick_copy_wide(dist, hres + ib, db, call->threads);
   }
   float ms = 0.f, pivot_ms = 0.f;
-  VICK_CUDA(call, cudaEventElapsedTime(&ms, io->ev_start, io->ev_stop));
+  if (hclk) ms = (float)(1e-6 * (double)*hclk);
+  else VICK_CUDA(call, cudaEventElapsedTime(&ms, io->ev_start, io->ev_stop));
   if (!fused) VICK_CUDA(call, cudaEventElapsedTime(&pivot_ms, io->ev_start, io->ev_pivots));
   call->seconds_kernel = 1e-3 * ms;
   if (!fused) vick_stage_add(call, "pivots", 1e-3 * pivot_ms);

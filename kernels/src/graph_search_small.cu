@@ -281,11 +281,34 @@ __device__ __forceinline__ void gs_part_pivots(const gs_pivots &PV, const float4
   }
 }
 
+__device__ __forceinline__ unsigned long long gs_globaltimer(void) {
+  unsigned long long g;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));
+  return g;
+}
+
+/* A block's end on the call's clock (GS_CLOCK_WORDS in clk, one thread
+ * per block): the last block of the launch writes the span from the
+ * earliest start to the latest end (ns) to *hclk and leaves the words
+ * zero for the next launch.  Each block's end is fenced before it counts
+ * itself, so the last one counted sees every end. */
+__device__ __forceinline__ void gs_clock_end(unsigned long long *clk, unsigned long long *hclk) {
+  atomicMax(clk + 1, gs_globaltimer());
+  __threadfence();
+  if (atomicAdd(clk + 2, 1ull) != (unsigned long long)gridDim.x - 1) return;
+  __threadfence();
+  const unsigned long long start = ~atomicExch(clk, 0ull), end = atomicExch(clk + 1, 0ull);
+  atomicExch(clk + 2, 0ull);
+  *(volatile unsigned long long *)hclk = end > start ? end - start : 0ull;
+}
+
 template <int RS, bool FUSED>
 __global__ void __launch_bounds__(GS_SMALL_THREADS, 2)
     gs_small_kernel(gs_graph G, const float *q, int t0, int hops, int ne_want, unsigned long long *pnear,
                     int nlists, gs_pivots PV, uint64_t seed, int k, unsigned long long *out /* m * t0 * RS */,
-                    int *count, int64_t *ids, float *dist) {
+                    int *count, int64_t *ids, float *dist, unsigned long long *clk, unsigned long long *hclk) {
+  /* clk: the launch times itself (gs_clock_end); the start of the block */
+  if (clk && threadIdx.x == 0) atomicMax(clk, ~gs_globaltimer());
   /* dynamic: the query, then the merge's keys (t0 * min(k, RS)) */
   extern __shared__ float4 sq4[];
   float *sq = (float *)sq4;
@@ -366,14 +389,16 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS, 2)
   if (t == 0) sm.last = atomicAdd(count + qi, 1) == t0 - 1;
   __syncthreads();
   GS_STAMP(5);
-  if (!sm.last) return;
-  __threadfence();
-  /* every block of the query has counted itself: zero for the next call on
-   * the same buffers (the index's workspace clears it only after a
-   * reallocation or a failure) */
-  if (t == 0) count[qi] = 0;
-  gs_merge_query(out + qi * t0 * RS, t0, RS, kk, k, mk, G.perm, ids + qi * k, dist + qi * k, t, blockDim.x);
-  GS_STAMP(6);
+  if (sm.last) {
+    __threadfence();
+    /* every block of the query has counted itself: zero for the next call
+     * on the same buffers (the index's workspace clears it only after a
+     * reallocation or a failure) */
+    if (t == 0) count[qi] = 0;
+    gs_merge_query(out + qi * t0 * RS, t0, RS, kk, k, mk, G.perm, ids + qi * k, dist + qi * k, t, blockDim.x);
+    GS_STAMP(6);
+  }
+  if (clk && t == 0) gs_clock_end(clk, hclk);
 }
 
 
@@ -383,7 +408,8 @@ __global__ void __launch_bounds__(GS_SMALL_THREADS, 2)
 template <int RS>
 static int gs_small_launch_rs(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P,
                               const gs_graph &G, const float *dq, int64_t m, int k, int fused, int64_t *dids,
-                              float *ddist) {
+                              float *ddist, unsigned long long *hclk) {
+  unsigned long long *clk = hclk ? io->clk : NULL;
   const size_t smem = P->qbytes + (size_t)P->t0 * P->kk * 8;
   unsigned long long *near = (unsigned long long *)(io->dev + P->off_near);
   unsigned long long *rank = (unsigned long long *)(io->dev + P->off_rank);
@@ -391,20 +417,20 @@ static int gs_small_launch_rs(vick_call *call, const vick_gsearch *g, const gs_i
   const gs_pivots PV = {(const float4 *)g->pt, g->pivots, P->parts};
   if (fused) {
     gs_small_kernel<RS, true><<<(unsigned)(m * P->t0), GS_SMALL_THREADS, smem, io->stream>>>(
-        G, dq, P->t0, P->hops, P->ne, near, nlists, PV, call->seed, k, rank, io->count, dids, ddist);
+        G, dq, P->t0, P->hops, P->ne, near, nlists, PV, call->seed, k, rank, io->count, dids, ddist, clk, hclk);
     VICK_LAUNCH(call, "gs_small_kernel (pivots inside)");
   } else {
     gs_small_kernel<RS, false><<<(unsigned)(m * P->t0), GS_SMALL_THREADS, smem, io->stream>>>(
-        G, dq, P->t0, P->hops, P->ne, near, nlists, PV, call->seed, k, rank, io->count, dids, ddist);
+        G, dq, P->t0, P->hops, P->ne, near, nlists, PV, call->seed, k, rank, io->count, dids, ddist, clk, hclk);
     VICK_LAUNCH(call, "gs_small_kernel");
   }
   return VICK_OK;
 }
 
 int gs_small_launch(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, const gs_graph &G,
-                    const float *dq, int64_t m, int k, int64_t *dids, float *ddist) {
-  if (P->RS == 32) return gs_small_launch_rs<32>(call, g, io, P, G, dq, m, k, P->fused, dids, ddist);
-  return gs_small_launch_rs<128>(call, g, io, P, G, dq, m, k, P->fused, dids, ddist);
+                    const float *dq, int64_t m, int k, int64_t *dids, float *ddist, unsigned long long *hclk) {
+  if (P->RS == 32) return gs_small_launch_rs<32>(call, g, io, P, G, dq, m, k, P->fused, dids, ddist, hclk);
+  return gs_small_launch_rs<128>(call, g, io, P, G, dq, m, k, P->fused, dids, ddist, hclk);
 }
 
 int gs_small_wave_capacity(vick_call *call, vick_gsearch *g) {

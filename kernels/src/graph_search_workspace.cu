@@ -54,6 +54,10 @@ void gs_ws_destroy(vick_gsearch *g) {
 
 int gs_ws_acquire(const vick_gsearch *g) { return g->ws && g->ws->mu.try_lock(); }
 
+/* The counters of cap queries and, after them (8-byte aligned), the
+ * small kernel's clock words: one allocation, zeroed together. */
+static size_t gs_count_bytes(int64_t cap) { return ((size_t)cap * sizeof(int) + 7) / 8 * 8 + GS_CLOCK_WORDS * 8; }
+
 /* Room for at least `need`, grown by half again so that a slowly rising
  * batch size does not reallocate on every call. */
 static size_t gs_grow(size_t need) { return need + need / 2; }
@@ -67,7 +71,7 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_
     w->count = NULL;
     w->count_cap = 0;
     const int64_t cap = m < 1024 ? 1024 : (int64_t)gs_grow((size_t)m);
-    VICK_CUDA(call, cudaMalloc((void **)&w->count, (size_t)cap * sizeof(int)));
+    VICK_CUDA(call, cudaMalloc((void **)&w->count, gs_count_bytes(cap)));
     w->count_cap = cap;
     w->dirty = 1;
   }
@@ -86,15 +90,19 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_
     w->io.host = NULL;
     w->host_cap = 0;
     const size_t cap = gs_grow(host_bytes);
-    VICK_CUDA(call, cudaMallocHost((void **)&w->io.host, cap));
+    w->io.host_dev = NULL;
+    VICK_CUDA(call, cudaHostAlloc((void **)&w->io.host, cap, cudaHostAllocMapped));
     w->host_cap = cap;
+    /* the kernels may read and write it in place (small batches) */
+    VICK_CUDA(call, cudaHostGetDevicePointer((void **)&w->io.host_dev, w->io.host, 0));
   }
   if (w->dirty && w->count) {
-    VICK_CUDA(call, cudaMemsetAsync(w->count, 0, (size_t)w->count_cap * sizeof(int), w->io.stream));
+    VICK_CUDA(call, cudaMemsetAsync(w->count, 0, gs_count_bytes(w->count_cap), w->io.stream));
     w->dirty = 0;
   }
   *io = w->io;
   io->count = w->count;
+  io->clk = w->count ? (unsigned long long *)((char *)w->count + gs_count_bytes(w->count_cap)) - GS_CLOCK_WORDS : NULL;
   io->dev_bytes = dev_bytes;
   io->host_bytes = host_bytes;
   return VICK_OK;

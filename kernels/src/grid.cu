@@ -720,6 +720,7 @@ static int stream_copy(vick_call *call, grid_ws *w, int k, int id_bytes, int by_
 template <typename IdT>
 static int grid_stream(vick_call *call, grid_ws *w, const grid_geom &g, int64_t n, int k, grid_range r,
                        const vick_sink *sink) {
+  const double t_setup = vick_now();
   const int64_t m = r.q1 - r.q0;
   const int ib = sink->id_bytes;
   const int by_rows = sink->by_rows != 0;
@@ -765,6 +766,7 @@ static int grid_stream(vick_call *call, grid_ws *w, const grid_geom &g, int64_t 
   VICK_CUDA(call, cudaStreamSynchronize(w->env.stream));
 
   const double t_wall = vick_now();
+  vick_stage_add(call, "grid stream setup", t_wall - t_setup);
   double t_write = 0;
   int64_t launched = 0;
   const int64_t first = pl.chunks < 2 ? pl.chunks : 2;
@@ -909,14 +911,19 @@ extern "C" int vick_grid_knn_stream(vick_call *call, const vick_points *p, int32
   /* at least a ring of two small chunks, checked with the rest up front */
   const int64_t min_rows = m < 2 * 4096 ? m : 2 * 4096;
   const size_t out_need = (size_t)min_rows * (size_t)stream_row_bytes(k, sink->id_bytes);
+  const double t0 = vick_now();
   int rc = vick_begin(call, &w.env);
   grid_geom g;
   /* by rows, each chunk selects its own positions; else the range's once */
   if (rc == VICK_OK) rc = grid_prepare(call, &w, p, r, out_need, &g, 0, !sink->by_rows, NULL);
+  /* host wall seconds of the steps around the kernels, beside their own */
+  if (rc == VICK_OK) vick_stage_add(call, "grid upload and sort", vick_now() - t0);
   if (rc == VICK_OK)
     rc = sink->id_bytes == 4 ? grid_stream<int32_t>(call, &w, g, p->n, k, r, sink)
                              : grid_stream<int64_t>(call, &w, g, p->n, k, r, sink);
+  const double t_free = vick_now();
   grid_ws_free(&w);
+  if (rc == VICK_OK) vick_stage_add(call, "grid release", vick_now() - t_free);
   return vick_end(call, &w.env, rc);
 }
 

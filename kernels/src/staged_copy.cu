@@ -8,15 +8,31 @@
 
 #define STAGE_DEFAULT_BYTES ((size_t)64 << 20)
 
-/* memcpy by all host threads: one thread moves a few GB/s into pageable
- * memory (page faults included), the link moves 25 and more. */
-static void copy_wide(void *dst, const void *src, size_t bytes) {
-  const size_t part = (size_t)4 << 20;
-  const int64_t parts = (int64_t)((bytes + part - 1) / part);
-#pragma omp parallel for schedule(static) if (parts > 1)
-  for (int64_t p = 0; p < parts; ++p) {
-    const size_t a = (size_t)p * part, m = bytes - a < part ? bytes - a : part;
-    memcpy((char *)dst + a, (const char *)src + a, m);
+/* memcpy by `threads` host threads (0: OpenMP's default): one thread
+ * moves a few GB/s into pageable memory (page faults included), the link
+ * moves 25 and more.  Below VICK_WIDE_MIN bytes on the caller's thread
+ * alone; above, always a team of the same size, each thread a part: a
+ * region of another size would make OpenMP end and start pool threads
+ * between this copy and the caller's own regions. */
+void vick_copy_wide(void *dst, const void *src, size_t bytes, int threads) {
+#ifdef _OPENMP
+  if (threads < 1) threads = omp_get_max_threads();
+#else
+  threads = 1;
+#endif
+  if (threads < 2 || bytes < VICK_WIDE_MIN) {
+    memcpy(dst, src, bytes);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    int t = 0, nt = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    nt = omp_get_num_threads();
+#endif
+    const size_t a = bytes * (size_t)t / (size_t)nt, b = bytes * (size_t)(t + 1) / (size_t)nt;
+    memcpy((char *)dst + a, (const char *)src + a, b - a);
   }
 }
 
@@ -58,7 +74,7 @@ static int to_host(vick_call *call, vick_env *env, vick_stage *s, void *dst, con
       const int64_t q = p - 1, a = q * per, m = count - a < per ? count - a : per;
       VICK_CUDA(call, cudaEventSynchronize(s->done[q & 1]));
       if (out_unit == unit) {
-        copy_wide((char *)dst + a * out_unit, s->slot[q & 1], (size_t)m * unit);
+        vick_copy_wide((char *)dst + a * out_unit, s->slot[q & 1], (size_t)m * unit, call->threads);
       } else {
         const int32_t *in = (const int32_t *)s->slot[q & 1];
         int64_t *out = (int64_t *)dst + a;
@@ -116,7 +132,7 @@ int vick_staged_to_device(vick_call *call, vick_env *env, vick_stage *s, void *d
   for (int64_t p = 0; p < pieces; ++p) {
     const size_t a = (size_t)p * per, m = bytes - a < per ? bytes - a : per;
     if (p >= 2) VICK_CUDA(call, cudaEventSynchronize(s->done[p & 1])); /* the slot's last copy has left */
-    copy_wide(s->slot[p & 1], (const char *)src + a, m);
+    vick_copy_wide(s->slot[p & 1], (const char *)src + a, m, call->threads);
     VICK_CUDA(call, cudaMemcpyAsync((char *)dst + a, s->slot[p & 1], m, cudaMemcpyHostToDevice, env->stream));
     VICK_CUDA(call, cudaEventRecord(s->done[p & 1], env->stream));
   }

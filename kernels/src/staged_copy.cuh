@@ -8,6 +8,12 @@
 
 #include "common.cuh"
 
+/* memcpy spread over `threads` host threads (0: OpenMP's default; the
+ * call's vick_call.threads), from VICK_WIDE_MIN bytes on: pageable
+ * memory moves at a few GB/s per thread. */
+#define VICK_WIDE_MIN ((size_t)256 << 10)
+void vick_copy_wide(void *dst, const void *src, size_t bytes, int threads);
+
 typedef struct {
   void *slot[2];      /* pinned */
   cudaEvent_t done[2];

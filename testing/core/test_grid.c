@@ -210,6 +210,41 @@ static void test_determinism(void) {
   free(p);
 }
 
+/* The grid stores row numbers in 4 bytes below 2^32 points, in 8 above;
+ * the core's limit lowered here runs the 8-byte layout on small sets: the
+ * same lists, on the cell grid and on the kd-tree. */
+extern int64_t vic__grid_ids32_rows;
+static void test_wide_ids(void) {
+  int64_t n = vt_small() ? 2000 : 20000;
+  float *p = vt_uniform(n, 3, 1.f, 31), *q = vt_uniform(n, 3, 1.f, 32);
+  for (int64_t i = 0; i < n; ++i) /* a dense core in a sparse background: the tree */
+    for (int j = 0; j < 3; ++j) q[3 * i + j] = i % 10 == 0 ? 1000.f * q[3 * i + j] : 5.f + 1e-3f * q[3 * i + j];
+  const vic_data sets[2] = {{p, n, 3, 0, VIC_L2, NULL}, {q, n, 3, 0, VIC_L2, NULL}};
+  const char *names[2] = {"uniform", "clustered"};
+  const int64_t narrow = vic__grid_ids32_rows;
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.method = VIC_METHOD_GRID;
+  o.k = 12;
+  vic_ctx *c = ctx_threads(2);
+  for (int s = 0; s < 2; ++s) {
+    vic_knn a, b;
+    VT_OK(c, vic_knn_build(c, &sets[s], &o, &a));
+    vic__grid_ids32_rows = 0;
+    VT_OK(c, vic_knn_build(c, &sets[s], &o, &b));
+    check_grid(s ? "clustered, 8-byte grid ids" : "uniform, 8-byte grid ids", &sets[s], 12);
+    vic__grid_ids32_rows = narrow;
+    VT_CHECK(memcmp(a.ids, b.ids, (size_t)n * a.k * sizeof *a.ids) == 0 &&
+                 memcmp(a.dist, b.dist, (size_t)n * a.k * sizeof *a.dist) == 0,
+             "%s: the lists differ between 4- and 8-byte grid ids", names[s]);
+    vic_knn_free(&a);
+    vic_knn_free(&b);
+  }
+  vic_ctx_destroy(c);
+  free(p);
+  free(q);
+}
+
 static int calls;
 static int cancel_later(void *user, const char *stage, double f) {
   (void)user;
@@ -335,6 +370,7 @@ int main(void) {
   test_clustered();
   test_large_k();
   test_determinism();
+  test_wide_ids();
   test_cancel();
   test_unsupported();
   test_halo();

@@ -1,5 +1,5 @@
 // vtkVicinityKnnGraph against the core's exact results: point and feature
-// modes, the line-graph output, field data, empty input, composite input,
+// modes (float32 rows read in place, others copied), the line-graph output, field data, empty input, composite input,
 // clear errors for bad input, no recompute when nothing changed, abort.
 #include "vtkVicinityKnnGraph.h"
 #include "filter_test_util.h"
@@ -20,6 +20,7 @@
 #include <vtkPolyData.h>
 #include <vtkStringArray.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -237,6 +238,62 @@ static void TestFeatureArray()
   vic_knn_free(&ref);
 }
 
+// float32 points and float feature arrays are read in place, double ones
+// through a float copy: the same lists either way, and the input's values
+// untouched by any metric (cosine normalises in the core's own copy).
+static void TestRowsInPlace()
+{
+  const vtkIdType n = 2000;
+  const int k = 7;
+  std::vector<float> rows;
+  auto cloud = RandomCloud(n, 5, rows);
+  vic_knn ref = ExactKnn(rows, n, 3, k);
+  auto dcloud = vtkSmartPointer<vtkPolyData>::New();
+  vtkNew<vtkPoints> dpts;
+  dpts->SetDataTypeToDouble();
+  dpts->SetNumberOfPoints(n);
+  for (vtkIdType i = 0; i < n; ++i)
+  {
+    dpts->SetPoint(i, rows[3 * i], rows[3 * i + 1], rows[3 * i + 2]);
+  }
+  dcloud->SetPoints(dpts);
+  vtkNew<vtkFloatArray> feat; // the coordinates again, as a float feature array
+  feat->SetName("xyz");
+  feat->SetNumberOfComponents(3);
+  feat->SetNumberOfTuples(n);
+  std::copy(rows.begin(), rows.end(), feat->GetPointer(0));
+  cloud->GetPointData()->AddArray(feat);
+
+  for (int mode = 0; mode < 3; ++mode)
+  {
+    const char* label = mode == 0 ? "float points" : mode == 1 ? "double points" : "float feature array";
+    vtkNew<vtkVicinityKnnGraph> f;
+    vtkNew<MessageLog> log;
+    f->AddObserver(vtkCommand::ErrorEvent, log);
+    f->SetInputData(mode == 1 ? dcloud : cloud);
+    f->SetK(k);
+    f->SetBackend(VIC_BACKEND_CPU);
+    f->SetMethodToGrid();
+    f->GenerateGraphOff();
+    if (mode == 2)
+    {
+      f->UseFeatureArrayOn();
+      f->SetInputArrayToProcess(0, 0, 0, vtkDataObject::FIELD_ASSOCIATION_POINTS, "xyz");
+    }
+    f->Update();
+    CHECK(log.Get()->Errors.empty(), std::string(label) + ": unexpected error");
+    CompareLists(vtkDataSet::SafeDownCast(f->GetOutputDataObject(0)), ref, label);
+    f->SetMethodToAuto();
+    f->SetMetricToCosine(); // the core's normalised copy, not the input, changes
+    f->Update();
+    CHECK(log.Get()->Errors.empty(), std::string(label) + ", cosine: unexpected error");
+  }
+  auto* fp = vtkFloatArray::SafeDownCast(cloud->GetPoints()->GetData());
+  CHECK(fp && std::equal(rows.begin(), rows.end(), fp->GetPointer(0)), "the float points were changed");
+  CHECK(std::equal(rows.begin(), rows.end(), feat->GetPointer(0)), "the float feature array was changed");
+  vic_knn_free(&ref);
+}
+
 static void TestEmptyAndBad()
 {
   vtkNew<vtkVicinityKnnGraph> f;
@@ -335,6 +392,7 @@ int main()
 {
   TestPoints();
   TestFeatureArray();
+  TestRowsInPlace();
   TestEmptyAndBad();
   TestComposite();
   TestAbort();

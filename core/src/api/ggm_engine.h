@@ -27,6 +27,7 @@ typedef struct {
   int threaded;               /* nonzero: runs beside other steps, polls only the cancel flag */
   char message[512];
   double seconds_kernel, seconds_transfer;
+  vic_report *stages;         /* non-NULL (one step alone): the kernel's stages are added to it */
 } vic_ggm_step;
 
 /* The GNND parameters of a build: K = max(gnnd.k_build (0: 32), k) rounded
@@ -42,8 +43,21 @@ vic_status vic__ggm_gpu_build(vic_ctx *c, vic_ggm_step *st, const float *rows, i
 vic_status vic__ggm_gpu_merge(vic_ctx *c, vic_ggm_step *st, const float *rows1, int64_t n1, const float *rows2,
                               int64_t n2, int32_t d, const vic_ggm_params *p, const int32_t *ids1, const float *dist1,
                               const int32_t *ids2, const float *dist2, int32_t k, int32_t *out_ids, float *out_dist);
-/* Device bytes of one merge of two blocks of m rows (0 without CUDA). */
-size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p);
+/* A merge workspace kept on one device across the pair merges of a sharded
+ * build (shards of up to m rows, k-wide results): the same contract as
+ * vic__ggm_gpu_merge, without the allocations and with a shard whose rows
+ * are still on the device not copied again. */
+typedef struct vic_ggm_pairs vic_ggm_pairs;
+vic_status vic__ggm_gpu_pairs_open(vic_ctx *c, vic_ggm_step *st, int64_t m, int32_t d, const vic_ggm_params *p,
+                                   int32_t k, vic_ggm_pairs **out);
+vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs *w, const vic_ggm_params *p,
+                                    const float *rows1, int64_t n1, const float *rows2, int64_t n2, const int32_t *ids1, const float *dist1,
+                                    const int32_t *ids2, const float *dist2, int32_t k, int32_t *out_ids,
+                                    float *out_dist);
+void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w);
+/* Device bytes of one pair workspace for shards of m rows with k-wide
+ * results (0 without CUDA). */
+size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p, int32_t k);
 /* Device bytes of an in-memory GNND build of n rows (0 without CUDA). */
 size_t vic__ggm_gpu_build_bytes(int64_t n, int32_t d, const vic_ggm_params *p);
 

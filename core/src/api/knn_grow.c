@@ -75,6 +75,7 @@ vic_status vic__ggm_lists_out(vic_ctx *c, vic_metric m, int64_t n, int32_t k, co
   out->ids = vic__malloc(c, (size_t)n * k * sizeof *out->ids, "neighbour ids");
   out->dist = vic__malloc(c, (size_t)n * k * sizeof *out->dist, "neighbour distances");
   if (!out->ids || !out->dist) { vic_knn_free(out); vic__knn_clear(out); return VIC_E_NOMEM; }
+#pragma omp parallel for schedule(static, 65536) num_threads(vic__threads(c))
   for (int64_t i = 0; i < n * k; ++i) { out->ids[i] = ids[i]; out->dist[i] = dist[i]; }
   out->n = n;
   out->k = k;
@@ -113,7 +114,7 @@ static vic_status merge_blocks(vic_ctx *c, const vic_build_options *o, int gpu, 
   const double t = vic__now();
   vic_status s = VIC_E_NODEVICE;
   if (gpu) {
-    vic_ggm_step st = {c->opt.device, 0, "", 0, 0};
+    vic_ggm_step st = {c->opt.device, 0, "", 0, 0, NULL};
     s = vic__ggm_gpu_merge(c, &st, j->a->rows, j->a->n, j->b->rows, j->b->n, j->a->d, p, j->ia, j->da, j->ib, j->db, k,
                            oi, od);
     rep->seconds_kernel += st.seconds_kernel;
@@ -196,7 +197,7 @@ static vic_status grow(vic_ctx *c, const vic_data *xa, const vic_knn *ga, const 
     } else {
       s = VIC_E_NODEVICE;
       if (gpu) {
-        vic_ggm_step st = {c->opt.device, 0, "", 0, 0};
+        vic_ggm_step st = {c->opt.device, 0, "", 0, 0, NULL};
         s = vic__ggm_gpu_build(c, &st, vb.rows, vb.n, vb.d, &p, ib, db);
         rep.seconds_kernel += st.seconds_kernel;
         rep.seconds_transfer += st.seconds_transfer;

@@ -21,12 +21,14 @@ void vic_shard_options_init_sized(vic_shard_options *o, size_t struct_size) {
   vic__init_sized(o, struct_size, &d, sizeof d);
 }
 
-/* Per device: its step, the pair result buffer, and its status. */
+/* Per device: its step, the pair result buffer, its merge workspace and
+ * its status. */
 typedef struct {
   vic_ggm_step step;
   vic_status status;
   int32_t *ids;
   float *dist;
+  vic_ggm_pairs *pairs; /* opened at the slot's first merge, kept to the end of the build */
 } slot_state;
 
 typedef struct {
@@ -41,6 +43,7 @@ typedef struct {
   int32_t count;       /* shards to build, or pairs to merge */
   const int32_t *a, *b;/* pairs (merge phase); a = shard list (build phase) */
   int merge;
+  vic_report *rep;     /* one slot alone: the steps' stages are added here */
 } shard_job;
 
 static vic_status build_one(shard_job *j, slot_state *sl, int32_t s) {
@@ -72,15 +75,18 @@ static vic_status merge_one(shard_job *j, slot_state *sl, int32_t a, int32_t b) 
   const int64_t fb = vic__shard_first(pl, b), nb = vic__shard_rows(pl, b);
   const int32_t d = j->v->d, k = j->st->k;
   const float *ra = j->v->rows + (size_t)fa * d, *rb = j->v->rows + (size_t)fb * d;
-  vic_status st =
-      j->gpu ? vic__ggm_gpu_merge(j->c, &sl->step, ra, na, rb, nb, d, j->p, vic__shard_own_ids(j->st, a),
-                                  vic__shard_own_dist(j->st, a), vic__shard_own_ids(j->st, b),
-                                  vic__shard_own_dist(j->st, b), k, sl->ids, sl->dist)
-             : vic__ggm_cpu_merge(j->c, j->o, ra, na, rb, nb, d, j->p, vic__shard_own_ids(j->st, a),
+  vic_status st = VIC_OK;
+  if (j->gpu && !sl->pairs) st = vic__ggm_gpu_pairs_open(j->c, &sl->step, pl->m, d, j->p, k, &sl->pairs);
+  if (st != VIC_OK) return st;
+  st = j->gpu ? vic__ggm_gpu_pairs_merge(j->c, &sl->step, sl->pairs, j->p, ra, na, rb, nb, vic__shard_own_ids(j->st, a),
+                                         vic__shard_own_dist(j->st, a), vic__shard_own_ids(j->st, b),
+                                         vic__shard_own_dist(j->st, b), k, sl->ids, sl->dist)
+              : vic__ggm_cpu_merge(j->c, j->o, ra, na, rb, nb, d, j->p, vic__shard_own_ids(j->st, a),
                                   vic__shard_own_dist(j->st, a), vic__shard_own_ids(j->st, b),
                                   vic__shard_own_dist(j->st, b), k, sl->ids, sl->dist);
   if (st != VIC_OK) return st;
   /* pair-local ids to global, then into both shards' running lists */
+  const double t = vic__now();
   int32_t *ria = vic__shard_res_ids(j->st, a), *rib = vic__shard_res_ids(j->st, b);
   float *rda = vic__shard_res_dist(j->st, a), *rdb = vic__shard_res_dist(j->st, b);
   /* rows are independent: all threads when one device runs alone (nested
@@ -93,6 +99,7 @@ static vic_status merge_one(shard_job *j, slot_state *sl, int32_t a, int32_t b) 
     if (u < na) vic__ggm_merge_list(ria + u * k, rda + u * k, k, l, sl->dist + u * k, k);
     else vic__ggm_merge_list(rib + (u - na) * k, rdb + (u - na) * k, k, l, sl->dist + u * k, k);
   }
+  if (j->rep) vic__report_stage(j->rep, "lists merged (host)", vic__now() - t);
   return VIC_OK;
 }
 
@@ -143,7 +150,7 @@ static int64_t rows_for_budget(int64_t n, int32_t d, int32_t k, const vic_ggm_pa
   int64_t lo = 1, hi = n;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo + 1) / 2;
-    size_t need = gpu ? vic__ggm_gpu_pair_bytes(mid, d, p) + (size_t)mid * 2 * k * 8
+    size_t need = gpu ? vic__ggm_gpu_pair_bytes(mid, d, p, k)
                       : (size_t)mid * 2 * ((size_t)d * 4 + (size_t)p->K * 16);
     if (need <= budget) lo = mid; else hi = mid - 1;
   }
@@ -209,7 +216,8 @@ static vic_status sharded(vic_ctx *c, const vic_data *v, vic_metric metric, cons
     slot[g].dist = vic__malloc(c, (size_t)2 * st.plan.m * k * sizeof(float), "pair lists");
     if (!slot[g].ids || !slot[g].dist) { s = VIC_E_NOMEM; goto done; }
   }
-  shard_job j = {c, o, v, &p, &st, gpu, slots, slot, 0, la, lb, 0};
+  shard_job j = {c, o, v, &p, &st, gpu, slots, slot, 0, la, lb, 0, slots == 1 ? rep : NULL};
+  slot[0].step.stages = j.rep; /* the kernels' stages: uploads, GNND, GGM, downloads */
 
   /* builds, `slots` shards at a time, checkpointed after each batch */
   double tb = vic__now();
@@ -301,6 +309,7 @@ stopped:
   }
 done:
   for (int g = 0; slot && g < slots; ++g) {
+    vic__ggm_gpu_pairs_close(slot[g].pairs);
     free(slot[g].ids);
     free(slot[g].dist);
   }

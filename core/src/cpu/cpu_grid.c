@@ -23,6 +23,11 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+int64_t vic__grid_ids32_rows = (int64_t)UINT32_MAX + 1;
 
 /* Mean points per cell aimed for.  Smaller cells scan fewer points but
  * visit more (mostly empty) cells; 1-1.5 measured best for k = 16 in 3-d. */
@@ -200,8 +205,14 @@ vic_status vic__grid_build(vic_ctx *c, const vic_data *x, vic_grid **out) {
 
   for (int64_t cidx = 0; cidx < g->ncells; ++cidx) g->start[cidx + 1] += g->start[cidx];
   g->pts = vic__malloc(c, (size_t)x->n * 3 * sizeof *g->pts, "grid points");
-  g->ids = g->pts ? vic__malloc(c, (size_t)x->n * sizeof *g->ids, "grid ids") : NULL;
-  int64_t *fill = g->ids ? vic__malloc(c, (size_t)g->ncells * sizeof *fill, "grid fill") : NULL;
+  /* row numbers in 4 bytes where they fit: the grid is held beside the
+   * lists it fills, so its bytes a point count in every build's peak */
+  const int narrow = x->n <= vic__grid_ids32_rows;
+  void *ids = NULL;
+  if (g->pts) ids = vic__malloc(c, (size_t)x->n * (narrow ? sizeof(uint32_t) : sizeof(int64_t)), "grid ids");
+  if (narrow) g->ids32 = ids;
+  else g->ids = ids;
+  int64_t *fill = ids ? vic__malloc(c, (size_t)g->ncells * sizeof *fill, "grid fill") : NULL;
   if (!fill) { s = VIC_E_NOMEM; goto fail; }
   memcpy(fill, g->start, (size_t)g->ncells * sizeof *fill);
   /* Serial scatter: stable (ascending ids within a cell), so the layout and
@@ -209,10 +220,17 @@ vic_status vic__grid_build(vic_ctx *c, const vic_data *x, vic_grid **out) {
   for (int64_t i = 0; i < x->n; ++i) {
     int64_t pos = fill[cell[i]]++;
     load_point(g, vic__row(x, i), g->pts + pos * 3);
-    g->ids[pos] = i;
+    if (narrow) g->ids32[pos] = (uint32_t)i;
+    else g->ids[pos] = i;
   }
   free(fill);
   free(cell);
+#ifdef __GLIBC__
+  /* glibc may have served these transients from its heap (its mmap
+   * threshold grows after large frees) and would keep their pages resident
+   * while the lists are written: hand them back now */
+  malloc_trim(0);
+#endif
   if (use_tree) { /* the cell order is a good start for the tree's partitions */
     free(g->start);
     g->start = NULL;
@@ -231,6 +249,7 @@ void vic__grid_free(vic_grid *g) {
   if (!g) return;
   free(g->pts);
   free(g->ids);
+  free(g->ids32);
   free(g->start);
   free(g->box);
   free(g);
@@ -238,7 +257,7 @@ void vic__grid_free(vic_grid *g) {
 
 size_t vic__grid_bytes(const vic_grid *g) {
   if (!g) return 0;
-  return sizeof *g + (size_t)g->n * (3 * sizeof(float) + sizeof(int64_t)) +
+  return sizeof *g + (size_t)g->n * (3 * sizeof(float) + (g->ids32 ? sizeof(uint32_t) : sizeof(int64_t))) +
          (g->start ? ((size_t)g->ncells + 1) * sizeof(int64_t) : 0) + (size_t)g->nodes * 6 * sizeof(float);
 }
 
@@ -407,7 +426,7 @@ static void run_queries(vic_ctx *c, const vic_grid *g, const vic_data *q, const 
           row = order[t];
           load_point(g, vic__row(q, row), p);
         } else {
-          row = g->ids[t];
+          row = grid_id(g, t);
           self = t;
           at = g->pts + 3 * t;
         }

@@ -22,7 +22,11 @@ static inline int is_leaf(int64_t lo, int64_t hi) { return hi - lo <= LEAF; }
 static inline void swap_points(vic_grid *g, int64_t i, int64_t j) {
   float *p = g->pts;
   for (int a = 0; a < 3; ++a) { float t = p[3 * i + a]; p[3 * i + a] = p[3 * j + a]; p[3 * j + a] = t; }
-  int64_t t = g->ids[i]; g->ids[i] = g->ids[j]; g->ids[j] = t;
+  if (g->ids32) {
+    uint32_t t = g->ids32[i]; g->ids32[i] = g->ids32[j]; g->ids32[j] = t;
+  } else {
+    int64_t t = g->ids[i]; g->ids[i] = g->ids[j]; g->ids[j] = t;
+  }
 }
 
 /* Partial sort of [lo, hi) along axis ax so that no point before kth is

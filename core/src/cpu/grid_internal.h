@@ -18,12 +18,20 @@ struct vic_grid {
   float slack[3];          /* rounding margin taken off every gap so bounds stay conservative */
   int any_periodic;
   float *pts;              /* n x 3 coordinates in cell order (periodic axes wrapped into [0, L)) */
-  int64_t *ids;            /* original row of each stored point */
+  int64_t *ids;            /* original row of each stored point, or NULL when ids32 holds them */
+  uint32_t *ids32;         /* the same in 4 bytes, where every row number fits (n <= vic__grid_ids32_rows) */
   int64_t *start;          /* ncells + 1 offsets into pts (NULL with a tree) */
   int tree;                /* 1: pts are in kd-tree order and box holds the node boxes */
   int64_t nodes;           /* nodes of the implicit tree (node i has children 2i+1, 2i+2) */
   float *box;              /* 6 floats per node: lower corner, upper corner */
 };
+
+/* The original row of stored point i. */
+static inline int64_t grid_id(const vic_grid *g, int64_t i) { return g->ids32 ? (int64_t)g->ids32[i] : g->ids[i]; }
+
+/* The most points whose rows the grid stores in 32 bits (2^32; tests lower
+ * it to run the 64-bit layout on small sets). */
+extern int64_t vic__grid_ids32_rows;
 
 /* The minimum-image difference of two wrapped coordinates (t = a - b).
  * The period is taken off the coordinate that is at least L/2 before the
@@ -78,7 +86,7 @@ static inline void scan_range(const vic_grid *g, int64_t a, int64_t b, const flo
     }
     float d2 = dx * dx + dy * dy + dz * dz;
     if (d2 <= bound && i != self_pos) {
-      klist_push(h, d2, g->ids[i]);
+      klist_push(h, d2, grid_id(g, i));
       bound = klist_bound(h);
     }
   }

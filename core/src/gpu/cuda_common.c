@@ -72,6 +72,7 @@ void vic__cuda_call_init(vic_ctx *c, vick_call *call, int device, size_t budget,
   call->seed = c->opt.seed;
   call->progress = threaded ? poll_cancel : poll_ctx;
   call->user = c;
+  call->threads = vic__threads(c);
 }
 
 vic_status vic__kernel_status(vic_ctx *c, int rc, const vick_call *call, const char *what) {
@@ -93,6 +94,12 @@ vic_status vic__cuda_translate(vic_ctx *c, int rc, const vick_call *call, vic_me
 }
 
 void vic__cuda_parallel(int slots, void (*job)(void *arg, int slot), void *arg) {
+  /* one slot: on the calling thread, so that the job's own parallel
+   * regions (staged copies) are not nested in a team of one */
+  if (slots == 1) {
+    job(arg, 0);
+    return;
+  }
   /* one thread per slot; should the runtime give fewer (nested regions),
    * the threads it gives take the slots in turn */
 #ifdef _OPENMP

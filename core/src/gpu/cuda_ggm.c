@@ -4,6 +4,7 @@
  * context. */
 #include "cuda_internal.h"
 #include "ggm_engine.h"
+#include "vic_kernels_ggm_pairs.h"
 #include "vic_kernels_gnnd.h"
 
 #include <stdio.h>
@@ -17,6 +18,8 @@ static vick_gnnd_params kparams(const vic_ggm_params *p) {
 static vic_status finish(vic_ggm_step *st, const vick_call *call, int rc, const char *what) {
   st->seconds_kernel += call->seconds_kernel;
   st->seconds_transfer += call->seconds_transfer;
+  if (st->stages && rc == VICK_OK)
+    for (int i = 0; i < call->n_stages; ++i) vic__report_stage(st->stages, call->stages[i].name, call->stages[i].seconds);
   switch (rc) {
   case VICK_OK: return VIC_OK;
   case VICK_NOMEM:
@@ -54,9 +57,35 @@ vic_status vic__ggm_gpu_merge(vic_ctx *c, vic_ggm_step *st, const float *rows1, 
   return finish(st, &call, vick_gnnd_merge_blocks(&call, rows1, n1, rows2, n2, d, &q, &g1, &g2, &out), "ggm merge");
 }
 
-size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p) {
+vic_status vic__ggm_gpu_pairs_open(vic_ctx *c, vic_ggm_step *st, int64_t m, int32_t d, const vic_ggm_params *p,
+                                   int32_t k, vic_ggm_pairs **out) {
+  vick_call call;
+  vic__cuda_call_init(c, &call, st->device, 0, st->threaded);
   vick_gnnd_params q = kparams(p);
-  return vick_gnnd_bytes(2 * m, d, &q, 1);
+  vick_ggm_pairs *w = NULL;
+  vic_status s = finish(st, &call, vick_ggm_pairs_open(&call, m, d, &q, k, &w), "ggm pair workspace");
+  *out = (vic_ggm_pairs *)w;
+  return s;
+}
+
+vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs *w, const vic_ggm_params *p,
+                                    const float *rows1, int64_t n1, const float *rows2, int64_t n2, const int32_t *ids1, const float *dist1,
+                                    const int32_t *ids2, const float *dist2, int32_t k, int32_t *out_ids,
+                                    float *out_dist) {
+  vick_call call;
+  vic__cuda_call_init(c, &call, st->device, 0, st->threaded);
+  vick_gnnd_graph g1 = {n1, p->K, (int32_t *)ids1, (float *)dist1};
+  vick_gnnd_graph g2 = {n2, p->K, (int32_t *)ids2, (float *)dist2};
+  vick_gnnd_graph out = {n1 + n2, k, out_ids, out_dist};
+  return finish(st, &call, vick_ggm_pairs_merge(&call, (vick_ggm_pairs *)w, rows1, n1, rows2, n2, &g1, &g2, &out),
+                "ggm merge");
+}
+
+void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w) { vick_ggm_pairs_close((vick_ggm_pairs *)w); }
+
+size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p, int32_t k) {
+  vick_gnnd_params q = kparams(p);
+  return vick_ggm_pairs_bytes(m, d, &q, k);
 }
 
 size_t vic__ggm_gpu_build_bytes(int64_t n, int32_t d, const vic_ggm_params *p) {

@@ -408,7 +408,7 @@ static int small_batch(vic_ctx *c, const ggnn_set *set, const vic_data *q, const
   *s = vic__kernel_status(c, vick_gsearch_query(&call, gs, rows, q->n, k, &p, ids, dist), &call, "GGNN small batch");
   if (*s != VIC_OK) return 1;
   /* squared L2 in the prepared rows: the metric's true distance */
-  for (int64_t i = 0; i < q->n * (int64_t)k; ++i) dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(q->metric, dist[i]);
+  vic__true_dists(c, q->metric, q->n * (int64_t)k, ids, dist);
   vic__cuda_copy_stages(rep, &call);
   vic__report_reason(rep, "GGNN bottom layer, small-batch search on the GPU (%lld queries, threshold %.0f; t0 %d, "
                           "hop limit %d)", (long long)q->n, threshold, (int)p.searches, (int)p.hops);
@@ -452,8 +452,8 @@ vic_status vic__cuda_ggnn_index_search(vic_ctx *c, void *handle, const vic_data 
   if (s != VIC_OK) return s;
   /* Euclidean in the prepared rows: square to the working distance, then
    * the metric's true distance as everywhere else */
-  for (int64_t i = 0; i < q->n * (int64_t)k; ++i)
-    dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(q->metric, dist[i] * dist[i]);
+  for (int64_t i = 0; i < q->n * (int64_t)k; ++i) dist[i] *= dist[i];
+  vic__true_dists(c, q->metric, q->n * (int64_t)k, ids, dist);
   vic__report_reason(rep, "GGNN search on the GPU, tau = %g", (double)tau);
   return VIC_OK;
 }

@@ -58,7 +58,27 @@ vic_status vic__ggm_gpu_merge(vic_ctx *c, vic_ggm_step *st, const float *rows1, 
   return VIC_E_NODEVICE;
 }
 
-size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p) { (void)m; (void)d; (void)p; return 0; }
+vic_status vic__ggm_gpu_pairs_open(vic_ctx *c, vic_ggm_step *st, int64_t m, int32_t d, const vic_ggm_params *p,
+                                   int32_t k, vic_ggm_pairs **out) {
+  (void)c; (void)m; (void)d; (void)p; (void)k;
+  *out = NULL;
+  snprintf(st->message, sizeof st->message, "this build of Vicinity has no CUDA backend");
+  return VIC_E_NODEVICE;
+}
+vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs *w, const vic_ggm_params *p,
+                                    const float *rows1, int64_t n1, const float *rows2, int64_t n2, const int32_t *ids1,
+                                    const float *dist1, const int32_t *ids2, const float *dist2, int32_t k,
+                                    int32_t *out_ids, float *out_dist) {
+  (void)c; (void)w; (void)p; (void)rows1; (void)n1; (void)rows2; (void)n2; (void)ids1; (void)dist1; (void)ids2;
+  (void)dist2; (void)k; (void)out_ids; (void)out_dist;
+  snprintf(st->message, sizeof st->message, "this build of Vicinity has no CUDA backend");
+  return VIC_E_NODEVICE;
+}
+void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w) { (void)w; }
+size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p, int32_t k) {
+  (void)m; (void)d; (void)p; (void)k;
+  return 0;
+}
 size_t vic__ggm_gpu_build_bytes(int64_t n, int32_t d, const vic_ggm_params *p) { (void)n; (void)d; (void)p; return 0; }
 
 vic_status vic__ggm_gpu_devices(vic_ctx *c, int *first, int *count) {

@@ -265,6 +265,15 @@ static int gpu_usable(vic_ctx *c) {
   return 0;
 }
 
+/* The first search finds its buffers, pinned staging and kernels ready,
+ * whether the graph was uploaded or built on the device. */
+static vic_status reserve(vic_ctx *c, vick_gsearch *gs) {
+  vick_call call;
+  vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
+  return vic__kernel_status(c, vick_gsearch_reserve(&call, gs, VIC_GS_RESERVE_QUERIES, VIC_GS_RESERVE_K), &call,
+                            "graph search buffers");
+}
+
 static vic_status attach(vic_ctx *c, vic_index *ix, const float *rows) {
   vick_call call;
   vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
@@ -273,11 +282,7 @@ static vic_status attach(vic_ctx *c, vic_index *ix, const float *rows) {
   vic_status s = vic__kernel_status(c, rc, &call, "graph upload");
   if (s != VIC_OK) return s;
   ix->flat.gpu = gs;
-  /* the first search finds its buffers and kernels ready */
-  vic__cuda_call_init(c, &call, c->opt.device, 0, 0);
-  s = vic__kernel_status(c, vick_gsearch_reserve(&call, gs, VIC_GS_RESERVE_QUERIES, VIC_GS_RESERVE_K), &call,
-                         "graph search buffers");
-  if (s != VIC_OK) return s;
+  if ((s = reserve(c, gs)) != VIC_OK) return s;
   vick_gsearch_info info;
   vick_gsearch_info_get(gs, &info);
   vic__log(c, VIC_LOG_INFO, "%s graph on the device: degree %d, %lld weakly connected components (%d entry points)",
@@ -436,6 +441,9 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
     g->gpu = gs;
     if (s == VIC_OK) {
       vic__cuda_copy_stages(&ix->report, &call);
+      s = reserve(c, gs);
+    }
+    if (s == VIC_OK) {
       if (o->method != VIC_METHOD_AUTO) /* AUTO's reason stands */
         vic__report_reason(&ix->report, "requested by the caller: GRNND graph on the GPU (S %d, R %d, T1 %d, T2 %d, "
                                         "rho %.2f; mean degree %.1f)", p.s, p.r, p.t1, p.t2, (double)p.rho, deg);
@@ -458,7 +466,7 @@ vic_status vic__flat_build(vic_ctx *c, vic_index *ix, const vic_build_options *o
 #ifdef VIC_WITH_CUDA
     if (gpu && (s = tsdg_on_device(c, ix, o, k, alpha, lambda0, degree, &owned)) != VIC_E_NOMEM) {
       free(owned);
-      if (s != VIC_OK) return s;
+      if (s != VIC_OK || (s = reserve(c, ix->flat.gpu)) != VIC_OK) return s;
       return flat_done(c, ix, gpu, t0);
     }
     if (gpu) { /* too large for the device in one piece: lists through the host (sharded GNND) */
@@ -529,7 +537,7 @@ vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, 
                          &call, "graph search");
     free(owned);
     if (s != VIC_OK) return s;
-    for (int64_t i = 0; i < q->n * (int64_t)k; ++i) dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(ix->x.metric, dist[i]);
+    vic__true_dists(c, ix->x.metric, q->n * (int64_t)k, ids, dist);
     vic__cuda_copy_stages(rep, &call);
     rep->backend = VIC_BACKEND_CUDA;
     char hl[32] = "no hop limit";

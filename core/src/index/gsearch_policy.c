@@ -13,23 +13,27 @@
  * blocks fit in one wave of the device: a second wave takes the slower
  * pivot-kernel path.  GRNND's graph has no occlusion order and joins
  * disconnected islands by few edges, so it needs more hops and fewer
- * searches.  GGNN's bottom layer takes TSDG's wide searches: its rows are
- * short (degree k_build), so a hop is one pass of the block.  k > 32
+ * searches.  GGNN's bottom layer takes TSDG's wide searches with more
+ * hops: its rows are short (degree k_build), so a hop is one pass of the
+ * block but reaches fewer nodes, and TSDG's four stop short of the
+ * recall its small batches reach (BENCHMARKS.md).  k > 32
  * (128-key rankings): t0 16 keeps t0 x k merged keys <= 2048, with no hop
  * limit.  The sweeps behind these are in BENCHMARKS.md (graph search). */
 #define SMALL_SEARCHES 16
 #define SMALL_HOPS_WIDE 4 /* t0 24 or 32 */
 #define SMALL_HOPS_TSDG 6
 #define SMALL_HOPS_GRNND 8
+#define SMALL_HOPS_GGNN 6
 
 static void small_defaults(vic_gs_graph graph, int64_t m, int32_t wave_blocks, int32_t *t0, int32_t *hops) {
   *t0 = SMALL_SEARCHES;
   *hops = graph == VIC_GS_GRNND ? SMALL_HOPS_GRNND : SMALL_HOPS_TSDG;
   if (graph == VIC_GS_GRNND) return;
+  if (graph == VIC_GS_GGNN) *hops = SMALL_HOPS_GGNN;
   for (int32_t wide = 32; wide > SMALL_SEARCHES; wide -= 8)
     if (m * wide <= wave_blocks) {
       *t0 = wide;
-      *hops = SMALL_HOPS_WIDE;
+      *hops = graph == VIC_GS_GGNN ? SMALL_HOPS_GGNN : SMALL_HOPS_WIDE;
       return;
     }
 }

@@ -47,10 +47,42 @@ static vic_status range_verdict(vic_ctx *c, const vic_data *x, const float *lo, 
   return VIC_OK;
 }
 
+/* One row into the running box lo, hi; 0 when a value is not finite.
+ * Branch-free over restrict pointers, so that it vectorises. */
+static int row_scan(const float *restrict r, float *restrict lo, float *restrict hi, int32_t d) {
+  int finite = 1;
+  for (int32_t j = 0; j < d; ++j) {
+    const float v = r[j];
+    finite &= v - v == 0.f; /* false for inf and NaN */
+    lo[j] = v < lo[j] ? v : lo[j];
+    hi[j] = v > hi[j] ? v : hi[j];
+  }
+  return finite;
+}
+
+/* Values below which a pass runs on the calling thread, outside any
+ * parallel region: a region's start costs more than such a pass (a few
+ * queries), and regions of other sizes than the usual one make OpenMP
+ * end and start pool threads. */
+#define SERIAL_VALUES 65536
+
 static int zero_row(const float *r, int32_t d) {
   for (int32_t j = 0; j < d; ++j)
     if (r[j] != 0.f) return 0;
   return 1;
+}
+
+/* Rows [i0, i1) into the box lo, hi (started from row i0); the first bad
+ * row (non-finite, or zero for cosine) or INT64_MAX. */
+static int64_t scan_rows(const vic_data *x, int64_t i0, int64_t i1, int cosine, float *lo, float *hi) {
+  const int32_t d = x->d;
+  const float *r0 = vic__row(x, i0);
+  for (int32_t j = 0; j < d; ++j) lo[j] = hi[j] = isfinite(r0[j]) ? r0[j] : 0.f;
+  for (int64_t i = i0; i < i1; ++i) {
+    const float *r = vic__row(x, i);
+    if (!row_scan(r, lo, hi, d) || (cosine && zero_row(r, d))) return i;
+  }
+  return INT64_MAX;
 }
 
 void vic__unit_row(const float *r, int32_t d, float *out) {
@@ -71,10 +103,16 @@ void vic__unit_row(const float *r, int32_t d, float *out) {
 vic_status vic__check_distances(vic_ctx *c, int64_t n, int32_t k, const int64_t *ids, const float *dist,
                                 const char *what) {
   int64_t bad = INT64_MAX;
+  if (n * (int64_t)k < SERIAL_VALUES) {
+    for (int64_t i = 0; i < n && bad == INT64_MAX; ++i)
+      for (int32_t t = 0; t < k; ++t)
+        if (ids[i * k + t] >= 0 && !isfinite(dist[i * k + t])) { bad = i; break; }
+  } else {
 #pragma omp parallel for num_threads(vic__threads(c)) reduction(min : bad) schedule(static, 4096)
-  for (int64_t i = 0; i < n; ++i)
-    for (int32_t t = 0; t < k; ++t)
-      if (ids[i * k + t] >= 0 && !isfinite(dist[i * k + t])) { bad = i < bad ? i : bad; break; }
+    for (int64_t i = 0; i < n; ++i)
+      for (int32_t t = 0; t < k; ++t)
+        if (ids[i * k + t] >= 0 && !isfinite(dist[i * k + t])) { bad = i < bad ? i : bad; break; }
+  }
   if (bad == INT64_MAX) return VIC_OK;
   int32_t t = 0;
   while (ids[bad * k + t] < 0 || isfinite(dist[bad * k + t])) ++t;
@@ -131,32 +169,29 @@ vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
       if (!(x->box[j] >= 0) || !isfinite(x->box[j]))
         return vic__fail(c, VIC_E_ARGUMENT, "periodic box length %d is %g; it must be > 0 (or 0 for an open axis)", (int)j, x->box[j]);
   }
-  /* One parallel pass: the first row with a non-finite value (or, for
-   * cosine, the zero row) and the bounding box, per thread then merged. */
+  /* One pass: the first row with a non-finite value (or, for cosine, the
+   * zero row) and the bounding box, per thread then merged.  Small inputs
+   * (a few queries) on the calling thread, outside any parallel region. */
   const int32_t d = x->d;
-  const int cosine = x->metric == VIC_COSINE, threads = vic__threads(c);
+  const int cosine = x->metric == VIC_COSINE;
+  const int threads = x->n * (int64_t)d < SERIAL_VALUES ? 1 : vic__threads(c);
   float *box = vic__malloc(c, 2 * (size_t)d * (size_t)threads * sizeof *box, "range check");
   if (!box) return VIC_E_NOMEM;
   int64_t bad = INT64_MAX;
+  if (threads == 1) {
+    bad = scan_rows(x, 0, x->n, cosine, box, box + d);
+  } else {
 #pragma omp parallel num_threads(threads) reduction(min : bad)
-  {
-    int t = 0;
+    {
+      int t = 0, nt = 1;
 #ifdef _OPENMP
-    t = omp_get_thread_num();
+      t = omp_get_thread_num();
+      nt = omp_get_num_threads();
 #endif
-    float *lo = box + 2 * (size_t)d * (size_t)t, *hi = lo + d;
-    const float *r0 = vic__row(x, 0);
-    for (int32_t j = 0; j < d; ++j) lo[j] = hi[j] = isfinite(r0[j]) ? r0[j] : 0.f;
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < x->n; ++i) {
-      const float *r = vic__row(x, i);
-      int finite = 1;
-      for (int32_t j = 0; j < d; ++j) { /* branch-free: vectorises */
-        finite &= r[j] - r[j] == 0.f;   /* false for inf and NaN */
-        lo[j] = r[j] < lo[j] ? r[j] : lo[j];
-        hi[j] = r[j] > hi[j] ? r[j] : hi[j];
-      }
-      if ((!finite || (cosine && zero_row(r, d))) && i < bad) bad = i;
+      const int64_t i0 = x->n * t / nt, i1 = x->n * (t + 1) / nt;
+      float *lo = box + 2 * (size_t)d * (size_t)t;
+      const int64_t b = scan_rows(x, i0 < i1 ? i0 : 0, i0 < i1 ? i1 : 1, cosine, lo, lo + d);
+      bad = b < bad ? b : bad;
     }
   }
   if (bad != INT64_MAX) {
@@ -168,7 +203,7 @@ vic_status vic_data_validate(vic_ctx *c, const vic_data *x) {
                          (long long)bad, (int)j, isnan(r[j]) ? "NaN" : "infinite");
     return vic__fail(c, VIC_E_ARGUMENT, "row %lld is the zero vector; the cosine metric is undefined for it", (long long)bad);
   }
-  for (int t = 1; t < threads; ++t) {
+  for (int t = 1; t < threads; ++t) { /* a thread without rows of its own scanned row 0: same box */
     const float *lo = box + 2 * (size_t)d * (size_t)t, *hi = lo + d;
     for (int32_t j = 0; j < d; ++j) {
       box[j] = lo[j] < box[j] ? lo[j] : box[j];
@@ -206,6 +241,15 @@ float vic__true_dist(vic_metric m, float work) {
   case VIC_COSINE: return 0.5f * work;
   default: return work;
   }
+}
+
+void vic__true_dists(vic_ctx *c, vic_metric m, int64_t n, const int64_t *ids, float *dist) {
+  if (n < SERIAL_VALUES) {
+    for (int64_t i = 0; i < n; ++i) dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(m, dist[i]);
+    return;
+  }
+#pragma omp parallel for num_threads(vic__threads(c)) schedule(static)
+  for (int64_t i = 0; i < n; ++i) dist[i] = ids[i] < 0 ? INFINITY : vic__true_dist(m, dist[i]);
 }
 
 void vic__true_lists(vic_ctx *c, vic_metric m, int64_t n, int32_t k, int64_t *ids, float *dist) {

@@ -135,6 +135,10 @@ float vic__true_dist(vic_metric m, float work);
  * working distances to one float, and such runs are then ordered by id;
  * missing entries (id < 0) become +inf.  Rows in parallel. */
 void vic__true_lists(vic_ctx *c, vic_metric m, int64_t n, int32_t k, int64_t *ids, float *dist);
+/* Working distances of n entries into true ones in place, INFINITY where
+ * ids[i] < 0 (no sort: for lists whose order the conversion keeps, e.g. a
+ * search's results); parallel for large n. */
+void vic__true_dists(vic_ctx *c, vic_metric m, int64_t n, const int64_t *ids, float *dist);
 
 /* Row r scaled to unit length (computed in a frame scaled by its largest
  * magnitude, so no value range overflows); the zero row stays zero. */
