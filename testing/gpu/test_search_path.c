@@ -166,8 +166,12 @@ static void bad_queries_case(vic_ctx *c, vic_index *ix, vic_method method, const
       snprintf(msg, sizeof msg, "%s", vic_ctx_error(c));
       vic_knn nn;
       const vic_status st = vic_index_search(c, ix, &qd, &so, &nn);
-      /* (one row alone spans no range: kind 3 is fine at batch 1) */
-      CHECK(st == want && (want == VIC_OK || (!strcmp(msg, vic_ctx_error(c)) && !nn.ids && !nn.dist)),
+      /* One row alone spans no range, so kind 3 passes validation at batch
+       * 1; its distances to the rows still overflow a float, which the
+       * search refuses after its kernel, with no results. */
+      const int overflow = kind == 3 && n == 1;
+      CHECK(overflow ? st != VIC_OK && strstr(vic_ctx_error(c), "rescale the data") && !nn.ids && !nn.dist
+                     : st == want && (want == VIC_OK || (!strcmp(msg, vic_ctx_error(c)) && !nn.ids && !nn.dist)),
             "%s batch %lld, bad queries %d: %d '%s', vic_data_validate %d '%s'", vic_method_name(method),
             (long long)n, kind, (int)st, vic_ctx_error(c), (int)want, msg);
       CHECK(want != VIC_OK || kind == 3, "%s batch %lld: bad queries %d passed validation", vic_method_name(method),
