@@ -20,11 +20,15 @@ static const char *base_name(const char *path) {
   return s ? s + 1 : path;
 }
 
+/* The vick code of a failed CUDA call. */
+static int cuda_code(cudaError_t e) {
+  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) return VICK_NODEVICE;
+  return e == cudaErrorMemoryAllocation ? VICK_NOMEM : VICK_DEVICE;
+}
+
 int vick_cuda_fail(vick_call *call, cudaError_t e, const char *what, const char *file, int line) {
   cudaGetLastError(); /* clear a sticky-free error so the next call starts clean */
-  int code = (e == cudaErrorMemoryAllocation) ? VICK_NOMEM : VICK_DEVICE;
-  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) code = VICK_NODEVICE;
-  return vick_fail(call, code, "%s failed: %s (%s) at %s:%d", what, cudaGetErrorName(e), cudaGetErrorString(e),
+  return vick_fail(call, cuda_code(e), "%s failed: %s (%s) at %s:%d", what, cudaGetErrorName(e), cudaGetErrorString(e),
                    base_name(file), line);
 }
 
@@ -133,10 +137,38 @@ int vick_buf_reserve(vick_call *call, vick_env *env, vick_buf *b, size_t bytes, 
 }
 
 int vick_alloc_kept(vick_call *call, vick_env *env, void **p, size_t bytes, const char *what) {
+  vick_env unbudgeted;
+  size_t peak = call->peak_bytes;
+  if (!env) {
+    memset(&unbudgeted, 0, sizeof unbudgeted);
+    unbudgeted.budget = SIZE_MAX;
+    env = &unbudgeted;
+  }
   vick_buf b;
   int rc = vick_buf_alloc(call, env, &b, bytes, what);
+  if (env == &unbudgeted) call->peak_bytes = peak; /* no call's memory to report */
   *p = b.p;
   return rc;
+}
+
+void vick_free_kept(void *p) {
+  if (p) cudaFree(p);
+}
+
+int vick_pinned_alloc(vick_call *call, void **p, size_t bytes, unsigned flags, const char *what) {
+  *p = NULL;
+  cudaError_t e = cudaHostAlloc(p, bytes, flags);
+  if (e != cudaSuccess) {
+    *p = NULL;
+    cudaGetLastError();
+    return vick_fail(call, cuda_code(e), "cudaHostAlloc of %.1f MiB of pinned memory for %s failed: %s",
+                     bytes / 1048576.0, what, cudaGetErrorString(e));
+  }
+  return VICK_OK;
+}
+
+void vick_pinned_free(void *p) {
+  if (p) cudaFreeHost(p);
 }
 
 void vick_buf_free(vick_env *env, vick_buf *b) {

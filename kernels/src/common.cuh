@@ -109,10 +109,21 @@ void vick_buf_free(vick_env *env, vick_buf *b);
 /* Make b hold at least bytes (CUB temporaries sized at run time): a larger
  * buffer replaces a smaller one, contents not kept. */
 int vick_buf_reserve(vick_call *call, vick_env *env, vick_buf *b, size_t bytes, const char *what);
-/* A buffer that outlives the call (an index's arrays): allocated and
- * counted like vick_buf_alloc (budget, peak, message), then owned by the
- * caller, which releases it with cudaFree.  *p is NULL on failure. */
+/* A buffer that outlives the call (an index's arrays, a workspace kept
+ * across calls): allocated and counted like vick_buf_alloc (budget, peak,
+ * message), then owned by the caller, which releases it with
+ * vick_free_kept.  env NULL: no budget of its own (the owner sized it,
+ * e.g. a workspace that grows between calls), the same checks and message
+ * otherwise.  *p is NULL on failure. */
 int vick_alloc_kept(vick_call *call, vick_env *env, void **p, size_t bytes, const char *what);
+/* Release a vick_alloc_kept buffer (NULL: nothing), on the current device. */
+void vick_free_kept(void *p);
+/* Page-locked host memory for staging (flags as cudaHostAlloc's), outside
+ * the device budget: a failure gives the code vick_cuda_fail gives and a
+ * message naming `what` and the size; *p is NULL then.  Released with
+ * vick_pinned_free (NULL: nothing). */
+int vick_pinned_alloc(vick_call *call, void **p, size_t bytes, unsigned flags, const char *what);
+void vick_pinned_free(void *p);
 /* Bytes still available under the budget. */
 static inline size_t vick_budget_left(const vick_env *env) { return env->budget > env->used ? env->budget - env->used : 0; }
 

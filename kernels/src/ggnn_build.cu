@@ -109,17 +109,17 @@ extern "C" void vick_ggnn_free(vick_ggnn *g) {
   int prev = 0;
   cudaGetDevice(&prev);
   cudaSetDevice(g->device);
-  cudaFree(g->x);
-  cudaFree(g->perm);
+  vick_free_kept(g->x);
+  vick_free_kept(g->perm);
   for (int l = 0; l < GGNN_MAX_LAYERS; ++l) {
-    cudaFree(g->layer[l].base);
-    cudaFree(g->layer[l].down);
-    cudaFree(g->layer[l].graph);
-    cudaFree(g->layer[l].dist);
+    vick_free_kept(g->layer[l].base);
+    vick_free_kept(g->layer[l].down);
+    vick_free_kept(g->layer[l].graph);
+    vick_free_kept(g->layer[l].dist);
   }
-  cudaFree(g->forall);
-  cudaFree(g->dnn1);
-  cudaFree(g->entry);
+  vick_free_kept(g->forall);
+  vick_free_kept(g->dnn1);
+  vick_free_kept(g->entry);
   cudaSetDevice(prev);
   free(g);
 }

@@ -4,40 +4,13 @@
 // clusters) most components then hold no entry point and their points can
 // never be found.  The remedy keeps the design and only widens the entry
 // set: label the weakly connected components of the bottom graph (hook and
-// compress label propagation) and add one representative per component,
+// compress label propagation, graph_components.cu) and add one representative per component,
 // largest components first.  A query's first fetch then ranks all
 // representatives by distance, so it enters the component it belongs to.
 #include "ggnn_steps.cuh"
+#include "graph_components.cuh"
 
 #include <cub/cub.cuh>
-
-__global__ void ggnn_k_cc_init(int32_t *label, int64_t n) {
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) label[i] = (int32_t)i;
-}
-
-// Hook: for an edge between different trees, point the larger root at the smaller.
-__global__ void ggnn_k_cc_hook(const int32_t *__restrict__ graph, int k, int64_t n, int32_t *label, int *changed) {
-  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n * k) return;
-  int64_t i = t / k;
-  int32_t j = graph[t];
-  if (j < 0) return;
-  int32_t a = label[i], b = label[j];
-  if (a == b) return;
-  int32_t hi = a > b ? a : b, lo = a > b ? b : a;
-  atomicMin(&label[hi], lo);
-  *changed = 1;
-}
-
-// Compress: every label becomes its tree's root (labels only decrease).
-__global__ void ggnn_k_cc_compress(int32_t *label, int64_t n) {
-  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  int32_t l = label[i];
-  while (l != label[l]) l = label[l];
-  label[i] = l;
-}
 
 __global__ void ggnn_k_cc_sizes(const int32_t *label, int64_t n, int32_t *size) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -63,26 +36,6 @@ __global__ void ggnn_k_root_entries(const uint64_t *key, int cnt, int32_t *entry
   if (i < cnt) entry[i] = (int32_t)(key[i] & 0xffffffffu);
 }
 
-cudaError_t ggnn_label_components(const int32_t *graph, int k, int64_t n, int32_t *label, int *flag,
-                                  cudaStream_t st, int *rounds) {
-  const unsigned bn = (unsigned)((n + 255) / 256), bnk = (unsigned)((n * k + 255) / 256);
-  cudaError_t e;
-  ggnn_k_cc_init<<<bn, 256, 0, st>>>(label, n);
-  if ((e = cudaGetLastError()) != cudaSuccess) return e;
-  for (;;) {
-    int changed = 0;
-    if ((e = cudaMemsetAsync(flag, 0, sizeof(int), st)) != cudaSuccess) return e;
-    ggnn_k_cc_hook<<<bnk, 256, 0, st>>>(graph, k, n, label, flag);
-    if ((e = cudaGetLastError()) != cudaSuccess) return e;
-    ggnn_k_cc_compress<<<bn, 256, 0, st>>>(label, n);
-    if ((e = cudaGetLastError()) != cudaSuccess) return e;
-    if ((e = cudaMemcpyAsync(&changed, flag, sizeof(int), cudaMemcpyDeviceToHost, st)) != cudaSuccess) return e;
-    if ((e = cudaStreamSynchronize(st)) != cudaSuccess) return e;
-    ++*rounds;
-    if (!changed) return cudaSuccess;
-  }
-}
-
 // Scratch of ggnn_entries, released in one place.
 struct ggnn_entries_ws {
   vick_buf label, size, flag, key, key_sorted, tmp;
@@ -104,7 +57,7 @@ static int ggnn_component_roots(vick_call *call, vick_env *env, const vick_ggnn 
   VICK_TRY(vick_buf_alloc(call, env, &w->flag, 2 * sizeof(int), "GGNN component flags"));
   int32_t *label = (int32_t *)w->label.p, *size = (int32_t *)w->size.p;
   int *flag = (int *)w->flag.p;
-  cudaError_t e = ggnn_label_components(g->layer[0].graph, g->k, n, label, flag, 0, &rounds);
+  cudaError_t e = vick_label_components(g->layer[0].graph, g->k, n, label, flag, 0, &rounds);
   if (e != cudaSuccess) return vick_cuda_fail(call, e, "GGNN component labels", __FILE__, __LINE__);
   VICK_CUDA(call, cudaMemset(size, 0, n * sizeof(int32_t)));
   VICK_CUDA(call, cudaMemset(flag + 1, 0, sizeof(int)));
@@ -134,7 +87,7 @@ static int ggnn_entries_run(vick_call *call, vick_env *env, vick_ggnn *g, int co
   if (cover_components) VICK_TRY(ggnn_component_roots(call, env, g, w, &roots));
   const int take = roots < cap ? roots : cap;
   g->components = roots;
-  cudaFree(g->entry);
+  vick_free_kept(g->entry);
   g->entry = nullptr;
   g->n_entry = 0;
   VICK_TRY(vick_alloc_kept(call, env, (void **)&g->entry, (size_t)(ntop + take) * sizeof(int32_t),

@@ -299,24 +299,28 @@ static void ggnn_search_layout(int64_t m, int d, int32_t k, size_t *off_ids, siz
   *bytes = *off_dist + (size_t)m * k * 4;
 }
 
-static int ggnn_searcher_reserve(vick_call *call, vick_ggnn_searcher *s, int64_t m, int32_t k, size_t smem) {
+// env: the budget the buffers count against (NULL on a search call: its
+// bytes stay under GS_WS_MAX_BYTES, larger batches run on their own).
+static int ggnn_searcher_reserve(vick_call *call, vick_env *env, vick_ggnn_searcher *s, int64_t m, int32_t k,
+                                 size_t smem) {
   size_t oi, od, dev;
   ggnn_search_layout(m, s->g->d, k, &oi, &od, &dev);
   const size_t host = dev;
   if (dev > s->dev_cap) {
     VICK_CUDA(call, cudaStreamSynchronize(s->stream));
-    cudaFree(s->dev);
+    vick_free_kept(s->dev);
     s->dev = nullptr;
     s->dev_cap = 0;
-    VICK_CUDA(call, cudaMalloc((void **)&s->dev, dev + dev / 2));
+    VICK_TRY(vick_alloc_kept(call, env, (void **)&s->dev, dev + dev / 2, "GGNN search buffers"));
     s->dev_cap = dev + dev / 2;
   }
   if (host > s->host_cap) {
     VICK_CUDA(call, cudaStreamSynchronize(s->stream));
-    cudaFreeHost(s->host);
+    vick_pinned_free(s->host);
     s->host = nullptr;
     s->host_cap = 0;
-    VICK_CUDA(call, cudaMallocHost((void **)&s->host, host + host / 2));
+    VICK_TRY(
+        vick_pinned_alloc(call, (void **)&s->host, host + host / 2, cudaHostAllocDefault, "GGNN search staging"));
     s->host_cap = host + host / 2;
   }
   if ((int)smem > s->smem_set) {
@@ -333,8 +337,8 @@ extern "C" void vick_ggnn_searcher_free(vick_ggnn_searcher *s) {
   cudaSetDevice(s->g->device);
   if (s->stream) cudaStreamSynchronize(s->stream);
   vick_gsearch_free(s->small);
-  cudaFree(s->dev);
-  cudaFreeHost(s->host);
+  vick_free_kept(s->dev);
+  vick_pinned_free(s->host);
   if (s->ev_start) cudaEventDestroy(s->ev_start);
   if (s->ev_stop) cudaEventDestroy(s->ev_stop);
   if (s->stream) cudaStreamDestroy(s->stream);
@@ -343,17 +347,17 @@ extern "C" void vick_ggnn_searcher_free(vick_ggnn_searcher *s) {
   delete s;
 }
 
-static int ggnn_searcher_make(vick_call *call, vick_ggnn_searcher *s, int64_t m, int32_t k, int small) {
+static int ggnn_searcher_make(vick_call *call, vick_env *env, vick_ggnn_searcher *s, int64_t m, int32_t k,
+                              int small) {
   const vick_ggnn *g = s->g;
-  VICK_CUDA(call, cudaSetDevice(g->device));
   VICK_CUDA(call, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
   VICK_CUDA(call, cudaEventCreate(&s->ev_start));
   VICK_CUDA(call, cudaEventCreate(&s->ev_stop));
   ggnn_query_args a;
   ggnn_query_setup(g, m, k, 0.f, 0, &a);
-  VICK_TRY(ggnn_searcher_reserve(call, s, m, k, a.slab * GGNN_WARPS_PER_BLOCK));
+  VICK_TRY(ggnn_searcher_reserve(call, env, s, m, k, a.slab * GGNN_WARPS_PER_BLOCK));
   if (small) {
-    VICK_TRY(gs_create_borrowed(call, g->x, g->n, g->d, g->layer[0].graph, g->k, g->perm, &s->small));
+    VICK_TRY(gs_create_borrowed(call, env, g->x, g->n, g->d, g->layer[0].graph, g->k, g->perm, &s->small));
     VICK_TRY(vick_gsearch_reserve(call, s->small, m < 1024 ? m : 1024, k < 128 ? k : 128));
   }
   return VICK_OK;
@@ -369,13 +373,13 @@ extern "C" int vick_ggnn_searcher_create(vick_call *call, const vick_ggnn *g, in
   vick_ggnn_searcher *s = new (std::nothrow) vick_ggnn_searcher();
   if (!s) return vick_fail(call, VICK_NOMEM, "GGNN searcher: no host memory");
   s->g = g;
-  const int rc = ggnn_searcher_make(call, s, m, k, small);
-  if (rc != VICK_OK) {
-    vick_ggnn_searcher_free(s);
-    return rc;
-  }
-  *out = s;
-  return VICK_OK;
+  /* the kept buffers within this call's budget */
+  vick_env env;
+  int rc = vick_begin_on(call, &env, g->device);
+  if (rc == VICK_OK) rc = ggnn_searcher_make(call, &env, s, m, k, small);
+  if (rc != VICK_OK) vick_ggnn_searcher_free(s);
+  else *out = s;
+  return vick_end(call, &env, rc);
 }
 
 extern "C" const vick_gsearch *vick_ggnn_searcher_graph(const vick_ggnn_searcher *s) { return s ? s->small : nullptr; }
@@ -390,7 +394,7 @@ static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q
   ggnn_query_setup(g, m, k, tau, max_visits, &a);
   const size_t smem = a.slab * GGNN_WARPS_PER_BLOCK;
   VICK_CUDA(call, cudaSetDevice(g->device));
-  VICK_TRY(ggnn_searcher_reserve(call, s, m, k, smem));
+  VICK_TRY(ggnn_searcher_reserve(call, NULL, s, m, k, smem));
   size_t oi, od, bytes;
   ggnn_search_layout(m, d, k, &oi, &od, &bytes);
   float *dq = (float *)s->dev;

@@ -51,13 +51,6 @@ int ggnn_sym_place(vick_call *call, vick_env *env, const int32_t *req, int rcap,
 // d_nn1 of every bottom point (column 0 of layer 0) into g->dnn1.
 cudaError_t ggnn_extract_dnn1(vick_ggnn *g);
 
-// Weakly connected components of an n x k graph (-1 = no edge): label[i]
-// ends as the smallest node of i's component (hook larger roots to smaller
-// ones, then compress, until no edge joins two labels).  flag: one device
-// int of scratch; a host wait per round on stream st.
-cudaError_t ggnn_label_components(const int32_t *graph, int k, int64_t n, int32_t *label, int *flag,
-                                  cudaStream_t st, int *rounds);
-
 // Weakly connected components of the bottom graph; entry points = top
 // layer + one representative per component (largest first, at most cap);
 // scratch and g->entry within env's budget.

@@ -89,7 +89,7 @@ void gnnd__free(gnnd_dev *g) {
   void *bufs[] = {g->ids, g->dist, g->flags, g->locks, g->gnew, g->gold, g->cnt_new, g->cnt_old,
                   g->fwd_new, g->fwd_old, g->counter, g->extra, g->extra_dist, g->flat_ids, g->flat_dist};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
-    if (bufs[i]) cudaFree(bufs[i]);
+    vick_free_kept(bufs[i]);
   g->ids = NULL; g->dist = NULL; g->flags = NULL; g->locks = NULL; g->gnew = g->gold = NULL;
   g->cnt_new = g->cnt_old = g->fwd_new = g->fwd_old = NULL; g->counter = NULL;
   g->extra = g->flat_ids = NULL; g->extra_dist = g->flat_dist = NULL;

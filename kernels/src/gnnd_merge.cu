@@ -175,9 +175,9 @@ void vick_ggm_pairs_close(vick_ggm_pairs *s) {
   cudaSetDevice(s->device);
   if (s->env.stream) cudaStreamSynchronize(s->env.stream);
   gnnd__free(&s->g);
-  cudaFree(s->d_rows);
-  cudaFree(s->d_ids);
-  cudaFree(s->d_dist);
+  vick_free_kept(s->d_rows);
+  vick_free_kept(s->d_ids);
+  vick_free_kept(s->d_dist);
   vick_stage_free(&s->stage);
   if (s->env.stream) cudaStreamDestroy(s->env.stream);
   free(s);
@@ -202,11 +202,14 @@ int vick_ggm_pairs_open(vick_call *call, int64_t m, int32_t d, const vick_gnnd_p
   if ((rc = vick_stage_init(call, &s->stage, (size_t)32 << 20))) goto fail;
   gnnd__setup(&s->g, d, p, call->seed);
   if ((rc = gnnd__alloc(call, &s->g, (int64_t)n, 0))) goto fail;
-  if ((rc = GNND_CK(call, cudaMalloc((void **)&s->g.extra, n * s->g.K * 4)))) goto fail;
-  if ((rc = GNND_CK(call, cudaMalloc((void **)&s->g.extra_dist, n * s->g.K * 4)))) goto fail;
-  if ((rc = GNND_CK(call, cudaMalloc((void **)&s->d_rows, n * d * 4)))) goto fail;
-  if ((rc = GNND_CK(call, cudaMalloc((void **)&s->d_ids, n * k * 4)))) goto fail;
-  if ((rc = GNND_CK(call, cudaMalloc((void **)&s->d_dist, n * k * 4)))) goto fail;
+  /* kept buffers without a budget of their own: the core sized m with
+   * vick_ggm_pairs_bytes */
+  if ((rc = vick_alloc_kept(call, NULL, (void **)&s->g.extra, n * s->g.K * 4, "GGM set-aside lists"))) goto fail;
+  if ((rc = vick_alloc_kept(call, NULL, (void **)&s->g.extra_dist, n * s->g.K * 4, "GGM set-aside distances")))
+    goto fail;
+  if ((rc = vick_alloc_kept(call, NULL, (void **)&s->d_rows, n * d * 4, "GGM pair rows"))) goto fail;
+  if ((rc = vick_alloc_kept(call, NULL, (void **)&s->d_ids, n * k * 4, "GGM pair result ids"))) goto fail;
+  if ((rc = vick_alloc_kept(call, NULL, (void **)&s->d_dist, n * k * 4, "GGM pair result distances"))) goto fail;
   if ((rc = GNND_CK(call, cudaDeviceSynchronize()))) goto fail; /* the lock clear ran on the legacy stream */
   *out = s;
   return VICK_OK;

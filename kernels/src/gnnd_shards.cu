@@ -104,10 +104,17 @@ int gnnd__sharded_knn(vick_call *call, const float *rows, int64_t n, int32_t d, 
   s.d_ids = (int32_t *)s.b_ids.p;
   s.d_dist = (float *)s.b_dist.p;
   if ((rc = gnnd__alloc(call, &g, 2 * m, 1))) goto out;
-  if ((rc = GNND_CK(call, cudaMallocHost((void **)&s.h_ids, (size_t)2 * m * k * 4)))) goto out;
-  if ((rc = GNND_CK(call, cudaMallocHost((void **)&s.h_dist, (size_t)2 * m * k * 4)))) goto out;
-  if ((rc = GNND_CK(call, cudaMallocHost((void **)&s.H_ids, (size_t)n * K * 4)))) goto out;
-  if ((rc = GNND_CK(call, cudaMallocHost((void **)&s.H_dist, (size_t)n * K * 4)))) goto out;
+  if ((rc = vick_pinned_alloc(call, (void **)&s.h_ids, (size_t)2 * m * k * 4, cudaHostAllocDefault,
+                              "GNND pair result ids")))
+    goto out;
+  if ((rc = vick_pinned_alloc(call, (void **)&s.h_dist, (size_t)2 * m * k * 4, cudaHostAllocDefault,
+                              "GNND pair result distances")))
+    goto out;
+  if ((rc = vick_pinned_alloc(call, (void **)&s.H_ids, (size_t)n * K * 4, cudaHostAllocDefault, "GNND shard lists")))
+    goto out;
+  if ((rc = vick_pinned_alloc(call, (void **)&s.H_dist, (size_t)n * K * 4, cudaHostAllocDefault,
+                              "GNND shard distances")))
+    goto out;
 
   /* Phase 1: every shard's own graph; shard i+1's rows load meanwhile. */
   {
@@ -216,10 +223,10 @@ out:
   for (int i = 0; i < 3; ++i) vick_buf_free(&s.env, &s.b_slot[i]);
   vick_buf_free(&s.env, &s.b_ids);
   vick_buf_free(&s.env, &s.b_dist);
-  cudaFreeHost(s.h_ids);
-  cudaFreeHost(s.h_dist);
-  cudaFreeHost(s.H_ids);
-  cudaFreeHost(s.H_dist);
+  vick_pinned_free(s.h_ids);
+  vick_pinned_free(s.h_dist);
+  vick_pinned_free(s.H_ids);
+  vick_pinned_free(s.H_dist);
   for (int i = 0; i < 2; ++i) {
     if (s.loaded[i]) cudaEventDestroy(s.loaded[i]);
     if (s.done[i]) cudaEventDestroy(s.done[i]);

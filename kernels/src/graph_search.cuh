@@ -86,9 +86,10 @@ int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int6
 
 /* A search index over rows and a graph already on the device, owned by
  * another index that outlives it (GGNN's bottom layer in its layer-0
- * order; dperm: the caller's id of each node, applied to the results). */
-int gs_create_borrowed(vick_call *call, const float *dx, int64_t n, int32_t d, const int32_t *dgraph, int32_t degree,
-                       const int32_t *dperm, vick_gsearch **out);
+ * order; dperm: the caller's id of each node, applied to the results);
+ * its own arrays kept within env's budget. */
+int gs_create_borrowed(vick_call *call, vick_env *env, const float *dx, int64_t n, int32_t d, const int32_t *dgraph,
+                       int32_t degree, const int32_t *dperm, vick_gsearch **out);
 
 /* the pivot kernel, for loading it ahead of the first call */
 const void *gs_pivot_kernel_ptr(void);
@@ -103,15 +104,18 @@ int gs_large_load(vick_call *call);
 int gs_small_wave_capacity(vick_call *call, vick_gsearch *g);
 
 /* A search graph over a graph built on the device (grnnd_adopt.cu): takes
- * d_x (n x d rows), d_g (n x degree ids) and d_occl (or NULL), which the
- * result owns (freed here on failure), after the work queued on st.  The
- * range and repeat checks run on the device, then gs_finish: the same
- * components and pivots as vick_gsearch_create makes of that graph. */
-int gs_adopt(vick_call *call, cudaStream_t st, int64_t n, int32_t d, float *d_x, int32_t *d_g, int32_t degree,
-             uint8_t *d_occl, int32_t max_entries, vick_gsearch **out);
+ * d_x (n x d rows), d_g (n x degree ids) and d_occl (or NULL), kept
+ * buffers (vick_free_kept) which the result owns (freed here on failure),
+ * after the work queued on st.  The range and repeat checks run on the
+ * device, then gs_finish: the same components and pivots as
+ * vick_gsearch_create makes of that graph, within env's budget (the
+ * build's call). */
+int gs_adopt(vick_call *call, vick_env *env, cudaStream_t st, int64_t n, int32_t d, float *d_x, int32_t *d_g,
+             int32_t degree, uint8_t *d_occl, int32_t max_entries, vick_gsearch **out);
 /* The rest of an index whose rows and graph are on the device (graph_search_entry.cu):
- * components, pivots, occupancy, workspace; target: pivots wanted (0 = the default). */
-int gs_finish(vick_call *call, vick_gsearch *g, int32_t target);
+ * components, pivots, occupancy, workspace; target: pivots wanted (0 = the default).
+ * Scratch and the kept arrays within env's budget. */
+int gs_finish(vick_call *call, vick_env *env, vick_gsearch *g, int32_t target);
 
 /* ------------------------------------------- small-batch workspace */
 /* What one search call runs on: its stream, events, device buffers (the

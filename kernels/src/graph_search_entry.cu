@@ -1,5 +1,6 @@
 /* Entry points of the graph search (graph_search_*.cu): a flat graph is
- * uploaded with its weakly connected components (union-find on the host)
+ * uploaded with its weakly connected components (labelled on the device,
+ * graph_components.cu, grouped on the host)
  * and a set of pivots, random nodes spread over the components in
  * proportion to their sizes, at least one in each (the largest first, up to
  * GS_PIVOTS_MAX).  Every search first finds the query's nearest pivots (a
@@ -10,6 +11,7 @@
  * diversified graph often join several far-apart islands by a few edges,
  * so the representative nearest a query can lie in another island than the
  * query's, and the search cannot cross over by a greedy walk. */
+#include "graph_components.cuh"
 #include "graph_search.cuh"
 
 #include <stdlib.h>
@@ -121,35 +123,6 @@ static int gs_rows_unique(const int32_t *graph, int64_t n, int32_t degree) {
   return unique;
 }
 
-/* ------------------------------------------- components on the device */
-/* Weakly connected components by hooking and compressing (labels only
- * decrease): at the end every node's label is the smallest id of its
- * component, the root a union-find that links the larger root under the
- * smaller finds, so the layout below is the same either way. */
-__global__ void gs_cc_init(int32_t *label, int64_t n) {
-  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) label[i] = (int32_t)i;
-}
-
-__global__ void gs_cc_hook(const int32_t *__restrict__ graph, int degree, int64_t n, int32_t *label, int *changed) {
-  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n * degree) return;
-  const int32_t j = graph[t];
-  if (j < 0) return;
-  const int32_t a = label[t / degree], b = label[j];
-  if (a == b) return;
-  atomicMin(&label[a > b ? a : b], a > b ? b : a);
-  *changed = 1;
-}
-
-__global__ void gs_cc_compress(int32_t *label, int64_t n) {
-  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  int32_t l = label[i];
-  while (l != label[l]) l = label[l];
-  label[i] = l;
-}
-
 /* Whether some row repeats an id (one thread per row). */
 __global__ void gs_rows_repeat(const int32_t *__restrict__ graph, int degree, int64_t n, int *repeat) {
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -177,35 +150,24 @@ __global__ void gs_pivot_rows(const float *__restrict__ x, int d, const int32_t 
 
 static unsigned gs_blocks(int64_t n) { return (unsigned)((n + 255) / 256); }
 
-/* Labels of the graph on the device (dgraph) into labels (host, n). */
-static int gs_labels(vick_call *call, const int32_t *dgraph, int64_t n, int32_t degree, int32_t *labels) {
-  int32_t *dl = NULL;
-  int *dflag = NULL;
-  int rc = VICK_OK;
-  cudaError_t e = cudaMalloc((void **)&dl, (size_t)n * 4);
-  if (e == cudaSuccess) e = cudaMalloc((void **)&dflag, sizeof(int));
-  if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaMalloc (component labels)", __FILE__, __LINE__);
+/* Labels of the graph on the device (dgraph) into labels (host, n): each
+ * node's smallest component member (graph_components.cu). */
+static int gs_labels(vick_call *call, vick_env *env, const int32_t *dgraph, int64_t n, int32_t degree,
+                     int32_t *labels) {
+  vick_buf dl = {}, dflag = {};
+  int rounds = 0;
+  int rc = vick_buf_alloc(call, env, &dl, (size_t)n * 4, "graph search component labels");
+  if (rc == VICK_OK) rc = vick_buf_alloc(call, env, &dflag, sizeof(int), "graph search component flag");
   if (rc == VICK_OK) {
-    gs_cc_init<<<gs_blocks(n), 256>>>(dl, n);
-    for (int it = 0; rc == VICK_OK; ++it) {
-      int changed = 0;
-      e = cudaMemset(dflag, 0, sizeof(int));
-      if (e == cudaSuccess) {
-        gs_cc_hook<<<gs_blocks(n * degree), 256>>>(dgraph, degree, n, dl, dflag);
-        gs_cc_compress<<<gs_blocks(n), 256>>>(dl, n);
-        e = cudaGetLastError();
-      }
-      if (e == cudaSuccess) e = cudaMemcpy(&changed, dflag, sizeof(int), cudaMemcpyDeviceToHost);
-      if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "component labels", __FILE__, __LINE__);
-      if (!changed) break;
-    }
+    cudaError_t e = vick_label_components(dgraph, degree, n, (int32_t *)dl.p, (int *)dflag.p, 0, &rounds);
+    if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "component labels", __FILE__, __LINE__);
   }
   if (rc == VICK_OK) {
-    e = cudaMemcpy(labels, dl, (size_t)n * 4, cudaMemcpyDeviceToHost);
+    cudaError_t e = cudaMemcpy(labels, dl.p, (size_t)n * 4, cudaMemcpyDeviceToHost);
     if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaMemcpy (component labels)", __FILE__, __LINE__);
   }
-  cudaFree(dl);
-  cudaFree(dflag);
+  vick_buf_free(env, &dflag);
+  vick_buf_free(env, &dl);
   return rc;
 }
 
@@ -309,32 +271,35 @@ static void gs_release(vick_gsearch *g) {
   cudaSetDevice(g->device);
   gs_ws_destroy(g);
   if (!g->borrowed) {
-    cudaFree(g->x);
-    cudaFree(g->g);
+    vick_free_kept(g->x);
+    vick_free_kept(g->g);
   }
-  cudaFree(g->occl);
-  cudaFree(g->pt);
-  cudaFree(g->pid);
-  cudaFree(g->pcomp);
-  cudaFree(g->members);
-  cudaFree(g->coff);
+  vick_free_kept(g->occl);
+  vick_free_kept(g->pt);
+  vick_free_kept(g->pid);
+  vick_free_kept(g->pcomp);
+  vick_free_kept(g->members);
+  vick_free_kept(g->coff);
   if (prev >= 0) cudaSetDevice(prev);
   free(g);
 }
 
 #define GS_STEP(expr)                                                       \
   if (rc == VICK_OK && (e = (expr)) != cudaSuccess) rc = vick_cuda_fail(call, e, #expr, __FILE__, __LINE__)
+/* A kept array of the index (common.cuh), counted against env's budget. */
+#define GS_KEEP(ptr, bytes, what) \
+  if (rc == VICK_OK) rc = vick_alloc_kept(call, env, (void **)&(ptr), (bytes), (what))
 
 /* The rest of an index whose rows and graph are on the device: the
  * components (labels on the device), the pivots and their rows, the
  * kernels' occupancy and the workspace.  target: pivots wanted (0 = the
  * default). */
-int gs_finish(vick_call *call, vick_gsearch *g, int32_t target) {
+int gs_finish(vick_call *call, vick_env *env, vick_gsearch *g, int32_t target) {
   const int64_t n = g->n;
   if (target == 0) target = n / 8 < GS_PIVOTS ? (int32_t)(n / 8 > 0 ? n / 8 : 1) : GS_PIVOTS;
   int32_t *label = (int32_t *)malloc((size_t)n * sizeof(int32_t));
   if (!label) return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the component labels");
-  int rc = gs_labels(call, g->g, n, g->degree, label);
+  int rc = gs_labels(call, env, g->g, n, g->degree, label);
   gs_layout L;
   memset(&L, 0, sizeof L);
   if (rc == VICK_OK) rc = gs_layout_make(call, label, n, target, &L);
@@ -344,11 +309,11 @@ int gs_finish(vick_call *call, vick_gsearch *g, int32_t target) {
   g->pivots = L.P;
   const size_t P = (size_t)L.P, dp = ((size_t)g->d + 3) / 4, npt = P * dp * 4;
   cudaError_t e = cudaSuccess;
-  GS_STEP(cudaMalloc((void **)&g->pt, npt * 4));
-  GS_STEP(cudaMalloc((void **)&g->pid, P * 4));
-  GS_STEP(cudaMalloc((void **)&g->pcomp, P * 4));
-  GS_STEP(cudaMalloc((void **)&g->members, (size_t)n * 4));
-  GS_STEP(cudaMalloc((void **)&g->coff, ((size_t)L.ncomp + 1) * 4));
+  GS_KEEP(g->pt, npt * 4, "graph search pivot rows");
+  GS_KEEP(g->pid, P * 4, "graph search pivot ids");
+  GS_KEEP(g->pcomp, P * 4, "graph search pivot components");
+  GS_KEEP(g->members, (size_t)n * 4, "graph search component members");
+  GS_KEEP(g->coff, ((size_t)L.ncomp + 1) * 4, "graph search component offsets");
   const double t0 = vick_now();
   GS_STEP(cudaMemcpy(g->pid, L.pid, P * 4, cudaMemcpyHostToDevice));
   GS_STEP(cudaMemcpy(g->pcomp, L.pcomp, P * 4, cudaMemcpyHostToDevice));
@@ -367,22 +332,22 @@ int gs_finish(vick_call *call, vick_gsearch *g, int32_t target) {
   return rc;
 }
 
-static int gs_upload(vick_call *call, vick_gsearch *g, const float *rows, const int32_t *graph, const uint8_t *occl) {
+static int gs_upload(vick_call *call, vick_env *env, vick_gsearch *g, const float *rows, const int32_t *graph,
+                     const uint8_t *occl) {
   const size_t nx = (size_t)g->n * g->d * 4, ng = (size_t)g->n * g->degree;
   /* pivots and their rows at most, labels and members */
   const size_t need = nx + ng * 4 + (occl ? ng : 0) + (size_t)GS_PIVOTS_MAX * (((size_t)g->d + 3) / 4 * 16 + 8) +
                       (size_t)g->n * 12;
-  size_t fr = 0, tot = 0;
-  VICK_CUDA(call, cudaMemGetInfo(&fr, &tot));
-  const size_t budget = call->memory_budget ? call->memory_budget : (size_t)(0.9 * (double)fr);
+  /* checked as a whole first: one message naming it all, nothing uploaded */
+  const size_t budget = vick_budget_left(env);
   if (need > budget)
     return vick_fail(call, VICK_NOMEM, "graph search: %zu bytes of rows and graph exceed the device budget %zu", need,
                      budget);
   int rc = VICK_OK;
   cudaError_t e = cudaSuccess;
-  GS_STEP(cudaMalloc((void **)&g->x, nx));
-  GS_STEP(cudaMalloc((void **)&g->g, ng * 4));
-  if (occl) GS_STEP(cudaMalloc((void **)&g->occl, ng));
+  GS_KEEP(g->x, nx, "graph search rows");
+  GS_KEEP(g->g, ng * 4, "graph search graph");
+  if (occl) GS_KEEP(g->occl, ng, "graph search occlusion factors");
   g->bytes = nx + ng * 4 + (occl ? ng : 0);
   const double t0 = vick_now();
   GS_STEP(cudaMemcpy(g->x, rows, nx, cudaMemcpyHostToDevice));
@@ -418,26 +383,24 @@ int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d
   g->d = d;
   g->degree = degree;
   g->unique_rows = gs_rows_unique(graph, n, degree);
-  int rc = VICK_OK;
-  cudaError_t e = cudaSetDevice(call->device);
-  if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaSetDevice", __FILE__, __LINE__);
+  /* the index's arrays are kept within this call's budget */
+  vick_env env;
+  int rc = vick_begin(call, &env);
   if (rc == VICK_OK) {
-    e = cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, call->device);
+    cudaError_t e = cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, call->device);
     if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "cudaDeviceGetAttribute", __FILE__, __LINE__);
   }
-  if (rc == VICK_OK) rc = gs_upload(call, g, rows, graph, occl);
-  if (rc == VICK_OK) rc = gs_finish(call, g, max_entries);
-  if (rc != VICK_OK) {
-    gs_release(g);
-    return rc;
-  }
-  call->seconds_total = vick_now() - t_start;
-  *out = g;
-  return VICK_OK;
+  if (rc == VICK_OK) rc = gs_upload(call, &env, g, rows, graph, occl);
+  if (rc == VICK_OK) rc = gs_finish(call, &env, g, max_entries);
+  if (rc != VICK_OK) gs_release(g);
+  else *out = g;
+  rc = vick_end(call, &env, rc);
+  call->seconds_total = vick_now() - t_start; /* the host checks above included */
+  return rc;
 }
 
-int gs_create_borrowed(vick_call *call, const float *dx, int64_t n, int32_t d, const int32_t *dgraph, int32_t degree,
-                       const int32_t *dperm, vick_gsearch **out) {
+int gs_create_borrowed(vick_call *call, vick_env *env, const float *dx, int64_t n, int32_t d, const int32_t *dgraph,
+                       int32_t degree, const int32_t *dperm, vick_gsearch **out) {
   *out = NULL;
   if (n < 1 || d < 1 || degree < 1 || n >= ((int64_t)1 << 31) - 1 || ((size_t)d + 3) / 4 * 16 * GS_PQT > 40000)
     return vick_fail(call, VICK_ARGUMENT, "graph search: a borrowed graph of n = %lld, d = %d, degree %d is not "
@@ -454,19 +417,21 @@ int gs_create_borrowed(vick_call *call, const float *dx, int64_t n, int32_t d, c
   g->perm = dperm;
   int rc = VICK_OK;
   cudaError_t e = cudaSuccess;
-  int *dflag = NULL, repeat = 1;
+  vick_buf flag = {};
+  int repeat = 1;
   GS_STEP(cudaSetDevice(call->device));
   GS_STEP(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, call->device));
-  GS_STEP(cudaMalloc((void **)&dflag, sizeof(int)));
+  if (rc == VICK_OK) rc = vick_buf_alloc(call, env, &flag, sizeof(int), "graph search repeat check");
+  int *dflag = (int *)flag.p;
   GS_STEP(cudaMemset(dflag, 0, sizeof(int)));
   if (rc == VICK_OK) {
     gs_rows_repeat<<<gs_blocks(n), 256>>>(dgraph, degree, n, dflag);
     GS_STEP(cudaGetLastError());
   }
   GS_STEP(cudaMemcpy(&repeat, dflag, sizeof(int), cudaMemcpyDeviceToHost));
-  cudaFree(dflag);
+  vick_buf_free(env, &flag);
   g->unique_rows = rc == VICK_OK && !repeat;
-  if (rc == VICK_OK) rc = gs_finish(call, g, 0);
+  if (rc == VICK_OK) rc = gs_finish(call, env, g, 0);
   if (rc != VICK_OK) {
     gs_release(g);
     return rc;
@@ -475,6 +440,7 @@ int gs_create_borrowed(vick_call *call, const float *dx, int64_t n, int32_t d, c
   return VICK_OK;
 }
 #undef GS_STEP
+#undef GS_KEEP
 
 int vick_gsearch_info_get(const vick_gsearch *g, vick_gsearch_info *info) {
   if (!g || !info) return VICK_ARGUMENT;

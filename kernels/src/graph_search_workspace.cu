@@ -1,15 +1,18 @@
 /* The workspace of a graph-search index: a stream, timing events,
- * per-query counters, one device buffer and one pinned host buffer, made once and kept by the index (no global
- * state), so that a call of any batch size pays its copies, its launches
- * and one wait, not the creation of streams and events, allocations and
- * pageable copies, which would cost a single query more host time than its
- * search and a large batch a sizeable share of its time.
+ * per-query counters, one device buffer and one pinned host buffer, made
+ * once and kept by the index (no global state), so that a call of any
+ * batch size pays its copies, its launches and one wait, not the creation
+ * of streams and events, allocations and pageable copies, which would cost
+ * a single query more host time than its search and a large batch a
+ * sizeable share of its time.
  *
- * The buffers only grow, to the largest batch seen.  The counters of the
- * small procedure are left at zero by the search kernel for the next call;
- * they are cleared on the stream after a reallocation or a failed call.  A
- * lock makes it one call at a time; another thread's call meanwhile runs
- * on resources of its own. */
+ * The buffers only grow, to the largest batch seen.  The device ones are
+ * kept buffers of the common layer without a budget of their own: a call
+ * whose buffers would pass GS_WS_MAX_BYTES runs on resources of its own
+ * (graph_search_plan.cu).  The counters of the small procedure are left at
+ * zero by the search kernel for the next call; they are cleared on the
+ * stream after a reallocation or a failed call.  A lock makes it one call
+ * at a time; another thread's call meanwhile runs on resources of its own. */
 #include "graph_search.cuh"
 
 #include <mutex>
@@ -40,9 +43,9 @@ void gs_ws_destroy(vick_gsearch *g) {
   gs_small_ws *w = g->ws;
   if (!w) return;
   if (w->io.stream) cudaStreamSynchronize(w->io.stream);
-  cudaFree(w->count);
-  cudaFree(w->io.dev);
-  cudaFreeHost(w->io.host);
+  vick_free_kept(w->count);
+  vick_free_kept(w->io.dev);
+  vick_pinned_free(w->io.host);
   cudaEvent_t *evs[] = {&w->io.ev_start, &w->io.ev_pivots, &w->io.ev_stop};
   for (cudaEvent_t *e : evs)
     if (*e) cudaEventDestroy(*e);
@@ -67,31 +70,31 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_
   if (m > w->count_cap) {
     /* the old counters may still be read by a kernel of the last call */
     VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
-    cudaFree(w->count);
+    vick_free_kept(w->count);
     w->count = NULL;
     w->count_cap = 0;
     const int64_t cap = m < 1024 ? 1024 : (int64_t)gs_grow((size_t)m);
-    VICK_CUDA(call, cudaMalloc((void **)&w->count, gs_count_bytes(cap)));
+    VICK_TRY(vick_alloc_kept(call, NULL, (void **)&w->count, gs_count_bytes(cap), "graph search query counters"));
     w->count_cap = cap;
     w->dirty = 1;
   }
   if (dev_bytes > w->dev_cap) {
     VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
-    cudaFree(w->io.dev);
+    vick_free_kept(w->io.dev);
     w->io.dev = NULL;
     w->dev_cap = 0;
     const size_t cap = gs_grow(dev_bytes);
-    VICK_CUDA(call, cudaMalloc((void **)&w->io.dev, cap));
+    VICK_TRY(vick_alloc_kept(call, NULL, (void **)&w->io.dev, cap, "graph search buffers"));
     w->dev_cap = cap;
   }
   if (host_bytes > w->host_cap) {
     VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
-    cudaFreeHost(w->io.host);
+    vick_pinned_free(w->io.host);
     w->io.host = NULL;
     w->host_cap = 0;
     const size_t cap = gs_grow(host_bytes);
     w->io.host_dev = NULL;
-    VICK_CUDA(call, cudaHostAlloc((void **)&w->io.host, cap, cudaHostAllocMapped));
+    VICK_TRY(vick_pinned_alloc(call, (void **)&w->io.host, cap, cudaHostAllocMapped, "graph search staging"));
     w->host_cap = cap;
     /* the kernels may read and write it in place (small batches) */
     VICK_CUDA(call, cudaHostGetDevicePointer((void **)&w->io.host_dev, w->io.host, 0));

@@ -419,7 +419,7 @@ static void grid_ws_free(grid_ws *w) {
     w->copy = NULL;
   }
   for (int i = 0; i < 2; ++i) {
-    if (w->pinned[i]) cudaFreeHost(w->pinned[i]);
+    vick_pinned_free(w->pinned[i]);
     w->pinned[i] = NULL;
     if (w->ev.c_start[i]) cudaEventDestroy(w->ev.c_start[i]);
     if (w->ev.c_end[i]) cudaEventDestroy(w->ev.c_end[i]);
@@ -746,7 +746,8 @@ static int grid_stream(vick_call *call, grid_ws *w, const grid_geom &g, int64_t 
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_dist, (size_t)ring_rows * k * 4, "result distances"));
   if (!by_rows) VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_rows, (size_t)ring_rows * 4, "result rows"));
   for (int s = 0; s < 2; ++s) {
-    VICK_CUDA(call, cudaHostAlloc(&w->pinned[s], (size_t)pl.piece_rows * rb, cudaHostAllocDefault));
+    VICK_TRY(vick_pinned_alloc(call, &w->pinned[s], (size_t)pl.piece_rows * rb, cudaHostAllocDefault,
+                               "grid result staging"));
     VICK_CUDA(call, cudaEventCreate(&w->ev.c_start[s]));
     VICK_CUDA(call, cudaEventCreate(&w->ev.c_end[s]));
   }

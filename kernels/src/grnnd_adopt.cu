@@ -28,14 +28,14 @@ __global__ void gs_rows_check_kernel(const int32_t *g, int64_t n, int degree, in
   if (lane == 0 && repeat) atomicOr(bad + 1, 1);
 }
 
-int gs_adopt(vick_call *call, cudaStream_t st, int64_t n, int32_t d, float *d_x, int32_t *d_g, int32_t degree,
-             uint8_t *d_occl, int32_t max_entries, vick_gsearch **out) {
+int gs_adopt(vick_call *call, vick_env *env, cudaStream_t st, int64_t n, int32_t d, float *d_x, int32_t *d_g,
+             int32_t degree, uint8_t *d_occl, int32_t max_entries, vick_gsearch **out) {
   *out = NULL;
   vick_gsearch *g = (vick_gsearch *)calloc(1, sizeof *g);
   if (!g) {
-    cudaFree(d_x);
-    cudaFree(d_g);
-    cudaFree(d_occl);
+    vick_free_kept(d_x);
+    vick_free_kept(d_g);
+    vick_free_kept(d_occl);
     return vick_fail(call, VICK_NOMEM, "graph search: no host memory");
   }
   g->device = call->device;
@@ -46,13 +46,15 @@ int gs_adopt(vick_call *call, cudaStream_t st, int64_t n, int32_t d, float *d_x,
   g->g = d_g;
   g->occl = d_occl;
   g->bytes = (size_t)n * d * 4 + (size_t)n * degree * (4 + (d_occl ? 1 : 0));
-  int *flags = NULL, bad[2] = {0, 0};
+  vick_buf fb = {};
+  int bad[2] = {0, 0};
   int rc = VICK_OK;
   cudaError_t e = cudaSuccess;
 #define GA_STEP(expr)                                                       \
   if (rc == VICK_OK && (e = (expr)) != cudaSuccess) rc = vick_cuda_fail(call, e, #expr, __FILE__, __LINE__)
   GA_STEP(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, call->device));
-  GA_STEP(cudaMalloc((void **)&flags, 2 * sizeof(int)));
+  if (rc == VICK_OK) rc = vick_buf_alloc(call, env, &fb, 2 * sizeof(int), "graph search row checks");
+  int *flags = (int *)fb.p;
   GA_STEP(cudaMemsetAsync(flags, 0, 2 * sizeof(int), st));
   if (rc == VICK_OK) {
     gs_rows_check_kernel<<<vick_blocks(n * 32, 256), 256, 0, st>>>(d_g, n, degree, flags);
@@ -61,11 +63,11 @@ int gs_adopt(vick_call *call, cudaStream_t st, int64_t n, int32_t d, float *d_x,
   GA_STEP(cudaMemcpyAsync(bad, flags, 2 * sizeof(int), cudaMemcpyDeviceToHost, st));
   GA_STEP(cudaStreamSynchronize(st)); /* the build's kernels too: gs_finish reads the graph on another stream */
 #undef GA_STEP
-  cudaFree(flags);
+  vick_buf_free(env, &fb);
   if (rc == VICK_OK && bad[0])
     rc = vick_fail(call, VICK_ARGUMENT, "graph search: the built graph has an edge outside 0..%lld", (long long)(n - 1));
   g->unique_rows = !bad[1];
-  if (rc == VICK_OK) rc = gs_finish(call, g, max_entries);
+  if (rc == VICK_OK) rc = gs_finish(call, env, g, max_entries);
   if (rc != VICK_OK) {
     vick_gsearch_free(g);
     return rc;

@@ -66,7 +66,7 @@ int vick_stage_init(vick_call *call, vick_stage *s, size_t bytes) {
   memset(s, 0, sizeof *s);
   s->bytes = bytes ? bytes : STAGE_DEFAULT_BYTES;
   for (int i = 0; i < 2; ++i) {
-    VICK_CUDA(call, cudaHostAlloc(&s->slot[i], s->bytes, cudaHostAllocDefault));
+    VICK_TRY(vick_pinned_alloc(call, &s->slot[i], s->bytes, cudaHostAllocDefault, "staged copies"));
     VICK_CUDA(call, cudaEventCreateWithFlags(&s->done[i], cudaEventDisableTiming));
   }
   return VICK_OK;
@@ -74,7 +74,7 @@ int vick_stage_init(vick_call *call, vick_stage *s, size_t bytes) {
 
 void vick_stage_free(vick_stage *s) {
   for (int i = 0; i < 2; ++i) {
-    if (s->slot[i]) cudaFreeHost(s->slot[i]);
+    vick_pinned_free(s->slot[i]);
     if (s->done[i]) cudaEventDestroy(s->done[i]);
     s->slot[i] = NULL;
     s->done[i] = NULL;

@@ -269,7 +269,7 @@ static void api_case(vic_ctx *c, vic_method method) {
   }
   if (st == VIC_OK) {
     /* 20,000 rows of 32 floats: several pieces of the staging */
-    float *qb = blobs(20000, d, 23);
+    float *qb = vt_blobs(20000, d, 50, 1.5, 23, 7);
     bad_queries_case(c, ix, method, qb, 20000, d);
     free(qb);
   }
