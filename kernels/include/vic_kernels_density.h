@@ -52,6 +52,15 @@ int vick_grid_knn_density(vick_call *call, const vick_points *x, int32_t k, cons
                           const vick_density_params *p, float *knn_density, float *sph_density,
                           float *smoothing_length, int64_t *ids, float *dist, int64_t *bad_row);
 
+/* A slab's own rows' lists (ids in the whole set, true distances) and
+ * their ids, kept on their device by vick_slab_density for the later
+ * passes of density + peaks (vick_slab_links_kept, vick_slab_edges_kept)
+ * so that those do not make them again.  vick_slab_lists_bytes: the
+ * device bytes they hold (n_own * (8 k + 4)). */
+typedef struct vick_slab_lists vick_slab_lists;
+size_t vick_slab_lists_bytes(int64_t n_own, int32_t k);
+void vick_slab_lists_free(vick_slab_lists *l); /* NULL is fine */
+
 /* One slab of a set too large for the device: x holds the slab's own
  * points (rows [0, n_own)) and a halo around them; key_ids (n entries)
  * their ids in the whole set of n_all (< 2^31) points, so that the lists
@@ -61,11 +70,13 @@ int vick_grid_knn_density(vick_call *call, const vick_points *x, int32_t k, cons
  * Outputs for the own rows: rk (required, the k-th distances), the
  * densities (any NULL), ids / dist (n_own*k, or NULL; with row_of, the
  * whole set's n_all*k arrays, own row r going to row row_of[r]).  *bad_row: the
- * first own row whose list cannot give a density, or -1. */
+ * first own row whose list cannot give a density, or -1.  keep: NULL,
+ * or *keep receives the own rows' lists left on the device (NULL when
+ * *bad_row >= 0 or on failure). */
 int vick_slab_density(vick_call *call, const vick_points *x, int32_t k, int64_t n_own, const uint32_t *key_ids,
                       int64_t n_all, const float *mass, const vick_density_params *p, float *knn_density,
                       float *sph_density, float *smoothing_length, float *rk, int32_t *ids, float *dist,
-                      const int64_t *row_of, int64_t *bad_row);
+                      const int64_t *row_of, int64_t *bad_row, vick_slab_lists **keep);
 
 #ifdef __cplusplus
 }

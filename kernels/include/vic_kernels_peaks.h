@@ -101,6 +101,16 @@ int vick_peaks_begin_links(vick_call *call, int64_t n, int32_t k, const float *k
 int vick_slab_edges(vick_call *call, const vick_points *x, int32_t k, int64_t n_own, const uint32_t *key_ids,
                     int64_t n_all, const float *rho, const int32_t *lab, const int32_t *rank, int64_t n_max,
                     uint64_t **pair, uint64_t **pos, int64_t *count);
+/* The same two steps from a slab's lists kept by vick_slab_density
+ * (its own rows in the order it took them): rho and lab (n_all, host)
+ * by id in the whole set; the outputs and rank (n_own) by own row.  An
+ * own row whose rank is negative gives no edges (the caller answers it
+ * elsewhere); its links are computed and left to the caller to ignore. */
+int vick_slab_links_kept(vick_call *call, const vick_slab_lists *l, int64_t n_all, const float *rho, int32_t *parent,
+                         float *delta, int32_t *up, int32_t *is_max);
+int vick_slab_edges_kept(vick_call *call, const vick_slab_lists *l, int64_t n_all, const float *rho,
+                         const int32_t *lab, const int32_t *rank, int64_t n_max, uint64_t **pair, uint64_t **pos,
+                         int64_t *count);
 /* vick_peaks_add_edges: every slab's first edges (count of them, a pair
  * may come from several slabs) into the merge events, then the maxima's
  * nearest denser points over the grid of all points x (rk: the k-th

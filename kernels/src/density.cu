@@ -349,10 +349,50 @@ typedef struct {
   vick_buf rk;
 } slab_ws;
 
+extern "C" size_t vick_slab_lists_bytes(int64_t n_own, int32_t k) { return (size_t)n_own * ((size_t)k * 8 + 4); }
+
+extern "C" void vick_slab_lists_free(vick_slab_lists *l) {
+  if (!l) return;
+  int was = -1;
+  if (cudaGetDevice(&was) != cudaSuccess) was = -1;
+  if (cudaSetDevice(l->device) == cudaSuccess) {
+    cudaFree(l->ids);
+    cudaFree(l->dist);
+    cudaFree(l->self);
+  }
+  if (was >= 0) cudaSetDevice(was);
+  cudaGetLastError();
+  free(l);
+}
+
+/* The own rows' lists handed from the run's buffers to *keep, with the
+ * rows' ids (the run no longer counts them). */
+static int slab_keep(vick_call *call, slab_ws *w, int64_t n_own, int32_t k, const uint32_t *key_ids,
+                     vick_slab_lists **keep) {
+  vick_density_dev *d = &w->dev;
+  vick_buf self;
+  VICK_TRY(vick_buf_alloc(call, &w->env, &self, (size_t)n_own * 4, "kept slab row ids"));
+  vick_slab_lists *l = (vick_slab_lists *)calloc(1, sizeof *l);
+  if (!l) { vick_buf_free(&w->env, &self); return vick_fail(call, VICK_NOMEM, "no host memory for kept slab lists"); }
+  l->device = call->device;
+  l->rows = n_own;
+  l->k = k;
+  l->self = self.p;
+  *keep = l; /* the caller releases it on any failure from here */
+  VICK_TRY(vick_copy_to_device(call, &w->env, self.p, key_ids, (size_t)n_own * 4));
+  VICK_CUDA(call, cudaStreamSynchronize(w->env.stream));
+  l->ids = d->ids.p;
+  l->dist = d->dist.p;
+  w->env.used -= d->ids.bytes + d->dist.bytes + self.bytes;
+  d->ids.p = d->dist.p = NULL;
+  d->ids.bytes = d->dist.bytes = 0;
+  return VICK_OK;
+}
+
 static int slab_run(vick_call *call, slab_ws *w, const vick_points *x, int32_t k, int64_t n_own,
                     const uint32_t *key_ids, int64_t n_all, const float *mass, const vick_density_params *p,
                     float *knn, float *sph, float *h, float *rk, int32_t *ids, float *dist, const int64_t *row_of,
-                    int64_t *bad_row) {
+                    int64_t *bad_row, vick_slab_lists **keep) {
   vick_density_dev *d = &w->dev;
   vick_grid_rows rows = {0, n_own, key_ids};
   VICK_TRY(vick_grid_density_dev(call, &w->env, x, k, &rows, n_all, mass, p, knn != NULL, sph != NULL, h != NULL, d,
@@ -377,6 +417,7 @@ static int slab_run(vick_call *call, slab_ws *w, const vick_points *x, int32_t k
     if (ids) VICK_TRY(vick_staged_to_host(call, &w->env, st, ids, d->ids.p, total * 4));
     if (dist) VICK_TRY(vick_staged_to_host(call, &w->env, st, dist, d->dist.p, total * 4));
   }
+  if (keep && *bad_row < 0) VICK_TRY(slab_keep(call, w, n_own, k, key_ids, keep));
   return vick_poll(call, "density", 1.0);
 }
 
@@ -384,7 +425,8 @@ extern "C" int vick_slab_density(vick_call *call, const vick_points *x, int32_t 
                                  const uint32_t *key_ids, int64_t n_all, const float *mass,
                                  const vick_density_params *p, float *knn_density, float *sph_density,
                                  float *smoothing_length, float *rk, int32_t *ids, float *dist, const int64_t *row_of,
-                                 int64_t *bad_row) {
+                                 int64_t *bad_row, vick_slab_lists **keep) {
+  if (keep) *keep = NULL;
   if (!x || !bad_row || !key_ids || !rk) return vick_fail(call, VICK_ARGUMENT, "slab density: missing arguments");
   *bad_row = -1;
   VICK_TRY(params_ok(call, x->n, k, p));
@@ -396,7 +438,11 @@ extern "C" int vick_slab_density(vick_call *call, const vick_points *x, int32_t 
   int rc = vick_begin(call, &w.env);
   if (rc == VICK_OK)
     rc = slab_run(call, &w, x, k, n_own, key_ids, n_all, mass, p, knn_density, sph_density, smoothing_length, rk, ids,
-                  dist, row_of, bad_row);
+                  dist, row_of, bad_row, keep);
+  if (rc != VICK_OK && keep && *keep) {
+    vick_slab_lists_free(*keep);
+    *keep = NULL;
+  }
   vick_density_dev_free(&w.env, &w.dev);
   vick_buf_free(&w.env, &w.rk);
   vick_stage_free(&w.stage);

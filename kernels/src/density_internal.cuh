@@ -14,6 +14,15 @@ typedef struct {
   vick_buf self;       /* a slab's rows: their ids in the whole set (with masses) */
 } vick_density_dev;
 
+/* A slab's lists kept on its device (vic_kernels_density.h): rows x k
+ * int32 ids and true distances, the rows' ids in the whole set. */
+struct vick_slab_lists {
+  int device;
+  int64_t rows;
+  int32_t k;
+  void *ids, *dist, *self;
+};
+
 /* As vick_grid_knn_density, leaving everything in out (buffers of env,
  * freed by vick_density_dev_free) and the grid in *keep when not NULL.
  * rows (NULL: all of x): a slab of a set of n_all points (mass, when

@@ -62,6 +62,10 @@ __global__ void sp_edges_kernel(const int32_t *ids, const float *rho, const int3
                                 int64_t *count, const int64_t *off, uint64_t *key, uint64_t *pos) {
   const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= rows) return;
+  if (rank[r] < 0) { /* answered elsewhere */
+    if (count_only) count[r] = 0;
+    return;
+  }
   const int32_t i = (int32_t)self[r];
   const int32_t bi = lab[i];
   int32_t c = 0, ns = 0;
@@ -136,24 +140,66 @@ static int sp_lists(vick_call *call, sp_ws *w, const vick_points *x, int32_t k, 
   return VICK_OK;
 }
 
-static int links_run(vick_call *call, sp_ws *w, const vick_points *x, int32_t k, int64_t n_own,
-                     const uint32_t *key_ids, int64_t n_all, const float *rho, int32_t *parent, float *delta,
-                     int32_t *up, int32_t *is_max) {
-  VICK_TRY(sp_lists(call, w, x, k, n_own, key_ids, n_all, rho, &w->rho_all));
+/* The links of own rows self (n_own, ids in the set) from their lists
+ * ids / dist with the densities by id in w->rho_all (the timer runs). */
+static int links_finish(vick_call *call, sp_ws *w, const int32_t *ids, const float *dist, const uint32_t *self,
+                        int32_t k, int64_t n_own, int64_t n_all, int32_t *parent, float *delta, int32_t *up,
+                        int32_t *is_max) {
   const size_t b = (size_t)n_own * 4;
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out0, b, "slab parents"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out1, b, "slab deltas"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out2, b, "slab basin pointers"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out3, b, "slab maxima flags"));
-  SP_LAUNCH(sp_links_kernel, n_own, (const int32_t *)w->dev.ids.p, (const float *)w->dev.dist.p,
-            (const float *)w->rho_all.p, (const uint32_t *)w->key.p, n_own, n_all, k, (int32_t *)w->out0.p,
-            (float *)w->out1.p, (int32_t *)w->out2.p, (int32_t *)w->out3.p);
+  SP_LAUNCH(sp_links_kernel, n_own, ids, dist, (const float *)w->rho_all.p, self, n_own, n_all, k,
+            (int32_t *)w->out0.p, (float *)w->out1.p, (int32_t *)w->out2.p, (int32_t *)w->out3.p);
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "slab peaks"));
   VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, parent, w->out0.p, b));
   VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, delta, w->out1.p, b));
   VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, up, w->out2.p, b));
   VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, is_max, w->out3.p, b));
   return vick_poll(call, "peaks", 0.5);
+}
+
+static int links_run(vick_call *call, sp_ws *w, const vick_points *x, int32_t k, int64_t n_own,
+                     const uint32_t *key_ids, int64_t n_all, const float *rho, int32_t *parent, float *delta,
+                     int32_t *up, int32_t *is_max) {
+  VICK_TRY(sp_lists(call, w, x, k, n_own, key_ids, n_all, rho, &w->rho_all));
+  return links_finish(call, w, (const int32_t *)w->dev.ids.p, (const float *)w->dev.dist.p,
+                      (const uint32_t *)w->key.p, k, n_own, n_all, parent, delta, up, is_max);
+}
+
+/* Values by id over the whole set (host, n_all) into *all. */
+static int sp_by_id(vick_call *call, sp_ws *w, int64_t n_all, const void *v, vick_buf *all, const char *what) {
+  VICK_TRY(vick_buf_alloc(call, &w->env, all, (size_t)n_all * 4, what));
+  if (!w->stage.slot[0]) VICK_TRY(vick_stage_init(call, &w->stage, 0));
+  return vick_staged_to_device(call, &w->env, &w->stage, all->p, v, (size_t)n_all * 4);
+}
+
+static int kept_ok(vick_call *call, const vick_slab_lists *l, int64_t n_all, const char *what) {
+  if (!l || l->rows < 1 || l->k < 2 || n_all < l->rows || n_all >= INT32_MAX)
+    return vick_fail(call, VICK_ARGUMENT, "%s: no kept lists, or %lld rows in a set of %lld", what,
+                     l ? (long long)l->rows : 0LL, (long long)n_all);
+  if (l->device != call->device)
+    return vick_fail(call, VICK_ARGUMENT, "%s: the lists are on device %d, the call on %d", what, l->device,
+                     call->device);
+  return VICK_OK;
+}
+
+extern "C" int vick_slab_links_kept(vick_call *call, const vick_slab_lists *l, int64_t n_all, const float *rho,
+                                    int32_t *parent, float *delta, int32_t *up, int32_t *is_max) {
+  if (!rho || !parent || !delta || !up || !is_max)
+    return vick_fail(call, VICK_ARGUMENT, "slab links (kept lists): missing arguments");
+  VICK_TRY(kept_ok(call, l, n_all, "slab links (kept lists)"));
+  sp_ws w;
+  memset(&w, 0, sizeof w);
+  int rc = vick_begin(call, &w.env);
+  if (rc == VICK_OK) rc = sp_by_id(call, &w, n_all, rho, &w.rho_all, "densities by id");
+  if (rc == VICK_OK) rc = vick_timer_start(call, &w.env);
+  if (rc == VICK_OK)
+    rc = links_finish(call, &w, (const int32_t *)l->ids, (const float *)l->dist, (const uint32_t *)l->self, l->k,
+                      l->rows, n_all, parent, delta, up, is_max);
+  sp_free(&w);
+  return vick_end(call, &w.env, rc);
 }
 
 extern "C" int vick_slab_links(vick_call *call, const vick_points *x, int32_t k, int64_t n_own,
@@ -178,25 +224,17 @@ static int sp_ensure_tmp(vick_call *call, sp_ws *w, size_t bytes) {
   return vick_buf_alloc(call, &w->env, &w->tmp, bytes, "CUB workspace");
 }
 
-static int edges_run(vick_call *call, sp_ws *w, const vick_points *x, int32_t k, int64_t n_own,
-                     const uint32_t *key_ids, int64_t n_all, const float *rho, const int32_t *lab,
-                     const int32_t *rank, int64_t n_max, uint64_t **pair, uint64_t **pos, int64_t *count) {
-  VICK_TRY(sp_lists(call, w, x, k, n_own, key_ids, n_all, rho, &w->rho_all));
-  /* the labels by id too (sp_lists left the timer running) */
-  VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "slab peaks"));
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->lab_all, (size_t)n_all * 4, "basin labels by id"));
-  VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, w->local.p, lab, (size_t)x->n * 4));
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->rank, (size_t)n_own * 4, "density ranks of the own rows"));
-  VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, w->rank.p, rank, (size_t)n_own * 4));
-  VICK_TRY(vick_timer_start(call, &w->env));
-  SP_LAUNCH(sp_scatter_kernel, x->n, (const uint32_t *)w->key.p, (const int32_t *)w->local.p, x->n,
-            (int32_t *)w->lab_all.p);
+/* The first edges of own rows self (n_own) from their lists ids with
+ * densities and labels by id in w->rho_all / w->lab_all and the ranks in
+ * w->rank (the timer runs); free_lists: the run's own lists may go once
+ * the edges are written. */
+static int edges_finish(vick_call *call, sp_ws *w, const int32_t *ids, const uint32_t *self, int32_t k,
+                        int64_t n_own, int64_t n_all, int64_t n_max, int free_lists, uint64_t **pair, uint64_t **pos,
+                        int64_t *count) {
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->count, (size_t)n_own * 8, "boundary edges per row"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->off, (size_t)n_own * 8, "boundary edge offsets"));
-  const int32_t *ids = (const int32_t *)w->dev.ids.p;
   const float *rho_all = (const float *)w->rho_all.p;
   const int32_t *lab_all = (const int32_t *)w->lab_all.p;
-  const uint32_t *self = (const uint32_t *)w->key.p;
   SP_LAUNCH(sp_edges_kernel, n_own, ids, rho_all, lab_all, self, (const int32_t *)w->rank.p, n_own, n_all, k, 1,
             (int64_t *)w->count.p, (const int64_t *)NULL, (uint64_t *)NULL, (uint64_t *)NULL);
   size_t tb = 0;
@@ -221,7 +259,7 @@ static int edges_run(vick_call *call, sp_ws *w, const vick_points *x, int32_t k,
     VICK_TRY(vick_buf_alloc(call, &w->env, &w->ep, eb, "boundary edges"));
     SP_LAUNCH(sp_edges_kernel, n_own, ids, rho_all, lab_all, self, (const int32_t *)w->rank.p, n_own, n_all, k, 0,
               (int64_t *)NULL, (const int64_t *)w->off.p, (uint64_t *)w->ek.p, (uint64_t *)w->ep.p);
-    vick_density_dev_free(&w->env, &w->dev);
+    if (free_lists) vick_density_dev_free(&w->env, &w->dev);
     vick_buf_free(&w->env, &w->rho_all);
     vick_buf_free(&w->env, &w->lab_all);
     vick_buf_free(&w->env, &w->off);
@@ -261,6 +299,23 @@ static int edges_run(vick_call *call, sp_ws *w, const vick_points *x, int32_t k,
   return vick_poll(call, "peaks", 0.6);
 }
 
+static int edges_run(vick_call *call, sp_ws *w, const vick_points *x, int32_t k, int64_t n_own,
+                     const uint32_t *key_ids, int64_t n_all, const float *rho, const int32_t *lab,
+                     const int32_t *rank, int64_t n_max, uint64_t **pair, uint64_t **pos, int64_t *count) {
+  VICK_TRY(sp_lists(call, w, x, k, n_own, key_ids, n_all, rho, &w->rho_all));
+  /* the labels by id too (sp_lists left the timer running) */
+  VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "slab peaks"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->lab_all, (size_t)n_all * 4, "basin labels by id"));
+  VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, w->local.p, lab, (size_t)x->n * 4));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->rank, (size_t)n_own * 4, "density ranks of the own rows"));
+  VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, w->rank.p, rank, (size_t)n_own * 4));
+  VICK_TRY(vick_timer_start(call, &w->env));
+  SP_LAUNCH(sp_scatter_kernel, x->n, (const uint32_t *)w->key.p, (const int32_t *)w->local.p, x->n,
+            (int32_t *)w->lab_all.p);
+  return edges_finish(call, w, (const int32_t *)w->dev.ids.p, (const uint32_t *)w->key.p, k, n_own, n_all, n_max, 1,
+                      pair, pos, count);
+}
+
 extern "C" int vick_slab_edges(vick_call *call, const vick_points *x, int32_t k, int64_t n_own,
                                const uint32_t *key_ids, int64_t n_all, const float *rho, const int32_t *lab,
                                const int32_t *rank, int64_t n_max, uint64_t **pair, uint64_t **pos, int64_t *count) {
@@ -275,6 +330,36 @@ extern "C" int vick_slab_edges(vick_call *call, const vick_points *x, int32_t k,
   memset(&w, 0, sizeof w);
   int rc = vick_begin(call, &w.env);
   if (rc == VICK_OK) rc = edges_run(call, &w, x, k, n_own, key_ids, n_all, rho, lab, rank, n_max, pair, pos, count);
+  sp_free(&w);
+  if (rc != VICK_OK) {
+    free(*pair);
+    free(*pos);
+    *pair = *pos = NULL;
+    *count = 0;
+  }
+  return vick_end(call, &w.env, rc);
+}
+
+extern "C" int vick_slab_edges_kept(vick_call *call, const vick_slab_lists *l, int64_t n_all, const float *rho,
+                                    const int32_t *lab, const int32_t *rank, int64_t n_max, uint64_t **pair,
+                                    uint64_t **pos, int64_t *count) {
+  if (!rho || !lab || !rank || !pair || !pos || !count)
+    return vick_fail(call, VICK_ARGUMENT, "slab edges (kept lists): missing arguments");
+  *pair = *pos = NULL;
+  *count = 0;
+  VICK_TRY(kept_ok(call, l, n_all, "slab edges (kept lists)"));
+  if (n_max < 1) return vick_fail(call, VICK_ARGUMENT, "slab edges (kept lists): no maxima");
+  sp_ws w;
+  memset(&w, 0, sizeof w);
+  int rc = vick_begin(call, &w.env);
+  if (rc == VICK_OK) rc = sp_by_id(call, &w, n_all, rho, &w.rho_all, "densities by id");
+  if (rc == VICK_OK) rc = sp_by_id(call, &w, n_all, lab, &w.lab_all, "basin labels by id");
+  if (rc == VICK_OK) rc = vick_buf_alloc(call, &w.env, &w.rank, (size_t)l->rows * 4, "density ranks of the own rows");
+  if (rc == VICK_OK) rc = vick_staged_to_device(call, &w.env, &w.stage, w.rank.p, rank, (size_t)l->rows * 4);
+  if (rc == VICK_OK) rc = vick_timer_start(call, &w.env);
+  if (rc == VICK_OK)
+    rc = edges_finish(call, &w, (const int32_t *)l->ids, (const uint32_t *)l->self, l->k, l->rows, n_all, n_max, 0,
+                      pair, pos, count);
   sp_free(&w);
   if (rc != VICK_OK) {
     free(*pair);

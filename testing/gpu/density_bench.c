@@ -16,6 +16,11 @@
  * bytes, and a hash of the peaks (parents, peak ids, peak points, members)
  * that runs with other budgets or devices must reproduce.
  *
+ * The file's load is timed too: "seconds_load", "seconds_load_plus_first"
+ * (the load and the first repeat: a set from its file to its peaks, as a
+ * user's one call sees it) and "seconds_process" (from the start of the
+ * program to the line, with the context and the warm-up).
+ *
  * usage: density_bench --data FILE [--name NAME] [--k 32] [--backend cuda|cpu|auto]
  *                      [--repeats R] [--limit N] [--check] [--budget-mib B] [--devices N] [--verbose] */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
@@ -75,6 +80,7 @@ static int64_t differ_f(const float *a, const float *b, int64_t n) {
 }
 
 int main(int argc, char **argv) {
+  const double t_start = bench_now();
   const char *path = NULL, *name = NULL, *backend = "cuda";
   int k = 32, repeats = 3, check = 0, devices = 1;
   long long limit = 0, budget_mib = 0;
@@ -102,10 +108,11 @@ int main(int argc, char **argv) {
 
   char err[512];
   vio_matrix m;
-  double tl = bench_now();
+  const double tl = bench_now();
   if (vio_load(path, &m, err, sizeof err) != 0) { fprintf(stderr, "density_bench: %s\n", err); return 1; }
   if (limit > 0 && limit < m.n) m.n = limit;
-  fprintf(stderr, "density_bench: %s: %lld x %d loaded in %.2f s\n", path, (long long)m.n, m.d, bench_now() - tl);
+  const double t_load = bench_now() - tl;
+  fprintf(stderr, "density_bench: %s: %lld x %d loaded in %.2f s\n", path, (long long)m.n, m.d, t_load);
   if (m.d > 3) { fprintf(stderr, "density_bench: expects 3-d particles (got d = %d)\n", m.d); return 1; }
 
   vic_ctx_options co;
@@ -138,7 +145,7 @@ int main(int argc, char **argv) {
     vic_peaks_free(&pk);
   }
 
-  double best = INFINITY;
+  double best = INFINITY, first = 0;
   vic_report rep;
   memset(&rep, 0, sizeof rep);
   int64_t n_peaks = 0, main_members = 0;
@@ -149,6 +156,7 @@ int main(int argc, char **argv) {
     if ((s = vic_knn_density_peaks(c, &x, k, NULL, &o, NULL, NULL, rho, sph, NULL, &pk)) != VIC_OK)
       return die(c, "vic_knn_density_peaks", s);
     double t = bench_now() - t0;
+    if (r == 0) first = t;
     fprintf(stderr, "density_bench: repeat %d: density + peaks %.3f s wall (%s: kernels %.3f s, transfers %.3f s), %lld peaks, "
             "%d slab(s) on %d device(s), peak %.0f MiB of device memory\n",
             r, t, vic_backend_name(pk.report.backend), pk.report.seconds_kernel, pk.report.seconds_transfer,
@@ -208,12 +216,13 @@ int main(int argc, char **argv) {
          "\"seconds_peaks_kernels\": %.4f, \"seconds_peaks_search\": %.4f, "
          "\"n_peaks\": %lld, \"main_peak_members\": %lld, \"repeats\": %d, "
          "\"check_seconds_with_lists\": %.4f, \"check_seconds_cpu_peaks\": %.3f, \"check_differences\": %lld, "
-         "\"budget_mib\": %lld, \"slabs\": %d, \"devices\": %d, \"device_peak_bytes\": %lld, \"peaks_hash\": \"%016llx\"}\n",
+         "\"budget_mib\": %lld, \"slabs\": %d, \"devices\": %d, \"device_peak_bytes\": %lld, \"peaks_hash\": \"%016llx\", "
+         "\"seconds_load\": %.3f, \"seconds_first\": %.3f, \"seconds_load_plus_first\": %.3f, \"seconds_process\": %.3f}\n",
          name, best, rep.seconds_kernel, rep.seconds_transfer, (long long)n, m.d, k, vic_backend_name(rep.backend),
          threads, best, rep.seconds_kernel, rep.seconds_transfer, stage(&rep, "grid sort"), stage(&rep, "grid search"),
          stage(&rep, "density"), stage(&rep, "peaks"), stage(&rep, "peaks search"), (long long)n_peaks,
          (long long)main_members, repeats, check_lists, check_cpu, mism, budget_mib, rep.slabs, rep.devices_used,
-         (long long)rep.device_peak_bytes, peaks_hash);
+         (long long)rep.device_peak_bytes, peaks_hash, t_load, first, t_load + first, bench_now() - t_start);
   free(rho);
   free(sph);
   vio_free(&m);

@@ -17,9 +17,20 @@
 #include <string.h>
 
 static char last_info[1024];
+/* slabs whose lists stayed on their device for the later passes, and
+ * slabs whose lists were made again */
+static long long kept_slabs, kept_runs, remade_slabs;
 static void log_cb(void *user, vic_log_level level, const char *msg) {
   (void)user;
   if (level >= VIC_LOG_INFO && strstr(msg, "slab")) snprintf(last_info, sizeof last_info, "%s", msg);
+  const char *over = strstr(msg, "slab edges: ") == msg ? strstr(msg, " s over ") : NULL;
+  const char *at = over ? strstr(msg, "lists kept on the devices: ") : NULL;
+  long long slabs = 0, kept = 0;
+  if (at && sscanf(over, " s over %lld", &slabs) == 1 && sscanf(at, "lists kept on the devices: %lld", &kept) == 1) {
+    kept_slabs += kept;
+    kept_runs += kept > 0;
+    remade_slabs += slabs - kept;
+  }
 }
 
 static vic_ctx *ctx(size_t budget, int devices) {
@@ -231,6 +242,12 @@ int main(int argc, char **argv) {
   vic_data x2 = {u2, n, 2, 0, VIC_L2, NULL};
   check("uniform 2-d", &x2, 16, NULL, present);
   check_too_small(&xu);
+  /* the budgets above leave room to keep some slabs' lists on their
+   * devices between the passes (the others are made again): both ways ran */
+  printf("lists kept between the passes: %lld slabs in %lld runs; made again: %lld slabs\n", kept_slabs, kept_runs,
+         remade_slabs);
+  VT_CHECK(kept_runs > 0 && remade_slabs > 0, "kept lists: %lld slabs, made again: %lld slabs (want both)", kept_slabs,
+           remade_slabs);
   free(u);
   free(p);
   free(mass);

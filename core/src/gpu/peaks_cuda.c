@@ -170,9 +170,21 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   memset(&hw, 0, sizeof hw);
   int rc = VICK_OK;
   int64_t n_max = 0, n_edges = 0;
+  size_t kept0 = 0, peak_between = 0; /* lists the slabs keep on the first device meanwhile */
   if (s == VIC_OK && *bad_row < 0) {
+    vic__slabs_release(z, 0, need); /* the lists kept on the first device make room for its per-point steps */
+    kept0 = vic__slabs_kept_bytes(z, 0);
+    call.memory_budget = budget > kept0 ? budget - kept0 : 1;
     rc = vick_peaks_begin_links(&call, n, k, knn_density, h.up, h.is_max, h.lab, h.rank, &n_max, &run);
+    if (rc == VICK_NOMEM && kept0) { /* no room beside them: the edges pass makes them again */
+      vic__slabs_release(z, 0, budget);
+      kept0 = 0;
+      call.memory_budget = budget;
+      rc = vick_peaks_begin_links(&call, n, k, knn_density, h.up, h.is_max, h.lab, h.rank, &n_max, &run);
+    }
     if (rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "peaks between the slabs");
+    peak_between = call.peak_bytes + kept0;
+    call.memory_budget = budget;
   }
   /* the basins are on the device now */
   free(h.up);
@@ -211,7 +223,9 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   rep->seconds_transfer += st.seconds_transfer + call.seconds_transfer;
   rep->seconds_kernel += st.seconds_kernel + call.seconds_kernel;
   for (int i = 0; i < call.n_stages; ++i) vic__report_stage(rep, call.stages[i].name, call.stages[i].seconds);
-  rep->device_peak_bytes = (int64_t)(st.peak_bytes > call.peak_bytes ? st.peak_bytes : call.peak_bytes);
+  size_t peak = st.peak_bytes > call.peak_bytes ? st.peak_bytes : call.peak_bytes;
+  if (peak_between > peak) peak = peak_between;
+  rep->device_peak_bytes = (int64_t)peak;
   rep->slabs = (int32_t)st.slabs;
   rep->devices_used = st.devices;
   vic__log(c, VIC_LOG_INFO, "GPU density + peaks in %lld slabs on %d device%s (%lld rows answered again), peak %.0f MiB "

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -42,7 +43,7 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   vic_region reg;
   vic__slab_region(j->x, j->plan, s, j->h0, &reg);
   return vic__slab_rows(j, dev, j->order + j->start[s], j->start[s + 1] - j->start[s], &reg,
-                  0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]), is_row, 1);
+                        0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]), is_row, s);
 }
 
 static void slab_slot(void *arg, int slot) {
@@ -63,22 +64,37 @@ static void slab_slot(void *arg, int slot) {
   free(is_row);
 }
 
-/* Ids bucketed by slab: start (S + 1), order (n), ascending ids in each. */
+/* Ids bucketed by slab: start (S + 1), order (n), ascending ids in each
+ * (a counting sort over blocks of ids, each block's points of a slab
+ * written after the earlier blocks' by all host threads). */
 static vic_status bucket(vic_ctx *c, const vic_data *x, const vic_slab_plan *p, int64_t **start, int64_t **order) {
   const int64_t n = x->n, S = p->n_slabs;
-  int64_t *slab = vic__malloc(c, (size_t)n * sizeof *slab, "slab of each point");
-  *start = slab ? vic__calloc(c, (size_t)S + 1, sizeof **start, "slab starts") : NULL;
+  const int64_t blocks = n < ((int64_t)1 << 20) ? 1 : 256, per = (n + blocks - 1) / blocks;
+  int32_t *slab = vic__malloc(c, (size_t)n * sizeof *slab, "slab of each point");
+  int64_t *at = slab ? vic__calloc(c, (size_t)(blocks * S), sizeof *at, "slab counts per block") : NULL;
+  *start = at ? vic__calloc(c, (size_t)S + 1, sizeof **start, "slab starts") : NULL;
   *order = *start ? vic__malloc(c, (size_t)n * sizeof **order, "points by slab") : NULL;
-  if (!*order) { free(slab); free(*start); *start = NULL; return VIC_E_NOMEM; }
-#pragma omp parallel for
-  for (int64_t i = 0; i < n; ++i) slab[i] = vic__slab_of(p, vic__slab_coord(x, i, p->axis));
-  for (int64_t i = 0; i < n; ++i) (*start)[slab[i] + 1]++;
-  for (int64_t s = 0; s < S; ++s) (*start)[s + 1] += (*start)[s];
-  int64_t *fill = vic__malloc(c, (size_t)S * sizeof *fill, "slab fill");
-  if (!fill) { free(slab); free(*start); free(*order); *start = *order = NULL; return VIC_E_NOMEM; }
-  memcpy(fill, *start, (size_t)S * sizeof *fill);
-  for (int64_t i = 0; i < n; ++i) (*order)[fill[slab[i]]++] = i;
-  free(fill);
+  if (!*order) { free(slab); free(at); free(*start); *start = NULL; return VIC_E_NOMEM; }
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t i = b * per; i < (b + 1) * per && i < n; ++i) {
+      slab[i] = (int32_t)vic__slab_of(p, vic__slab_coord(x, i, p->axis));
+      at[b * S + slab[i]]++;
+    }
+  int64_t run = 0; /* block b's first place in slab s, slab by slab */
+  for (int64_t s = 0; s < S; ++s) {
+    (*start)[s] = run;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t m = at[b * S + s];
+      at[b * S + s] = run;
+      run += m;
+    }
+  }
+  (*start)[S] = run;
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t i = b * per; i < (b + 1) * per && i < n; ++i) (*order)[at[b * S + slab[i]]++] = i;
+  free(at);
   free(slab);
   return VIC_OK;
 }
@@ -99,6 +115,16 @@ static double first_halo(const vic_data *x, int32_t k) {
   }
   if (!dims) return 0;
   return 2 * pow(vol * (double)k / (double)x->n, 1.0 / dims);
+}
+
+/* Host bytes the slabs' gathers may keep between the passes: a quarter
+ * of the machine's memory (none when it cannot be read). */
+static size_t host_room(void) {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && size > 0) return (size_t)pages / 4 * (size_t)size;
+#endif
+  return 0;
 }
 
 struct vic_slabs {
@@ -154,7 +180,23 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
   if (later) {
     j->cache = vic__calloc(c, (size_t)count, sizeof *j->cache, "per-device retried rows");
     j->cached = j->cache ? vic__calloc(c, (size_t)x->n, 1, "retried row flags") : NULL;
-    if (!j->cached) { vic__slabs_close(z); return VIC_E_NOMEM; }
+    j->kept = j->cached ? vic__calloc(c, (size_t)S, sizeof *j->kept, "kept slab lists") : NULL;
+    j->kept_bytes = j->kept ? vic__calloc(c, (size_t)count, sizeof *j->kept_bytes, "kept list bytes") : NULL;
+    j->released = j->kept_bytes ? vic__calloc(c, (size_t)count, sizeof *j->released, "released lists") : NULL;
+    if (!j->released) { vic__slabs_close(z); return VIC_E_NOMEM; }
+    /* beside kept lists: the later passes' values by id (densities and
+     * labels), a slab's ranks and first edges (a kept slab whose edges do
+     * not fit gives its lists back and makes them again); on the first
+     * device also the run held between the passes (reserve) -- the
+     * per-point steps between the passes take the room they need from
+     * the kept lists (vic__slabs_release) */
+    const size_t edges = (size_t)(x->n / S + 1) * 64;
+    j->hold = (size_t)x->n * 8 + edges;
+    j->hold0 = reserve + edges;
+    j->gathered = vic__calloc(c, (size_t)S, sizeof *j->gathered, "kept slab gathers");
+    j->gathered_bytes = j->gathered ? vic__calloc(c, (size_t)count, sizeof *j->gathered_bytes, "gather bytes") : NULL;
+    if (!j->gathered_bytes) { vic__slabs_close(z); return VIC_E_NOMEM; }
+    j->gathered_cap = host_room() / (size_t)count;
   }
   for (int d = 0; d < count; ++d) {
     vic__cuda_call_init(c, &j->call[d], first + d, budget, count > 1);
@@ -182,6 +224,15 @@ void vic__slabs_close(vic_slabs *z) {
   if (j->left)
     for (int d = 0; d < j->count; ++d) free(j->left[d].row);
   free(j->left);
+  if (j->kept)
+    for (int64_t s = 0; s < z->plan.n_slabs; ++s) vick_slab_lists_free(j->kept[s]);
+  free(j->kept);
+  free(j->kept_bytes);
+  free(j->released);
+  if (j->gathered)
+    for (int64_t s = 0; s < z->plan.n_slabs; ++s) { free(j->gathered[s].pts); free(j->gathered[s].gid); }
+  free(j->gathered);
+  free(j->gathered_bytes);
   free(j->t_gather);
   free(j->t_device);
   free(j->call);
@@ -194,25 +245,45 @@ void vic__slabs_close(vic_slabs *z) {
   free(z);
 }
 
-/* Runs the job's pass on every device; the first failure's status. */
+/* The most over the devices of a per-device value. */
+static double most(const slab_job *j, const double *v) {
+  double m = 0;
+  for (int d = 0; d < j->count; ++d)
+    if (v[d] > m) m = v[d];
+  return m;
+}
+
+static double kernel_seconds(const slab_job *j) {
+  double m = 0;
+  for (int d = 0; d < j->count; ++d)
+    if (j->call[d].seconds_kernel > m) m = j->call[d].seconds_kernel;
+  return m;
+}
+
+/* Runs the job's pass on every device and logs its times; the first
+ * failure's status. */
 static vic_status run_pass_timed(vic_slabs *z, const char *what);
 static vic_status run_pass(vic_slabs *z, const char *what) {
   slab_job *j = &z->j;
-  double k0 = 0, k1 = 0, gmax = 0, dmax = 0;
-  for (int d = 0; d < j->count; ++d) {
-    j->t_gather[d] = j->t_device[d] = 0;
-    if (j->call[d].seconds_kernel > k0) k0 = j->call[d].seconds_kernel;
-  }
-  const double t0 = vic__now();
+  for (int d = 0; d < j->count; ++d) j->t_gather[d] = j->t_device[d] = 0;
+  const double k0 = kernel_seconds(j), t0 = vic__now();
   vic_status s = run_pass_timed(z, what);
-  for (int d = 0; d < j->count; ++d) {
-    if (j->call[d].seconds_kernel > k1) k1 = j->call[d].seconds_kernel;
-    if (j->t_gather[d] > gmax) gmax = j->t_gather[d];
-    if (j->t_device[d] > dmax) dmax = j->t_device[d];
+  int64_t kept = 0, released = 0, gathered = 0;
+  size_t kept_bytes = 0, gathered_bytes = 0;
+  if (j->kept) {
+    for (int64_t q = 0; q < z->plan.n_slabs; ++q) { kept += j->kept[q] != NULL; gathered += j->gathered[q].pts != NULL; }
+    for (int d = 0; d < j->count; ++d) {
+      released += j->released[d];
+      kept_bytes += j->kept_bytes[d];
+      gathered_bytes += j->gathered_bytes[d];
+    }
   }
   vic__log(j->c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs on %d device%s (the busiest: host gathers %.3f s, device "
-           "calls %.3f s; kernels %.3f s)", what, vic__now() - t0, (long long)z->plan.n_slabs, j->count,
-           j->count == 1 ? "" : "s", gmax, dmax, k1 - k0);
+           "calls %.3f s; kernels %.3f s); lists kept on the devices: %lld slabs, %.0f MiB (%lld given back for room); "
+           "gathers kept on the host: %lld slabs, %.0f MiB", what, vic__now() - t0, (long long)z->plan.n_slabs,
+           j->count, j->count == 1 ? "" : "s", most(j, j->t_gather), most(j, j->t_device), kernel_seconds(j) - k0,
+           (long long)kept, kept_bytes / 1048576.0, (long long)released, (long long)gathered,
+           gathered_bytes / 1048576.0);
   return s;
 }
 
@@ -262,17 +333,22 @@ vic_status vic__slabs_density(vic_slabs *z, const float *mass, double unit_mass,
   return s;
 }
 
+/* A pass after the densities: every density and k-th distance known. */
+static vic_status later_pass(vic_slabs *z, int pass, const float *rho, float *rk, const char *what) {
+  z->j.pass = pass;
+  z->j.rho = rho;
+  z->j.rk = rk;
+  return run_pass(z, what);
+}
+
 vic_status vic__slabs_links(vic_slabs *z, const float *rho, float *rk, int32_t *parent, float *delta, int32_t *up,
                             int32_t *is_max) {
   slab_job *j = &z->j;
-  j->pass = PASS_LINKS;
-  j->rho = rho;
-  j->rk = rk;
   j->parent = parent;
   j->delta = delta;
   j->up = up;
   j->is_max = is_max;
-  return run_pass(z, "slab links");
+  return later_pass(z, PASS_LINKS, rho, rk, "slab links");
 }
 
 vic_status vic__slabs_edges(vic_slabs *z, const float *rho, float *rk, const int32_t *lab, const int32_t *rank,
@@ -280,13 +356,10 @@ vic_status vic__slabs_edges(vic_slabs *z, const float *rho, float *rk, const int
   slab_job *j = &z->j;
   *pair = *pos = NULL;
   *count = 0;
-  j->pass = PASS_EDGES;
-  j->rho = rho;
-  j->rk = rk;
   j->lab = lab;
   j->rank = rank;
   j->n_max = n_max;
-  vic_status s = run_pass(z, "slab edges");
+  vic_status s = later_pass(z, PASS_EDGES, rho, rk, "slab edges");
   if (s != VIC_OK) return s;
   int64_t total = 0;
   for (int d = 0; d < j->count; ++d) total += j->edges[d].count;
@@ -322,6 +395,14 @@ void vic__slabs_stats(const vic_slabs *z, vic_slab_stats *st) {
     if (j->call[d].seconds_kernel > st->seconds_kernel) st->seconds_kernel = j->call[d].seconds_kernel;
     if (j->call[d].seconds_transfer > st->seconds_transfer) st->seconds_transfer = j->call[d].seconds_transfer;
   }
+}
+
+size_t vic__slabs_kept_bytes(const vic_slabs *z, int slot) {
+  return z && z->j.kept_bytes && slot < z->j.count ? z->j.kept_bytes[slot] : 0;
+}
+
+void vic__slabs_release(vic_slabs *z, int slot, size_t need) {
+  if (z && z->j.kept && slot < z->j.count) vic__slab_room(&z->j, slot, need);
 }
 
 vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,

@@ -49,6 +49,12 @@ vic_status vic__slabs_links(vic_slabs *z, const float *rho, float *rk, int32_t *
 vic_status vic__slabs_edges(vic_slabs *z, const float *rho, float *rk, const int32_t *lab, const int32_t *rank,
                             int64_t n_max, uint64_t **pair, uint64_t **pos, int64_t *count);
 void vic__slabs_stats(const vic_slabs *z, vic_slab_stats *st);
+/* Device bytes of the lists the slabs keep on the device of slot (0: the
+ * first device) for the later passes; vic__slabs_release gives them back
+ * (the last slabs' first) until need bytes fit beside them in the budget
+ * (the later passes then make those lists again). */
+size_t vic__slabs_kept_bytes(const vic_slabs *z, int slot);
+void vic__slabs_release(vic_slabs *z, int slot, size_t need);
 void vic__slabs_close(vic_slabs *z);
 
 /* The device budget the density calls run under: the context's, or 90%

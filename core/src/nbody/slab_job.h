@@ -1,7 +1,8 @@
-/* The slab runs' shared state (density_slabs.c: the density pass and the
- * pass driver; slab_known.c: the passes whose k-th distances are known;
- * slab_leftovers.c: the rows the slabs' first regions cannot prove).
- * CUDA builds only; private to those three files. */
+/* The slab runs' shared state (density_slabs.c: the pass driver;
+ * slab_region_rows.c: the task loop and the density pass; slab_known.c:
+ * the passes whose k-th distances are known; slab_leftovers.c: the rows
+ * the slabs' first regions cannot prove).  CUDA builds only; private to
+ * those files. */
 #ifndef VIC_SLAB_JOB_H
 #define VIC_SLAB_JOB_H
 
@@ -32,6 +33,15 @@ typedef struct {
   int64_t *row;
   int64_t count, cap;
 } row_list;
+
+/* A slab's first region as the density pass gathered it (own rows
+ * first), kept on the host for the later passes where their lists are
+ * made again. */
+typedef struct {
+  float *pts;
+  uint32_t *gid;
+  int64_t m;
+} slab_gathered;
 
 typedef struct {
   vic_ctx *c;
@@ -66,6 +76,16 @@ typedef struct {
   unsigned char *cached; /* n: the row is in a cache */
   row_list *left; /* per device, with a cache: rows the slabs' first regions could not prove */
   double *t_gather, *t_device; /* per device: seconds of host gathers and of device calls in this pass */
+  /* lists kept on the devices between the passes (density + peaks): per
+   * slab, NULL where not kept (the later passes make them again); per
+   * device slot, the bytes they hold, and the bytes the later passes
+   * need beside them (the keeping leaves those free) */
+  vick_slab_lists **kept;
+  size_t *kept_bytes;
+  int64_t *released; /* per device: kept lists given back for room */
+  size_t hold0, hold; /* on the first device, on the others */
+  slab_gathered *gathered; /* per slab, where kept (pts NULL where not) */
+  size_t *gathered_bytes, gathered_cap; /* per device; the most per device */
 } slab_job;
 
 /* Rows still to answer: rows[off .. off + count) of the slab, in region. */
@@ -75,6 +95,45 @@ typedef struct {
 } slab_task;
 
 #define SLAB_TASKS 64 /* rounds per slab; a retry's region holds its rows' balls, so two or three are the rule */
+
+/* The tasks of one call of vic__slab_tasks. */
+typedef struct {
+  slab_task task[SLAB_TASKS];
+  int n, done; /* tasks waiting; tasks run (1 during the first) */
+  int stop;    /* set by a pass: no further tasks (a bad row) */
+  size_t need; /* device bytes of the current region's call */
+  float *pts;  /* the current region's gather: a pass may take it (then NULL) */
+  uint32_t *gid;
+} slab_stack;
+
+/* How a pass answers a task's rows in its region (vic__slab_tasks). */
+typedef struct {
+  /* Optional, before the gather: the task's rows reordered so that the
+   * first *n_here are answered in its region, the others pushed as tasks
+   * (vic__slab_push). */
+  int (*select)(slab_job *j, int dev, slab_task *tk, int64_t *rows, slab_stack *st, int64_t *n_here, void *user);
+  /* The device call for rows[0, n) of region tk, gathered with the rest
+   * of the region as pts / gid (m points); may push tasks. */
+  int (*answer)(slab_job *j, int dev, const slab_task *tk, int64_t *rows, int64_t n, const float *pts,
+                const uint32_t *gid, int64_t m, slab_stack *st, unsigned char *is_row, void *user);
+  size_t extra; /* device bytes a call needs beside vic__slab_bytes */
+} slab_pass;
+
+/* Tasks from first on (rows indexed by its off / count) until none is
+ * left: each gathers its region and answers its rows by the pass. */
+int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first, unsigned char *is_row,
+                    const slab_pass *pass, void *user);
+int vic__slab_push(slab_job *j, int dev, slab_stack *st, slab_task t);
+/* A copy of slot dev's call for one device call (budget less the lists
+ * kept there, counters cleared), and its times, peak, stages and message
+ * added back after it. */
+void vic__slab_call_begin(const slab_job *j, int dev, vick_call *one);
+void vic__slab_call_end(slab_job *j, int dev, const vick_call *one, int rc);
+/* Whether a call of need bytes fits slot dev's budget, once the lists
+ * kept there (the last slabs' first) are given back when it takes them. */
+int vic__slab_room(slab_job *j, int dev, size_t need);
+/* The "a slab needs ..." failure. */
+int vic__slab_too_big(slab_job *j, int dev, size_t need, int64_t m, int64_t n_rows);
 
 /* Own rows (rows, in that order) then every other point of slabs
  * s_lo..s_hi inside r, packed, with their ids (host arrays to free). */
@@ -87,9 +146,11 @@ int vic__slab_fail(vick_call *call, int code, const char *what);
 void vic__slab_add_stage(vick_call *call, const char *name, double seconds);
 int vic__slab_row_add(row_list *l, int64_t i);
 int vic__slab_cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *ids, const float *dist);
-/* The density pass over rows_in[0, n_own) from region reg0 (density_slabs.c). */
+/* The density pass over rows_in[0, n_own) from region reg0: slab >= 0
+ * when those are slab slab's rows in its first region, -1 otherwise
+ * (slab_region_rows.c). */
 int vic__slab_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own, const vic_region *reg0, double mid,
-                   unsigned char *is_row, int from_slab);
+                   unsigned char *is_row, int64_t slab);
 /* A later pass over slab s on the device of slot dev (slab_known.c). */
 int vic__slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row);
 /* The density pass's leftover rows of every slab (slab_leftovers.c). */

@@ -1,6 +1,7 @@
-/* The later passes of the slab runs (slab_job.h): with every k-th
- * distance known, each slab's lists are made again on its device and
- * consumed there -- links (vick_slab_links) or boundary edges
+/* The later passes of the slab runs (slab_job.h): each slab's lists --
+ * kept on its device since the density pass where the budget held them,
+ * else made again there with every k-th distance known -- are consumed
+ * on the device -- links (vick_slab_links) or boundary edges
  * (vick_slab_edges) -- and only per-point results come back. */
 #include "backend_cuda.h"
 
@@ -34,7 +35,8 @@ static int edges_append(edge_list *l, const uint64_t *pair, const uint64_t *pos,
 
 /* One gathered region of a later pass on its device: the per-point
  * values of its points gathered by id, the device call, the results
- * placed by id (links) or appended (edges). */
+ * placed by id (links) or appended (edges).  Rows whose lists the host
+ * holds (cached) may be among them: their results are not used. */
 static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows, const float *pts,
                         const uint32_t *gid, int64_t m) {
   const vic_data *x = j->x;
@@ -64,21 +66,18 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
     }
     if (rank) {
 #pragma omp parallel for schedule(static) num_threads(j->threads)
-      for (int64_t t = 0; t < n_rows; ++t) rank[t] = j->rank[tr[t]];
+      for (int64_t t = 0; t < n_rows; ++t) rank[t] = j->cached && j->cached[tr[t]] ? -1 : j->rank[tr[t]];
     }
     vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
     vick_call one;
-    memcpy(&one, call, sizeof one);
-    one.memory_budget = j->budget;
-    one.seconds_kernel = one.seconds_transfer = 0;
-    one.n_stages = 0;
-    one.peak_bytes = 0;
+    vic__slab_call_begin(j, dev, &one);
     if (j->pass == PASS_LINKS) {
       rc = vick_slab_links(&one, &vp, j->k, n_rows, gid, x->n, rho, pa, de, up, mx);
       if (rc == VICK_OK) {
 #pragma omp parallel for schedule(static) num_threads(j->threads)
         for (int64_t t = 0; t < n_rows; ++t) {
           const int64_t i = tr[t];
+          if (j->cached && j->cached[i]) continue; /* the host's */
           j->parent[i] = pa[t];
           j->delta[i] = de[t];
           j->up[i] = up[t];
@@ -94,11 +93,7 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
       free(pair);
       free(pos);
     }
-    call->seconds_kernel += one.seconds_kernel;
-    call->seconds_transfer += one.seconds_transfer;
-    if (one.peak_bytes > call->peak_bytes) call->peak_bytes = one.peak_bytes;
-    for (int i = 0; i < one.n_stages; ++i) vic__slab_add_stage(call, one.stages[i].name, one.stages[i].seconds);
-    if (rc != VICK_OK) memcpy(call->message, one.message, sizeof call->message);
+    vic__slab_call_end(j, dev, &one, rc);
   }
   free(rho);
   free(lab);
@@ -110,21 +105,122 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
   return rc;
 }
 
-/* A later pass over slab s: the k-th distances are known, so each task
- * first sets apart the rows its region cannot prove exact, which go to
- * regions around their k-th-distance balls (the lists made again are
- * the same lists, whatever region proves them). */
+/* A later pass over slab s whose lists stayed on its device: every own
+ * row in the order the density pass took them; the rows whose lists the
+ * host holds (cached: their slab's first region could not prove them)
+ * are left out -- their links not placed, no edges from them. */
+static int known_kept(slab_job *j, int dev, int64_t s) {
+  const vick_slab_lists *l = j->kept[s];
+  const int64_t *own = j->order + j->start[s];
+  const int64_t n_own = j->start[s + 1] - j->start[s]; /* the kept lists' rows */
+  vick_call one;
+  vic__slab_call_begin(j, dev, &one);
+  int rc = VICK_OK;
+  const double td = vic__now();
+  if (j->pass == PASS_LINKS) {
+    int32_t *pa = malloc((size_t)n_own * sizeof *pa), *up = malloc((size_t)n_own * sizeof *up);
+    int32_t *mx = malloc((size_t)n_own * sizeof *mx);
+    float *de = malloc((size_t)n_own * sizeof *de);
+    if (!pa || !up || !mx || !de) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's links");
+    if (rc == VICK_OK) rc = vick_slab_links_kept(&one, l, j->x->n, j->rho, pa, de, up, mx);
+    if (rc == VICK_OK) {
+#pragma omp parallel for schedule(static) num_threads(j->threads)
+      for (int64_t t = 0; t < n_own; ++t) {
+        const int64_t i = own[t];
+        if (j->cached && j->cached[i]) continue;
+        j->parent[i] = pa[t];
+        j->delta[i] = de[t];
+        j->up[i] = up[t];
+        j->is_max[i] = mx[t];
+      }
+    }
+    free(pa);
+    free(up);
+    free(mx);
+    free(de);
+  } else {
+    int32_t *rank = malloc((size_t)n_own * sizeof *rank);
+    if (!rank) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's ranks");
+    else {
+#pragma omp parallel for schedule(static) num_threads(j->threads)
+      for (int64_t t = 0; t < n_own; ++t) rank[t] = j->cached && j->cached[own[t]] ? -1 : j->rank[own[t]];
+    }
+    uint64_t *pair = NULL, *pos = NULL;
+    int64_t u = 0;
+    if (rc == VICK_OK)
+      rc = vick_slab_edges_kept(&one, l, j->x->n, j->rho, j->lab, rank, j->n_max, &pair, &pos, &u);
+    if (rc == VICK_OK && edges_append(&j->edges[dev], pair, pos, u) != 0)
+      rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for the slabs' first edges");
+    free(pair);
+    free(pos);
+    free(rank);
+  }
+  j->t_device[dev] += vic__now() - td;
+  vic__slab_call_end(j, dev, &one, rc);
+  return rc;
+}
+
+/* The later passes' scratch for a slab's rows. */
+typedef struct {
+  int64_t *tmp;
+  unsigned char *ex;
+  double mid;
+} known_pass;
+
+/* The k-th distances are known: the rows the task's region proves exact
+ * are answered there, the others go to regions around their
+ * k-th-distance balls (the lists made again are the same lists, whatever
+ * region proves them). */
+static int known_select(slab_job *j, int dev, slab_task *tk, int64_t *tr, slab_stack *st, int64_t *n_here,
+                        void *user) {
+  known_pass *u = user;
+  int64_t n_ex = 0, lo_n = 0, hi_n = 0;
+  vic_region lo_reg, hi_reg;
+  vic__slab_split(j->x, j->rk, &tk->reg, j->plan->axis, u->mid, tr, tk->count, u->tmp, u->ex, &n_ex, &lo_n, &lo_reg,
+                  &hi_n, &hi_reg);
+  j->retried[dev] += tk->count - n_ex;
+  int rc = VICK_OK;
+  if (hi_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + n_ex + lo_n, hi_n, hi_reg});
+  if (rc == VICK_OK && lo_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + n_ex, lo_n, lo_reg});
+  *n_here = n_ex;
+  return rc;
+}
+
+static int known_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, int64_t n, const float *pts,
+                        const uint32_t *gid, int64_t m, slab_stack *st, unsigned char *is_row, void *user) {
+  (void)tk; (void)st; (void)is_row; (void)user;
+  return known_device(j, dev, tr, n, pts, gid, m);
+}
+
+/* A later pass over slab s: from its kept lists, or its lists made again
+ * region by region. */
 int vic__slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
-  const vic_data *x = j->x;
-  const int32_t k = j->k;
+  if (j->kept && j->kept[s]) {
+    const int rc = known_kept(j, dev, s);
+    if (rc != VICK_NOMEM) return rc;
+    /* no room beside the kept lists: these go, and are made again */
+    j->kept_bytes[dev] -= vick_slab_lists_bytes(j->start[s + 1] - j->start[s], j->k);
+    vick_slab_lists_free(j->kept[s]);
+    j->kept[s] = NULL;
+    j->released[dev]++;
+  }
   vick_call *call = &j->call[dev];
   const int64_t n_own = j->start[s + 1] - j->start[s];
   if (n_own == 0) return VICK_OK;
+  const slab_gathered *g = j->gathered ? &j->gathered[s] : NULL;
+  if (g && g->pts) { /* the density pass's gather of the slab's first region, all own rows first */
+    const size_t need = vic__slab_bytes(g->m, n_own, j->k, j->x->d) + vic__slab_pass_bytes(j->x->n);
+    if (!vic__slab_room(j, dev, need)) return vic__slab_too_big(j, dev, need, g->m, n_own);
+    const double td = vic__now();
+    const int rc = known_device(j, dev, j->order + j->start[s], n_own, g->pts, g->gid, g->m);
+    j->t_device[dev] += vic__now() - td;
+    return rc;
+  }
   int64_t *rows = malloc((size_t)n_own * sizeof *rows);
-  int64_t *tmp = malloc((size_t)n_own * sizeof *tmp);
-  unsigned char *ex = malloc((size_t)n_own);
-  if (!rows || !tmp || !ex) {
-    free(rows); free(tmp); free(ex);
+  known_pass u = {malloc((size_t)n_own * sizeof *u.tmp), malloc((size_t)n_own),
+                  0.5 * (j->plan->cut[s] + j->plan->cut[s + 1])};
+  if (!rows || !u.tmp || !u.ex) {
+    free(rows); free(u.tmp); free(u.ex);
     return vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's rows");
   }
   /* the rows the density pass answered past the slab's first region are
@@ -134,62 +230,16 @@ int vic__slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
     const int64_t i = j->order[j->start[s] + t];
     if (!j->cached || !j->cached[i]) rows[n_dev++] = i;
   }
-  const int axis = j->plan->axis;
-  const double mid = 0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]);
-  slab_task task[SLAB_TASKS];
-  int n_tasks = n_dev > 0, done = 0, rc = VICK_OK;
-  task[0].off = 0;
-  task[0].count = n_dev;
-  vic__slab_region(x, j->plan, s, j->h0, &task[0].reg);
-  while (rc == VICK_OK && n_tasks > 0) {
-    slab_task tk = task[--n_tasks];
-    int64_t *tr = rows + tk.off;
-    const int64_t n_rows = tk.count;
-    if (++done > SLAB_TASKS) { rc = vic__slab_fail(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
-    int64_t n_ex = 0, lo_n = 0, hi_n = 0;
-    vic_region lo_reg, hi_reg;
-    vic__slab_split(x, j->rk, &tk.reg, axis, mid, tr, n_rows, tmp, ex, &n_ex, &lo_n, &lo_reg, &hi_n, &hi_reg);
-    if (n_tasks + 3 > SLAB_TASKS) { rc = vic__slab_fail(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
-    if (hi_n) task[n_tasks++] = (slab_task){tk.off + n_ex + lo_n, hi_n, hi_reg};
-    if (lo_n) task[n_tasks++] = (slab_task){tk.off + n_ex, lo_n, lo_reg};
-    if (n_ex == 0) continue;
-    j->retried[dev] += n_rows - n_ex;
-    for (int64_t t = 0; t < n_ex; ++t) is_row[tr[t]] = 1;
-    int64_t s_lo, s_hi, m = 0;
-    vic__slab_span(j, &tk.reg, &s_lo, &s_hi);
-    float *pts = NULL;
-    uint32_t *gid = NULL;
-    const double tg = vic__now();
-    if (vic__slab_gather(j, &tk.reg, tr, n_ex, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
-      rc = vic__slab_fail(call, VICK_NOMEM, "no host memory to gather a slab");
-    j->t_gather[dev] += vic__now() - tg;
-    for (int64_t t = 0; t < n_ex; ++t) is_row[tr[t]] = 0;
-    if (rc != VICK_OK) break;
-    if (m <= k) { /* a tiny region: the whole set is the region */
-      free(pts);
-      free(gid);
-      for (int jj = 0; jj < 3; ++jj) { tk.reg.lo[jj] = -INFINITY; tk.reg.hi[jj] = INFINITY; }
-      tk.count = n_ex;
-      task[n_tasks++] = tk;
-      continue;
-    }
-    const size_t need = vic__slab_bytes(m, n_ex, k, x->d) + vic__slab_pass_bytes(x->n);
-    if (need > j->budget) {
-      snprintf(call->message, sizeof call->message,
-               "a slab needs %.0f MiB of device memory (%lld points with its halo, %lld rows); the budget is %.0f MiB: "
-               "raise it to at least %.0f MiB", need / 1048576.0, (long long)m, (long long)n_ex,
-               j->budget / 1048576.0, need / 1048576.0);
-      rc = VICK_NOMEM;
-    }
-    const double td = vic__now();
-    if (rc == VICK_OK) rc = known_device(j, dev, tr, n_ex, pts, gid, m);
-    j->t_device[dev] += vic__now() - td;
-    free(pts);
-    free(gid);
+  int rc = VICK_OK;
+  if (n_dev > 0) {
+    slab_task first = {0, n_dev, {0}};
+    vic__slab_region(j->x, j->plan, s, j->h0, &first.reg);
+    const slab_pass ps = {known_select, known_answer, vic__slab_pass_bytes(j->x->n)};
+    rc = vic__slab_tasks(j, dev, rows, &first, is_row, &ps, &u);
   }
   free(rows);
-  free(tmp);
-  free(ex);
+  free(u.tmp);
+  free(u.ex);
   return rc;
 }
 

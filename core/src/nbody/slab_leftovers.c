@@ -30,7 +30,7 @@ static void leftover_slot(void *arg, int slot) {
     return;
   }
   for (int g = slot; g < lj->groups && j->rc[slot] == VICK_OK; g += j->count)
-    j->rc[slot] = vic__slab_rows(j, slot, lj->rows + lj->off[g], lj->off[g + 1] - lj->off[g], &lj->reg[g], NAN, is_row, 0);
+    j->rc[slot] = vic__slab_rows(j, slot, lj->rows + lj->off[g], lj->off[g + 1] - lj->off[g], &lj->reg[g], NAN, is_row, -1);
   free(is_row);
 }
 
@@ -129,9 +129,9 @@ int vic__slab_leftovers(slab_job *j) {
       const double mid = 0.5 * (j->plan->cut[s] + j->plan->cut[s + 1]);
       int64_t ne = 0, lo_n = 0, hi_n = 0;
       vic__slab_split(x, j->rk, &sreg, j->plan->axis, mid, tmp, c, scratch, flags, &ne, &lo_n, &lo, &hi_n, &hi);
-      if (ne) rc = vic__slab_rows(j, 0, tmp, ne, &sreg, mid, is_row, 0);
-      if (rc == VICK_OK && lo_n) rc = vic__slab_rows(j, 0, tmp + ne, lo_n, &lo, mid, is_row, 0);
-      if (rc == VICK_OK && hi_n) rc = vic__slab_rows(j, 0, tmp + ne + lo_n, hi_n, &hi, mid, is_row, 0);
+      if (ne) rc = vic__slab_rows(j, 0, tmp, ne, &sreg, mid, is_row, -1);
+      if (rc == VICK_OK && lo_n) rc = vic__slab_rows(j, 0, tmp + ne, lo_n, &lo, mid, is_row, -1);
+      if (rc == VICK_OK && hi_n) rc = vic__slab_rows(j, 0, tmp + ne + lo_n, hi_n, &hi, mid, is_row, -1);
     }
   }
   free(rows);

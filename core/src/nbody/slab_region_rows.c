@@ -1,9 +1,12 @@
 /* A slab pass's rows on one device (slab_job.h): a region's points
- * gathered as packed rows with their ids, and the density pass's rows
- * answered in their slab's first region, then in regions grown around the
- * balls of the rows that region cannot prove.  Shared by the pass driver
- * (density_slabs.c), the later passes (slab_known.c) and the leftovers
- * (slab_leftovers.c), so none of them calls back into another. */
+ * gathered as packed rows with their ids; the task loop every pass runs
+ * (gather a region, answer its rows, push regions for the rows it cannot
+ * prove); the device calls' budgets beside the lists kept on the
+ * devices; and the density pass's rows answered in their slab's first
+ * region, then in regions grown around the balls of the rows that region
+ * cannot prove.  Shared by the pass driver (density_slabs.c), the later
+ * passes (slab_known.c) and the leftovers (slab_leftovers.c), so none of
+ * them calls back into another. */
 #include "backend_cuda.h"
 #include "slab_plan.h"
 
@@ -127,187 +130,286 @@ int vic__slab_cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *id
 }
 
 
-/* One slab on the device of slot dev: its own rows in the slab's region,
- * then the rows that failed the gap test, in regions around their k-th
- * distance balls -- one for the rows by the slab's lower cut, one for
- * those by its upper cut, so that neither spans the whole slab. */
-/* Rows rows_in[0, n_own) of the density pass on the device of slot dev,
- * in reg0 first, then the rows that fail the gap test in regions around
- * their k-th-distance balls -- one for the rows below mid along the
- * axis, one for those above, so that neither spans the whole slab.  With
- * from_slab, reg0 is a slab's first region: with a cache (j->left) the
- * rows it cannot prove go to the device's leftovers instead, answered
- * once all slabs are done (run_leftovers). */
-int vic__slab_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own, const vic_region *reg0, double mid,
-                    unsigned char *is_row, int from_slab) {
-  const vic_data *x = j->x;
-  const int32_t k = j->k;
+int vic__slab_push(slab_job *j, int dev, slab_stack *st, slab_task t) {
+  (void)j;
+  if (st->n >= SLAB_TASKS) return vic__slab_fail(&j->call[dev], VICK_DEVICE, "a slab's halo did not settle");
+  st->task[st->n++] = t;
+  return VICK_OK;
+}
+
+void vic__slab_call_begin(const slab_job *j, int dev, vick_call *one) {
+  memcpy(one, &j->call[dev], sizeof *one);
+  const size_t kept = j->kept_bytes ? j->kept_bytes[dev] : 0;
+  one->memory_budget = j->budget > kept ? j->budget - kept : 1;
+  one->seconds_kernel = one->seconds_transfer = 0;
+  one->n_stages = 0;
+  one->peak_bytes = 0;
+}
+
+void vic__slab_call_end(slab_job *j, int dev, const vick_call *one, int rc) {
   vick_call *call = &j->call[dev];
-  if (n_own == 0) return VICK_OK;
-  int64_t *rows = malloc((size_t)n_own * sizeof *rows);
-  float *rk = malloc((size_t)n_own * sizeof *rk), *knn = NULL, *sph = NULL, *h = NULL;
-  if (j->knn) knn = malloc((size_t)n_own * sizeof *knn);
-  if (j->sph) sph = malloc((size_t)n_own * sizeof *sph);
-  if (j->h) h = malloc((size_t)n_own * sizeof *h);
+  const size_t kept = j->kept_bytes ? j->kept_bytes[dev] : 0;
+  call->seconds_kernel += one->seconds_kernel;
+  call->seconds_transfer += one->seconds_transfer;
+  if (one->peak_bytes + kept > call->peak_bytes) call->peak_bytes = one->peak_bytes + kept;
+  for (int i = 0; i < one->n_stages; ++i) vic__slab_add_stage(call, one->stages[i].name, one->stages[i].seconds);
+  if (rc != VICK_OK) memcpy(call->message, one->message, sizeof call->message);
+}
+
+int vic__slab_room(slab_job *j, int dev, size_t need) {
+  if (!j->kept) return need <= j->budget;
+  for (int64_t s = j->plan->n_slabs - 1; s >= 0 && need + j->kept_bytes[dev] > j->budget; --s) {
+    if (s % j->count != dev || !j->kept[s]) continue;
+    j->kept_bytes[dev] -= vick_slab_lists_bytes(j->start[s + 1] - j->start[s], j->k);
+    vick_slab_lists_free(j->kept[s]);
+    j->kept[s] = NULL;
+    j->released[dev]++;
+  }
+  return need + j->kept_bytes[dev] <= j->budget;
+}
+
+int vic__slab_too_big(slab_job *j, int dev, size_t need, int64_t m, int64_t n_rows) {
+  vick_call *call = &j->call[dev];
+  snprintf(call->message, sizeof call->message,
+           "a slab needs %.0f MiB of device memory (%lld points with its halo, %lld rows); the budget is %.0f MiB: "
+           "raise it to at least %.0f MiB", need / 1048576.0, (long long)m, (long long)n_rows, j->budget / 1048576.0,
+           need / 1048576.0);
+  return VICK_NOMEM;
+}
+
+int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first, unsigned char *is_row,
+                    const slab_pass *ps, void *user) {
+  const vic_data *x = j->x;
+  vick_call *call = &j->call[dev];
+  slab_stack st;
+  memset(&st, 0, sizeof st);
+  st.task[st.n++] = *first;
   int rc = VICK_OK;
-  if (!rows || !rk || (j->knn && !knn) || (j->sph && !sph) || (j->h && !h))
-    rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's results");
-  if (rc == VICK_OK) memcpy(rows, rows_in, (size_t)n_own * sizeof *rows);
-  const int axis = j->plan->axis;
-  slab_task task[SLAB_TASKS];
-  int n_tasks = 1, done = 0;
-  task[0].off = 0;
-  task[0].count = n_own;
-  task[0].reg = *reg0;
-  while (rc == VICK_OK && n_tasks > 0) {
-    slab_task tk = task[--n_tasks];
+  while (rc == VICK_OK && st.n > 0 && !st.stop) {
+    slab_task tk = st.task[--st.n];
     int64_t *tr = rows + tk.off;
-    const int64_t n_rows = tk.count;
-    if (++done > SLAB_TASKS) { rc = vic__slab_fail(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
-    for (int64_t t = 0; t < n_rows; ++t) is_row[tr[t]] = 1;
+    if (++st.done > SLAB_TASKS) { rc = vic__slab_fail(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
+    int64_t n_here = tk.count;
+    if (ps->select && (rc = ps->select(j, dev, &tk, tr, &st, &n_here, user)) != VICK_OK) break;
+    if (n_here == 0) continue;
+    for (int64_t t = 0; t < n_here; ++t) is_row[tr[t]] = 1;
     int64_t s_lo, s_hi, m = 0;
     vic__slab_span(j, &tk.reg, &s_lo, &s_hi);
     float *pts = NULL;
     uint32_t *gid = NULL;
     const double tg = vic__now();
-    if (vic__slab_gather(j, &tk.reg, tr, n_rows, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
+    if (vic__slab_gather(j, &tk.reg, tr, n_here, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
       rc = vic__slab_fail(call, VICK_NOMEM, "no host memory to gather a slab");
     j->t_gather[dev] += vic__now() - tg;
-    for (int64_t t = 0; t < n_rows; ++t) is_row[tr[t]] = 0;
+    for (int64_t t = 0; t < n_here; ++t) is_row[tr[t]] = 0;
     if (rc != VICK_OK) break;
-    if (m <= k) { /* a tiny region: the whole set is the region */
+    if (m <= j->k) { /* a tiny region: the whole set is the region */
       free(pts);
       free(gid);
       for (int jj = 0; jj < 3; ++jj) { tk.reg.lo[jj] = -INFINITY; tk.reg.hi[jj] = INFINITY; }
-      task[n_tasks++] = tk;
+      tk.count = n_here;
+      rc = vic__slab_push(j, dev, &st, tk);
       continue;
     }
-    const size_t need = vic__slab_bytes(m, n_rows, k, x->d) + (j->mass ? (size_t)x->n * 4 : 0);
-    if (need > j->budget) {
-      snprintf(call->message, sizeof call->message,
-               "a slab needs %.0f MiB of device memory (%lld points with its halo, %lld rows); the budget is %.0f MiB: "
-               "raise it to at least %.0f MiB", need / 1048576.0, (long long)m, (long long)n_rows,
-               j->budget / 1048576.0, need / 1048576.0);
-      rc = VICK_NOMEM;
-      free(pts);
-      free(gid);
-      break;
+    st.need = vic__slab_bytes(m, n_here, j->k, x->d) + ps->extra;
+    if (!vic__slab_room(j, dev, st.need)) rc = vic__slab_too_big(j, dev, st.need, m, n_here);
+    else {
+      const double td = vic__now();
+      st.pts = pts;
+      st.gid = gid;
+      rc = ps->answer(j, dev, &tk, tr, n_here, pts, gid, m, &st, is_row, user);
+      pts = st.pts;
+      gid = st.gid;
+      j->t_device[dev] += vic__now() - td;
     }
-    vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
-    vick_call one;
-    memcpy(&one, call, sizeof one);
-    one.memory_budget = j->budget;
-    int64_t bad = -1;
-    /* the lists go straight to their rows of the whole set's arrays; rows
-     * answered again overwrite theirs.  Rows past the first region, with
-     * a cache, come back packed for it. */
-    const int keep = j->cache && (done > 1 || !from_slab);
-    int32_t *tid = keep ? malloc((size_t)n_rows * k * sizeof *tid) : NULL;
-    float *tdist = keep ? malloc((size_t)n_rows * k * sizeof *tdist) : NULL;
-    if (keep && (!tid || !tdist)) {
-      free(tid); free(tdist); free(pts); free(gid);
-      rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retried lists");
-      break;
-    }
-    const double td = vic__now();
-    rc = keep ? vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, tid, tdist, NULL,
-                                  &bad)
-              : vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids, j->dist,
-                                  tr, &bad);
-    j->t_device[dev] += vic__now() - td;
-    call->seconds_kernel += one.seconds_kernel;
-    call->seconds_transfer += one.seconds_transfer;
-    if (one.peak_bytes > call->peak_bytes) call->peak_bytes = one.peak_bytes;
-    for (int i = 0; i < one.n_stages; ++i) vic__slab_add_stage(call, one.stages[i].name, one.stages[i].seconds);
-    if (rc != VICK_OK) memcpy(call->message, one.message, sizeof call->message);
     free(pts);
     free(gid);
-    if (rc != VICK_OK || bad >= 0) { free(tid); free(tdist); }
-    if (rc != VICK_OK) break;
-    if (bad >= 0) {
-      if (j->bad_row[dev] < 0 || tr[bad] < j->bad_row[dev]) j->bad_row[dev] = tr[bad];
-      break;
+  }
+  return rc;
+}
+
+/* The density pass's scratch (per task row) and where its rows come from. */
+typedef struct {
+  float *rk, *knn, *sph, *h;
+  int64_t slab; /* >= 0: the rows of that slab, first in its first region */
+  double mid;
+} rows_pass;
+
+/* Whether slab s's lists (n_rows) may stay on slot dev: beside those kept
+ * there already, the later passes' needs and, while another slab of the
+ * device is still to run, a region as large as this one (need: its
+ * estimate before the call; after it, what the call held, with a
+ * twentieth more). */
+static int keep_fits(const slab_job *j, int dev, int64_t s, int64_t n_rows, size_t need) {
+  const int more = s + j->count < j->plan->n_slabs;
+  const size_t hold = dev == 0 ? j->hold0 : j->hold;
+  return j->kept_bytes[dev] + vick_slab_lists_bytes(n_rows, j->k) + hold + (more ? need : 0) <= j->budget;
+}
+
+static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, int64_t n_rows, const float *pts,
+                       const uint32_t *gid, int64_t m, slab_stack *st, unsigned char *is_row, void *user) {
+  rows_pass *u = user;
+  const vic_data *x = j->x;
+  const int32_t k = j->k;
+  vick_call *call = &j->call[dev];
+  const int first = u->slab >= 0 && st->done == 1;
+  float *rk = u->rk, *knn = u->knn, *sph = u->sph, *h = u->h;
+  vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
+  int64_t bad = -1;
+  /* the lists go straight to their rows of the whole set's arrays; rows
+   * answered again overwrite theirs.  Rows past the first region, with
+   * a cache, come back packed for it. */
+  const int keep = j->cache && !first;
+  int32_t *tid = keep ? malloc((size_t)n_rows * k * sizeof *tid) : NULL;
+  float *tdist = keep ? malloc((size_t)n_rows * k * sizeof *tdist) : NULL;
+  if (keep && (!tid || !tdist)) {
+    free(tid);
+    free(tdist);
+    return vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retried lists");
+  }
+  vick_slab_lists *kl = NULL;
+  vick_slab_lists **want = first && j->kept && keep_fits(j, dev, u->slab, n_rows, 0) ? &kl : NULL;
+  vick_call one;
+  vic__slab_call_begin(j, dev, &one);
+  int rc = keep ? vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, tid, tdist,
+                                    NULL, &bad, NULL)
+                : vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids,
+                                    j->dist, tr, &bad, want);
+  vic__slab_call_end(j, dev, &one, rc);
+  if (kl && !keep_fits(j, dev, u->slab, n_rows, one.peak_bytes + one.peak_bytes / 20)) {
+    vick_slab_lists_free(kl); /* the device's next slab would not fit beside them */
+    kl = NULL;
+  }
+  if (kl) {
+    j->kept[u->slab] = kl;
+    j->kept_bytes[dev] += vick_slab_lists_bytes(n_rows, k);
+  } else if (rc == VICK_OK && first && bad < 0 && j->gathered) {
+    /* the lists will be made again from the same gather: the host keeps it */
+    const size_t gb = (size_t)m * ((size_t)x->d * sizeof *pts + sizeof *gid);
+    if (j->gathered_bytes[dev] + gb <= j->gathered_cap) {
+      j->gathered[u->slab] = (slab_gathered){st->pts, st->gid, m};
+      j->gathered_bytes[dev] += gb;
+      st->pts = NULL;
+      st->gid = NULL;
     }
-    if (keep) { /* the exact rows: into the cache, and the whole set's lists where asked */
-      for (int64_t t = 0; t < n_rows && rc == VICK_OK; ++t) {
-        const int64_t i = tr[t];
-        if (!vic__region_exact(&tk.reg, x, i, rk[t])) continue;
-        if (vic__slab_cache_add(&j->cache[dev], k, i, tid + t * k, tdist + t * k) != 0)
-          rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retried lists");
-        j->cached[i] = 1;
-        if (j->ids) memcpy(j->ids + i * k, tid + t * k, (size_t)k * sizeof *tid);
-        if (j->dist) memcpy(j->dist + i * k, tdist + t * k, (size_t)k * sizeof *tdist);
-      }
-      free(tid);
-      free(tdist);
-      if (rc != VICK_OK) break;
-    }
-    /* place the exact rows; mark the others (is_row) for another round */
-    int64_t left = 0;
-#pragma omp parallel for schedule(static) num_threads(j->threads) reduction(+ : left)
-    for (int64_t t = 0; t < n_rows; ++t) {
+  }
+  if (rc != VICK_OK || bad >= 0) { free(tid); free(tdist); }
+  if (rc != VICK_OK) return rc;
+  if (bad >= 0) {
+    if (j->bad_row[dev] < 0 || tr[bad] < j->bad_row[dev]) j->bad_row[dev] = tr[bad];
+    st->stop = 1;
+    return VICK_OK;
+  }
+  if (keep) { /* the exact rows: into the cache, and the whole set's lists where asked */
+    for (int64_t t = 0; t < n_rows && rc == VICK_OK; ++t) {
       const int64_t i = tr[t];
-      if (!vic__region_exact(&tk.reg, x, i, rk[t])) {
-        is_row[i] = 1;
-        ++left;
-        continue;
-      }
-      j->rk[i] = rk[t];
-      if (knn) j->knn[i] = knn[t];
-      if (sph) j->sph[i] = sph[t];
-      if (h) j->h[i] = h[t];
+      if (!vic__region_exact(&tk->reg, x, i, rk[t])) continue;
+      if (vic__slab_cache_add(&j->cache[dev], k, i, tid + t * k, tdist + t * k) != 0)
+        rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retried lists");
+      j->cached[i] = 1;
+      if (j->ids) memcpy(j->ids + i * k, tid + t * k, (size_t)k * sizeof *tid);
+      if (j->dist) memcpy(j->dist + i * k, tdist + t * k, (size_t)k * sizeof *tdist);
     }
-    if (!left) continue;
-    j->retried[dev] += left;
-    if (from_slab && done == 1 && j->left) { /* to the leftovers, with their k-th distances so far */
-      for (int64_t t = 0; t < n_rows && rc == VICK_OK; ++t) {
-        const int64_t i = tr[t];
-        if (!is_row[i]) continue;
-        is_row[i] = 0;
-        j->rk[i] = rk[t];
-        if (vic__slab_row_add(&j->left[dev], i) != 0)
-          rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's leftover rows");
-      }
+    free(tid);
+    free(tdist);
+    if (rc != VICK_OK) return rc;
+  }
+  /* place the exact rows; mark the others (is_row) for another round */
+  int64_t left = 0;
+#pragma omp parallel for schedule(static) num_threads(j->threads) reduction(+ : left)
+  for (int64_t t = 0; t < n_rows; ++t) {
+    const int64_t i = tr[t];
+    if (!vic__region_exact(&tk->reg, x, i, rk[t])) {
+      is_row[i] = 1;
+      ++left;
       continue;
     }
-    /* the rows left, those below the slab's middle first: two tasks whose
-     * regions hold their rows' balls */
-    int64_t lo_n = 0, hi_n = 0;
-    vic_region lo_reg, hi_reg;
-    int64_t *tmp = malloc((size_t)left * sizeof *tmp);
-    if (!tmp) { rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retries"); break; }
+    j->rk[i] = rk[t];
+    if (knn) j->knn[i] = knn[t];
+    if (sph) j->sph[i] = sph[t];
+    if (h) j->h[i] = h[t];
+  }
+  if (!left) return VICK_OK;
+  j->retried[dev] += left;
+  if (first && j->left) { /* to the leftovers, with their k-th distances so far */
+    for (int64_t t = 0; t < n_rows && rc == VICK_OK; ++t) {
+      const int64_t i = tr[t];
+      if (!is_row[i]) continue;
+      is_row[i] = 0;
+      j->rk[i] = rk[t];
+      if (vic__slab_row_add(&j->left[dev], i) != 0)
+        rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's leftover rows");
+    }
+    return rc;
+  }
+  /* the rows left, those below the slab's middle first: two tasks whose
+   * regions hold their rows' balls */
+  const int axis = j->plan->axis;
+  const double mid = u->mid;
+  int64_t lo_n = 0, hi_n = 0;
+  vic_region lo_reg, hi_reg;
+  int64_t *tmp = malloc((size_t)left * sizeof *tmp);
+  if (!tmp) return vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's retries");
+  for (int64_t t = 0; t < n_rows; ++t) {
+    const int64_t i = tr[t];
+    if (!is_row[i]) continue;
+    const int low = isfinite(mid) && vic__slab_coord(x, i, axis) < mid;
+    vic_region b;
+    vic__ball_region(x, i, rk[t], &b);
+    vic_region *g = low ? &lo_reg : &hi_reg;
+    int64_t *cnt = low ? &lo_n : &hi_n;
+    if (*cnt == 0) *g = b; else vic__region_union(g, &b);
+    ++*cnt;
+  }
+  int64_t a = 0; /* the rows left in order: low ones, then high ones */
+  for (int pass = 0; pass < 2; ++pass)
     for (int64_t t = 0; t < n_rows; ++t) {
       const int64_t i = tr[t];
       if (!is_row[i]) continue;
       const int low = isfinite(mid) && vic__slab_coord(x, i, axis) < mid;
-      vic_region b;
-      vic__ball_region(x, i, rk[t], &b);
-      vic_region *g = low ? &lo_reg : &hi_reg;
-      int64_t *cnt = low ? &lo_n : &hi_n;
-      if (*cnt == 0) *g = b; else vic__region_union(g, &b);
-      ++*cnt;
+      if (low != (pass == 0)) continue;
+      tmp[a++] = i;
     }
-    int64_t a = 0; /* the rows left in order: low ones, then high ones */
-    for (int pass = 0; pass < 2; ++pass)
-      for (int64_t t = 0; t < n_rows; ++t) {
-        const int64_t i = tr[t];
-        if (!is_row[i]) continue;
-        const int low = isfinite(mid) && vic__slab_coord(x, i, axis) < mid;
-        if (low != (pass == 0)) continue;
-        tmp[a++] = i;
-      }
-    for (int64_t t = 0; t < left; ++t) is_row[tmp[t]] = 0;
-    memcpy(tr, tmp, (size_t)left * sizeof *tr);
-    free(tmp);
-    if (n_tasks + 2 > SLAB_TASKS) { rc = vic__slab_fail(call, VICK_DEVICE, "a slab's halo did not settle"); break; }
-    if (hi_n) task[n_tasks++] = (slab_task){tk.off + lo_n, hi_n, hi_reg};
-    if (lo_n) task[n_tasks++] = (slab_task){tk.off, lo_n, lo_reg};
+  for (int64_t t = 0; t < left; ++t) is_row[tmp[t]] = 0;
+  memcpy(tr, tmp, (size_t)left * sizeof *tr);
+  free(tmp);
+  if (hi_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + lo_n, hi_n, hi_reg});
+  if (rc == VICK_OK && lo_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off, lo_n, lo_reg});
+  return rc;
+}
+
+/* Rows rows_in[0, n_own) of the density pass on the device of slot dev,
+ * in reg0 first, then the rows that fail the gap test in regions around
+ * their k-th-distance balls -- one for the rows below mid along the
+ * axis, one for those above, so that neither spans the whole slab.  With
+ * slab >= 0, reg0 is that slab's first region: the rows it cannot prove
+ * go to the device's leftovers (j->left), answered once all slabs are
+ * done (slab_leftovers.c), and the lists may stay on the device for the
+ * later passes (j->kept). */
+int vic__slab_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own, const vic_region *reg0, double mid,
+                   unsigned char *is_row, int64_t slab) {
+  vick_call *call = &j->call[dev];
+  if (n_own == 0) return VICK_OK;
+  rows_pass u = {NULL, NULL, NULL, NULL, slab, mid};
+  int64_t *rows = malloc((size_t)n_own * sizeof *rows);
+  u.rk = malloc((size_t)n_own * sizeof *u.rk);
+  if (j->knn) u.knn = malloc((size_t)n_own * sizeof *u.knn);
+  if (j->sph) u.sph = malloc((size_t)n_own * sizeof *u.sph);
+  if (j->h) u.h = malloc((size_t)n_own * sizeof *u.h);
+  int rc = VICK_OK;
+  if (!rows || !u.rk || (j->knn && !u.knn) || (j->sph && !u.sph) || (j->h && !u.h))
+    rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's results");
+  if (rc == VICK_OK) {
+    memcpy(rows, rows_in, (size_t)n_own * sizeof *rows);
+    const slab_task first = {0, n_own, *reg0};
+    const slab_pass ps = {NULL, rows_answer, j->mass ? (size_t)j->x->n * 4 : 0};
+    rc = vic__slab_tasks(j, dev, rows, &first, is_row, &ps, &u);
   }
   free(rows);
-  free(rk);
-  free(knn);
-  free(sph);
-  free(h);
+  free(u.rk);
+  free(u.knn);
+  free(u.sph);
+  free(u.h);
   return rc;
 }
 #endif
