@@ -25,7 +25,7 @@ Front matter of a section (every key optional):
   title = "A short title"   # in BENCHMARKS.md (default: the section's heading)
   summary = "The topic's state in two or three sentences."
   intro = true        # the section's text goes into BENCHMARKS.md itself
-  notebook = true     # a session's whole-tree check: linked from BENCHMARKS.md, text in the history
+  notebook = true     # an earlier pass or a whole-tree check: only linked from BENCHMARKS.md
   [[figure]]
   what = "brute force, manifold 1M x 128, k 10"
   results = "h100_*_baseline.jsonl"        # files (a glob) in benchmarks/results
@@ -525,7 +525,7 @@ def current(sections, records):
         if front.get("intro"):
             continue
         if front.get("notebook"):
-            notebooks.append("[%s](%s#%s)" % (title, HISTORY, section_id(fname)))
+            notebooks.append("[%s](%s#%s)" % (front.get("title", title), HISTORY, section_id(fname)))
             continue
         out += ["### [%s](%s#%s)" % (front.get("title", title), HISTORY, section_id(fname)), ""]
         summary = " ".join(str(front.get("summary", "")).split()) or last_paragraph(body)
@@ -553,8 +553,8 @@ def current(sections, records):
             out.append("%d. `%s` (%s, %s)" % (i, cmd, commit, date))
         out.append("")
     if notebooks:
-        out += ["## Session notebooks", "", "Whole-tree checks of one session, in the history only: " +
-                "; ".join(notebooks) + ".", ""]
+        out += ["## Earlier passes and whole-tree checks", "", "Superseded by the figures above or checks of a "
+                "whole merged tree, in the history only: " + "; ".join(notebooks) + ".", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

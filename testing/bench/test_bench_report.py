@@ -92,6 +92,8 @@ def main():
         # front matter: intro, summary, figures from run records and raw records, targets
         write(os.path.join(tmp, "benchmarks/sections/05-intro.md"),
               '+++\nintro = true\n+++\n## How it is made\n\nOne runner.\n')
+        write(os.path.join(tmp, "benchmarks/sections/90-notebook.md"),
+              '+++\nnotebook = true\ntitle = "Short"\n+++\n## A whole-tree check\n\nEvery test.\n')
         write(os.path.join(tmp, "benchmarks/sections/30-figures.md"), """+++
 summary = "Two sentences of state."
 [[figure]]
@@ -152,6 +154,9 @@ The full text.
         check("Two sentences of state." in cur and "The full text." not in cur and "The full text." in hist,
               "the summary in BENCHMARKS.md, the full text in the history")
         check("+++" not in cur and "+++" not in hist and "[[figure]]" not in hist, "front matter is not shown")
+        check("### [Short]" not in cur and "[Short](docs/benchmarks/history.md#90-notebook)" in cur
+              and "Every test." not in cur and "## A whole-tree check" in hist,
+              "a notebook section: only linked from BENCHMARKS.md (by its short title), in full in the history")
         check("| grid, u | h100 | 2 s | <= 2.5 s: **met** | [2] |" in cur and
               "| grid, u | cpu-2core | 40 s | <= 2.5 s: **missed** | [1] |" in cur,
               "a figure: one row per card, the newest run's median, the target met or missed")
