@@ -9,8 +9,8 @@
 #define STAGE_DEFAULT_BYTES ((size_t)64 << 20)
 
 /* memcpy by `threads` host threads (0: OpenMP's default): one thread
- * moves a few GB/s into pageable memory (page faults included), the link
- * moves 25 and more.  Below VICK_WIDE_MIN bytes on the caller's thread
+ * writing pageable memory (page faults included) cannot keep up with the
+ * link.  Below VICK_WIDE_MIN bytes on the caller's thread
  * alone; above, always a team of the same size, each thread a part: a
  * region of another size would make OpenMP end and start pool threads
  * between this copy and the caller's own regions. */

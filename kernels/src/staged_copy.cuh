@@ -9,8 +9,9 @@
 #include "common.cuh"
 
 /* memcpy spread over `threads` host threads (0: OpenMP's default; the
- * call's vick_call.threads), from VICK_WIDE_MIN bytes on: pageable
- * memory moves at a few GB/s per thread. */
+ * call's vick_call.threads), from VICK_WIDE_MIN bytes on: one thread
+ * writing pageable memory (page faults included) is far slower than the
+ * link that filled the pinned staging. */
 #define VICK_WIDE_MIN ((size_t)256 << 10)
 void vick_copy_wide(void *dst, const void *src, size_t bytes, int threads);
 
