@@ -7,17 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-static vic_ctx *ctx_threads(int threads, uint64_t seed) {
-  vic_ctx_options o;
-  vic_ctx_options_init(&o);
-  o.backend = VIC_BACKEND_CPU;
-  o.threads = threads;
-  o.seed = seed;
-  vic_ctx *c = NULL;
-  if (vic_ctx_create(&o, &c) != VIC_OK) { fprintf(stderr, "cannot create context\n"); exit(1); }
-  return c;
-}
-
 /* Fraction of the exact neighbours (naive double reference) found; ties at
  * the k-th distance count as found. */
 static double recall_vs_naive(const vic_data *x, const vic_knn *r) {
@@ -107,7 +96,7 @@ static void test_deterministic(void) {
   int threads[4] = {1, 1, 2, 3};
   uint64_t seeds[4] = {9, 9, 9, 10};
   for (int v = 0; v < 4; ++v) {
-    vic_ctx *c = ctx_threads(threads[v], seeds[v]);
+    vic_ctx *c = vt_ctx_threads(threads[v], seeds[v]);
     VT_OK(c, vic_knn_build(c, &x, &o, &r[v]));
     VT_CHECK(r[v].report.recall_estimate == -1.0, "no recall sample: estimate -1");
     vic_ctx_destroy(c);

@@ -8,17 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-static vic_ctx *ctx_threads(int threads, uint64_t seed) {
-  vic_ctx_options o;
-  vic_ctx_options_init(&o);
-  o.backend = VIC_BACKEND_CPU;
-  o.seed = seed;
-  o.threads = threads;
-  vic_ctx *c = NULL;
-  if (vic_ctx_create(&o, &c) != VIC_OK) { fprintf(stderr, "cannot create context\n"); exit(1); }
-  return c;
-}
-
 static double l2(const float *a, const float *b, int32_t d) {
   double s = 0;
   for (int32_t j = 0; j < d; ++j) s += ((double)a[j] - b[j]) * ((double)a[j] - b[j]);
@@ -56,7 +45,7 @@ int main(void) {
   o.k = k;
   o.recall_sample = 400;
 
-  vic_ctx *c1 = ctx_threads(1, 5), *c4 = ctx_threads(4, 5), *c9 = ctx_threads(4, 9);
+  vic_ctx *c1 = vt_ctx_threads(1, 5), *c4 = vt_ctx_threads(4, 5), *c9 = vt_ctx_threads(4, 9);
   vic_knn a, b, e;
   VT_OK(c1, vic_knn_build(c1, &x, &o, &a));
   VT_OK(c4, vic_knn_build(c4, &x, &o, &b));

@@ -36,6 +36,17 @@ vic_ctx *vt_ctx(vic_backend backend, uint64_t seed) {
   return c;
 }
 
+vic_ctx *vt_ctx_threads(int threads, uint64_t seed) {
+  vic_ctx_options o;
+  vic_ctx_options_init(&o);
+  o.backend = VIC_BACKEND_CPU;
+  o.seed = seed;
+  o.threads = threads;
+  vic_ctx *c = NULL;
+  if (vic_ctx_create(&o, &c) != VIC_OK) { fprintf(stderr, "cannot create context\n"); exit(1); }
+  return c;
+}
+
 static uint64_t mix(uint64_t *s) {
   uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

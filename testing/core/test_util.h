@@ -39,6 +39,9 @@ void vt_skip(const char *reason);
 /* A context for tests: CPU backend unless backend says otherwise, fixed seed,
  * log messages collected into vt_last_log (warnings counted). */
 vic_ctx *vt_ctx(vic_backend backend, uint64_t seed);
+/* A CPU context with `threads` threads and a seed, log left to the library's
+ * default (nothing collected); exits when it cannot be made. */
+vic_ctx *vt_ctx_threads(int threads, uint64_t seed);
 extern char vt_last_log[1024];
 extern int vt_warnings;
 
