@@ -334,5 +334,4 @@ void vtkVicinityKnnGraph::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "Metric: " << vic_metric_name(static_cast<vic_metric>(this->Metric)) << "\n";
   os << indent << "RecallSample: " << this->RecallSample << "\n";
   os << indent << "GenerateGraph: " << this->GenerateGraph << "\n";
-
 }

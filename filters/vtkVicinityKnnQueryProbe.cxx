@@ -236,11 +236,10 @@ vtkVicinity::IndexKey vtkVicinityKnnQueryProbe::MakeKey(vtkDataSet* input, vtkDa
   key.Backend = this->Backend;
   key.Device = this->Device;
   key.Seed = static_cast<uint64_t>(static_cast<uint32_t>(this->Seed));
-  // k stays the core's default: the graph's degree follows from the
-  // build options, and the k of the searches must not reach into the build.
-  vic_build_options defaults;
-  vic_build_options_init(&defaults);
-  key.Build = vtkVicinity::CoreBuildOptions(this->BuildOptions, this->Method, defaults.k);
+  // k stays the core's default (the key's own): the graph's degree follows
+  // from the build options, and the k of the searches must not reach into
+  // the build.
+  key.Build = vtkVicinity::CoreBuildOptions(this->BuildOptions, this->Method, key.Build.k);
   if (this->IndexFileMode == INDEX_LOAD)
   {
     key.LoadPath = this->IndexFileName;

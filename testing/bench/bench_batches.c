@@ -7,13 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
@@ -41,9 +34,9 @@ static int one_call(vic_ctx *c, const vic_index *ix, const vic_data *q, int64_t 
   view.rows = q->rows + q0 * q->d;
   view.n = b;
   vic_knn nn;
-  const double t0 = now();
+  const double t0 = bench_now();
   vic_status s = vic_index_search(c, ix, &view, so, &nn);
-  *wall = now() - t0;
+  *wall = bench_now() - t0;
   if (s != VIC_OK) {
     fprintf(stderr, "vicinity_bench: vic_index_search (batch %lld): %s: %s\n", (long long)b, vic_status_name(s),
             vic_ctx_error(c));

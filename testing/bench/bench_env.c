@@ -47,6 +47,12 @@ double bench_peak_rss_mb(void) {
   return (double)u.ru_maxrss / 1024.0; /* Linux reports KiB */
 }
 
+double bench_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 double bench_cpu_seconds(void) {
   struct rusage u;
   if (getrusage(RUSAGE_SELF, &u) != 0) return -1;

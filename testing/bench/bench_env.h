@@ -15,6 +15,8 @@ double bench_peak_rss_mb(void);
 /* User + system CPU seconds of this process (all threads) so far: with
  * other jobs on the machine, wall time alone overstates the cost. */
 double bench_cpu_seconds(void);
+/* Monotonic clock in seconds, for wall times. */
+double bench_now(void);
 /* Current UTC time as ISO 8601. */
 void bench_date(char *buf, size_t size);
 /* Writes s as a JSON string literal (quotes and escapes included). */

@@ -8,14 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* Exact ids of the k nearest data points of every query (no self
  * exclusion), loaded from the cache or computed with the core's exact
@@ -101,9 +94,9 @@ int bench_query(vic_ctx *c, const vic_data *x, const vic_build_options *o, const
     vic_index_free(ix);
     ix = NULL;
   }
-  double t0 = now();
+  double t0 = bench_now();
   s = vic_index_build(c, x, o, &ix);
-  double build_s = now() - t0;
+  double build_s = bench_now() - t0;
   if (s != VIC_OK) {
     fprintf(stderr, "vicinity_bench: vic_index_build: %s: %s\n", vic_status_name(s), vic_ctx_error(c));
     rc = 1;
@@ -116,9 +109,9 @@ int bench_query(vic_ctx *c, const vic_data *x, const vic_build_options *o, const
   }
   for (int run = 0; run < a->warmup + a->repeats; ++run) {
     vic_knn nn;
-    double ts = now();
+    double ts = bench_now();
     s = vic_index_search(c, ix, &q, &a->search, &nn);
-    double search_s = now() - ts;
+    double search_s = bench_now() - ts;
     if (s != VIC_OK) {
       fprintf(stderr, "vicinity_bench: vic_index_search: %s: %s\n", vic_status_name(s), vic_ctx_error(c));
       rc = 1;

@@ -45,6 +45,17 @@ def check(cond, what):
         print("FAIL: " + what)
 
 
+def refusal(br, root, what):
+    """The InputError message generate(root) stops with, or None (a failed
+    check named `what`) when it does not refuse."""
+    try:
+        br.generate(root)
+    except br.InputError as e:
+        return str(e)
+    check(False, what)
+    return None
+
+
 def main():
     root = sys.argv[1]
     br = load(root)
@@ -198,42 +209,32 @@ The full text.
                 ("33-bad-target.md", '+++\n[[figure]]\nwhat = "x"\nresults = "h100_*"\nvalue = "seconds"\n'
                  'target = "about 3"\n+++\n## T\n', "target 'about 3'")]:
             write(os.path.join(tmp, "benchmarks/sections", name), body)
-            try:
-                br.generate(tmp)
-                check(False, "%s is refused" % name)
-            except br.InputError as e:
-                check(want in str(e), "refusal names what is wrong: %s" % e)
+            e = refusal(br, tmp, "%s is refused" % name)
+            if e is not None:
+                check(want in e, "refusal names what is wrong: %s" % e)
             os.remove(os.path.join(tmp, "benchmarks/sections", name))
         write(os.path.join(tmp, "benchmarks/results/h300_2026-01-03_raw.jsonl"), json.dumps({"seconds": 1.0}) + "\n")
         write(os.path.join(tmp, "benchmarks/sections/34-no-cmd.md"),
               '+++\n[[figure]]\nwhat = "x"\nresults = "h300_*"\nvalue = "seconds"\n+++\n## T\n')
-        try:
-            br.generate(tmp)
-            check(False, "a figure of raw records without a command is refused")
-        except br.InputError as e:
-            check("give the figure a command" in str(e), "no-command refusal: %s" % e)
+        e = refusal(br, tmp, "a figure of raw records without a command is refused")
+        if e is not None:
+            check("give the figure a command" in e, "no-command refusal: %s" % e)
         os.remove(os.path.join(tmp, "benchmarks/sections/34-no-cmd.md"))
         os.remove(os.path.join(tmp, "benchmarks/results/h300_2026-01-03_raw.jsonl"))
         write(os.path.join(tmp, "benchmarks/results/z_bad.jsonl"), record("h100", "2026-01-03", cmd, seconds=1) +
               "\n" + json.dumps({"seconds": 1.0, "run": {"card": "h100"}}) + "\n")
-        try:
-            br.generate(tmp)
-            check(False, "a run object without date and command is refused")
-        except br.InputError as e:
-            check("z_bad.jsonl:2" in str(e) and "date, command" in str(e), "refusal names file, line, fields: %s" % e)
+        e = refusal(br, tmp, "a run object without date and command is refused")
+        if e is not None:
+            check("z_bad.jsonl:2" in e and "date, command" in e, "refusal names file, line, fields: %s" % e)
         write(os.path.join(tmp, "benchmarks/results/z_bad.jsonl"), "{not json\n")
-        try:
-            br.generate(tmp)
-            check(False, "a line that is not JSON is refused")
-        except br.InputError as e:
-            check("z_bad.jsonl:1: not JSON" in str(e), "not-JSON refusal names the line: %s" % e)
+        e = refusal(br, tmp, "a line that is not JSON is refused")
+        if e is not None:
+            check("z_bad.jsonl:1: not JSON" in e, "not-JSON refusal names the line: %s" % e)
         os.remove(os.path.join(tmp, "benchmarks/results/z_bad.jsonl"))
         write(os.path.join(tmp, "benchmarks/sections/30-no-heading.md"), "text without a heading\n")
-        try:
-            br.generate(tmp)
-            check(False, "a section without a heading is refused")
-        except br.InputError as e:
-            check("30-no-heading.md" in str(e), "heading refusal names the file: %s" % e)
+        e = refusal(br, tmp, "a section without a heading is refused")
+        if e is not None:
+            check("30-no-heading.md" in e, "heading refusal names the file: %s" % e)
     if failures:
         print("%d check(s) failed" % len(failures))
         return 1

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
@@ -225,12 +224,6 @@ static double sample_recall(const vic_knn *nn, const int32_t *rows, const int32_
   return (double)hit / (10.0 * (double)count);
 }
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* --into: fresh buffers of the bench (timed with the call, as the
  * library's own allocation is in vic_knn_build), filled by
  * vic_knn_build_into; nn views them (ids NULL for int32, kept in nn32). */
@@ -340,7 +333,7 @@ int main(int argc, char **argv) {
   }
   for (int run = 0; run < a.warmup + a.repeats; ++run) {
     vic_knn nn;
-    double t0 = now(), cpu0 = bench_cpu_seconds();
+    double t0 = bench_now(), cpu0 = bench_cpu_seconds();
     if (a.add_fraction > 0) {
       /* the graph of the first rows is built untimed; vic_knn_add is timed */
       const int64_t n_old = x.n - (int64_t)(a.add_fraction * (double)x.n);
@@ -353,7 +346,7 @@ int main(int argc, char **argv) {
       if (s == VIC_OK) {
         fprintf(stderr, "vicinity_bench: graph of the first %lld rows in %.3f s\n", (long long)n_old,
                 g.report.seconds_total);
-        t0 = now();
+        t0 = bench_now();
         cpu0 = bench_cpu_seconds();
         s = vic_knn_add(c, &xo, &g, &xn, &o, &nn);
         vic_knn_free(&g);
@@ -366,7 +359,7 @@ int main(int argc, char **argv) {
       s = vic_knn_build_sharded(c, &x, &o, &so, &nn);
     } else if (a.into) s = build_into(c, &x, &o, a.into, &nn);
     else s = vic_knn_build(c, &x, &o, &nn);
-    double seconds = now() - t0, cpu_seconds = bench_cpu_seconds() - cpu0;
+    double seconds = bench_now() - t0, cpu_seconds = bench_cpu_seconds() - cpu0;
     if (s != VIC_OK) {
       fprintf(stderr, "vicinity_bench: %s: %s: %s\n",
               a.add_fraction > 0 ? "vic_knn_add" : a.sharded ? "vic_knn_build_sharded" : "vic_knn_build",
