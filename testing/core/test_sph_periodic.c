@@ -8,6 +8,7 @@
  * within its noise. */
 #include "test_util.h"
 
+#include <math.h>
 #include <string.h>
 
 int main(void) {
