@@ -78,11 +78,7 @@ vic_status vic__cuda_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const
                                              smoothing_length, ids, dist, rep, bad_row);
   s = vic__kernel_status(c, rc, &call, "grid + density");
   if (s != VIC_OK) return s;
-  vic__cuda_copy_stages(rep, &call);
-  rep->device_peak_bytes = (int64_t)call.peak_bytes;
-  rep->slabs = 1;
-  rep->devices_used = 1;
-  vic__kernel_log(c, &call, "grid + density");
+  vic__kernel_report_one(c, rep, &call, "grid + density");
   return VIC_OK;
 }
 

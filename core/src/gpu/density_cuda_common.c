@@ -1,6 +1,6 @@
 /* What the densities' GPU files share (density_cuda.h): the kernels'
- * density constants and the timing log line of a kernel call, in their own
- * unit: density_cuda.c calls into density_slabs.c, which needs them too,
+ * density constants, the timing log line of a kernel call and the report
+ * of a one-device run, in their own unit: density_cuda.c calls into density_slabs.c, which needs them too,
  * and must not call back. */
 #include "density_cuda.h"
 #include "density_math.h"
@@ -21,5 +21,13 @@ void vic__kernel_log(vic_ctx *c, const vick_call *call, const char *what) {
   vick_device_info(call->device, dev, sizeof dev, NULL, NULL);
   vic__log(c, VIC_LOG_INFO, "GPU %s on %s (device %d): %.3f s total, %.3f s kernels, %.3f s transfers", what, dev,
            call->device, call->seconds_total, call->seconds_kernel, call->seconds_transfer);
+}
+
+void vic__kernel_report_one(vic_ctx *c, vic_report *rep, const vick_call *call, const char *what) {
+  vic__cuda_copy_stages(rep, call);
+  rep->device_peak_bytes = (int64_t)call->peak_bytes;
+  rep->slabs = 1;
+  rep->devices_used = 1;
+  vic__kernel_log(c, call, what);
 }
 #endif

@@ -282,11 +282,7 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
     vic_peaks_free(out);
     return s;
   }
-  vic__cuda_copy_stages(rep, &call);
-  rep->device_peak_bytes = (int64_t)call.peak_bytes;
-  rep->slabs = 1;
-  rep->devices_used = 1;
-  vic__kernel_log(c, &call, "grid + density + peaks");
+  vic__kernel_report_one(c, rep, &call, "grid + density + peaks");
   return VIC_OK;
 }
 
