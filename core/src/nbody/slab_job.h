@@ -132,6 +132,9 @@ void vic__slab_call_end(slab_job *j, int dev, const vick_call *one, int rc);
 /* Whether a call of need bytes fits slot dev's budget, once the lists
  * kept there (the last slabs' first) are given back when it takes them. */
 int vic__slab_room(slab_job *j, int dev, size_t need);
+/* Slab s's kept lists on slot dev given back (the later passes make
+ * them again). */
+void vic__slab_give_back(slab_job *j, int dev, int64_t s);
 /* The "a slab needs ..." failure. */
 int vic__slab_too_big(slab_job *j, int dev, size_t need, int64_t m, int64_t n_rows);
 

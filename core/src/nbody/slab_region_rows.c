@@ -156,15 +156,17 @@ void vic__slab_call_end(slab_job *j, int dev, const vick_call *one, int rc) {
   if (rc != VICK_OK) memcpy(call->message, one->message, sizeof call->message);
 }
 
+void vic__slab_give_back(slab_job *j, int dev, int64_t s) {
+  j->kept_bytes[dev] -= vick_slab_lists_bytes(j->start[s + 1] - j->start[s], j->k);
+  vick_slab_lists_free(j->kept[s]);
+  j->kept[s] = NULL;
+  j->released[dev]++;
+}
+
 int vic__slab_room(slab_job *j, int dev, size_t need) {
   if (!j->kept) return need <= j->budget;
-  for (int64_t s = j->plan->n_slabs - 1; s >= 0 && need + j->kept_bytes[dev] > j->budget; --s) {
-    if (s % j->count != dev || !j->kept[s]) continue;
-    j->kept_bytes[dev] -= vick_slab_lists_bytes(j->start[s + 1] - j->start[s], j->k);
-    vick_slab_lists_free(j->kept[s]);
-    j->kept[s] = NULL;
-    j->released[dev]++;
-  }
+  for (int64_t s = j->plan->n_slabs - 1; s >= 0 && need + j->kept_bytes[dev] > j->budget; --s)
+    if (s % j->count == dev && j->kept[s]) vic__slab_give_back(j, dev, s);
   return need + j->kept_bytes[dev] <= j->budget;
 }
 
