@@ -37,10 +37,7 @@ static vic_status slabs_density(vic_ctx *c, const vic_data *x, int32_t k, const 
   vic_slab_stats st;
   vic_status s = vic__slab_density(c, x, k, mass, unit_mass, sph, budget, knn_density, sph_density, smoothing_length,
                                    rk, lid, dist, bad_row, &st);
-  if (s == VIC_OK && ids) {
-#pragma omp parallel for
-    for (int64_t t = 0; t < (int64_t)entries; ++t) ids[t] = lid[t];
-  }
+  if (s == VIC_OK && ids) vic__ids_widen(ids, lid, entries);
   free(lid);
   free(rk);
   if (s != VIC_OK) return s;

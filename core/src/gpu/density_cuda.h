@@ -32,6 +32,8 @@ void vic__kernel_log(vic_ctx *c, const vick_call *call, const char *what);
 /* A run in one piece on one device: its stages and peak into rep (one
  * slab, one device), then its timing log line. */
 void vic__kernel_report_one(vic_ctx *c, vic_report *rep, const vick_call *call, const char *what);
+/* The slabs' int32 neighbour ids (n entries) into the caller's int64 ids. */
+void vic__ids_widen(int64_t *dst, const int32_t *src, size_t n);
 #endif
 
 #endif

@@ -1,6 +1,6 @@
 /* What the densities' GPU files share (density_cuda.h): the kernels'
- * density constants, the timing log line of a kernel call and the report
- * of a one-device run, in their own unit: density_cuda.c calls into density_slabs.c, which needs them too,
+ * density constants, the timing log line of a kernel call, the report of
+ * a one-device run and the slabs' int32 ids widened, in their own unit: density_cuda.c calls into density_slabs.c, which needs them too,
  * and must not call back. */
 #include "density_cuda.h"
 #include "density_math.h"
@@ -29,5 +29,10 @@ void vic__kernel_report_one(vic_ctx *c, vic_report *rep, const vick_call *call, 
   rep->slabs = 1;
   rep->devices_used = 1;
   vic__kernel_log(c, call, what);
+}
+
+void vic__ids_widen(int64_t *dst, const int32_t *src, size_t n) {
+#pragma omp parallel for
+  for (int64_t t = 0; t < (int64_t)n; ++t) dst[t] = src[t];
 }
 #endif

@@ -211,10 +211,7 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
     rc = vick_peaks_end(&call, run, rc);
     if (s == VIC_E_DEVICE && rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "peaks after the slabs");
   }
-  if (s == VIC_OK && *bad_row < 0 && ids) {
-#pragma omp parallel for
-    for (int64_t t = 0; t < (int64_t)entries; ++t) ids[t] = h.lid[t];
-  }
+  if (s == VIC_OK && *bad_row < 0 && ids) vic__ids_widen(ids, h.lid, entries);
   slab_host_free(&h);
   if (s != VIC_OK || *bad_row >= 0) {
     vic_peaks_free(out);
