@@ -1,6 +1,6 @@
 /* What the densities' GPU files share (density_cuda.h): the kernels'
- * density constants, the timing log line of a kernel call, the report of
- * a one-device run and the slabs' int32 ids widened, in their own unit: density_cuda.c calls into density_slabs.c, which needs them too,
+ * density constants, the report of a one-device run and the slabs' int32
+ * ids widened, in their own unit: density_cuda.c calls into density_slabs.c, which needs them too,
  * and must not call back. */
 #include "density_cuda.h"
 #include "density_math.h"
@@ -14,13 +14,6 @@ vick_density_params vic__density_params(int32_t d, double unit_mass, vic_sph_con
   p.sigma = vic__m4_norm(d);
   p.h_of_rk = sph == VIC_SPH_PYNBODY ? 0.5 : 1.0;
   return p;
-}
-
-void vic__kernel_log(vic_ctx *c, const vick_call *call, const char *what) {
-  char dev[128] = "";
-  vick_device_info(call->device, dev, sizeof dev, NULL, NULL);
-  vic__log(c, VIC_LOG_INFO, "GPU %s on %s (device %d): %.3f s total, %.3f s kernels, %.3f s transfers", what, dev,
-           call->device, call->seconds_total, call->seconds_kernel, call->seconds_transfer);
 }
 
 void vic__kernel_report_one(vic_ctx *c, vic_report *rep, const vick_call *call, const char *what) {
