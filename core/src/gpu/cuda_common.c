@@ -1,9 +1,9 @@
 /* The helpers every file of the CUDA bridge shares (cuda_internal.h): the
  * device probe and device set of a context, a vick_call set up for one
  * device, the translation of vick codes into the context's status and
- * message, packed rows, stage times, and one host thread per device.  They
- * call into the kernels library and the context only, never back into a
- * bridge file, so the bridge has no call cycles. */
+ * message, packed rows, stage times and the timing log line, and one host
+ * thread per device.  They call into the kernels library and the context
+ * only, never back into a bridge file, so the bridge has no call cycles. */
 #include "cuda_internal.h"
 #include "device_set.h"
 
@@ -131,4 +131,11 @@ void vic__cuda_copy_stages(vic_report *rep, const vick_call *call) {
   rep->seconds_transfer += call->seconds_transfer;
   rep->seconds_kernel += call->seconds_kernel;
   for (int i = 0; i < call->n_stages; ++i) vic__report_stage(rep, call->stages[i].name, call->stages[i].seconds);
+}
+
+void vic__kernel_log(vic_ctx *c, const vick_call *call, const char *what) {
+  char dev[128] = "";
+  vick_device_info(call->device, dev, sizeof dev, NULL, NULL);
+  vic__log(c, VIC_LOG_INFO, "GPU %s on %s (device %d): %.3f s total, %.3f s kernels, %.3f s transfers", what, dev,
+           call->device, call->seconds_total, call->seconds_kernel, call->seconds_transfer);
 }

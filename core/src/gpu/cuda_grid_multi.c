@@ -94,10 +94,7 @@ vic_status vic__cuda_grid_multi(vic_ctx *c, const vick_points *p, const vic_buil
     if (cs->seconds_kernel > tk) tk = cs->seconds_kernel;
     for (int i = 0; i < cs->n_stages; ++i) stage_max(rep, cs->stages[i].name, cs->stages[i].seconds);
     if (count == 1) {
-      char dev[128] = "";
-      vick_device_info(cs->device, dev, sizeof dev, NULL, NULL);
-      vic__log(c, VIC_LOG_INFO, "GPU grid on %s (device %d): %.3f s total, %.3f s kernels, %.3f s transfers", dev,
-               cs->device, cs->seconds_total, cs->seconds_kernel, cs->seconds_transfer);
+      vic__kernel_log(c, cs, "grid");
       continue;
     }
     char name[32];

@@ -32,6 +32,8 @@ const float *vic__cuda_packed_rows(const vic_data *x, float **owned, vick_call *
 
 /* A call's transfer / kernel seconds and stages added to a report. */
 void vic__cuda_copy_stages(vic_report *rep, const vick_call *call);
+/* The timing log line of a kernel call: "GPU what on <device> ...". */
+void vic__kernel_log(vic_ctx *c, const vick_call *call, const char *what);
 
 /* Run job(arg, slot) for slot = 0 .. slots-1, one host thread per slot at
  * the same time (each slot drives one device); returns when all are done. */

@@ -113,13 +113,8 @@ static vic_status run_lists(vic_ctx *c, const vic_data *x, const vic_build_optio
   /* kernels return working distances; report true ones as the CPU does */
   vic__true_lists(c, x->metric, x->n, k, ids, dist);
 
-  rep->seconds_transfer += call.seconds_transfer;
-  rep->seconds_kernel += call.seconds_kernel;
-  for (int i = 0; i < call.n_stages; ++i) vic__report_stage(rep, call.stages[i].name, call.stages[i].seconds);
-  char dev[128] = "";
-  vick_device_info(call.device, dev, sizeof dev, NULL, NULL);
-  vic__log(c, VIC_LOG_INFO, "GPU %s on %s (device %d): %.3f s total, %.3f s kernels, %.3f s transfers",
-           vic_method_name(m), dev, call.device, call.seconds_total, call.seconds_kernel, call.seconds_transfer);
+  vic__cuda_copy_stages(rep, &call);
+  vic__kernel_log(c, &call, vic_method_name(m));
   return VIC_OK;
 }
 

@@ -37,10 +37,7 @@ static vic_status slabs_density(vic_ctx *c, const vic_data *x, int32_t k, const 
   vic_slab_stats st;
   vic_status s = vic__slab_density(c, x, k, mass, unit_mass, sph, budget, knn_density, sph_density, smoothing_length,
                                    rk, lid, dist, bad_row, &st);
-  if (s == VIC_OK && ids) {
-#pragma omp parallel for
-    for (int64_t t = 0; t < (int64_t)entries; ++t) ids[t] = lid[t];
-  }
+  if (s == VIC_OK && ids) vic__ids_widen(ids, lid, entries);
   free(lid);
   free(rk);
   if (s != VIC_OK) return s;
@@ -78,11 +75,7 @@ vic_status vic__cuda_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const
                                              smoothing_length, ids, dist, rep, bad_row);
   s = vic__kernel_status(c, rc, &call, "grid + density");
   if (s != VIC_OK) return s;
-  vic__cuda_copy_stages(rep, &call);
-  rep->device_peak_bytes = (int64_t)call.peak_bytes;
-  rep->slabs = 1;
-  rep->devices_used = 1;
-  vic__kernel_log(c, &call, "grid + density");
+  vic__kernel_report_one(c, rep, &call, "grid + density");
   return VIC_OK;
 }
 

@@ -25,10 +25,14 @@ vic_status vic__cuda_knn_density(vic_ctx *c, const vic_data *x, int32_t k, const
 #ifdef VIC_WITH_CUDA
 #include "cuda_internal.h"
 #include "vic_kernels_density.h"
-/* Shared with peaks_cuda.c: the formulas' constants and the timing log
- * line (calls are set up and their codes read by cuda_internal.h's). */
+/* Shared with peaks_cuda.c: the formulas' constants (calls are set up,
+ * their codes read and their times logged by cuda_internal.h's). */
 vick_density_params vic__density_params(int32_t d, double unit_mass, vic_sph_convention sph);
-void vic__kernel_log(vic_ctx *c, const vick_call *call, const char *what);
+/* A run in one piece on one device: its stages and peak into rep (one
+ * slab, one device), then its timing log line. */
+void vic__kernel_report_one(vic_ctx *c, vic_report *rep, const vick_call *call, const char *what);
+/* The slabs' int32 neighbour ids (n entries) into the caller's int64 ids. */
+void vic__ids_widen(int64_t *dst, const int32_t *src, size_t n);
 #endif
 
 #endif

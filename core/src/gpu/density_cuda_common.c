@@ -1,6 +1,6 @@
 /* What the densities' GPU files share (density_cuda.h): the kernels'
- * density constants and the timing log line of a kernel call, in their own
- * unit: density_cuda.c calls into density_slabs.c, which needs them too,
+ * density constants, the report of a one-device run and the slabs' int32
+ * ids widened, in their own unit: density_cuda.c calls into density_slabs.c, which needs them too,
  * and must not call back. */
 #include "density_cuda.h"
 #include "density_math.h"
@@ -16,10 +16,16 @@ vick_density_params vic__density_params(int32_t d, double unit_mass, vic_sph_con
   return p;
 }
 
-void vic__kernel_log(vic_ctx *c, const vick_call *call, const char *what) {
-  char dev[128] = "";
-  vick_device_info(call->device, dev, sizeof dev, NULL, NULL);
-  vic__log(c, VIC_LOG_INFO, "GPU %s on %s (device %d): %.3f s total, %.3f s kernels, %.3f s transfers", what, dev,
-           call->device, call->seconds_total, call->seconds_kernel, call->seconds_transfer);
+void vic__kernel_report_one(vic_ctx *c, vic_report *rep, const vick_call *call, const char *what) {
+  vic__cuda_copy_stages(rep, call);
+  rep->device_peak_bytes = (int64_t)call->peak_bytes;
+  rep->slabs = 1;
+  rep->devices_used = 1;
+  vic__kernel_log(c, call, what);
+}
+
+void vic__ids_widen(int64_t *dst, const int32_t *src, size_t n) {
+#pragma omp parallel for
+  for (int64_t t = 0; t < (int64_t)n; ++t) dst[t] = src[t];
 }
 #endif

@@ -211,10 +211,7 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
     rc = vick_peaks_end(&call, run, rc);
     if (s == VIC_E_DEVICE && rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "peaks after the slabs");
   }
-  if (s == VIC_OK && *bad_row < 0 && ids) {
-#pragma omp parallel for
-    for (int64_t t = 0; t < (int64_t)entries; ++t) ids[t] = h.lid[t];
-  }
+  if (s == VIC_OK && *bad_row < 0 && ids) vic__ids_widen(ids, h.lid, entries);
   slab_host_free(&h);
   if (s != VIC_OK || *bad_row >= 0) {
     vic_peaks_free(out);
@@ -282,11 +279,7 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
     vic_peaks_free(out);
     return s;
   }
-  vic__cuda_copy_stages(rep, &call);
-  rep->device_peak_bytes = (int64_t)call.peak_bytes;
-  rep->slabs = 1;
-  rep->devices_used = 1;
-  vic__kernel_log(c, &call, "grid + density + peaks");
+  vic__kernel_report_one(c, rep, &call, "grid + density + peaks");
   return VIC_OK;
 }
 

@@ -260,34 +260,9 @@ static double kernel_seconds(const slab_job *j) {
   return m;
 }
 
-/* Runs the job's pass on every device and logs its times; the first
- * failure's status. */
-static vic_status run_pass_timed(vic_slabs *z, const char *what);
-static vic_status run_pass(vic_slabs *z, const char *what) {
-  slab_job *j = &z->j;
-  for (int d = 0; d < j->count; ++d) j->t_gather[d] = j->t_device[d] = 0;
-  const double k0 = kernel_seconds(j), t0 = vic__now();
-  vic_status s = run_pass_timed(z, what);
-  int64_t kept = 0, released = 0, gathered = 0;
-  size_t kept_bytes = 0, gathered_bytes = 0;
-  if (j->kept) {
-    for (int64_t q = 0; q < z->plan.n_slabs; ++q) { kept += j->kept[q] != NULL; gathered += j->gathered[q].pts != NULL; }
-    for (int d = 0; d < j->count; ++d) {
-      released += j->released[d];
-      kept_bytes += j->kept_bytes[d];
-      gathered_bytes += j->gathered_bytes[d];
-    }
-  }
-  vic__log(j->c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs on %d device%s (the busiest: host gathers %.3f s, device "
-           "calls %.3f s; kernels %.3f s); lists kept on the devices: %lld slabs, %.0f MiB (%lld given back for room); "
-           "gathers kept on the host: %lld slabs, %.0f MiB", what, vic__now() - t0, (long long)z->plan.n_slabs,
-           j->count, j->count == 1 ? "" : "s", most(j, j->t_gather), most(j, j->t_device), kernel_seconds(j) - k0,
-           (long long)kept, kept_bytes / 1048576.0, (long long)released, (long long)gathered,
-           gathered_bytes / 1048576.0);
-  return s;
-}
-
-static vic_status run_pass_timed(vic_slabs *z, const char *what) {
+/* The job's pass on every device, then the density pass's leftover rows
+ * or a later pass's cached rows on the host; the first failure's status. */
+static vic_status run_pass_work(vic_slabs *z, const char *what) {
   slab_job *j = &z->j;
   for (int d = 0; d < j->count; ++d) j->rc[d] = VICK_OK;
   if (j->count == 1) slab_slot(j, 0); /* the gathers keep all host threads */
@@ -312,6 +287,32 @@ static vic_status run_pass_timed(vic_slabs *z, const char *what) {
       return vic__fail(j->c, VIC_E_NOMEM, "no host memory for the boundary edges of the retried rows");
   }
   return VIC_OK;
+}
+
+/* Runs the job's pass on every device and logs its times; the first
+ * failure's status. */
+static vic_status run_pass(vic_slabs *z, const char *what) {
+  slab_job *j = &z->j;
+  for (int d = 0; d < j->count; ++d) j->t_gather[d] = j->t_device[d] = 0;
+  const double k0 = kernel_seconds(j), t0 = vic__now();
+  vic_status s = run_pass_work(z, what);
+  int64_t kept = 0, released = 0, gathered = 0;
+  size_t kept_bytes = 0, gathered_bytes = 0;
+  if (j->kept) {
+    for (int64_t q = 0; q < z->plan.n_slabs; ++q) { kept += j->kept[q] != NULL; gathered += j->gathered[q].pts != NULL; }
+    for (int d = 0; d < j->count; ++d) {
+      released += j->released[d];
+      kept_bytes += j->kept_bytes[d];
+      gathered_bytes += j->gathered_bytes[d];
+    }
+  }
+  vic__log(j->c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs on %d device%s (the busiest: host gathers %.3f s, device "
+           "calls %.3f s; kernels %.3f s); lists kept on the devices: %lld slabs, %.0f MiB (%lld given back for room); "
+           "gathers kept on the host: %lld slabs, %.0f MiB", what, vic__now() - t0, (long long)z->plan.n_slabs,
+           j->count, j->count == 1 ? "" : "s", most(j, j->t_gather), most(j, j->t_device), kernel_seconds(j) - k0,
+           (long long)kept, kept_bytes / 1048576.0, (long long)released, (long long)gathered,
+           gathered_bytes / 1048576.0);
+  return s;
 }
 
 vic_status vic__slabs_density(vic_slabs *z, const float *mass, double unit_mass, vic_sph_convention sph, float *knn,

@@ -132,18 +132,14 @@ void vic__slab_call_end(slab_job *j, int dev, const vick_call *one, int rc);
 /* Whether a call of need bytes fits slot dev's budget, once the lists
  * kept there (the last slabs' first) are given back when it takes them. */
 int vic__slab_room(slab_job *j, int dev, size_t need);
+/* Slab s's kept lists on slot dev given back (the later passes make
+ * them again). */
+void vic__slab_give_back(slab_job *j, int dev, int64_t s);
 /* The "a slab needs ..." failure. */
 int vic__slab_too_big(slab_job *j, int dev, size_t need, int64_t m, int64_t n_rows);
 
-/* Own rows (rows, in that order) then every other point of slabs
- * s_lo..s_hi inside r, packed, with their ids (host arrays to free). */
-int vic__slab_gather(const slab_job *j, const vic_region *r, const int64_t *rows, int64_t n_rows, int64_t s_lo,
-                     int64_t s_hi, const unsigned char *is_row, float **pts, uint32_t **gid, int64_t *n_out);
-/* Slabs whose own range meets the region along the axis. */
-void vic__slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi);
 /* A host failure into the call's message; returns code. */
 int vic__slab_fail(vick_call *call, int code, const char *what);
-void vic__slab_add_stage(vick_call *call, const char *name, double seconds);
 int vic__slab_row_add(row_list *l, int64_t i);
 int vic__slab_cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *ids, const float *dist);
 /* The density pass over rows_in[0, n_own) from region reg0: slab >= 0

@@ -33,6 +33,27 @@ static int edges_append(edge_list *l, const uint64_t *pair, const uint64_t *pos,
   return 0;
 }
 
+/* A later pass's per-row results put by id: links of rows tr[0, n)
+ * (those the host holds, cached, left to it); the density ranks they
+ * take to the device (-1 for the cached). */
+static void place_links(slab_job *j, const int64_t *tr, int64_t n, const int32_t *pa, const float *de,
+                        const int32_t *up, const int32_t *mx) {
+#pragma omp parallel for schedule(static) num_threads(j->threads)
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t i = tr[t];
+    if (j->cached && j->cached[i]) continue; /* the host's */
+    j->parent[i] = pa[t];
+    j->delta[i] = de[t];
+    j->up[i] = up[t];
+    j->is_max[i] = mx[t];
+  }
+}
+
+static void gather_ranks(const slab_job *j, const int64_t *tr, int64_t n, int32_t *rank) {
+#pragma omp parallel for schedule(static) num_threads(j->threads)
+  for (int64_t t = 0; t < n; ++t) rank[t] = j->cached && j->cached[tr[t]] ? -1 : j->rank[tr[t]];
+}
+
 /* One gathered region of a later pass on its device: the per-point
  * values of its points gathered by id, the device call, the results
  * placed by id (links) or appended (edges).  Rows whose lists the host
@@ -64,26 +85,13 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
       rho[t] = j->rho[gid[t]];
       if (lab) lab[t] = j->lab[gid[t]];
     }
-    if (rank) {
-#pragma omp parallel for schedule(static) num_threads(j->threads)
-      for (int64_t t = 0; t < n_rows; ++t) rank[t] = j->cached && j->cached[tr[t]] ? -1 : j->rank[tr[t]];
-    }
+    if (rank) gather_ranks(j, tr, n_rows, rank);
     vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
     vick_call one;
     vic__slab_call_begin(j, dev, &one);
     if (j->pass == PASS_LINKS) {
       rc = vick_slab_links(&one, &vp, j->k, n_rows, gid, x->n, rho, pa, de, up, mx);
-      if (rc == VICK_OK) {
-#pragma omp parallel for schedule(static) num_threads(j->threads)
-        for (int64_t t = 0; t < n_rows; ++t) {
-          const int64_t i = tr[t];
-          if (j->cached && j->cached[i]) continue; /* the host's */
-          j->parent[i] = pa[t];
-          j->delta[i] = de[t];
-          j->up[i] = up[t];
-          j->is_max[i] = mx[t];
-        }
-      }
+      if (rc == VICK_OK) place_links(j, tr, n_rows, pa, de, up, mx);
     } else {
       uint64_t *pair = NULL, *pos = NULL;
       int64_t u = 0;
@@ -123,17 +131,7 @@ static int known_kept(slab_job *j, int dev, int64_t s) {
     float *de = malloc((size_t)n_own * sizeof *de);
     if (!pa || !up || !mx || !de) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's links");
     if (rc == VICK_OK) rc = vick_slab_links_kept(&one, l, j->x->n, j->rho, pa, de, up, mx);
-    if (rc == VICK_OK) {
-#pragma omp parallel for schedule(static) num_threads(j->threads)
-      for (int64_t t = 0; t < n_own; ++t) {
-        const int64_t i = own[t];
-        if (j->cached && j->cached[i]) continue;
-        j->parent[i] = pa[t];
-        j->delta[i] = de[t];
-        j->up[i] = up[t];
-        j->is_max[i] = mx[t];
-      }
-    }
+    if (rc == VICK_OK) place_links(j, own, n_own, pa, de, up, mx);
     free(pa);
     free(up);
     free(mx);
@@ -141,10 +139,7 @@ static int known_kept(slab_job *j, int dev, int64_t s) {
   } else {
     int32_t *rank = malloc((size_t)n_own * sizeof *rank);
     if (!rank) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's ranks");
-    else {
-#pragma omp parallel for schedule(static) num_threads(j->threads)
-      for (int64_t t = 0; t < n_own; ++t) rank[t] = j->cached && j->cached[own[t]] ? -1 : j->rank[own[t]];
-    }
+    else gather_ranks(j, own, n_own, rank);
     uint64_t *pair = NULL, *pos = NULL;
     int64_t u = 0;
     if (rc == VICK_OK)
@@ -198,11 +193,7 @@ int vic__slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   if (j->kept && j->kept[s]) {
     const int rc = known_kept(j, dev, s);
     if (rc != VICK_NOMEM) return rc;
-    /* no room beside the kept lists: these go, and are made again */
-    j->kept_bytes[dev] -= vick_slab_lists_bytes(j->start[s + 1] - j->start[s], j->k);
-    vick_slab_lists_free(j->kept[s]);
-    j->kept[s] = NULL;
-    j->released[dev]++;
+    vic__slab_give_back(j, dev, s); /* no room beside the kept lists: made again */
   }
   vick_call *call = &j->call[dev];
   const int64_t n_own = j->start[s + 1] - j->start[s];

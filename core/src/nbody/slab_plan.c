@@ -155,20 +155,31 @@ void vic__region_union(vic_region *a, const vic_region *b) {
   }
 }
 
-/* A side of a region is open where its bound is infinite (the first and
- * last slabs' outer sides); a periodic axis is a whole circle unless both
+/* Row i's room inside r along axis j: *below from the low side, *above
+ * to the high side (+inf on an open side); 0 when the axis is open all
+ * round.  A side is open where its bound is infinite (the first and last
+ * slabs' outer sides); a periodic axis is a whole circle unless both
  * bounds are finite. */
+static int axis_room(const vic_region *r, const vic_data *x, int64_t i, int j, double *below, double *above) {
+  const int lo_f = isfinite(r->lo[j]), hi_f = isfinite(r->hi[j]);
+  if (!lo_f && !hi_f) return 0;
+  if (r->period[j] > 0 && (!lo_f || !hi_f)) return 0;
+  const double v = vic__slab_coord(x, i, j);
+  if (r->period[j] > 0) {
+    *below = arc_pos(v, r->lo[j], r->period[j]);
+    *above = r->hi[j] - r->lo[j] - *below;
+  } else {
+    *below = lo_f ? v - r->lo[j] : INFINITY;
+    *above = hi_f ? r->hi[j] - v : INFINITY;
+  }
+  return 1;
+}
+
+/* [lo, hi) on every bounded axis. */
 int vic__region_holds(const vic_region *r, const vic_data *x, int64_t i) {
   for (int j = 0; j < r->d; ++j) {
-    const int lo_f = isfinite(r->lo[j]), hi_f = isfinite(r->hi[j]);
-    if (!lo_f && !hi_f) continue;
-    if (r->period[j] > 0 && (!lo_f || !hi_f)) continue;
-    const double v = vic__slab_coord(x, i, j);
-    if (r->period[j] > 0) {
-      if (arc_pos(v, r->lo[j], r->period[j]) >= r->hi[j] - r->lo[j]) return 0;
-    } else if ((lo_f && v < r->lo[j]) || (hi_f && v >= r->hi[j])) {
-      return 0;
-    }
+    double below, above;
+    if (axis_room(r, x, i, j, &below, &above) && (below < 0 || above <= 0)) return 0;
   }
   return 1;
 }
@@ -176,18 +187,8 @@ int vic__region_holds(const vic_region *r, const vic_data *x, int64_t i) {
 double vic__region_gap(const vic_region *r, const vic_data *x, int64_t i) {
   double g = INFINITY;
   for (int j = 0; j < r->d; ++j) {
-    const int lo_f = isfinite(r->lo[j]), hi_f = isfinite(r->hi[j]);
-    if (!lo_f && !hi_f) continue;
-    if (r->period[j] > 0 && (!lo_f || !hi_f)) continue;
-    const double v = vic__slab_coord(x, i, j);
     double below, above;
-    if (r->period[j] > 0) {
-      below = arc_pos(v, r->lo[j], r->period[j]);
-      above = r->hi[j] - r->lo[j] - below;
-    } else {
-      below = lo_f ? v - r->lo[j] : INFINITY;
-      above = hi_f ? r->hi[j] - v : INFINITY;
-    }
+    if (!axis_room(r, x, i, j, &below, &above)) continue;
     if (below < g) g = below;
     if (above < g) g = above;
   }

@@ -27,10 +27,11 @@
 #include "slab_rows.h"
 
 /* Own rows (rows, in that order) then every other point of slabs
- * s_lo..s_hi inside r, packed, by the job's host threads (blocks of the
- * candidates counted, then written at their offsets). */
-int vic__slab_gather(const slab_job *j, const vic_region *r, const int64_t *rows, int64_t n_rows, int64_t s_lo,
-                  int64_t s_hi, const unsigned char *is_row, float **pts, uint32_t **gid, int64_t *n_out) {
+ * s_lo..s_hi inside r, packed, with their ids (host arrays to free), by
+ * the job's host threads (blocks of the candidates counted, then written
+ * at their offsets). */
+static int slab_gather(const slab_job *j, const vic_region *r, const int64_t *rows, int64_t n_rows, int64_t s_lo,
+                       int64_t s_hi, const unsigned char *is_row, float **pts, uint32_t **gid, int64_t *n_out) {
   const vic_data *x = j->x;
   const int d = x->d;
   const int64_t stride = x->stride ? x->stride : d;
@@ -76,7 +77,7 @@ int vic__slab_gather(const slab_job *j, const vic_region *r, const int64_t *rows
 
 /* Slabs whose own range meets [lo, hi) along the axis (all of them when
  * the region wraps; open sides reach the first or last slab). */
-void vic__slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
+static void slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
   const int a = j->plan->axis;
   *s_lo = 0;
   *s_hi = j->plan->n_slabs - 1;
@@ -90,7 +91,7 @@ int vic__slab_fail(vick_call *call, int code, const char *what) {
   return code;
 }
 
-void vic__slab_add_stage(vick_call *call, const char *name, double seconds) {
+static void add_stage(vick_call *call, const char *name, double seconds) {
   for (int i = 0; i < call->n_stages; ++i)
     if (strcmp(call->stages[i].name, name) == 0) { call->stages[i].seconds += seconds; return; }
   if (call->n_stages >= (int)(sizeof call->stages / sizeof call->stages[0])) return;
@@ -129,9 +130,7 @@ int vic__slab_cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *id
   return 0;
 }
 
-
 int vic__slab_push(slab_job *j, int dev, slab_stack *st, slab_task t) {
-  (void)j;
   if (st->n >= SLAB_TASKS) return vic__slab_fail(&j->call[dev], VICK_DEVICE, "a slab's halo did not settle");
   st->task[st->n++] = t;
   return VICK_OK;
@@ -152,19 +151,21 @@ void vic__slab_call_end(slab_job *j, int dev, const vick_call *one, int rc) {
   call->seconds_kernel += one->seconds_kernel;
   call->seconds_transfer += one->seconds_transfer;
   if (one->peak_bytes + kept > call->peak_bytes) call->peak_bytes = one->peak_bytes + kept;
-  for (int i = 0; i < one->n_stages; ++i) vic__slab_add_stage(call, one->stages[i].name, one->stages[i].seconds);
+  for (int i = 0; i < one->n_stages; ++i) add_stage(call, one->stages[i].name, one->stages[i].seconds);
   if (rc != VICK_OK) memcpy(call->message, one->message, sizeof call->message);
+}
+
+void vic__slab_give_back(slab_job *j, int dev, int64_t s) {
+  j->kept_bytes[dev] -= vick_slab_lists_bytes(j->start[s + 1] - j->start[s], j->k);
+  vick_slab_lists_free(j->kept[s]);
+  j->kept[s] = NULL;
+  j->released[dev]++;
 }
 
 int vic__slab_room(slab_job *j, int dev, size_t need) {
   if (!j->kept) return need <= j->budget;
-  for (int64_t s = j->plan->n_slabs - 1; s >= 0 && need + j->kept_bytes[dev] > j->budget; --s) {
-    if (s % j->count != dev || !j->kept[s]) continue;
-    j->kept_bytes[dev] -= vick_slab_lists_bytes(j->start[s + 1] - j->start[s], j->k);
-    vick_slab_lists_free(j->kept[s]);
-    j->kept[s] = NULL;
-    j->released[dev]++;
-  }
+  for (int64_t s = j->plan->n_slabs - 1; s >= 0 && need + j->kept_bytes[dev] > j->budget; --s)
+    if (s % j->count == dev && j->kept[s]) vic__slab_give_back(j, dev, s);
   return need + j->kept_bytes[dev] <= j->budget;
 }
 
@@ -194,11 +195,11 @@ int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first,
     if (n_here == 0) continue;
     for (int64_t t = 0; t < n_here; ++t) is_row[tr[t]] = 1;
     int64_t s_lo, s_hi, m = 0;
-    vic__slab_span(j, &tk.reg, &s_lo, &s_hi);
+    slab_span(j, &tk.reg, &s_lo, &s_hi);
     float *pts = NULL;
     uint32_t *gid = NULL;
     const double tg = vic__now();
-    if (vic__slab_gather(j, &tk.reg, tr, n_here, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
+    if (slab_gather(j, &tk.reg, tr, n_here, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
       rc = vic__slab_fail(call, VICK_NOMEM, "no host memory to gather a slab");
     j->t_gather[dev] += vic__now() - tg;
     for (int64_t t = 0; t < n_here; ++t) is_row[tr[t]] = 0;

@@ -107,6 +107,24 @@ static void deposit(const sph_job *J, int64_t i, int shift, int b) {
       }
 }
 
+/* The particle images of chunk ch, band by band: counted into at[b]
+ * (list NULL), else written at list[at[b]++] (image = i * shifts + shift)
+ * -- the two passes of the band lists walk the same images. */
+static void chunk_bands(const sph_job *J, int ch, int64_t *at, int64_t *list) {
+  const int64_t n = J->x->n;
+  const int S = J->f->n_shifts;
+  for (int64_t i = n * ch / SPH_CHUNKS; i < n * (ch + 1) / SPH_CHUNKS; ++i)
+    for (int s = 0; s < S; ++s) {
+      double xc[3], H;
+      int lo[3], hi[3], b0, b1;
+      if (!locate(J, i, s, xc, &H, lo, hi)) continue;
+      band_range(J, lo, hi, &b0, &b1);
+      for (int b = b0; b <= b1; ++b)
+        if (list) list[at[b]++] = i * S + s;
+        else at[b]++;
+    }
+}
+
 vic_status vic__sph_cpu(vic_ctx *c, const vick_sph_frame *f, const vic_data *x, const float *h, const float *mass,
                         int32_t n_arrays, const float *const *arrays, const double *ctab, const double *rtab,
                         double *acc) {
@@ -115,7 +133,7 @@ vic_status vic__sph_cpu(vic_ctx *c, const vick_sph_frame *f, const vic_data *x, 
   if (f->mode == VICK_SPH_VOLUME) { J.band_dim = 2; J.band_rows = 1; }
   const int nrows = J.band_dim == 2 ? f->nz : f->ny;
   J.n_bands = (nrows + J.band_rows - 1) / J.band_rows;
-  const int64_t n = x->n, nb = J.n_bands;
+  const int64_t nb = J.n_bands;
   const int S = f->n_shifts;
   /* per thread: two rows of corners, the columns' table fractions and cells (an int fits a double's place) */
   J.scratch = vic__malloc(c, (size_t)threads * 4 * (f->nx + 1) * sizeof *J.scratch, "SPH pixel corners");
@@ -126,17 +144,7 @@ vic_status vic__sph_cpu(vic_ctx *c, const vick_sph_frame *f, const vic_data *x, 
 
   /* pass 1: list lengths per (chunk, band) */
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (int ch = 0; ch < SPH_CHUNKS; ++ch) {
-    int64_t *my = cnt + (size_t)ch * nb;
-    for (int64_t i = n * ch / SPH_CHUNKS; i < n * (ch + 1) / SPH_CHUNKS; ++i)
-      for (int s = 0; s < S; ++s) {
-        double xc[3], H;
-        int lo[3], hi[3], b0, b1;
-        if (!locate(&J, i, s, xc, &H, lo, hi)) continue;
-        band_range(&J, lo, hi, &b0, &b1);
-        for (int b = b0; b <= b1; ++b) my[b]++;
-      }
-  }
+  for (int ch = 0; ch < SPH_CHUNKS; ++ch) chunk_bands(&J, ch, cnt + (size_t)ch * nb, NULL);
   /* offsets: band by band, chunks in particle order */
   int64_t total = 0;
   for (int64_t b = 0; b < nb; ++b) {
@@ -153,19 +161,9 @@ vic_status vic__sph_cpu(vic_ctx *c, const vick_sph_frame *f, const vic_data *x, 
   vic_status st = vic__progress(c, "sph map", 0.1);
   if (st != VIC_OK) goto out;
 
-  /* pass 2: the lists (particle image = i * S + shift) */
+  /* pass 2: the lists */
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (int ch = 0; ch < SPH_CHUNKS; ++ch) {
-    int64_t *pos = cnt + (size_t)ch * nb;
-    for (int64_t i = n * ch / SPH_CHUNKS; i < n * (ch + 1) / SPH_CHUNKS; ++i)
-      for (int s = 0; s < S; ++s) {
-        double xc[3], H;
-        int lo[3], hi[3], b0, b1;
-        if (!locate(&J, i, s, xc, &H, lo, hi)) continue;
-        band_range(&J, lo, hi, &b0, &b1);
-        for (int b = b0; b <= b1; ++b) list[pos[b]++] = i * S + s;
-      }
-  }
+  for (int ch = 0; ch < SPH_CHUNKS; ++ch) chunk_bands(&J, ch, cnt + (size_t)ch * nb, list);
 
   /* the deposit: one thread per band */
   int64_t done = 0;
