@@ -4,6 +4,7 @@
  * here: parameters, the small/large-batch choice, the occlusion limits. */
 #include "backend_cuda.h"
 #include "index_internal.h"
+#include "list_dest.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -333,7 +334,7 @@ static vic_status knn_lists(vic_ctx *c, const vic_index *ix, const vic_build_opt
   free(dist);
   int32_t *g = vic__malloc(c, (size_t)ix->x.n * (size_t)k * sizeof(int32_t), "kNN graph");
   if (!g) { free(ids); return VIC_E_NOMEM; }
-  for (int64_t i = 0; i < ix->x.n * (int64_t)k; ++i) g[i] = (int32_t)ids[i];
+  vic__ids_narrow(vic__threads(c), ids, g, ix->x.n * (int64_t)k);
   vic__report_stage(rep, so.method == VIC_METHOD_GNND ? "gnnd" : vic_method_name(so.method), seconds);
   free(ids);
   *out = g;
