@@ -310,6 +310,17 @@ void vic__flat_attach_gpu(vic_ctx *c, vic_index *ix) {
 #endif
 }
 
+/* TSDG's GNND lists: K 32, p 16, 10 iterations (the settings its graph was
+ * measured with, BENCHMARKS.md), or the caller's gnnd options when it sets
+ * gnnd.k_build. */
+static void tsdg_gnnd_options(vic_build_options *so) {
+  if (so->gnnd.k_build > 0) return;
+  so->gnnd.k_build = TSDG_K_DEFAULT;
+  so->gnnd.samples = TSDG_GNND_SAMPLES;
+  so->gnnd.iterations = TSDG_GNND_ITERATIONS;
+  so->gnnd.converge = TSDG_GNND_CONVERGE;
+}
+
 /* kNN lists (int32, n x k) for TSDG: GNND on the GPU, else the CPU's choice
  * (tsdg_input_lists.c) */
 static vic_status knn_lists(vic_ctx *c, const vic_index *ix, const vic_build_options *o, int gpu, int32_t k,
@@ -318,12 +329,7 @@ static vic_status knn_lists(vic_ctx *c, const vic_index *ix, const vic_build_opt
   so.method = gpu ? VIC_METHOD_GNND : (ix->x.n <= o->brute_max_n ? VIC_METHOD_BRUTE : VIC_METHOD_NNDESCENT);
   so.k = k;
   so.recall_sample = 0;
-  if (gpu && o->gnnd.k_build <= 0) { /* TSDG's own list settings (tsdg_gnnd) */
-    so.gnnd.k_build = TSDG_K_DEFAULT;
-    so.gnnd.samples = TSDG_GNND_SAMPLES;
-    so.gnnd.iterations = TSDG_GNND_ITERATIONS;
-    so.gnnd.converge = TSDG_GNND_CONVERGE;
-  }
+  if (gpu) tsdg_gnnd_options(&so);
   int64_t *ids;
   float *dist;
   double seconds = 0;
@@ -351,17 +357,16 @@ static vic_status flat_done(vic_ctx *c, vic_index *ix, int gpu, double t0) {
 }
 
 #ifdef VIC_WITH_CUDA
-/* TSDG's GNND lists: K 32, p 16, 10 iterations (the settings its graph was
- * measured with, BENCHMARKS.md), or the caller's gnnd options when it sets
- * gnnd.k_build. */
+/* TSDG's GNND lists (tsdg_gnnd_options) as the kernels' parameters. */
 static void tsdg_gnnd(const vic_build_options *o, int32_t k, vick_gnnd_params *q) {
-  const int own = o->gnnd.k_build > 0;
-  int32_t kb = own ? o->gnnd.k_build : TSDG_K_DEFAULT;
+  vic_build_options so = *o;
+  tsdg_gnnd_options(&so);
+  int32_t kb = so.gnnd.k_build;
   if (kb < k) kb = k;
   q->k_build = (kb + 31) / 32 * 32;
-  q->samples = own ? o->gnnd.samples : TSDG_GNND_SAMPLES;
-  q->iterations = own ? o->gnnd.iterations : TSDG_GNND_ITERATIONS;
-  q->converge = own ? o->gnnd.converge : TSDG_GNND_CONVERGE;
+  q->samples = so.gnnd.samples;
+  q->iterations = so.gnnd.iterations;
+  q->converge = so.gnnd.converge;
   q->shard_rows = 0;
   q->merge_iterations = 0;
 }
