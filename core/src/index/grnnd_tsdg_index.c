@@ -1,7 +1,8 @@
 /* GRNND and TSDG index kinds (issue 7): build, search and the CPU side
  * (TSDG diversification and best-first search on the CPU).  See
- * flat_index.h.  The GPU parts call vic_kernels_grnnd.h; the policy lives
- * here: parameters, the small/large-batch choice, the occlusion limits. */
+ * flat_index.h.  The GPU parts call vic_kernels_grnnd.h; the build's
+ * parameters are chosen here, a GPU search's (the small/large-batch
+ * choice, the occlusion limits) in gsearch_policy.c. */
 #include "backend_cuda.h"
 #include "index_internal.h"
 #include "list_dest.h"
