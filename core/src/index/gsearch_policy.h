@@ -1,6 +1,6 @@
 /* The core's choices for one graph search on the GPU: the procedure (small
  * or large batch) and its parameters, for GRNND and TSDG indexes
- * (flat_index.c) and for the bottom layer of a GGNN index
+ * (grnnd_tsdg_index.c) and for the bottom layer of a GGNN index
  * (cuda_ggnn_index.c, small batches only). */
 #ifndef VIC_GSEARCH_POLICY_H
 #define VIC_GSEARCH_POLICY_H
