@@ -5,6 +5,7 @@
  * choice, the occlusion limits) in gsearch_policy.c. */
 #include "backend_cuda.h"
 #include "index_internal.h"
+#include "gsearch_policy.h"
 #include "list_dest.h"
 
 #include <math.h>
@@ -16,13 +17,9 @@
 #ifdef VIC_WITH_CUDA
 #include "cuda_internal.h"
 #include "gsearch_io.h"
-#include "gsearch_policy.h"
 #include "vic_kernels_grnnd.h"
 #endif
 
-/* TSDG's occlusion limit of the CPU search (Wang et al. Sec. 5: edges with
- * a factor below 10 for small batches; the GPU's: gsearch_policy.c). */
-#define TSDG_LIMIT_SMALL 10
 #define TSDG_K_DEFAULT 32
 #define TSDG_GNND_SAMPLES 16
 #define TSDG_GNND_ITERATIONS 10
@@ -605,7 +602,7 @@ vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, 
 #endif
   int32_t L = o->max_visits > 0 ? o->max_visits : 64;
   if (L < k) L = k;
-  const int32_t limit = o->occlusion_limit > 0 ? o->occlusion_limit : tsdg ? TSDG_LIMIT_SMALL : 0;
+  const int32_t limit = o->occlusion_limit > 0 ? o->occlusion_limit : tsdg ? VIC_TSDG_LIMIT_SMALL : 0;
   /* random entry rows: on graphs of separate clusters they are what reaches
    * a query's cluster, so the caller's count must be honoured */
   const int32_t entries = o->entry_points > 0 ? o->entry_points : 32;

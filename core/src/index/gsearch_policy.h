@@ -5,6 +5,10 @@
 #ifndef VIC_GSEARCH_POLICY_H
 #define VIC_GSEARCH_POLICY_H
 
+/* TSDG's occlusion limit for small batches (Wang et al. Sec. 5: edges with
+ * a factor below 10), also the CPU search's. */
+#define VIC_TSDG_LIMIT_SMALL 10
+
 #ifdef VIC_WITH_CUDA
 #include "internal.h"
 #include "vic_kernels_grnnd.h"
