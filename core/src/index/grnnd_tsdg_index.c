@@ -567,12 +567,18 @@ static vic_status gpu_search(vic_ctx *c, const vic_index *ix, const vic_data *q,
                             "limit %d", tsdg ? "TSDG" : "GRNND", (long long)q->n, threshold, (int)p.occlusion_limit);
   return VIC_OK;
 }
+
+/* Whether a search for k neighbours runs on the device graph (its kernels
+ * rank up to 128). */
+static int on_device(const vic_ctx *c, const vic_index *ix, int32_t k) {
+  return ix->flat.gpu && c->opt.backend != VIC_BACKEND_CPU && k <= 128;
+}
 #endif
 
 int vic__flat_fused_io(const vic_ctx *c, const vic_index *ix, const vic_data *q, int32_t k) {
   (void)q;
 #ifdef VIC_WITH_CUDA
-  return ix->flat.gpu && c->opt.backend != VIC_BACKEND_CPU && k <= 128 && ix->x.metric != VIC_COSINE;
+  return on_device(c, ix, k) && ix->x.metric != VIC_COSINE;
 #else
   (void)c;
   (void)ix;
@@ -598,7 +604,7 @@ vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, 
   const vic_flat_graph *g = &ix->flat;
   const int tsdg = ix->kind == VIC_INDEX_TSDG; /* a graph built on the device keeps its factors there only */
 #ifdef VIC_WITH_CUDA
-  if (g->gpu && c->opt.backend != VIC_BACKEND_CPU && k <= 128) return gpu_search(c, ix, q, o, k, ids, dist, rep, 0);
+  if (on_device(c, ix, k)) return gpu_search(c, ix, q, o, k, ids, dist, rep, 0);
 #endif
   int32_t L = o->max_visits > 0 ? o->max_visits : 64;
   if (L < k) L = k;
