@@ -30,7 +30,7 @@ typedef struct {
   vic_report *stages;         /* non-NULL (one step alone): the kernel's stages are added to it */
 } vic_ggm_step;
 
-/* The GNND parameters of a build: K = max(gnnd.k_build (0: 32), k) rounded
+/* The GNND parameters of a build: K = max(gnnd.k_build (0: 64), k) rounded
  * up to the 32-entry segments; merges run at most GGM_MERGE_ITERATIONS. */
 vic_status vic__ggm_params(vic_ctx *c, const vic_build_options *o, int32_t k, vic_ggm_params *p);
 

@@ -16,7 +16,7 @@
  * other data fail instead of answering wrongly.  A grid index stores no
  * section: its grid is a counting sort of the points, rebuilt on load in
  * O(n), which is cheaper than reading and validating a copy of the points
- * and keeps the grid's layout private to grid.c.  A graph index stores its
+ * and keeps the grid's layout private to cpu_grid.c.  A graph index stores its
  * edges and routing tree, which take NN-Descent to rebuild.  Loaded
  * structures are validated (ranges, monotone offsets) as well as
  * checksummed, so even a consistent but wrong file cannot crash a search. */

@@ -5,6 +5,7 @@
  * index of its own.  Deterministic: row i's draw depends on the context's
  * seed and i alone, whatever the thread count. */
 #include "method_table.h"
+#include "topk.h"
 
 #include <math.h>
 
@@ -34,17 +35,7 @@ static vic_status random_lists(vic_ctx *c, const vic_data *x, const vic_build_op
       d[t] = vic__work_dist(x, vic__row(x, i), vic__row(x, id[t]));
     }
     /* ascending by (working distance, id), then true distances */
-    for (int32_t t = 1; t < k; ++t) {
-      const int64_t a = id[t];
-      const float b = d[t];
-      int32_t u = t;
-      for (; u > 0 && (d[u - 1] > b || (d[u - 1] == b && id[u - 1] > a)); --u) {
-        id[u] = id[u - 1];
-        d[u] = d[u - 1];
-      }
-      id[u] = a;
-      d[u] = b;
-    }
+    vic__sort_pairs(d, id, k);
     for (int32_t t = 0; t < k; ++t) d[t] = vic__true_dist(x->metric, d[t]);
   }
   return vic__progress(c, "random", 1.0);

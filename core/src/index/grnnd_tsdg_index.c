@@ -1,9 +1,12 @@
 /* GRNND and TSDG index kinds (issue 7): build, search and the CPU side
  * (TSDG diversification and best-first search on the CPU).  See
- * flat_index.h.  The GPU parts call vic_kernels_grnnd.h; the policy lives
- * here: parameters, the small/large-batch choice, the occlusion limits. */
+ * flat_index.h.  The GPU parts call vic_kernels_grnnd.h; the build's
+ * parameters are chosen here, a GPU search's (the small/large-batch
+ * choice, the occlusion limits) in gsearch_policy.c. */
 #include "backend_cuda.h"
 #include "index_internal.h"
+#include "gsearch_policy.h"
+#include "list_dest.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,13 +17,9 @@
 #ifdef VIC_WITH_CUDA
 #include "cuda_internal.h"
 #include "gsearch_io.h"
-#include "gsearch_policy.h"
 #include "vic_kernels_grnnd.h"
 #endif
 
-/* TSDG's occlusion limit of the CPU search (Wang et al. Sec. 5: edges with
- * a factor below 10 for small batches; the GPU's: gsearch_policy.c). */
-#define TSDG_LIMIT_SMALL 10
 #define TSDG_K_DEFAULT 32
 #define TSDG_GNND_SAMPLES 16
 #define TSDG_GNND_ITERATIONS 10
@@ -309,6 +308,17 @@ void vic__flat_attach_gpu(vic_ctx *c, vic_index *ix) {
 #endif
 }
 
+/* TSDG's GNND lists: K 32, p 16, 10 iterations (the settings its graph was
+ * measured with, BENCHMARKS.md), or the caller's gnnd options when it sets
+ * gnnd.k_build. */
+static void tsdg_gnnd_options(vic_build_options *so) {
+  if (so->gnnd.k_build > 0) return;
+  so->gnnd.k_build = TSDG_K_DEFAULT;
+  so->gnnd.samples = TSDG_GNND_SAMPLES;
+  so->gnnd.iterations = TSDG_GNND_ITERATIONS;
+  so->gnnd.converge = TSDG_GNND_CONVERGE;
+}
+
 /* kNN lists (int32, n x k) for TSDG: GNND on the GPU, else the CPU's choice
  * (tsdg_input_lists.c) */
 static vic_status knn_lists(vic_ctx *c, const vic_index *ix, const vic_build_options *o, int gpu, int32_t k,
@@ -317,12 +327,7 @@ static vic_status knn_lists(vic_ctx *c, const vic_index *ix, const vic_build_opt
   so.method = gpu ? VIC_METHOD_GNND : (ix->x.n <= o->brute_max_n ? VIC_METHOD_BRUTE : VIC_METHOD_NNDESCENT);
   so.k = k;
   so.recall_sample = 0;
-  if (gpu && o->gnnd.k_build <= 0) { /* TSDG's own list settings (tsdg_gnnd) */
-    so.gnnd.k_build = TSDG_K_DEFAULT;
-    so.gnnd.samples = TSDG_GNND_SAMPLES;
-    so.gnnd.iterations = TSDG_GNND_ITERATIONS;
-    so.gnnd.converge = TSDG_GNND_CONVERGE;
-  }
+  if (gpu) tsdg_gnnd_options(&so);
   int64_t *ids;
   float *dist;
   double seconds = 0;
@@ -333,7 +338,7 @@ static vic_status knn_lists(vic_ctx *c, const vic_index *ix, const vic_build_opt
   free(dist);
   int32_t *g = vic__malloc(c, (size_t)ix->x.n * (size_t)k * sizeof(int32_t), "kNN graph");
   if (!g) { free(ids); return VIC_E_NOMEM; }
-  for (int64_t i = 0; i < ix->x.n * (int64_t)k; ++i) g[i] = (int32_t)ids[i];
+  vic__ids_narrow(vic__threads(c), ids, g, ix->x.n * (int64_t)k);
   vic__report_stage(rep, so.method == VIC_METHOD_GNND ? "gnnd" : vic_method_name(so.method), seconds);
   free(ids);
   *out = g;
@@ -350,17 +355,16 @@ static vic_status flat_done(vic_ctx *c, vic_index *ix, int gpu, double t0) {
 }
 
 #ifdef VIC_WITH_CUDA
-/* TSDG's GNND lists: K 32, p 16, 10 iterations (the settings its graph was
- * measured with, BENCHMARKS.md), or the caller's gnnd options when it sets
- * gnnd.k_build. */
+/* TSDG's GNND lists (tsdg_gnnd_options) as the kernels' parameters. */
 static void tsdg_gnnd(const vic_build_options *o, int32_t k, vick_gnnd_params *q) {
-  const int own = o->gnnd.k_build > 0;
-  int32_t kb = own ? o->gnnd.k_build : TSDG_K_DEFAULT;
+  vic_build_options so = *o;
+  tsdg_gnnd_options(&so);
+  int32_t kb = so.gnnd.k_build;
   if (kb < k) kb = k;
   q->k_build = (kb + 31) / 32 * 32;
-  q->samples = own ? o->gnnd.samples : TSDG_GNND_SAMPLES;
-  q->iterations = own ? o->gnnd.iterations : TSDG_GNND_ITERATIONS;
-  q->converge = own ? o->gnnd.converge : TSDG_GNND_CONVERGE;
+  q->samples = so.gnnd.samples;
+  q->iterations = so.gnnd.iterations;
+  q->converge = so.gnnd.converge;
   q->shard_rows = 0;
   q->merge_iterations = 0;
 }
@@ -563,12 +567,18 @@ static vic_status gpu_search(vic_ctx *c, const vic_index *ix, const vic_data *q,
                             "limit %d", tsdg ? "TSDG" : "GRNND", (long long)q->n, threshold, (int)p.occlusion_limit);
   return VIC_OK;
 }
+
+/* Whether a search for k neighbours runs on the device graph (its kernels
+ * rank up to 128). */
+static int on_device(const vic_ctx *c, const vic_index *ix, int32_t k) {
+  return ix->flat.gpu && c->opt.backend != VIC_BACKEND_CPU && k <= 128;
+}
 #endif
 
 int vic__flat_fused_io(const vic_ctx *c, const vic_index *ix, const vic_data *q, int32_t k) {
   (void)q;
 #ifdef VIC_WITH_CUDA
-  return ix->flat.gpu && c->opt.backend != VIC_BACKEND_CPU && k <= 128 && ix->x.metric != VIC_COSINE;
+  return on_device(c, ix, k) && ix->x.metric != VIC_COSINE;
 #else
   (void)c;
   (void)ix;
@@ -594,11 +604,11 @@ vic_status vic__flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, 
   const vic_flat_graph *g = &ix->flat;
   const int tsdg = ix->kind == VIC_INDEX_TSDG; /* a graph built on the device keeps its factors there only */
 #ifdef VIC_WITH_CUDA
-  if (g->gpu && c->opt.backend != VIC_BACKEND_CPU && k <= 128) return gpu_search(c, ix, q, o, k, ids, dist, rep, 0);
+  if (on_device(c, ix, k)) return gpu_search(c, ix, q, o, k, ids, dist, rep, 0);
 #endif
   int32_t L = o->max_visits > 0 ? o->max_visits : 64;
   if (L < k) L = k;
-  const int32_t limit = o->occlusion_limit > 0 ? o->occlusion_limit : tsdg ? TSDG_LIMIT_SMALL : 0;
+  const int32_t limit = o->occlusion_limit > 0 ? o->occlusion_limit : tsdg ? VIC_TSDG_LIMIT_SMALL : 0;
   /* random entry rows: on graphs of separate clusters they are what reaches
    * a query's cluster, so the caller's count must be honoured */
   const int32_t entries = o->entry_points > 0 ? o->entry_points : 32;

@@ -2,9 +2,8 @@
 #include "gsearch_policy.h"
 
 #ifdef VIC_WITH_CUDA
-/* TSDG's per-search occlusion limits (Wang et al. Sec. 5: edges with a
- * factor below 10 for small batches, below 5 for large ones). */
-#define TSDG_LIMIT_SMALL 10
+/* TSDG's occlusion limit for large batches (Wang et al. Sec. 5: edges with
+ * a factor below 5; small ones: VIC_TSDG_LIMIT_SMALL). */
 #define TSDG_LIMIT_LARGE 5
 
 /* Small-batch search defaults: t0 searches per query and a hop limit,
@@ -48,7 +47,7 @@ int vic__gsearch_params(vic_gs_graph graph, const vick_gsearch_info *info, int64
   vick_gsearch_params_init(p);
   const int small = (double)m <= *threshold;
   p->procedure = small ? VICK_GSEARCH_SMALL : VICK_GSEARCH_LARGE;
-  p->occlusion_limit = o->occlusion_limit > 0 ? o->occlusion_limit : tsdg ? (small ? TSDG_LIMIT_SMALL : TSDG_LIMIT_LARGE) : 0;
+  p->occlusion_limit = o->occlusion_limit > 0 ? o->occlusion_limit : tsdg ? (small ? VIC_TSDG_LIMIT_SMALL : TSDG_LIMIT_LARGE) : 0;
   p->searches = SMALL_SEARCHES;
   p->list = small ? 0 : (2 * k < 64 ? 64 : (2 * k > 256 ? 256 : 2 * k));
   if (p->list && p->list < k) p->list = k;

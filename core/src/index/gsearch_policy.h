@@ -1,9 +1,13 @@
 /* The core's choices for one graph search on the GPU: the procedure (small
  * or large batch) and its parameters, for GRNND and TSDG indexes
- * (flat_index.c) and for the bottom layer of a GGNN index
+ * (grnnd_tsdg_index.c) and for the bottom layer of a GGNN index
  * (cuda_ggnn_index.c, small batches only). */
 #ifndef VIC_GSEARCH_POLICY_H
 #define VIC_GSEARCH_POLICY_H
+
+/* TSDG's occlusion limit for small batches (Wang et al. Sec. 5: edges with
+ * a factor below 10), also the CPU search's. */
+#define VIC_TSDG_LIMIT_SMALL 10
 
 #ifdef VIC_WITH_CUDA
 #include "internal.h"

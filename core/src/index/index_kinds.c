@@ -54,7 +54,7 @@ static vic_status grid_search(vic_ctx *c, const vic_index *ix, const vic_data *q
 
 /* the grid is a counting sort of the points: rebuilt on load in O(n),
  * cheaper than reading and validating a copy, and its layout stays
- * private to grid.c */
+ * private to cpu_grid.c */
 static vic_status grid_loaded(vic_ctx *c, vic_index *ix) {
   double tg = vic__now();
   vic_status s = vic__grid_build(c, &ix->x, &ix->grid);

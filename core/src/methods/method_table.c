@@ -17,14 +17,13 @@ const vic_method_ops *vic__method_ops(vic_method m) {
   return (int)m > 0 && (int)m < COUNT ? table[m] : NULL;
 }
 
-const vic_index_ops *vic__index_ops(vic_index_kind kind) {
-  for (int m = 1; m < COUNT; ++m)
-    if (table[m] && table[m]->index && table[m]->index->kind == kind) return table[m]->index;
-  return NULL;
-}
-
 vic_method vic__index_method(vic_index_kind kind) {
   for (int m = 1; m < COUNT; ++m)
     if (table[m] && table[m]->index && table[m]->index->kind == kind) return (vic_method)m;
   return VIC_METHOD_AUTO;
+}
+
+const vic_index_ops *vic__index_ops(vic_index_kind kind) {
+  const vic_method m = vic__index_method(kind);
+  return m == VIC_METHOD_AUTO ? NULL : table[m]->index;
 }

@@ -112,18 +112,23 @@ vic_status vic__distance_verdict(vic_ctx *c, int64_t bad, int32_t k, const int64
                    what, (long long)bad, (long long)ids[bad * k + t], (double)dist[bad * k + t]);
 }
 
+/* Whether a list of k holds a neighbour (id >= 0) at a non-finite distance. */
+static int list_bad(const int64_t *ids, const float *dist, int32_t k) {
+  for (int32_t t = 0; t < k; ++t)
+    if (ids[t] >= 0 && !isfinite(dist[t])) return 1;
+  return 0;
+}
+
 vic_status vic__check_distances(vic_ctx *c, int64_t n, int32_t k, const int64_t *ids, const float *dist,
                                 const char *what) {
   int64_t bad = INT64_MAX;
   if (n * (int64_t)k < SERIAL_VALUES) {
     for (int64_t i = 0; i < n && bad == INT64_MAX; ++i)
-      for (int32_t t = 0; t < k; ++t)
-        if (ids[i * k + t] >= 0 && !isfinite(dist[i * k + t])) { bad = i; break; }
+      if (list_bad(ids + i * k, dist + i * k, k)) bad = i;
   } else {
 #pragma omp parallel for num_threads(vic__threads(c)) reduction(min : bad) schedule(static, 4096)
     for (int64_t i = 0; i < n; ++i)
-      for (int32_t t = 0; t < k; ++t)
-        if (ids[i * k + t] >= 0 && !isfinite(dist[i * k + t])) { bad = i < bad ? i : bad; break; }
+      if (list_bad(ids + i * k, dist + i * k, k) && i < bad) bad = i;
   }
   return vic__distance_verdict(c, bad, k, ids, dist, what);
 }
