@@ -3,8 +3,9 @@
  * never let a point outside a region come nearer than the gap, the
  * exactness test against kNN lists over all points (brute force here),
  * balls grown from an upper bound of the k-th distance that hold the true
- * neighbours, arcs of periodic axes, and the memory arithmetic.  Runs in
- * CI. */
+ * neighbours, arcs of periodic axes, the grouping of the rows no slab
+ * proves (by position, into regions that fit a device), and the memory
+ * arithmetic.  Runs in CI. */
 #include "slab_plan.h"
 #include "test_util.h"
 
