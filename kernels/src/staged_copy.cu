@@ -15,25 +15,7 @@
  * region of another size would make OpenMP end and start pool threads
  * between this copy and the caller's own regions. */
 void vick_copy_wide(void *dst, const void *src, size_t bytes, int threads) {
-#ifdef _OPENMP
-  if (threads < 1) threads = omp_get_max_threads();
-#else
-  threads = 1;
-#endif
-  if (threads < 2 || bytes < VICK_WIDE_MIN) {
-    memcpy(dst, src, bytes);
-    return;
-  }
-#pragma omp parallel num_threads(threads)
-  {
-    int t = 0, nt = 1;
-#ifdef _OPENMP
-    t = omp_get_thread_num();
-    nt = omp_get_num_threads();
-#endif
-    const size_t a = bytes * (size_t)t / (size_t)nt, b = bytes * (size_t)(t + 1) / (size_t)nt;
-    memcpy((char *)dst + a, (const char *)src + a, b - a);
-  }
+  vick_copy_wide2(dst, src, bytes, NULL, NULL, 0, threads);
 }
 
 void vick_copy_wide2(void *dst1, const void *src1, size_t bytes1, void *dst2, const void *src2, size_t bytes2,
@@ -45,7 +27,7 @@ void vick_copy_wide2(void *dst1, const void *src1, size_t bytes1, void *dst2, co
 #endif
   if (threads < 2 || bytes1 + bytes2 < VICK_WIDE_MIN) {
     memcpy(dst1, src1, bytes1);
-    memcpy(dst2, src2, bytes2);
+    if (bytes2) memcpy(dst2, src2, bytes2);
     return;
   }
 #pragma omp parallel num_threads(threads)
@@ -58,7 +40,7 @@ void vick_copy_wide2(void *dst1, const void *src1, size_t bytes1, void *dst2, co
     const size_t a1 = bytes1 * (size_t)t / (size_t)nt, b1 = bytes1 * (size_t)(t + 1) / (size_t)nt;
     const size_t a2 = bytes2 * (size_t)t / (size_t)nt, b2 = bytes2 * (size_t)(t + 1) / (size_t)nt;
     memcpy((char *)dst1 + a1, (const char *)src1 + a1, b1 - a1);
-    memcpy((char *)dst2 + a2, (const char *)src2 + a2, b2 - a2);
+    if (b2 > a2) memcpy((char *)dst2 + a2, (const char *)src2 + a2, b2 - a2);
   }
 }
 
