@@ -38,7 +38,7 @@ static void leftover_slot(void *arg, int slot) {
 
 typedef struct {
   const slab_job *j;
-  size_t extra;
+  size_t extra, limit; /* device bytes beside a group's run; the most a group's call may take */
 } group_ctx;
 
 /* Points of each region, over the slabs it spans along the cut axis
@@ -70,14 +70,15 @@ static void count_regions(const vic_region *reg, int n_reg, int64_t *points, voi
 
 static int group_fits(int64_t points, int64_t rows, void *user) {
   const group_ctx *gc = user;
-  return vic__slab_bytes(points, rows, gc->j->k, gc->j->x->d) + gc->extra <= gc->j->budget;
+  return vic__slab_bytes(points, rows, gc->j->k, gc->j->x->d) + gc->extra <= gc->limit;
 }
 
 /* The density pass's leftover rows of every slab, answered in regions
  * holding their k-th-distance balls (the upper bounds their slabs gave):
  * the rows grouped by position in all dimensions (vic__leftover_groups:
  * one group, mostly; rows of different tails apart, so that no group's
- * region reaches across the set), the groups spread over the devices;
+ * region reaches across the set; where they can, small enough to leave
+ * the lists kept on the devices), the groups spread over the devices;
  * where no grouping fits, slab by slab in two regions each (below and
  * above the slab's middle) on the first. */
 int vic__slab_leftovers(slab_job *j) {
@@ -101,9 +102,22 @@ int vic__slab_leftovers(slab_job *j) {
       memcpy(rows + a, j->left[d].row, (size_t)j->left[d].count * sizeof *rows);
       a += j->left[d].count;
     }
-    group_ctx gc = {j, (j->mass ? (size_t)n * 4 : 0) + (j->cache ? vic__slab_pass_bytes(n) : 0)};
+    /* groups small enough to leave every device's kept lists in place
+     * (the later passes would make them again), else as large as the
+     * budget allows */
+    size_t kept = 0;
+    for (int d = 0; j->kept && d < j->count; ++d)
+      if (j->kept_bytes[d] > kept) kept = j->kept_bytes[d];
+    group_ctx gc = {j, (j->mass ? (size_t)n * 4 : 0) + (j->cache ? vic__slab_pass_bytes(n) : 0), j->budget - kept};
+    if (kept >= j->budget) gc.limit = j->budget;
     int64_t most = 0;
     groups = vic__leftover_groups(x, j->rk, rows, L, LEFTOVER_GROUPS, count_regions, group_fits, &gc, off, reg, &most);
+    if (groups == 0 && gc.limit < j->budget) {
+      vic__log(j->c, VIC_LOG_INFO, "%lld leftover rows of the slabs: no regions fit beside the kept lists (%lld points "
+               "at most), taking their room", (long long)L, (long long)most);
+      gc.limit = j->budget;
+      groups = vic__leftover_groups(x, j->rk, rows, L, LEFTOVER_GROUPS, count_regions, group_fits, &gc, off, reg, &most);
+    }
     if (groups < 0) {
       rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for leftovers");
       groups = 0;
