@@ -35,6 +35,8 @@ static void leftover_slot(void *arg, int slot) {
 }
 
 #define LEFTOVER_GROUPS 256
+/* fewer beside kept lists: every group gathers the slabs its region spans */
+#define LEFTOVER_GROUPS_BESIDE_KEPT 32
 
 typedef struct {
   const slab_job *j;
@@ -111,7 +113,8 @@ int vic__slab_leftovers(slab_job *j) {
     group_ctx gc = {j, (j->mass ? (size_t)n * 4 : 0) + (j->cache ? vic__slab_pass_bytes(n) : 0), j->budget - kept};
     if (kept >= j->budget) gc.limit = j->budget;
     int64_t most = 0;
-    groups = vic__leftover_groups(x, j->rk, rows, L, LEFTOVER_GROUPS, count_regions, group_fits, &gc, off, reg, &most);
+    groups = vic__leftover_groups(x, j->rk, rows, L, gc.limit < j->budget ? LEFTOVER_GROUPS_BESIDE_KEPT : LEFTOVER_GROUPS,
+                                  count_regions, group_fits, &gc, off, reg, &most);
     if (groups == 0 && gc.limit < j->budget) {
       vic__log(j->c, VIC_LOG_INFO, "%lld leftover rows of the slabs: no regions fit beside the kept lists (%lld points "
                "at most), taking their room", (long long)L, (long long)most);
