@@ -111,7 +111,10 @@ int vic__slab_leftovers(slab_job *j) {
     for (int d = 0; j->kept && d < j->count; ++d)
       if (j->kept_bytes[d] > kept) kept = j->kept_bytes[d];
     group_ctx gc = {j, (j->mass ? (size_t)n * 4 : 0) + (j->cache ? vic__slab_pass_bytes(n) : 0), j->budget - kept};
-    if (kept >= j->budget) gc.limit = j->budget;
+    /* not worth the counting where the kept lists leave the groups less
+     * than a quarter of their room */
+    if (kept >= j->budget || gc.extra >= j->budget || j->budget - kept < gc.extra + (j->budget - gc.extra) / 4)
+      gc.limit = j->budget;
     int64_t most = 0;
     groups = vic__leftover_groups(x, j->rk, rows, L, gc.limit < j->budget ? LEFTOVER_GROUPS_BESIDE_KEPT : LEFTOVER_GROUPS,
                                   count_regions, group_fits, &gc, off, reg, &most);
