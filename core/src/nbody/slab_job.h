@@ -140,6 +140,8 @@ int vic__slab_too_big(slab_job *j, int dev, size_t need, int64_t m, int64_t n_ro
 
 /* A host failure into the call's message; returns code. */
 int vic__slab_fail(vick_call *call, int code, const char *what);
+/* Slabs whose own range meets the region along the cut axis. */
+void vic__slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi);
 int vic__slab_row_add(row_list *l, int64_t i);
 int vic__slab_cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *ids, const float *dist);
 /* The density pass over rows_in[0, n_own) from region reg0: slab >= 0
