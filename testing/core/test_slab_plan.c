@@ -377,6 +377,97 @@ static void test_groups(const char *name, const vic_data *x, int32_t k, int64_t 
   vic_ctx_destroy(c);
 }
 
+static double u01(uint64_t *s) { /* splitmix64 to [0, 1) */
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (double)((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
+}
+
+/* The whole set's grid of cells for the leftover rows (slab_cells.c):
+ * the cells list every id once, ascending within a cell; a region's
+ * bound is at least its points; its gather is its own rows in order,
+ * then exactly the other points inside it (none flagged), each with its
+ * id -- for balls of leftover-like rows, slabs, open and periodic regions,
+ * with a grid of many cells and of one. */
+static void test_cells(const char *name, const vic_data *x, int64_t max_cells) {
+  const int64_t n = x->n;
+  vic_slab_cells g;
+  VT_CHECK(vic__slab_cells_make(x, max_cells, &g) == 0, "%s: no grid", name);
+  VT_CHECK(g.cells >= 1 && g.cells <= max_cells && g.start[0] == 0 && g.start[g.cells] == n, "%s: %lld cells, %lld ids",
+           name, (long long)g.cells, (long long)g.start[g.cells]);
+  unsigned char *seen = calloc((size_t)n, 1), *flag = calloc((size_t)n, 1);
+  int64_t bad = 0;
+  for (int64_t c = 0; c < g.cells; ++c)
+    for (int64_t t = g.start[c]; t < g.start[c + 1]; ++t) {
+      const int64_t i = g.order[t];
+      bad += i < 0 || i >= n || seen[i] || (t > g.start[c] && g.order[t - 1] >= i);
+      if (i >= 0 && i < n) seen[i] = 1;
+    }
+  VT_CHECK(bad == 0, "%s: %lld ids out of place in the cells", name, (long long)bad);
+  int64_t most = 0;
+  for (int64_t c = 0; c < g.cells; ++c)
+    if (g.start[c + 1] - g.start[c] > most) most = g.start[c + 1] - g.start[c];
+  if (g.cells > 1) VT_CHECK(most < n / 2, "%s: a cell of %lld of %lld points", name, (long long)most, (long long)n);
+  uint64_t s = 77;
+  int64_t small = 0, tries = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    vic_region r;
+    const int64_t i = (int64_t)(u01(&s) * (double)n) % n;
+    if (trial % 6 == 5) { /* a slab-like region: one axis bounded */
+      vic_slab_plan p;
+      vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
+      VT_OK(c, vic__slab_plan_make(c, x, 4, &p));
+      vic__slab_region(x, &p, trial % 4, 0.1, &r);
+      vic__slab_plan_free(&p);
+      vic_ctx_destroy(c);
+    } else {
+      vic__ball_region(x, i, 0.05 + 2.0 * u01(&s) * u01(&s), &r);
+      if (trial % 6 == 4) { vic_region b; vic__ball_region(x, (i * 7 + 3) % n, 0.3, &b); vic__region_union(&r, &b); }
+    }
+    /* own rows: a few points, inside or not, flagged */
+    int64_t rows[5], nr = 0;
+    for (int t = 0; t < 5; ++t) {
+      const int64_t q = (i + (int64_t)t * 9973) % n;
+      if (!flag[q]) { rows[nr++] = q; flag[q] = 1; }
+    }
+    int64_t inside = 0;
+    for (int64_t q = 0; q < n; ++q) inside += !flag[q] && vic__region_holds(&r, x, q);
+    const int64_t bound = vic__slab_cells_bound(&g, &r);
+    float *pts = NULL;
+    uint32_t *gid = NULL;
+    int64_t m = -1;
+    VT_CHECK(vic__slab_cells_gather(&g, x, &r, rows, nr, flag, 2, &pts, &gid, &m) == 0, "%s: gather failed", name);
+    VT_CHECK(bound >= inside, "%s, region %d: bound %lld below its %lld points", name, trial, (long long)bound,
+             (long long)inside);
+    VT_CHECK(m == nr + inside, "%s, region %d: gathered %lld, want %lld + %lld", name, trial, (long long)m, (long long)nr,
+             (long long)inside);
+    int64_t wrong = 0;
+    memset(seen, 0, (size_t)n);
+    for (int64_t t = 0; pts && t < m && t < nr + inside; ++t) {
+      const int64_t q = gid[t];
+      const int64_t stride = x->stride ? x->stride : x->d;
+      wrong += q < 0 || q >= n || seen[q];
+      if (q < 0 || q >= n) continue;
+      seen[q] = 1;
+      wrong += t < nr ? q != rows[t] : flag[q] || !vic__region_holds(&r, x, q);
+      for (int j = 0; j < x->d; ++j) wrong += pts[t * x->d + j] != x->rows[q * stride + j];
+    }
+    VT_CHECK(wrong == 0, "%s, region %d: %lld gathered points wrong", name, trial, (long long)wrong);
+    small += bound < n / 4;
+    ++tries;
+    for (int64_t t = 0; t < nr; ++t) flag[rows[t]] = 0;
+    free(pts);
+    free(gid);
+  }
+  /* the grid has to narrow small regions down (one cell: all points) */
+  if (g.cells >= 64) VT_CHECK(small * 2 > tries, "%s: only %lld of %lld regions bound below a quarter of the set", name,
+                              (long long)small, (long long)tries);
+  vic__slab_cells_free(&g);
+  free(seen);
+  free(flag);
+}
+
 int main(void) {
   const int64_t n = vt_small() ? 1200 : 2000;
   float *u = vt_uniform(n, 3, 10.f, 5);
@@ -401,9 +492,18 @@ int main(void) {
   vic_data xp = {pl, n, 3, 0, VIC_L2, NULL};
   test_groups("plummer tails", &xp, 16, 4, 0.5, 1);
   test_groups("uniform periodic", &xb, 12, 5, 0.3, 0);
+  const int64_t nb = vt_small() ? 20000 : 60000;
+  float *plb = plummer(nb, 0.999, 43);
+  vic_data xpb = {plb, nb, 3, 0, VIC_L2, NULL};
+  test_cells("plummer tails", &xpb, 1 << 18);
+  test_cells("plummer tails, 64 cells at most", &xpb, 64);
+  test_cells("plummer tails, one cell", &xp, 1);
+  test_cells("uniform periodic", &xb, 1 << 18);
+  test_cells("uniform 2-d", &x2, 1 << 18);
   test_arcs();
   test_memory();
   free(pl);
+  free(plb);
   free(u);
   free(cl);
   free(u2);

@@ -86,6 +86,9 @@ typedef struct {
   size_t hold0, hold; /* on the first device, on the others */
   slab_gathered *gathered; /* per slab, where kept (pts NULL where not) */
   size_t *gathered_bytes, gathered_cap; /* per device; the most per device */
+  /* while the leftover rows run: a grid of the whole set, whose cells the
+   * regions' gathers read instead of the slabs they span (NULL: slabs) */
+  const vic_slab_cells *cells;
 } slab_job;
 
 /* Rows still to answer: rows[off .. off + count) of the slab, in region. */

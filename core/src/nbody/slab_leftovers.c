@@ -38,16 +38,31 @@ static void leftover_slot(void *arg, int slot) {
 /* fewer beside kept lists: every group gathers the slabs its region spans */
 #define LEFTOVER_GROUPS_BESIDE_KEPT 32
 
+/* Regions of at most this many points (or 4 k per row) where the rows
+ * allow: every group's call uploads and indexes its region, and a region
+ * around far-apart rows holds much of the set between them. */
+#define LEFTOVER_TARGET ((int64_t)1 << 22)
+/* The whole set's grid for the leftovers: cells of about 4,000 points at 10^9 */
+#define LEFTOVER_CELLS ((int64_t)1 << 18)
+
 typedef struct {
   const slab_job *j;
+  const vic_slab_cells *cells; /* NULL: count over the slabs */
   size_t extra, limit; /* device bytes beside a group's run; the most a group's call may take */
+  int64_t target;      /* 0: none */
 } group_ctx;
 
-/* Points of each region, over the slabs it spans along the cut axis
- * only, all regions in one pass over those slabs. */
+/* Points of each region: with the grid, those of the cells it meets (at
+ * least its own); else over the slabs it spans along the cut axis only,
+ * all regions in one pass over those slabs. */
 static void count_regions(const vic_region *reg, int n_reg, int64_t *points, void *user) {
-  const slab_job *j = ((const group_ctx *)user)->j;
+  const group_ctx *gc = user;
+  const slab_job *j = gc->j;
   const vic_data *x = j->x;
+  if (gc->cells) {
+    for (int g = 0; g < n_reg; ++g) points[g] = vic__slab_cells_bound(gc->cells, &reg[g]);
+    return;
+  }
   int64_t a[LEFTOVER_GROUPS], b[LEFTOVER_GROUPS], s0 = j->plan->n_slabs, s1 = -1;
   for (int g = 0; g < n_reg; ++g) {
     vic__slab_span(j, &reg[g], &a[g], &b[g]);
@@ -72,6 +87,7 @@ static void count_regions(const vic_region *reg, int n_reg, int64_t *points, voi
 
 static int group_fits(int64_t points, int64_t rows, void *user) {
   const group_ctx *gc = user;
+  if (gc->target && points > gc->target && points > 4 * gc->j->k * rows) return 0;
   return vic__slab_bytes(points, rows, gc->j->k, gc->j->x->d) + gc->extra <= gc->limit;
 }
 
@@ -98,6 +114,10 @@ int vic__slab_leftovers(slab_job *j) {
   int rc = rows && tmp && scratch && is_row && flags && off && reg ? VICK_OK
                                                                    : vic__slab_fail(call, VICK_NOMEM, "no host memory for leftovers");
   int groups = 0;
+  vic_slab_cells cells;
+  memset(&cells, 0, sizeof cells);
+  double t_cells = 0;
+  const double t0 = vic__now();
   if (rc == VICK_OK) {
     int64_t a = 0;
     for (int d = 0; d < j->count; ++d) {
@@ -110,14 +130,27 @@ int vic__slab_leftovers(slab_job *j) {
     size_t kept = 0;
     for (int d = 0; j->kept && d < j->count; ++d)
       if (j->kept_bytes[d] > kept) kept = j->kept_bytes[d];
-    group_ctx gc = {j, (j->mass ? (size_t)n * 4 : 0) + (j->cache ? vic__slab_pass_bytes(n) : 0), j->budget - kept};
+    const double tc = vic__now();
+    if (vic__slab_cells_make(x, LEFTOVER_CELLS, &cells) == 0) j->cells = &cells;
+    t_cells = vic__now() - tc;
+    group_ctx gc = {j, j->cells, (j->mass ? (size_t)n * 4 : 0) + (j->cache ? vic__slab_pass_bytes(n) : 0),
+                    j->budget - kept, 0};
     /* not worth the counting where the kept lists leave the groups less
      * than a quarter of their room */
     if (kept >= j->budget || gc.extra >= j->budget || j->budget - kept < gc.extra + (j->budget - gc.extra) / 4)
       gc.limit = j->budget;
     int64_t most = 0;
-    groups = vic__leftover_groups(x, j->rk, rows, L, gc.limit < j->budget ? LEFTOVER_GROUPS_BESIDE_KEPT : LEFTOVER_GROUPS,
-                                  count_regions, group_fits, &gc, off, reg, &most);
+    /* with the grid, gathers read only the cells a region meets: groups
+     * small where the rows allow, as many as it takes */
+    if (j->cells) {
+      gc.target = LEFTOVER_TARGET;
+      groups = vic__leftover_groups(x, j->rk, rows, L, LEFTOVER_GROUPS, count_regions, group_fits, &gc, off, reg, &most);
+      gc.target = 0;
+    }
+    if (groups == 0)
+      groups = vic__leftover_groups(x, j->rk, rows, L,
+                                    gc.limit < j->budget && !j->cells ? LEFTOVER_GROUPS_BESIDE_KEPT : LEFTOVER_GROUPS,
+                                    count_regions, group_fits, &gc, off, reg, &most);
     if (groups == 0 && gc.limit < j->budget) {
       vic__log(j->c, VIC_LOG_INFO, "%lld leftover rows of the slabs: no regions fit beside the kept lists (%lld points "
                "at most), taking their room", (long long)L, (long long)most);
@@ -158,6 +191,10 @@ int vic__slab_leftovers(slab_job *j) {
       if (rc == VICK_OK && hi_n) rc = vic__slab_rows(j, 0, tmp + ne + lo_n, hi_n, &hi, mid, is_row, -1);
     }
   }
+  vic__log(j->c, VIC_LOG_INFO, "leftover rows answered in %.3f s (%s%.3f s)", vic__now() - t0,
+           j->cells ? "the whole set's grid of cells " : "no grid of cells: ", t_cells);
+  j->cells = NULL;
+  vic__slab_cells_free(&cells);
   free(rows);
   free(tmp);
   free(scratch);

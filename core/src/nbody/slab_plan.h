@@ -88,6 +88,31 @@ int vic__leftover_groups(const vic_data *x, const float *rk, int64_t *rows, int6
                          vic_group_count count, vic_group_fits fits, void *user, int64_t *off, vic_region *reg,
                          int64_t *most);
 
+/* A coarse grid over the whole set (slab_cells.c): per bins along each
+ * dimension, cut at quantiles of an even sample of the rows (coordinates
+ * as vic__slab_coord gives them), every id listed cell by cell (cell
+ * (a, b, c) = (a per + b) per + c), ascending within a cell.  The
+ * leftover rows' regions find their points among the cells they meet. */
+typedef struct {
+  int d;
+  int64_t per, cells;
+  double *cut;    /* d (per - 1): bin b of dimension j is [cut[j (per-1) + b-1], cut[j (per-1) + b]) */
+  int64_t *start; /* cells + 1 */
+  int64_t *order; /* n ids */
+} vic_slab_cells;
+/* At most max_cells cells (about 64 points a cell or more); -1 without
+ * host memory (or d outside 1..3). */
+int vic__slab_cells_make(const vic_data *x, int64_t max_cells, vic_slab_cells *g);
+void vic__slab_cells_free(vic_slab_cells *g);
+/* Points of the cells a region meets: at least the points inside it. */
+int64_t vic__slab_cells_bound(const vic_slab_cells *g, const vic_region *r);
+/* Own rows (rows, in that order) then every other point inside r (not
+ * flagged in is_row), packed, with their ids (host arrays to free); -1
+ * without host memory. */
+int vic__slab_cells_gather(const vic_slab_cells *g, const vic_data *x, const vic_region *r, const int64_t *rows,
+                           int64_t n_rows, const unsigned char *is_row, int threads, float **pts, uint32_t **gid,
+                           int64_t *n_out);
+
 /* Device bytes of a slab run: per indexed point, per own row (lists and
  * outputs), and the in-core estimate for density + peaks of n points. */
 size_t vic__slab_bytes(int64_t indexed, int64_t own, int32_t k, int d);

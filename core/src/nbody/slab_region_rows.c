@@ -199,8 +199,9 @@ int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first,
     float *pts = NULL;
     uint32_t *gid = NULL;
     const double tg = vic__now();
-    if (slab_gather(j, &tk.reg, tr, n_here, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
-      rc = vic__slab_fail(call, VICK_NOMEM, "no host memory to gather a slab");
+    const int got = j->cells ? vic__slab_cells_gather(j->cells, x, &tk.reg, tr, n_here, is_row, j->threads, &pts, &gid, &m)
+                             : slab_gather(j, &tk.reg, tr, n_here, s_lo, s_hi, is_row, &pts, &gid, &m);
+    if (got != 0) rc = vic__slab_fail(call, VICK_NOMEM, "no host memory to gather a slab");
     j->t_gather[dev] += vic__now() - tg;
     for (int64_t t = 0; t < n_here; ++t) is_row[tr[t]] = 0;
     if (rc != VICK_OK) break;
