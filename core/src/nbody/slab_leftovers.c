@@ -38,10 +38,12 @@ static void leftover_slot(void *arg, int slot) {
 /* fewer beside kept lists: every group gathers the slabs its region spans */
 #define LEFTOVER_GROUPS_BESIDE_KEPT 32
 
-/* Regions of at most this many points (or 4 k per row) where the rows
- * allow: every group's call uploads and indexes its region, and a region
- * around far-apart rows holds much of the set between them. */
+/* With the grid: regions of at most 4M points (or 4 k per row), else 16M,
+ * else 64M, in at most 64 groups, where the rows allow -- every group's
+ * call uploads and indexes its region (and costs a device call), and a
+ * region around far-apart rows holds much of the set between them. */
 #define LEFTOVER_TARGET ((int64_t)1 << 22)
+#define LEFTOVER_TARGET_GROUPS 64
 /* The whole set's grid for the leftovers: cells of about 4,000 points at 10^9 */
 #define LEFTOVER_CELLS ((int64_t)1 << 18)
 
@@ -142,11 +144,12 @@ int vic__slab_leftovers(slab_job *j) {
     int64_t most = 0;
     /* with the grid, gathers read only the cells a region meets: groups
      * small where the rows allow, as many as it takes */
-    if (j->cells) {
-      gc.target = LEFTOVER_TARGET;
-      groups = vic__leftover_groups(x, j->rk, rows, L, LEFTOVER_GROUPS, count_regions, group_fits, &gc, off, reg, &most);
-      gc.target = 0;
+    for (int64_t t = LEFTOVER_TARGET; j->cells && groups == 0 && t <= 16 * LEFTOVER_TARGET; t *= 4) {
+      gc.target = t;
+      groups = vic__leftover_groups(x, j->rk, rows, L, LEFTOVER_TARGET_GROUPS, count_regions, group_fits, &gc, off, reg,
+                                    &most);
     }
+    gc.target = 0;
     if (groups == 0)
       groups = vic__leftover_groups(x, j->rk, rows, L,
                                     gc.limit < j->budget && !j->cells ? LEFTOVER_GROUPS_BESIDE_KEPT : LEFTOVER_GROUPS,
