@@ -89,6 +89,11 @@ typedef struct {
   /* while the leftover rows run: a grid of the whole set, whose cells the
    * regions' gathers read instead of the slabs they span (NULL: slabs) */
   const vic_slab_cells *cells;
+  /* a later pass on several devices: the slabs whose lists were kept at
+   * its start (each on its own device, run there first); the others go
+   * to whichever device is free, next_free the next of them to take */
+  unsigned char *kept_at_start;
+  int64_t next_free;
 } slab_job;
 
 /* Rows still to answer: rows[off .. off + count) of the slab, in region. */
