@@ -121,12 +121,12 @@ int vic__slab_cells_make(const vic_data *x, int64_t max_cells, vic_slab_cells *g
   return 0;
 }
 
-/* The bins a region meets along dimension j (all of them where the
- * region is open or wraps: a periodic arc is not split at the box). */
+/* The bins a region meets along dimension j (all of them where it is
+ * open, or where a periodic arc wraps round the box's edge). */
 static void bin_range(const vic_slab_cells *g, const vic_region *r, int j, int64_t *b0, int64_t *b1) {
   *b0 = 0;
   *b1 = g->per - 1;
-  if (r->period[j] > 0) return;
+  if (r->period[j] > 0 && !(r->lo[j] >= 0 && r->hi[j] <= r->period[j])) return;
   if (isfinite(r->lo[j])) *b0 = bin_of(g, j, r->lo[j]);
   if (isfinite(r->hi[j])) *b1 = bin_of(g, j, r->hi[j]);
 }
