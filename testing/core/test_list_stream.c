@@ -242,8 +242,9 @@ static void check_slot_teams(int slots, int teams) {
 #ifdef _OPENMP
   VT_CHECK(omp_get_max_active_levels() == levels, "%d slots: max-active-levels %d after, %d before", slots,
            omp_get_max_active_levels(), levels);
-  /* one slot runs on the calling thread: its region is the outermost one */
-  const int want = teams || slots == 1 ? j.threads : 1;
+  /* one slot runs on the calling thread: its region is the outermost one;
+   * without teams, one thread each unless the environment allows nesting */
+  const int want = teams || slots == 1 || levels >= 2 ? j.threads : 1;
   for (int s = 0; s < slots; ++s)
     VT_CHECK(j.team[s] == want, "%d slots (teams %d): slot %d wrote with %d threads, not %d", slots, teams, s,
              j.team[s], want);

@@ -461,7 +461,7 @@ static void test_cells(const char *name, const vic_data *x, int64_t max_cells) {
     free(gid);
   }
   /* the grid has to narrow small regions down (one cell: all points) */
-  if (g.cells >= 64) VT_CHECK(small * 2 > tries, "%s: only %lld of %lld regions bound below a quarter of the set", name,
+  if (g.cells >= 200) VT_CHECK(small * 2 > tries, "%s: only %lld of %lld regions bound below a quarter of the set", name,
                               (long long)small, (long long)tries);
   vic__slab_cells_free(&g);
   free(seen);

@@ -142,23 +142,31 @@ int vic__slab_leftovers(slab_job *j) {
     if (kept >= j->budget || gc.extra >= j->budget || j->budget - kept < gc.extra + (j->budget - gc.extra) / 4)
       gc.limit = j->budget;
     int64_t most = 0;
-    /* with the grid, gathers read only the cells a region meets: groups
-     * small where the rows allow, as many as it takes */
-    for (int64_t t = LEFTOVER_TARGET; j->cells && groups == 0 && t <= 16 * LEFTOVER_TARGET; t *= 4) {
-      gc.target = t;
-      groups = vic__leftover_groups(x, j->rk, rows, L, LEFTOVER_TARGET_GROUPS, count_regions, group_fits, &gc, off, reg,
-                                    &most);
-    }
-    gc.target = 0;
-    if (groups == 0)
-      groups = vic__leftover_groups(x, j->rk, rows, L,
-                                    gc.limit < j->budget && !j->cells ? LEFTOVER_GROUPS_BESIDE_KEPT : LEFTOVER_GROUPS,
-                                    count_regions, group_fits, &gc, off, reg, &most);
-    if (groups == 0 && gc.limit < j->budget) {
-      vic__log(j->c, VIC_LOG_INFO, "%lld leftover rows of the slabs: no regions fit beside the kept lists (%lld points "
-               "at most), taking their room", (long long)L, (long long)most);
-      gc.limit = j->budget;
-      groups = vic__leftover_groups(x, j->rk, rows, L, LEFTOVER_GROUPS, count_regions, group_fits, &gc, off, reg, &most);
+    const size_t beside = gc.limit;
+    /* with the grid (its cells' points bound the regions', and gathers
+     * read only the cells a region meets), then, should its bounds be too
+     * loose, counting the regions' points exactly */
+    for (int exact = 0; exact < 2 && groups == 0; ++exact) {
+      if (exact && !gc.cells) break;
+      gc.cells = exact ? NULL : j->cells;
+      gc.limit = beside;
+      /* groups small where the rows allow */
+      for (int64_t t = LEFTOVER_TARGET; gc.cells && groups == 0 && t <= 16 * LEFTOVER_TARGET; t *= 4) {
+        gc.target = t;
+        groups = vic__leftover_groups(x, j->rk, rows, L, LEFTOVER_TARGET_GROUPS, count_regions, group_fits, &gc, off,
+                                      reg, &most);
+      }
+      gc.target = 0;
+      if (groups == 0)
+        groups = vic__leftover_groups(x, j->rk, rows, L,
+                                      gc.limit < j->budget && !gc.cells ? LEFTOVER_GROUPS_BESIDE_KEPT : LEFTOVER_GROUPS,
+                                      count_regions, group_fits, &gc, off, reg, &most);
+      if (groups == 0 && gc.limit < j->budget) {
+        vic__log(j->c, VIC_LOG_INFO, "%lld leftover rows of the slabs: no regions fit beside the kept lists (%lld points "
+                 "at most), taking their room", (long long)L, (long long)most);
+        gc.limit = j->budget;
+        groups = vic__leftover_groups(x, j->rk, rows, L, LEFTOVER_GROUPS, count_regions, group_fits, &gc, off, reg, &most);
+      }
     }
     if (groups < 0) {
       rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for leftovers");
