@@ -14,13 +14,17 @@
 #include "ggnn_steps.cuh"
 
 // Rows popped and fetched together (ggnn_search's WIDTH): the
-// construction's searches run to their pop cap, so a wider step pays the
-// graph-row and distance waits of several pops once.
+// construction's searches mostly run to their pop cap, so a wider step
+// pays the graph-row and distance waits of two pops once (the pops count
+// as before).  The rows of the second pop are chosen before the first's
+// neighbours are in: recall@10 of the queries the same within run-to-run
+// spread (BENCHMARKS.md, GGNN build).
 #ifndef GGNN_BUILD_WIDTH
-#define GGNN_BUILD_WIDTH 1
+#define GGNN_BUILD_WIDTH 2
 #endif
 // Blocks per SM the merge kernel is compiled for (0: the compiler's
-// choice): its latency-bound searches gain from every warp that fits.
+// choice).  8 forces 64 registers and a spill and was slower than the
+// compiler's 72; kept as a knob for other cards.
 #ifndef GGNN_MERGE_MIN_BLOCKS
 #define GGNN_MERGE_MIN_BLOCKS 0
 #endif
