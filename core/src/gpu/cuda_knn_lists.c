@@ -43,6 +43,7 @@ static int run_gnnd(const vick_points *p, const vic_build_options *o, int32_t k,
   if (compact) { /* vic__gnnd_out_of_core's compact build */
     q.k_build = compact->K;
     q.samples = compact->samples;
+    q.iterations = compact->iterations;
     q.shard_rows = 0;
     q.half_rows = 1;
   }
