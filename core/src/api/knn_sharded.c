@@ -405,7 +405,11 @@ vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_
   const size_t budget = device_budget(o, first), need = vic__ggm_gpu_build_bytes(x->n, x->d, &p);
   const int forced = o->shard_size > 0 && x->n > o->shard_size;
   if (!forced && (need <= budget || budget == 0)) return VIC_OK;
-  if (!forced && compact_plan(&p, x->n, x->d, k, budget, compact)) {
+  /* the plan leaves 1/64 of the budget (128 MiB at most) for the free
+   * memory's drift between this measure and the kernels' own (they refuse
+   * a build over their budget) */
+  const size_t slack = budget / 64 < ((size_t)128 << 20) ? budget / 64 : ((size_t)128 << 20);
+  if (!forced && compact_plan(&p, x->n, x->d, k, budget - slack, compact)) {
     vic__log(c, VIC_LOG_WARNING,
              "building the kNN graph of %lld rows in memory with half-precision rows (GNND needs %.0f MiB in fp32, "
              "over the budget of %.0f MiB): lists of %d, %d samples, up to %d iterations, the candidates re-ranked "
