@@ -37,7 +37,7 @@ struct ggnn_dims {
   int pcap;   // prioq ring, a power of two
   int vcap;   // visited ring
   int hbits;  // hash set of 2^hbits ids
-  int fcap;   // longest candidate list of one fetch, a multiple of 32 (<= 96)
+  int fcap;   // longest candidate list of one fetch (rows per step x k), a multiple of 32
 };
 
 struct ggnn_cache {

@@ -107,8 +107,7 @@ __global__ void GGNN_SYM_BOUNDS ggnn_k_sym(const float *__restrict__ x, int d, i
 // the k_nn nearest, or given twice, is not repeated, and a nearest beyond
 // k_nn that a link repeats gives its place to the next one.  Rows so hold
 // no id twice, which spares a search over them its repeat check
-// (graph_search_small.cu).  One thread per row; k <= GGNN_MAX_K.
-#define GGNN_MAX_K 96
+// (graph_search_small.cu).  One thread per row.
 __global__ void ggnn_k_sym_apply(int32_t *graph, int k, int knn, int ksym, int32_t n_l,
                                  const int32_t *__restrict__ symcnt, const int32_t *__restrict__ sym,
                                  unsigned long long *links) {
