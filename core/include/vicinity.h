@@ -293,7 +293,10 @@ typedef struct {
                                      (Sec. 5.5), on the context's devices; queries ask every shard
                                      and merge; for-all lists merge each point's own-shard list with
                                      its queries into the other shards.  GNND: its own shards. */
-  size_t device_memory_budget;    /* bytes; 0 = what the device has free */
+  size_t device_memory_budget;    /* bytes; 0 = what the device has free.  GNND beyond it: in memory
+                                     with half-precision rows where that fits (lists re-ranked in
+                                     fp32; K and p lowered, iterations raised as needed; the report's
+                                     reason says so), else out of core (shards merged by GGM) */
 #ifdef VIC_ABI_TEST_EXTRA_FIELD
   int32_t abi_test_extra;         /* only in the ABI-growth test's second build; default 7 */
 #endif

@@ -22,6 +22,9 @@ typedef struct {
   float converge;     /* stop when an iteration inserts fewer than converge * n * K neighbours */
   int64_t shard_rows; /* vick_gnnd_knn: > 0 forces shards of at most this many rows; 0 = from the budget */
   int32_t merge_iterations; /* GGM's iteration cap (its lists start good); 0 = iterations */
+  int32_t half_rows;  /* vick_gnnd_knn in memory: nonzero keeps the rows in half precision during the
+                         descent and re-ranks every row's K candidates by fp32 distances at the end
+                         (a compact build: vick_gnnd_compact_bytes); never sharded */
 } vick_gnnd_params;
 
 typedef struct {
@@ -35,6 +38,10 @@ typedef struct {
  * of dimension d needs; vick_gnnd_knn shards when this exceeds the budget. */
 size_t vick_gnnd_bytes(int64_t n, int32_t d, const vick_gnnd_params *p, int merge);
 
+/* Device bytes of vick_gnnd_knn's compact build (half_rows) of n rows into
+ * k-entry lists: the larger of the descent (half rows and K lists) and the
+ * re-ranking (fp32 rows, the K candidates, the k lists). */
+size_t vick_gnnd_compact_bytes(int64_t n, int32_t d, int32_t k, const vick_gnnd_params *p);
 /* GNND on rows (n x d, host) into g (g->k <= K lists, ids 0..n-1). */
 int vick_gnnd_build(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_gnnd_params *p,
                     vick_gnnd_graph *g);

@@ -258,7 +258,7 @@ extern "C" int vick_ggnn_build(vick_call *call, const float *x, int64_t n, int32
   call->n_stages = 0;
   call->seconds_kernel = call->seconds_transfer = 0;
   *out = nullptr;
-  if (!x || n < 2 || d < 1 || !p || p->k < 2 || p->k > 96 || p->segment < 2 || p->segment > 1024 ||
+  if (!x || n < 2 || d < 1 || !p || p->k < 2 || p->k > GGNN_MAX_K || p->segment < 2 || p->segment > 1024 ||
       n > 0x7fffffffLL || p->refinements < 0 || !(p->tau_build >= 0) || p->merge_iterations < 0 ||
       p->upper_iterations < 0) {
     snprintf(call->message, sizeof call->message,

@@ -37,7 +37,7 @@ struct ggnn_dims {
   int pcap;   // prioq ring, a power of two
   int vcap;   // visited ring
   int hbits;  // hash set of 2^hbits ids
-  int fcap;   // longest candidate list of one fetch, a multiple of 32 (<= 96)
+  int fcap;   // longest candidate list of one fetch (rows per step x k), a multiple of 32
 };
 
 struct ggnn_cache {
@@ -48,7 +48,7 @@ struct ggnn_cache {
   int32_t *vis;
   int32_t *hs;                   // hash set (prims/visited.cuh)
   int32_t *cand, *tid, *tbase;   // fetch scratch, fcap each
-  float *td, *td2;
+  float *td, *td2;               // td2: sym only
   int32_t *bat_id;               // sorted batch, 32
   float *bat_d;
   float *qv, *ev;                // query vector; SYM: e = x_i - z
@@ -72,7 +72,7 @@ __host__ __device__ static inline int ggnn_hash_bits(const ggnn_dims &m, int min
 __host__ __device__ static inline size_t ggnn_slab_bytes(int d, bool sym, ggnn_dims m) {
   size_t d4 = ((size_t)d + 3) / 4 * 4;
   size_t words = d4 * (sym ? 2 : 1) + 2 * (size_t)m.bcap + 2 * (size_t)m.pcap + (size_t)m.vcap +
-                 ((size_t)1 << m.hbits) + 5 * (size_t)m.fcap + 64;
+                 ((size_t)1 << m.hbits) + (sym ? 5 : 4) * (size_t)m.fcap + 64;
   return (words * 4 + 15) / 16 * 16;
 }
 
@@ -101,9 +101,11 @@ __device__ static inline void ggnn_cache_init(ggnn_cache &c, char *slab, int d, 
   c.tid = s + m.fcap;
   c.tbase = s + 2 * m.fcap;
   c.td = (float *)(s + 3 * m.fcap);
-  c.td2 = (float *)(s + 4 * m.fcap);
-  c.bat_id = s + 5 * m.fcap;
-  c.bat_d = (float *)(s + 5 * m.fcap + 32);
+  // td2 (distances to the midpoint) only for sym's searches
+  c.td2 = sym ? (float *)(s + 4 * m.fcap) : nullptr;
+  s += (sym ? 5 : 4) * m.fcap;
+  c.bat_id = s;
+  c.bat_d = (float *)(s + 32);
   c.bcap = m.bcap;
   c.pcap = m.pcap;
   c.vcap = m.vcap;

@@ -13,6 +13,8 @@
 #include <stdio.h>
 
 #define GGNN_MAX_LAYERS 8
+// Largest graph degree k (vick_ggnn_params.k).
+#define GGNN_MAX_K 96
 // Largest candidate set of one block-wide selection or brute-force segment.
 #define GGNN_MAX_SEGMENT_POOL 2048
 

@@ -13,6 +13,27 @@
 #include "ggnn_cache.cuh"
 #include "ggnn_steps.cuh"
 
+// Rows popped and fetched together (ggnn_search's WIDTH): the
+// construction's searches mostly run to their pop cap, so a wider step
+// pays the graph-row and distance waits of two pops once (the pops count
+// as before).  The rows of the second pop are chosen before the first's
+// neighbours are in: recall@10 of the queries the same within run-to-run
+// spread (BENCHMARKS.md, GGNN build).
+#ifndef GGNN_BUILD_WIDTH
+#define GGNN_BUILD_WIDTH 2
+#endif
+// Blocks per SM the merge kernel is compiled for (0: the compiler's
+// choice).  8 forces 64 registers and a spill and was slower than the
+// compiler's 72; kept as a knob for other cards.
+#ifndef GGNN_MERGE_MIN_BLOCKS
+#define GGNN_MERGE_MIN_BLOCKS 0
+#endif
+#if GGNN_MERGE_MIN_BLOCKS > 0
+#define GGNN_MERGE_BOUNDS __launch_bounds__(GGNN_WARPS_PER_BLOCK * 32, GGNN_MERGE_MIN_BLOCKS)
+#else
+#define GGNN_MERGE_BOUNDS
+#endif
+
 struct ggnn_merge_args {
   const float *x;
   int d, k, g, s_up, nseg0;
@@ -30,7 +51,7 @@ struct ggnn_merge_args {
   float *out_d;
 };
 
-__global__ void ggnn_k_merge(ggnn_merge_args a) {
+__global__ void GGNN_MERGE_BOUNDS ggnn_k_merge(ggnn_merge_args a) {
   extern __shared__ __align__(16) char smem[];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int64_t z = (int64_t)blockIdx.x * (blockDim.x >> 5) + w;
@@ -50,7 +71,7 @@ __global__ void ggnn_k_merge(ggnn_merge_args a) {
     __syncwarp();
     ggnn_fetch(c, len, -1, a.base[a.ltop], a.x, a.d, a.tau, a.dnn1);
   }
-  ggnn_search<1>(c, a.graph[a.ltop], a.k, a.base[a.ltop], a.x, a.d, a.tau, a.dnn1, a.up_iter, -1);
+  ggnn_search<GGNN_BUILD_WIDTH>(c, a.graph[a.ltop], a.k, a.base[a.ltop], a.x, a.d, a.tau, a.dnn1, a.up_iter, -1);
 
   for (int l = a.ltop - 1; l >= a.lm; --l) {
     // transform: ids of layer l+1 into ids of layer l
@@ -69,7 +90,8 @@ __global__ void ggnn_k_merge(ggnn_merge_args a) {
       ggnn_load_cand(c, a.graph[l] + z * a.k, a.k);
       ggnn_fetch(c, a.k, self, a.base[l], a.x, a.d, a.tau, a.dnn1);
     }
-    ggnn_search<1>(c, a.graph[l], a.k, a.base[l], a.x, a.d, a.tau, a.dnn1, l == a.lm ? a.max_iter : a.up_iter, self);
+    ggnn_search<GGNN_BUILD_WIDTH>(c, a.graph[l], a.k, a.base[l], a.x, a.d, a.tau, a.dnn1,
+                                  l == a.lm ? a.max_iter : a.up_iter, self);
   }
   for (int j = lane; j < a.k; j += 32) {
     bool have = j < c.bcount;
@@ -98,7 +120,7 @@ cudaError_t ggnn_merge(const vick_ggnn *g, int ltop, int lm, float tau, float dn
   a.dims.bcap = g->k;
   a.dims.pcap = 64;
   a.dims.vcap = g->merge_iter < 32 ? 32 : (g->merge_iter > 256 ? 256 : g->merge_iter);
-  a.dims.fcap = (g->k + 31) / 32 * 32;
+  a.dims.fcap = (GGNN_BUILD_WIDTH * g->k + 31) / 32 * 32;
   a.dims.hbits = ggnn_hash_bits(a.dims, 10);
   while ((1 << a.dims.hbits) / 4 - a.dims.bcap - a.dims.pcap < a.dims.vcap) a.dims.hbits++;
   a.max_iter = g->merge_iter;

@@ -16,6 +16,17 @@
 #define GGNN_SYM_BEST 16
 #define GGNN_SYM_PRIOQ 32
 #define GGNN_SYM_VISITED 64
+// Blocks per SM the sym kernel is compiled for (0: the compiler's choice):
+// 8 (64 registers instead of 80) lets two more blocks in beside each
+// other, and the latency-bound searches gain more than the spill costs.
+#ifndef GGNN_SYM_MIN_BLOCKS
+#define GGNN_SYM_MIN_BLOCKS 8
+#endif
+#if GGNN_SYM_MIN_BLOCKS > 0
+#define GGNN_SYM_BOUNDS __launch_bounds__(GGNN_WARPS_PER_BLOCK * 32, GGNN_SYM_MIN_BLOCKS)
+#else
+#define GGNN_SYM_BOUNDS
+#endif
 
 __global__ void ggnn_k_sym_reset(int32_t *symcnt, int32_t *sym, int64_t n, int ksym) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -23,7 +34,7 @@ __global__ void ggnn_k_sym_reset(int32_t *symcnt, int32_t *sym, int64_t n, int k
   if (i < n * ksym) sym[i] = -1;
 }
 
-__global__ void ggnn_k_sym(const float *__restrict__ x, int d, int k, int knn, int ksym,
+__global__ void GGNN_SYM_BOUNDS ggnn_k_sym(const float *__restrict__ x, int d, int k, int knn, int ksym,
                            const int32_t *__restrict__ base, const int32_t *__restrict__ graph,
                            const float *__restrict__ dist, int32_t n_l, ggnn_dims dims, size_t slab, int32_t *symcnt,
                            int32_t *sym, int32_t *req, int rcap) {
@@ -93,24 +104,38 @@ __global__ void ggnn_k_sym(const float *__restrict__ x, int d, int k, int knn, i
 }
 
 // Inverse links go into the last slots, from the end; a link already among
-// the k_nn nearest is not repeated.
+// the k_nn nearest, or given twice, is not repeated, and a nearest beyond
+// k_nn that a link repeats gives its place to the next one.  Rows so hold
+// no id twice, which spares a search over them its repeat check
+// (graph_search_small.cu).  One thread per row.
 __global__ void ggnn_k_sym_apply(int32_t *graph, int k, int knn, int ksym, int32_t n_l,
                                  const int32_t *__restrict__ symcnt, const int32_t *__restrict__ sym,
                                  unsigned long long *links) {
   int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= n_l) return;
-  int c = min(symcnt[p], ksym), placed = 0;
   int32_t *row = graph + p * k;
+  int32_t add[GGNN_MAX_K / 2];
+  const int c = min(symcnt[p], ksym);
+  int na = 0;
   for (int t = 0; t < c; ++t) {
-    int32_t v = sym[p * ksym + t];
-    if (v < 0) continue;
-    bool dup = false;
+    const int32_t v = sym[p * ksym + t];
+    bool dup = v < 0;
     for (int j = 0; j < knn && !dup; ++j) dup = row[j] == v;
-    if (dup) continue;
-    row[k - 1 - placed] = v;
-    placed++;
+    for (int j = 0; j < na && !dup; ++j) dup = add[j] == v;
+    if (!dup) add[na++] = v;
   }
-  if (placed) atomicAdd(links, (unsigned long long)placed);
+  if (!na) return;
+  // the nearest kept: row[0, k - na) less those a link repeats, refilled from behind
+  int kept = knn;
+  for (int j = knn; j < k && kept < k - na; ++j) {
+    const int32_t v = row[j];
+    bool dup = false;
+    for (int a = 0; a < na && !dup; ++a) dup = add[a] == v;
+    if (!dup) row[kept++] = v;
+  }
+  for (; kept < k - na; ++kept) row[kept] = -1;
+  for (int a = 0; a < na; ++a) row[k - 1 - a] = add[a];
+  atomicAdd(links, (unsigned long long)na);
 }
 
 int ggnn_sym(vick_call *call, vick_env *env, vick_ggnn *g, int l, int32_t *symcnt, int32_t *sym,

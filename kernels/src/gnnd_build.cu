@@ -264,6 +264,7 @@ int vick_gnnd_knn(vick_call *call, const float *rows, int64_t n, int32_t d, int3
     if ((rc = GNND_CK(call, cudaMemGetInfo(&free_b, &total_b)))) return rc;
     budget = free_b / 10 * 9; /* headroom for the runtime and fragmentation */
   }
+  if (p->half_rows) return gnnd__knn_compact(call, rows, n, d, k, p, ids, dist);
   if (vick_gnnd_bytes(n, d, p, 0) > budget || (p->shard_rows > 0 && p->shard_rows < n))
     return gnnd__sharded_knn(call, rows, n, d, k, p, budget, ids, dist);
   return knn_in_memory(call, rows, n, d, k, p, ids, dist);

@@ -7,6 +7,7 @@
 #include "common.cuh"
 #include "vic_kernels_gnnd.h"
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
 
@@ -31,6 +32,7 @@ static inline int gnnd__check(vick_call *call, cudaError_t e, const char *what, 
  * (A: ids < nA, B: the rest) so a shard pair needs no contiguous copy. */
 typedef struct {
   const float *rowsA, *rowsB;
+  const __half *hrowsA, *hrowsB; /* non-NULL: the rows in half precision (a compact build), rowsA/B unused */
   int64_t nA, n;
   int32_t d, K, nseg, p, M; /* M = 2p: sample list capacity */
   int32_t split;            /* > 0: GGM, only pairs across ids < split / >= split are compared */
@@ -97,6 +99,10 @@ static inline void gnnd__stage(vick_call *call, const char *name, double seconds
   if (call) vick_stage_add(call, name, seconds);
 }
 static inline double gnnd__now(void) { return vick_now(); }
+/* In-memory build with the rows in half precision, the candidates
+ * re-ranked in fp32 (gnnd_compact.cu). */
+int gnnd__knn_compact(vick_call *call, const float *rows, int64_t n, int32_t d, int32_t k, const vick_gnnd_params *p,
+                      int64_t *ids, float *dist);
 /* Out-of-GPU-memory build (gnnd_shards.cu). */
 int gnnd__sharded_knn(vick_call *call, const float *rows, int64_t n, int32_t d, int32_t k,
                       const vick_gnnd_params *p, size_t budget, int64_t *ids, float *dist);

@@ -21,6 +21,23 @@ __device__ __forceinline__ const float *row_of(const gnnd_dev &g, int64_t id) {
   return id < g.nA ? g.rowsA + id * g.d : g.rowsB + (id - g.nA) * g.d;
 }
 
+/* Coordinate dim of row id: half-precision rows of a compact build, else fp32. */
+__device__ __forceinline__ float row_at(const gnnd_dev &g, int64_t id, int dim) {
+  if (g.hrowsA) return __half2float(id < g.nA ? g.hrowsA[id * g.d + dim] : g.hrowsB[(id - g.nA) * g.d + dim]);
+  return row_of(g, id)[dim];
+}
+
+/* Squared distance of rows u and v by one warp; every lane gets it. */
+__device__ __forceinline__ float pair_l2(const gnnd_dev &g, int64_t u, int64_t v, int lane) {
+  if (!g.hrowsA) return vick_warp_l2(row_of(g, u), row_of(g, v), g.d, lane);
+  float s = 0.f;
+  for (int j = lane; j < g.d; j += 32) {
+    float q = row_at(g, u, j) - row_at(g, v, j);
+    s = fmaf(q, q, s);
+  }
+  return vick_warp_sum(s);
+}
+
 /* GGM compares only pairs from different sub-graphs (Alg. 3, line 11);
  * a sample never pairs with itself. */
 __device__ __forceinline__ bool pair_skipped(const gnnd_dev &g, int a, int b) {
@@ -110,7 +127,7 @@ __global__ void fill_random_kernel(gnnd_dev g, int from_scratch) {
     int src = __ffs(todo) - 1;
     todo &= todo - 1;
     int v = __shfl_sync(FULL, my_id, src);
-    float dd = vick_warp_l2(row_of(g, u), row_of(g, v), g.d, lane);
+    float dd = pair_l2(g, u, v, lane);
     if (lane == src) { my_d = dd; my_f = 1; }
   }
   vick_warp_sort(my_d, my_id, my_f); /* one segment, ascending, flags along */
@@ -269,7 +286,7 @@ __global__ void __launch_bounds__(CM_THREADS) crossmatch_kernel(gnnd_dev g) {
     for (int idx = tid; idx < (mn + mo) * GNND_CHUNK; idx += CM_THREADS) {
       int r = idx / GNND_CHUNK, j = idx % GNND_CHUNK, dim = c0 + j;
       int id = r < mn ? in[r] : io[r - mn];
-      float val = dim < g.d ? row_of(g, id)[dim] : 0.f;
+      float val = dim < g.d ? row_at(g, id, dim) : 0.f;
       (r < mn ? vn + r * W : vo + (r - mn) * W)[j] = val;
     }
     __syncthreads();

@@ -33,6 +33,7 @@ typedef struct {
   double add_fraction; /* > 0: build the first rows, then time vic_knn_add of this fraction */
   int sharded;         /* vic_knn_build_sharded */
   int64_t shard_rows;
+  int32_t gnnd_k_build, gnnd_samples, gnnd_iterations; /* 0: the library's defaults */
   const char *work_dir;
   const char *sample_rows, *sample_truth; /* int32 row numbers and their exact 10-NN (gnnd_truth.py) */
   int64_t batches[BENCH_MAX_BATCHES + 1]; /* --batches: public-path mode */
@@ -63,6 +64,7 @@ static void usage(FILE *f) {
           "  --sharded 1        vic_knn_build_sharded: shards sized to --budget-mib (or --shard-rows N)\n"
           "  --shard-rows N     rows per shard of --sharded (default 0 = from the budget)\n"
           "  --work-dir DIR     --sharded keeps the shards' graphs in a memory-mapped file there\n"
+          "  --gnnd-k-build K, --gnnd-samples P, --gnnd-iterations I: vic_build_options.gnnd (0 = default)\n"
           "  --sample-rows F    raw int32 row numbers of a sample (testing/gpu/gnnd_truth.py's sample.i32) ...\n"
           "  --sample-truth F   ... and their exact 10-NN (truth.i32): recall@10 on that sample\n"
           "Query mode (vic_index_build once, then vic_index_search; reports QPS):\n"
@@ -137,6 +139,9 @@ static int parse_args(int argc, char **argv, bench_args *a) {
     else if (!strcmp(o, "--limit") && num > 1) a->limit = num;
     else if (!strcmp(o, "--sharded") && (num == 0 || num == 1)) a->sharded = (int)num;
     else if (!strcmp(o, "--shard-rows") && num >= 0) a->shard_rows = num;
+    else if (!strcmp(o, "--gnnd-k-build") && num >= 0 && num <= 256) a->gnnd_k_build = (int32_t)num;
+    else if (!strcmp(o, "--gnnd-samples") && num >= 0 && num <= 32) a->gnnd_samples = (int32_t)num;
+    else if (!strcmp(o, "--gnnd-iterations") && num >= 0 && num <= 1000) a->gnnd_iterations = (int32_t)num;
     else if (!strcmp(o, "--max-visits") && num >= 0 && num <= INT32_MAX) a->max_visits = (int)num;
     else if (!strcmp(o, "--entry-points") && num >= 0 && num <= INT32_MAX) a->entry_points = (int)num;
     else goto bad;
@@ -176,6 +181,9 @@ static void print_line(const bench_args *a, const char *name, const char *machin
   printf(",\"card\":");
   if (card[0]) bench_json_str(stdout, card);
   else printf("null");
+  if (a->gnnd_k_build || a->gnnd_samples || a->gnnd_iterations)
+    printf(",\"gnnd_options\":\"k_build %d samples %d iterations %d\"", (int)a->gnnd_k_build, (int)a->gnnd_samples,
+           (int)a->gnnd_iterations);
   printf(",\"seconds\":%.6f,\"cpu_seconds\":%.3f,\"seconds_stages\":{", seconds, cpu_seconds);
   for (int s = 0; s < nn->report.n_stages; ++s) {
     if (s) printf(",");
@@ -309,6 +317,9 @@ int main(int argc, char **argv) {
   o.k = a.k;
   o.recall_sample = 0; /* timed separately below, outside the build time */
   o.device_memory_budget = (size_t)a.budget_mib << 20;
+  if (a.gnnd_k_build) o.gnnd.k_build = a.gnnd_k_build;
+  if (a.gnnd_samples) o.gnnd.samples = a.gnnd_samples;
+  if (a.gnnd_iterations) o.gnnd.iterations = a.gnnd_iterations;
   if (a.query) {
     bench_query_args qa;
     memset(&qa, 0, sizeof qa);

@@ -55,7 +55,7 @@ static void check(int rc, const vick_call *c, const char *what) {
 }
 
 static vick_gnnd_params params(int K, int p, int it) {
-  vick_gnnd_params q = {K, p, it, 0.001f, 0, 0};
+  vick_gnnd_params q = {K, p, it, 0.001f, 0, 0, 0};
   return q;
 }
 

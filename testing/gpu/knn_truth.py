@@ -25,3 +25,44 @@ def exact_knn(x, q, k, cand, out):
             ex = ((x[ci].astype(np.float64) - q[s + i].astype(np.float64)) ** 2).sum(1)
             out[s + i] = ci[np.lexsort((ci, ex))[:k]]
     return out
+
+
+def exact_knn_streamed(x, q, k, cand, out, self_rows=None, chunk=1 << 21, qblock=1024):
+    """exact_knn for a base too large for the GPU at once (x may be a
+    memory map): the base streamed in chunks of `chunk` rows, each query's
+    best `cand` kept across the chunks, then re-ranked in float64 like
+    exact_knn.  self_rows[i]: the base row of query i, left out (or None)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    n, nq = x.shape[0], q.shape[0]
+    Q = torch.from_numpy(np.ascontiguousarray(q, dtype=np.float32)).cuda()
+    qsq = (Q * Q).sum(1)
+    best_d = torch.full((nq, cand), float('inf'), device='cuda')
+    best_i = torch.full((nq, cand), -1, dtype=torch.int64, device='cuda')
+    own = torch.from_numpy(np.asarray(self_rows, dtype=np.int64)).cuda() if self_rows is not None else None
+    for a in range(0, n, chunk):
+        X = torch.from_numpy(np.ascontiguousarray(x[a:a + chunk], dtype=np.float32)).cuda()
+        sq = (X * X).sum(1)
+        kk = min(cand, X.shape[0])
+        for s in range(0, nq, qblock):
+            e = min(nq, s + qblock)
+            dd = torch.addmm(sq[None, :], Q[s:e], X.T, beta=1.0, alpha=-2.0)
+            dd += qsq[s:e, None]
+            if own is not None:
+                loc = own[s:e] - a
+                hit = (loc >= 0) & (loc < X.shape[0])
+                dd[torch.nonzero(hit).flatten(), loc[hit]] = float('inf')
+            v, i = dd.topk(kk, largest=False)
+            del dd
+            cd = torch.cat([best_d[s:e], v], 1)
+            ci = torch.cat([best_i[s:e], i + a], 1)
+            v2, j = cd.topk(cand, largest=False)
+            best_d[s:e] = v2
+            best_i[s:e] = ci.gather(1, j)
+        del X, sq
+    ci_all = best_i.cpu().numpy()
+    for i, ci in enumerate(ci_all):
+        ci = ci[ci >= 0]
+        ex = ((np.asarray(x[np.sort(ci)], dtype=np.float64) - q[i].astype(np.float64)) ** 2).sum(1)
+        cs = np.sort(ci)
+        out[i] = cs[np.lexsort((cs, ex))[:k]]
+    return out

@@ -1,7 +1,8 @@
 /* GNND on the GPU through the public API, against the exact CPU method:
  * recall@k above a threshold, true distances that match the rows, no self
  * and no repeats, ascending lists; L2 and cosine; the out-of-GPU-memory
- * path (shards) within 0.02 of the in-memory build; bad parameters refused.
+ * path (shards) and the half-precision in-memory build (a budget the fp32
+ * build exceeds) within 0.02 of the in-memory build; bad parameters refused.
  * Exits 77 (skip) where no CUDA device is usable. */
 #include "test_util.h"
 
@@ -72,6 +73,20 @@ static void run_case(vic_metric metric, int64_t n, int32_t d, double min_recall)
   printf("%s sharded (4 shards): recall@10 %.4f\n", vic_metric_name(metric), rs);
   VT_CHECK(rs >= r - 0.02, "sharded recall %.4f vs in-memory %.4f", rs, r);
   check_lists(&x, &sharded, "sharded");
+
+  /* a budget between the half-precision build's need (about 1,180 bytes a
+   * row here) and the fp32 one's (about 1,650): in memory with half rows,
+   * the candidates re-ranked in fp32, not sharded */
+  vic_knn half;
+  o.shard_size = 0;
+  o.device_memory_budget = (size_t)n * 1400 + ((size_t)1 << 20);
+  VT_OK(gpu, vic_knn_build(gpu, &x, &o, &half));
+  double rh = recall(&half, &exact);
+  printf("%s half rows: recall@10 %.4f (%s)\n", vic_metric_name(metric), rh, half.report.reason);
+  VT_CHECK(strstr(half.report.reason, "half-precision") != NULL, "not the half-precision build: %s", half.report.reason);
+  VT_CHECK(rh >= r - 0.02, "half-row recall %.4f vs fp32 %.4f", rh, r);
+  check_lists(&x, &half, "half rows");
+  vic_knn_free(&half);
   vic_knn_free(&exact);
   vic_knn_free(&got);
   vic_knn_free(&sharded);

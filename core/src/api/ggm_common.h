@@ -26,10 +26,15 @@ vic_status vic__ggm_lists_out(vic_ctx *c, vic_metric m, int64_t n, int32_t k, co
                               vic_knn *out);
 
 /* vic_knn_build's GNND on the GPU when the rows need more device memory
- * than the budget (or shard_size asks for shards): the sharded build in
- * host memory, with a warning that says so.  *taken = 0 when the rows fit
- * (nothing done); otherwise true lists in ids/dist (n x k). */
+ * than the budget (or shard_size asks for shards).  Where the build fits
+ * one device with its rows in half precision (the compact build: the K
+ * candidates re-ranked in fp32), *compact gets its parameters -- the lists
+ * kept at K or narrowed to k's segments, the samples lowered (to 8 at the
+ * least) until the need fits -- with a warning that says so, and nothing
+ * is built here (compact->K = 0 otherwise).  Else the sharded build in
+ * host memory, with a warning.  *taken = 0 when nothing was built;
+ * otherwise true lists in ids/dist (n x k). */
 vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int64_t *ids,
-                                 float *dist, vic_report *rep, int *taken);
+                                 float *dist, vic_report *rep, int *taken, vic_ggm_params *compact);
 
 #endif

@@ -60,6 +60,10 @@ void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w);
 size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p, int32_t k);
 /* Device bytes of an in-memory GNND build of n rows (0 without CUDA). */
 size_t vic__ggm_gpu_build_bytes(int64_t n, int32_t d, const vic_ggm_params *p);
+/* The same with the rows in half precision during the descent and the
+ * lists re-ranked in fp32 into k entries (vick_gnnd_compact_bytes; 0
+ * without CUDA). */
+size_t vic__ggm_gpu_compact_bytes(int64_t n, int32_t d, int32_t k, const vic_ggm_params *p);
 
 /* The context's devices (first, count), as every multi-GPU call resolves
  * them; free bytes of one device (0 when unknown or without CUDA). */

@@ -370,9 +370,33 @@ vic_status vic_knn_build_sharded(vic_ctx *c, const vic_data *x, const vic_build_
   return VIC_OK;
 }
 
+/* The compact build's parameters under budget: K as given, samples down
+ * to half of p's; else K narrowed to k's segments, samples down to 8, and
+ * the iteration cap raised to GNND_NARROW_ITERATIONS: narrower lists gain
+ * less per iteration and need more of them to converge (the converge test
+ * still ends the descent when it stops improving).  1 with *q set when one
+ * fits. */
+enum { GNND_NARROW_ITERATIONS = 20 };
+
+static int compact_plan(const vic_ggm_params *p, int64_t n, int32_t d, int32_t k, size_t budget, vic_ggm_params *q) {
+  const int32_t Ks[2] = {p->K, (k + 31) / 32 * 32};
+  for (int i = 0; i < 2; ++i) {
+    if (i == 1 && Ks[1] >= Ks[0]) break;
+    int32_t floor = i == 0 ? (p->samples + 1) / 2 : 8;
+    if (floor > p->samples) floor = p->samples;
+    *q = *p;
+    q->K = Ks[i];
+    if (i == 1 && q->iterations < GNND_NARROW_ITERATIONS) q->iterations = GNND_NARROW_ITERATIONS;
+    for (q->samples = p->samples; q->samples >= floor; --q->samples)
+      if (vic__ggm_gpu_compact_bytes(n, d, k, q) <= budget) return 1;
+  }
+  return 0;
+}
+
 vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int64_t *ids,
-                                 float *dist, vic_report *rep, int *taken) {
+                                 float *dist, vic_report *rep, int *taken, vic_ggm_params *compact) {
   *taken = 0;
+  compact->K = 0;
   vic_ggm_params p;
   if (vic__ggm_params(c, o, k, &p) != VIC_OK) { c->error[0] = '\0'; return VIC_OK; } /* GNND words it */
   int first, count;
@@ -381,6 +405,22 @@ vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_
   const size_t budget = device_budget(o, first), need = vic__ggm_gpu_build_bytes(x->n, x->d, &p);
   const int forced = o->shard_size > 0 && x->n > o->shard_size;
   if (!forced && (need <= budget || budget == 0)) return VIC_OK;
+  /* the plan leaves 1/64 of the budget (128 MiB at most) for the free
+   * memory's drift between this measure and the kernels' own (they refuse
+   * a build over their budget) */
+  const size_t slack = budget / 64 < ((size_t)128 << 20) ? budget / 64 : ((size_t)128 << 20);
+  if (!forced && compact_plan(&p, x->n, x->d, k, budget - slack, compact)) {
+    vic__log(c, VIC_LOG_WARNING,
+             "building the kNN graph of %lld rows in memory with half-precision rows (GNND needs %.0f MiB in fp32, "
+             "over the budget of %.0f MiB): lists of %d, %d samples, up to %d iterations, the candidates re-ranked "
+             "in fp32",
+             (long long)x->n, need / 1048576.0, budget / 1048576.0, (int)compact->K, (int)compact->samples,
+             (int)compact->iterations);
+    vic__report_reason(rep, "in memory with half-precision rows (fp32 needs %.0f MiB, budget %.0f MiB): K %d, p %d, "
+                       "%d iterations at most, fp32 re-rank", need / 1048576.0, budget / 1048576.0, (int)compact->K,
+                       (int)compact->samples, (int)compact->iterations);
+    return VIC_OK;
+  }
   *taken = 1;
   vic_shard_options so;
   vic_shard_options_init(&so);

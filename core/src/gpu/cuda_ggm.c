@@ -11,7 +11,7 @@
 #include <string.h>
 
 static vick_gnnd_params kparams(const vic_ggm_params *p) {
-  vick_gnnd_params q = {p->K, p->samples, p->iterations, p->converge, 0, p->merge_iterations};
+  vick_gnnd_params q = {p->K, p->samples, p->iterations, p->converge, 0, p->merge_iterations, 0};
   return q;
 }
 
@@ -91,6 +91,12 @@ size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p, in
 size_t vic__ggm_gpu_build_bytes(int64_t n, int32_t d, const vic_ggm_params *p) {
   vick_gnnd_params q = kparams(p);
   return vick_gnnd_bytes(n, d, &q, 0);
+}
+
+size_t vic__ggm_gpu_compact_bytes(int64_t n, int32_t d, int32_t k, const vic_ggm_params *p) {
+  vick_gnnd_params q = kparams(p);
+  q.half_rows = 1;
+  return vick_gnnd_compact_bytes(n, d, k, &q);
 }
 
 vic_status vic__ggm_gpu_devices(vic_ctx *c, int *first, int *count) { return vic__cuda_devices(c, first, count); }

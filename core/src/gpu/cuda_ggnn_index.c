@@ -113,9 +113,15 @@ static void build_slot(void *arg, int slot) {
       j->rc[s] = vick_ggnn_searcher_create(&sc, set->g[s], VIC_GS_RESERVE_QUERIES, VIC_GS_RESERVE_K,
                                            set->shards == 1, &set->srch[s]);
       if (j->rc[s] != VICK_OK) memcpy(call->message, sc.message, sizeof call->message);
-      else if (call->n_stages < (int)(sizeof call->stages / sizeof call->stages[0])) {
-        snprintf(call->stages[call->n_stages].name, sizeof call->stages[0].name, "search setup");
-        call->stages[call->n_stages++].seconds = vic__now() - ts;
+      else {
+        /* the setup in all, then its parts as far as the stages hold them */
+        const int cap = (int)(sizeof call->stages / sizeof call->stages[0]);
+        const double total = vic__now() - ts;
+        for (int i = -1; i < sc.n_stages && call->n_stages < cap; ++i) {
+          snprintf(call->stages[call->n_stages].name, sizeof call->stages[0].name, "%s%s",
+                   i < 0 ? "search setup" : "setup ", i < 0 ? "" : sc.stages[i].name);
+          call->stages[call->n_stages++].seconds = i < 0 ? total : sc.stages[i].seconds;
+        }
       }
     }
     if (j->rc[s] == VICK_OK && j->ids) {

@@ -35,10 +35,18 @@ static int packed_rows(const vick_points *p, vick_call *call, const float **rows
 /* GNND: the options' defaults resolved (k_build = max(k, 64) rounded up to
  * the 32-entry segments), strided rows packed, periodic boxes refused. */
 static int run_gnnd(const vick_points *p, const vic_build_options *o, int32_t k, int64_t *ids, float *dist,
-                    vick_call *call) {
+                    vick_call *call, const void *plan) {
   int32_t kb = o->gnnd.k_build > 0 ? o->gnnd.k_build : 64;
   if (kb < k) kb = k;
-  vick_gnnd_params q = {(kb + 31) / 32 * 32, o->gnnd.samples, o->gnnd.iterations, o->gnnd.converge, o->shard_size, 0};
+  vick_gnnd_params q = {(kb + 31) / 32 * 32, o->gnnd.samples, o->gnnd.iterations, o->gnnd.converge, o->shard_size, 0, 0};
+  const vic_ggm_params *compact = (const vic_ggm_params *)plan;
+  if (compact) { /* vic__gnnd_out_of_core's compact build */
+    q.k_build = compact->K;
+    q.samples = compact->samples;
+    q.iterations = compact->iterations;
+    q.shard_rows = 0;
+    q.half_rows = 1;
+  }
   const float *rows;
   float *packed = NULL;
   int rc = packed_rows(p, call, &rows, &packed);
@@ -52,7 +60,8 @@ static int run_gnnd(const vick_points *p, const vic_build_options *o, int32_t k,
  * lists (Sec. 6.2.4) returned as working (squared) distances like every
  * kernel; d_nn1 statistics go into the report by the caller's dnn1 pass. */
 static int run_ggnn(const vick_points *p, const vic_build_options *o, int32_t k, int64_t *ids, float *dist,
-                    vick_call *call) {
+                    vick_call *call, const void *plan) {
+  (void)plan;
   vick_ggnn_params q;
   vick_ggnn_params_init(&q);
   q.k = o->ggnn.k_build > k ? o->ggnn.k_build : k;
@@ -78,13 +87,15 @@ static int run_ggnn(const vick_points *p, const vic_build_options *o, int32_t k,
 }
 
 /* One method's kernel call on packed or strided points; returns a VICK_*
- * code with call->message set. */
+ * code with call->message set.  plan: the method's own parameters where
+ * the core chose them (GNND's compact build), else NULL. */
 typedef int (*run_fn)(const vick_points *p, const vic_build_options *o, int32_t k, int64_t *ids, float *dist,
-                      vick_call *call);
+                      vick_call *call, const void *plan);
 
 static int run_brute(const vick_points *p, const vic_build_options *o, int32_t k, int64_t *ids, float *dist,
-                     vick_call *call) {
+                     vick_call *call, const void *plan) {
   (void)o;
+  (void)plan;
   return vick_brute_knn(call, p, k, ids, dist);
 }
 
@@ -101,12 +112,12 @@ static vic_status admit(vic_ctx *c, const vic_data *x, vic_method m, int32_t k, 
 /* Method m's lists on the context's first device through run: true
  * distances, stage times in rep. */
 static vic_status run_lists(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
-                            int64_t *ids, float *dist, vic_report *rep, int first, run_fn run) {
+                            int64_t *ids, float *dist, vic_report *rep, int first, run_fn run, const void *plan) {
   vick_points p = {x->rows, x->n, x->d, x->stride ? x->stride : x->d,
                    x->metric == VIC_INNER_PRODUCT ? VICK_METRIC_IP : VICK_METRIC_L2, x->box};
   vick_call call;
   vic__cuda_call_init(c, &call, first, o->device_memory_budget, 0);
-  int rc = run(&p, o, k, ids, dist, &call);
+  int rc = run(&p, o, k, ids, dist, &call, plan);
   vic_status s = vic__cuda_translate(c, rc, &call, m);
   if (s != VIC_OK) return s;
 
@@ -122,7 +133,7 @@ vic_status vic__cuda_brute_lists(vic_ctx *c, const vic_data *x, const vic_build_
                                  int64_t *ids, float *dist, vic_report *rep) {
   int first, count;
   vic_status s = admit(c, x, m, k, VICK_EXACT_MAX_K, &first, &count);
-  return s != VIC_OK ? s : run_lists(c, x, o, m, k, ids, dist, rep, first, run_brute);
+  return s != VIC_OK ? s : run_lists(c, x, o, m, k, ids, dist, rep, first, run_brute, NULL);
 }
 
 vic_status vic__cuda_gnnd_lists(vic_ctx *c, const vic_data *x, const vic_build_options *o, vic_method m, int32_t k,
@@ -130,12 +141,14 @@ vic_status vic__cuda_gnnd_lists(vic_ctx *c, const vic_data *x, const vic_build_o
   int first, count;
   vic_status s = admit(c, x, m, k, 0x7fffffff, &first, &count);
   if (s != VIC_OK) return s;
-  if (!x->box) { /* beyond the device budget, or shard_size: out of core (knn_sharded.c) */
+  vic_ggm_params compact;
+  compact.K = 0;
+  if (!x->box) { /* beyond the device budget, or shard_size: half rows or out of core (knn_sharded.c) */
     int taken;
-    s = vic__gnnd_out_of_core(c, x, o, k, ids, dist, rep, &taken);
+    s = vic__gnnd_out_of_core(c, x, o, k, ids, dist, rep, &taken, &compact);
     if (s != VIC_OK || taken) return s;
   }
-  return run_lists(c, x, o, m, k, ids, dist, rep, first, run_gnnd);
+  return run_lists(c, x, o, m, k, ids, dist, rep, first, run_gnnd, compact.K ? &compact : NULL);
 }
 
 /* GGNN: one graph, or shards (cuda_ggnn_index.c) when shard_size cuts n */
@@ -144,7 +157,7 @@ vic_status vic__cuda_ggnn_lists(vic_ctx *c, const vic_data *x, const vic_build_o
   int first, count;
   vic_status s = admit(c, x, m, k, 0x7fffffff, &first, &count);
   if (s != VIC_OK) return s;
-  if (!(o->shard_size > 0 && x->n > o->shard_size)) return run_lists(c, x, o, m, k, ids, dist, rep, first, run_ggnn);
+  if (!(o->shard_size > 0 && x->n > o->shard_size)) return run_lists(c, x, o, m, k, ids, dist, rep, first, run_ggnn, NULL);
   if (x->box) {
     s = vic__fail(c, VIC_E_UNSUPPORTED, "GPU ggnn: periodic boxes are not supported (use grid or brute)");
   } else {

@@ -84,6 +84,10 @@ size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p, in
   return 0;
 }
 size_t vic__ggm_gpu_build_bytes(int64_t n, int32_t d, const vic_ggm_params *p) { (void)n; (void)d; (void)p; return 0; }
+size_t vic__ggm_gpu_compact_bytes(int64_t n, int32_t d, int32_t k, const vic_ggm_params *p) {
+  (void)n; (void)d; (void)k; (void)p;
+  return 0;
+}
 
 vic_status vic__ggm_gpu_devices(vic_ctx *c, int *first, int *count) {
   *first = 0;
