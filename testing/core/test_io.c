@@ -67,6 +67,59 @@ static void expect_matrix(const char *path, int64_t n, int32_t d, const float *w
   vio_free(&m);
 }
 
+/* A large .npy (v1) with the values written after the header as they are. */
+static void write_npy_large(const char *path, const char *dict, const void *data, size_t size, int gz) {
+  char hdr[256];
+  int len = snprintf(hdr, sizeof hdr, "%s", dict);
+  while ((10 + (size_t)len + 1) % 64) hdr[len++] = ' ';
+  hdr[len++] = '\n';
+  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(len & 0xff), (unsigned char)(len >> 8)};
+  if (gz) {
+    gzFile g = gzopen(path, "wb");
+    if (!g || gzwrite(g, pre, 10) != 10 || gzwrite(g, hdr, (unsigned)len) != len ||
+        gzwrite(g, data, (unsigned)size) != (int)size) { fprintf(stderr, "cannot write %s\n", path); exit(1); }
+    gzclose(g);
+    return;
+  }
+  FILE *f = fopen(path, "wb");
+  if (!f || fwrite(pre, 1, 10, f) != 10 || fwrite(hdr, 1, (size_t)len, f) != (size_t)len || fwrite(data, 1, size, f) != size) {
+    fprintf(stderr, "cannot write %s\n", path);
+    exit(1);
+  }
+  fclose(f);
+}
+
+/* Files large enough to be read by several threads (uncompressed), the
+ * same values as through the compressed stream; a cut file fails. */
+static void test_npy_large(void) {
+  char p[256];
+  const int64_t n = 700001;
+  float *f4 = malloc((size_t)n * 3 * sizeof *f4);
+  double *f8 = malloc((size_t)n * 3 * sizeof *f8);
+  float *want8 = malloc((size_t)n * 3 * sizeof *want8);
+  if (!f4 || !f8 || !want8) { fprintf(stderr, "out of memory\n"); exit(1); }
+  for (int64_t i = 0; i < n * 3; ++i) {
+    f4[i] = (float)i * 0.25f - 7.f;
+    f8[i] = (double)i * 1.0000001 + 0.1;
+    want8[i] = (float)f8[i];
+  }
+  char dict[128];
+  snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%lld, 3), }", (long long)n);
+  write_npy_large(tmp_path("large4.npy", p, sizeof p), dict, f4, (size_t)n * 3 * 4, 0);
+  expect_matrix(p, n, 3, f4);
+  write_npy_large(tmp_path("large4.npy.gz", p, sizeof p), dict, f4, (size_t)n * 3 * 4, 1);
+  expect_matrix(p, n, 3, f4);
+  /* a cut file: the header's size check refuses it before any read */
+  write_npy_large(tmp_path("large4cut.npy", p, sizeof p), dict, f4, (size_t)n * 3 * 4 - 4, 0);
+  expect_failure(p, "truncated");
+  snprintf(dict, sizeof dict, "{'descr': '<f8', 'fortran_order': False, 'shape': (%lld, 3), }", (long long)n);
+  write_npy_large(tmp_path("large8.npy", p, sizeof p), dict, f8, (size_t)n * 3 * 8, 0);
+  expect_matrix(p, n, 3, want8);
+  free(f4);
+  free(f8);
+  free(want8);
+}
+
 static void test_npy(void) {
   char p[256];
   float f4[6] = {1, 2, 3, 4, 5, 6.5f};
@@ -398,6 +451,7 @@ int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/vic_test_io_XXXXXX");
   if (!mkdtemp(tmpdir)) { perror("mkdtemp"); return 1; }
   test_npy();
+  test_npy_large();
   test_vecs();
   test_idx();
   test_gadget();

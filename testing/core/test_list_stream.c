@@ -2,12 +2,17 @@
  * vic_kernels_stream.h (every row in exactly one chunk and one piece,
  * pieces within their chunk and their pinned slot, the ring within the
  * device bytes) and the core's writers (list_dest.h: scattering pieces
- * into rows with many threads, narrowing ids, d_nn1 of any id width). */
+ * into rows with many threads, narrowing ids, d_nn1 of any id width;
+ * slot_threads.h: one thread per device, each writing with a team). */
 #include "list_dest.h"
+#include "slot_threads.h"
 #include "test_util.h"
 #include "vic_kernels_stream.h"
 
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 static void check_plan(int64_t m, int64_t row_bytes, size_t device_bytes, size_t piece_bytes, int64_t chunk_rows) {
   vick_stream_plan p;
@@ -179,6 +184,75 @@ static void check_narrow_dnn1(void) {
   free(dist);
 }
 
+/* Slots side by side, each scattering its range of rows with a team of
+ * its own (as the exact lists of several devices): every entry written,
+ * the teams real where asked (teams = 0: one thread each, OpenMP's
+ * default for a nested region), max-active-levels as it was after. */
+typedef struct {
+  const vic__lists *d;
+  int slots, threads;
+  int64_t n;
+  int32_t k;
+  int team[8];
+} slot_job;
+
+static void slot_write(void *arg, int slot) {
+  slot_job *j = arg;
+  const int64_t a = j->n * slot / j->slots, b = j->n * (slot + 1) / j->slots, m = b - a;
+  int64_t *ids = malloc((size_t)(m > 0 ? m : 1) * (size_t)j->k * sizeof *ids);
+  float *dist = malloc((size_t)(m > 0 ? m : 1) * (size_t)j->k * sizeof *dist);
+  uint32_t *rows = malloc((size_t)(m > 0 ? m : 1) * sizeof *rows);
+  if (!ids || !dist || !rows) { fprintf(stderr, "out of memory\n"); exit(1); }
+  for (int64_t r = 0; r < m; ++r) {
+    rows[r] = (uint32_t)((r * 7919) % m);
+    for (int32_t t = 0; t < j->k; ++t) {
+      ids[r * j->k + t] = (a + rows[r]) * 1000 + t;
+      dist[r * j->k + t] = (float)(a + rows[r]) + 0.5f * (float)t;
+    }
+  }
+  int team = 1;
+#pragma omp parallel num_threads(j->threads)
+  {
+#ifdef _OPENMP
+#pragma omp single
+    team = omp_get_num_threads();
+#endif
+  }
+  j->team[slot] = team;
+  vic__lists_scatter(j->d, j->threads, a, rows, m, j->k, ids, dist);
+  free(ids);
+  free(dist);
+  free(rows);
+}
+
+static void check_slot_teams(int slots, int teams) {
+  const int64_t n = 40000;
+  const int32_t k = 16;
+  vic__lists d = {8, calloc((size_t)n * k, 8), calloc((size_t)n * k, sizeof(float))};
+  if (!d.ids || !d.dist) { fprintf(stderr, "out of memory\n"); exit(1); }
+  slot_job j = {&d, slots, vic__slot_threads(2 * slots, slots), n, k, {0}};
+#ifdef _OPENMP
+  const int levels = omp_get_max_active_levels();
+#endif
+  vic__slots_run(slots, teams, slot_write, &j);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int32_t t = 0; t < k; ++t) bad += vic__lists_id(&d, i * k + t) != i * 1000 + t || d.dist[i * k + t] != (float)i + 0.5f * (float)t;
+  VT_CHECK(bad == 0, "%d slots (teams %d): %lld entries wrong", slots, teams, (long long)bad);
+#ifdef _OPENMP
+  VT_CHECK(omp_get_max_active_levels() == levels, "%d slots: max-active-levels %d after, %d before", slots,
+           omp_get_max_active_levels(), levels);
+  /* one slot runs on the calling thread: its region is the outermost one;
+   * without teams, one thread each unless the environment allows nesting */
+  const int want = teams || slots == 1 || levels >= 2 ? j.threads : 1;
+  for (int s = 0; s < slots; ++s)
+    VT_CHECK(j.team[s] == want, "%d slots (teams %d): slot %d wrote with %d threads, not %d", slots, teams, s,
+             j.team[s], want);
+#endif
+  free(d.ids);
+  free(d.dist);
+}
+
 int main(void) {
   const int64_t sizes[] = {1, 2, 7, 1000, 262143, 262144, 262145, 10000000, 60000000, 2147483647};
   const int64_t rows_b[] = {4 + 12, 4 + 32 * 12, 4 + 32 * 8, 4 + 256 * 12};
@@ -216,5 +290,9 @@ int main(void) {
   check_prefault(8, 3);
   check_prefault(4, 2);
   check_narrow_dnn1();
+  for (int slots = 1; slots <= 4; ++slots) {
+    check_slot_teams(slots, 1);
+    check_slot_teams(slots, 0);
+  }
   return vt_finish("test_list_stream");
 }

@@ -42,6 +42,12 @@ int vio__check_remaining(gzFile f, const char *path, int64_t bytes, const char *
  * out of memory (*buf is then unchanged). */
 int vio__grow(void **buf, size_t *cap, size_t need, size_t total);
 
+/* count values of itemsize bytes (4: float32, 8: float64, converted),
+ * little-endian, at byte offset of the uncompressed file path, read by
+ * several threads into *rows (malloc'd); 0, or -1 with a message. */
+int vio__read_direct(const char *path, int64_t offset, int64_t count, int itemsize, float **rows, char *err,
+                     size_t errsize);
+
 /* The format readers, each taking an already opened stream positioned at
  * byte 0 (vio_load closes it). */
 int vio__load_npy(gzFile f, const char *path, vio_matrix *out, char *err, size_t errsize);

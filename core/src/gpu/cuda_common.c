@@ -5,6 +5,7 @@
  * thread per device.  They call into the kernels library and the context
  * only, never back into a bridge file, so the bridge has no call cycles. */
 #include "cuda_internal.h"
+#include "slot_threads.h"
 #include "device_set.h"
 
 #include <stdio.h>
@@ -94,23 +95,7 @@ vic_status vic__cuda_translate(vic_ctx *c, int rc, const vick_call *call, vic_me
 }
 
 void vic__cuda_parallel(int slots, void (*job)(void *arg, int slot), void *arg) {
-  /* one slot: on the calling thread, so that the job's own parallel
-   * regions (staged copies) are not nested in a team of one */
-  if (slots == 1) {
-    job(arg, 0);
-    return;
-  }
-  /* one thread per slot; should the runtime give fewer (nested regions),
-   * the threads it gives take the slots in turn */
-#ifdef _OPENMP
-#pragma omp parallel num_threads(slots)
-  {
-    int nth = omp_get_num_threads();
-    for (int s = omp_get_thread_num(); s < slots; s += nth) job(arg, s);
-  }
-#else
-  for (int s = 0; s < slots; ++s) job(arg, s);
-#endif
+  vic__slots_run(slots, 0, job, arg);
 }
 
 const float *vic__cuda_packed_rows(const vic_data *x, float **owned, vick_call *call) {

@@ -6,6 +6,7 @@
  * device's.  The figures reported overall are the slowest device's (they
  * run side by side); each device's own go into the report's stages. */
 #include "cuda_internal.h"
+#include "slot_threads.h"
 #include "vic_kernels_exact.h"
 
 #include <stdio.h>
@@ -73,16 +74,19 @@ vic_status vic__cuda_grid_multi(vic_ctx *c, const vick_points *p, const vic_buil
     free(call);
     return VIC_E_NOMEM;
   }
+  /* each device's pieces are written by a team of its own, the devices
+   * sharing the host threads (its staged copies too) */
+  const int threads = vic__slot_threads(vic__threads(c), count);
   /* one device: its job runs on the calling thread, which may report progress */
-  for (int s = 0; s < count; ++s) vic__cuda_call_init(c, &call[s], first + s, o->device_memory_budget, count > 1);
-  /* each device's pieces are written by its own thread: a nested team
-   * would be inactive under the per-device threads (OpenMP's default) */
-  int threads = count == 1 ? vic__threads(c) : 1;
+  for (int s = 0; s < count; ++s) {
+    vic__cuda_call_init(c, &call[s], first + s, o->device_memory_budget, count > 1);
+    call[s].threads = threads;
+  }
   grid_job job = {c, p, k, dst, threads, call, rc, count};
   vic_status st = vic__progress(c, "grid", 0.0);
   /* the destination's pages mapped while the devices upload and sort */
   vic__prefault *pf = st == VIC_OK ? vic__lists_prefault(dst, p->n, k, vic__threads(c)) : NULL;
-  if (st == VIC_OK) vic__cuda_parallel(count, grid_slot, &job);
+  if (st == VIC_OK) vic__slots_run(count, 1, grid_slot, &job);
   vic__lists_prefault_end(pf);
   for (int s = 0; st == VIC_OK && s < count; ++s)
     if (rc[s] != VICK_OK) st = vic__cuda_translate(c, rc[s], &call[s], VIC_METHOD_GRID);

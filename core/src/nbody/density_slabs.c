@@ -54,11 +54,27 @@ static void slab_slot(void *arg, int slot) {
     return;
   }
   const char *stage = j->pass ? "peaks" : "density";
-  for (int64_t s = slot; s < j->plan->n_slabs && j->rc[slot] == VICK_OK; s += j->count) {
+  const int64_t S = j->plan->n_slabs;
+  vick_call *cs = &j->call[slot];
+  /* the device's own slabs (in a later pass on several devices, those
+   * whose lists it kept), then any slab no device kept, as it comes free:
+   * a device that keeps none would otherwise make its slabs' lists again
+   * while the others wait */
+  for (int64_t s = slot; s < S && j->rc[slot] == VICK_OK; s += j->count) {
+    if (j->kept_at_start && !j->kept_at_start[s]) continue;
     j->rc[slot] = j->pass ? vic__slab_known(j, slot, s, is_row) : run_slab(j, slot, s, is_row);
     if (j->rc[slot] == VICK_OK && j->bad_row[slot] >= 0) break;
-    vick_call *cs = &j->call[slot];
-    if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, stage, (double)(s + 1) / j->plan->n_slabs))
+    if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, stage, (double)(s + 1) / S))
+      j->rc[slot] = vic__slab_fail(cs, VICK_CANCELLED, "cancelled during the slabs");
+  }
+  while (j->kept_at_start && j->rc[slot] == VICK_OK) {
+    int64_t s;
+#pragma omp atomic capture
+    s = j->next_free++;
+    if (s >= S) break;
+    if (j->kept_at_start[s]) continue;
+    j->rc[slot] = vic__slab_known(j, slot, s, is_row);
+    if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, stage, (double)(s + 1) / S))
       j->rc[slot] = vic__slab_fail(cs, VICK_CANCELLED, "cancelled during the slabs");
   }
   free(is_row);
@@ -265,8 +281,17 @@ static double kernel_seconds(const slab_job *j) {
 static vic_status run_pass_work(vic_slabs *z, const char *what) {
   slab_job *j = &z->j;
   for (int d = 0; d < j->count; ++d) j->rc[d] = VICK_OK;
+  j->kept_at_start = NULL;
+  j->next_free = 0;
+  if (j->pass && j->count > 1 && j->kept) {
+    j->kept_at_start = malloc((size_t)j->plan->n_slabs);
+    if (!j->kept_at_start) return vic__fail(j->c, VIC_E_NOMEM, "out of host memory for the slabs' places");
+    for (int64_t s = 0; s < j->plan->n_slabs; ++s) j->kept_at_start[s] = j->kept[s] != NULL;
+  }
   if (j->count == 1) slab_slot(j, 0); /* the gathers keep all host threads */
   else vic__cuda_parallel(j->count, slab_slot, j);
+  free(j->kept_at_start);
+  j->kept_at_start = NULL;
   for (int d = 0; d < j->count; ++d)
     if (j->rc[d] != VICK_OK) return vic__kernel_status(j->c, j->rc[d], &j->call[d], what);
   if (!j->pass) {

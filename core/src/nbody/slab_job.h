@@ -86,6 +86,14 @@ typedef struct {
   size_t hold0, hold; /* on the first device, on the others */
   slab_gathered *gathered; /* per slab, where kept (pts NULL where not) */
   size_t *gathered_bytes, gathered_cap; /* per device; the most per device */
+  /* while the leftover rows run: a grid of the whole set, whose cells the
+   * regions' gathers read instead of the slabs they span (NULL: slabs) */
+  const vic_slab_cells *cells;
+  /* a later pass on several devices: the slabs whose lists were kept at
+   * its start (each on its own device, run there first); the others go
+   * to whichever device is free, next_free the next of them to take */
+  unsigned char *kept_at_start;
+  int64_t next_free;
 } slab_job;
 
 /* Rows still to answer: rows[off .. off + count) of the slab, in region. */
@@ -140,6 +148,8 @@ int vic__slab_too_big(slab_job *j, int dev, size_t need, int64_t m, int64_t n_ro
 
 /* A host failure into the call's message; returns code. */
 int vic__slab_fail(vick_call *call, int code, const char *what);
+/* Slabs whose own range meets the region along the cut axis. */
+void vic__slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi);
 int vic__slab_row_add(row_list *l, int64_t i);
 int vic__slab_cache_add(row_cache *rc, int32_t k, int64_t row, const int32_t *ids, const float *dist);
 /* The density pass over rows_in[0, n_own) from region reg0: slab >= 0

@@ -34,24 +34,73 @@ static void leftover_slot(void *arg, int slot) {
   free(is_row);
 }
 
-typedef struct {
-  double v;
-  int64_t i;
-} row_at;
+#define LEFTOVER_GROUPS 256
+/* fewer beside kept lists: every group gathers the slabs its region spans */
+#define LEFTOVER_GROUPS_BESIDE_KEPT 32
 
-static int by_coord(const void *a, const void *b) {
-  const row_at *p = a, *q = b;
-  return p->v < q->v ? -1 : p->v > q->v ? 1 : (p->i > q->i) - (p->i < q->i);
+/* With the grid: regions of at most 4M points (or 4 k per row), else 16M,
+ * else 64M, in at most 64 groups, where the rows allow -- every group's
+ * call uploads and indexes its region (and costs a device call), and a
+ * region around far-apart rows holds much of the set between them. */
+#define LEFTOVER_TARGET ((int64_t)1 << 22)
+#define LEFTOVER_TARGET_GROUPS 64
+/* The whole set's grid for the leftovers: cells of about 4,000 points at 10^9 */
+#define LEFTOVER_CELLS ((int64_t)1 << 18)
+
+typedef struct {
+  const slab_job *j;
+  const vic_slab_cells *cells; /* NULL: count over the slabs */
+  size_t extra, limit; /* device bytes beside a group's run; the most a group's call may take */
+  int64_t target;      /* 0: none */
+} group_ctx;
+
+/* Points of each region: with the grid, those of the cells it meets (at
+ * least its own); else over the slabs it spans along the cut axis only,
+ * all regions in one pass over those slabs. */
+static void count_regions(const vic_region *reg, int n_reg, int64_t *points, void *user) {
+  const group_ctx *gc = user;
+  const slab_job *j = gc->j;
+  const vic_data *x = j->x;
+  if (gc->cells) {
+    for (int g = 0; g < n_reg; ++g) points[g] = vic__slab_cells_bound(gc->cells, &reg[g]);
+    return;
+  }
+  int64_t a[LEFTOVER_GROUPS], b[LEFTOVER_GROUPS], s0 = j->plan->n_slabs, s1 = -1;
+  for (int g = 0; g < n_reg; ++g) {
+    vic__slab_span(j, &reg[g], &a[g], &b[g]);
+    if (a[g] < s0) s0 = a[g];
+    if (b[g] > s1) s1 = b[g];
+    points[g] = 0;
+  }
+  for (int64_t s = s0; s <= s1; ++s) {
+    int which[LEFTOVER_GROUPS], nw = 0;
+    for (int g = 0; g < n_reg; ++g)
+      if (a[g] <= s && s <= b[g]) which[nw++] = g;
+    if (!nw) continue;
+    int64_t c[LEFTOVER_GROUPS] = {0};
+#pragma omp parallel for schedule(static) reduction(+ : c[:LEFTOVER_GROUPS])
+    for (int64_t t = j->start[s]; t < j->start[s + 1]; ++t) {
+      const int64_t i = j->order[t];
+      for (int w = 0; w < nw; ++w) c[which[w]] += vic__region_holds(&reg[which[w]], x, i);
+    }
+    for (int g = 0; g < n_reg; ++g) points[g] += c[g];
+  }
 }
 
-#define LEFTOVER_GROUPS 64
+static int group_fits(int64_t points, int64_t rows, void *user) {
+  const group_ctx *gc = user;
+  if (gc->target && points > gc->target && points > 4 * gc->j->k * rows) return 0;
+  return vic__slab_bytes(points, rows, gc->j->k, gc->j->x->d) + gc->extra <= gc->limit;
+}
 
 /* The density pass's leftover rows of every slab, answered in regions
  * holding their k-th-distance balls (the upper bounds their slabs gave):
- * the rows in order along the cut axis, in as few runs of consecutive
- * rows as let every run's region fit a device (one, mostly), the runs
- * spread over the devices; where even 64 do not fit, slab by slab in two
- * regions each (below and above the slab's middle) on the first. */
+ * the rows grouped by position in all dimensions (vic__leftover_groups:
+ * one group, mostly; rows of different tails apart, so that no group's
+ * region reaches across the set; where they can, small enough to leave
+ * the lists kept on the devices), the groups spread over the devices;
+ * where no grouping fits, slab by slab in two regions each (below and
+ * above the slab's middle) on the first. */
 int vic__slab_leftovers(slab_job *j) {
   const vic_data *x = j->x;
   const int64_t n = x->n;
@@ -62,51 +111,70 @@ int vic__slab_leftovers(slab_job *j) {
   int64_t *rows = malloc((size_t)L * sizeof *rows), *tmp = malloc((size_t)L * sizeof *tmp);
   int64_t *scratch = malloc((size_t)L * sizeof *scratch);
   unsigned char *is_row = calloc((size_t)n, 1), *flags = malloc((size_t)L);
-  int rc = rows && tmp && scratch && is_row && flags ? VICK_OK : vic__slab_fail(call, VICK_NOMEM, "no host memory for leftovers");
-  int64_t off[LEFTOVER_GROUPS + 1];
-  vic_region reg[LEFTOVER_GROUPS];
+  int64_t *off = malloc((LEFTOVER_GROUPS + 1) * sizeof *off);
+  vic_region *reg = malloc(LEFTOVER_GROUPS * sizeof *reg);
+  int rc = rows && tmp && scratch && is_row && flags && off && reg ? VICK_OK
+                                                                   : vic__slab_fail(call, VICK_NOMEM, "no host memory for leftovers");
   int groups = 0;
+  vic_slab_cells cells;
+  memset(&cells, 0, sizeof cells);
+  double t_cells = 0;
+  const double t0 = vic__now();
   if (rc == VICK_OK) {
     int64_t a = 0;
     for (int d = 0; d < j->count; ++d) {
       memcpy(rows + a, j->left[d].row, (size_t)j->left[d].count * sizeof *rows);
       a += j->left[d].count;
     }
-    row_at *ra = malloc((size_t)L * sizeof *ra);
-    if (!ra) rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for leftovers");
-    for (int64_t t = 0; ra && t < L; ++t) ra[t] = (row_at){vic__slab_coord(x, rows[t], j->plan->axis), rows[t]};
-    if (ra) qsort(ra, (size_t)L, sizeof *ra, by_coord);
-    for (int64_t t = 0; ra && t < L; ++t) rows[t] = ra[t].i;
-    free(ra);
-    const size_t extra = (j->mass ? (size_t)n * 4 : 0) + (j->cache ? vic__slab_pass_bytes(n) : 0);
-    for (int G = 1; rc == VICK_OK && G <= LEFTOVER_GROUPS && G <= L && !groups; G *= 2) {
-      int64_t m[LEFTOVER_GROUPS];
-      for (int g = 0; g < G; ++g) {
-        off[g] = L * g / G;
-        off[g + 1] = L * (g + 1) / G;
-        for (int64_t t = off[g]; t < off[g + 1]; ++t) {
-          vic_region b;
-          vic__ball_region(x, rows[t], j->rk[rows[t]], &b);
-          if (t == off[g]) reg[g] = b; else vic__region_union(&reg[g], &b);
-        }
-        m[g] = 0;
+    /* groups small enough to leave every device's kept lists in place
+     * (the later passes would make them again), else as large as the
+     * budget allows */
+    size_t kept = 0;
+    for (int d = 0; j->kept && d < j->count; ++d)
+      if (j->kept_bytes[d] > kept) kept = j->kept_bytes[d];
+    const double tc = vic__now();
+    if (vic__slab_cells_make(x, LEFTOVER_CELLS, &cells) == 0) j->cells = &cells;
+    t_cells = vic__now() - tc;
+    group_ctx gc = {j, j->cells, (j->mass ? (size_t)n * 4 : 0) + (j->cache ? vic__slab_pass_bytes(n) : 0),
+                    j->budget - kept, 0};
+    /* not worth the counting where the kept lists leave the groups less
+     * than a quarter of their room */
+    if (kept >= j->budget || gc.extra >= j->budget || j->budget - kept < gc.extra + (j->budget - gc.extra) / 4)
+      gc.limit = j->budget;
+    int64_t most = 0;
+    const size_t beside = gc.limit;
+    /* with the grid (its cells' points bound the regions', and gathers
+     * read only the cells a region meets), then, should its bounds be too
+     * loose, counting the regions' points exactly */
+    for (int exact = 0; exact < 2 && groups == 0; ++exact) {
+      if (exact && !gc.cells) break;
+      gc.cells = exact ? NULL : j->cells;
+      gc.limit = beside;
+      /* groups small where the rows allow */
+      for (int64_t t = LEFTOVER_TARGET; gc.cells && groups == 0 && t <= 16 * LEFTOVER_TARGET; t *= 4) {
+        gc.target = t;
+        groups = vic__leftover_groups(x, j->rk, rows, L, LEFTOVER_TARGET_GROUPS, count_regions, group_fits, &gc, off,
+                                      reg, &most);
       }
-      for (int g = 0; g < G; ++g) {
-        int64_t c = 0;
-#pragma omp parallel for schedule(static) reduction(+ : c)
-        for (int64_t i = 0; i < n; ++i) c += vic__region_holds(&reg[g], x, i);
-        m[g] = c;
+      gc.target = 0;
+      if (groups == 0)
+        groups = vic__leftover_groups(x, j->rk, rows, L,
+                                      gc.limit < j->budget && !gc.cells ? LEFTOVER_GROUPS_BESIDE_KEPT : LEFTOVER_GROUPS,
+                                      count_regions, group_fits, &gc, off, reg, &most);
+      if (groups == 0 && gc.limit < j->budget) {
+        vic__log(j->c, VIC_LOG_INFO, "%lld leftover rows of the slabs: no regions fit beside the kept lists (%lld points "
+                 "at most), taking their room", (long long)L, (long long)most);
+        gc.limit = j->budget;
+        groups = vic__leftover_groups(x, j->rk, rows, L, LEFTOVER_GROUPS, count_regions, group_fits, &gc, off, reg, &most);
       }
-      int fits = 1;
-      int64_t most = 0;
-      for (int g = 0; g < G; ++g) {
-        fits &= vic__slab_bytes(m[g], off[g + 1] - off[g], j->k, x->d) + extra <= j->budget;
-        if (m[g] > most) most = m[g];
-      }
-      vic__log(j->c, VIC_LOG_INFO, "%lld leftover rows of the slabs in %d region%s of at most %lld points%s",
-               (long long)L, G, G == 1 ? "" : "s", (long long)most, fits ? "" : ": too many for a device");
-      if (fits) groups = G;
     }
+    if (groups < 0) {
+      rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for leftovers");
+      groups = 0;
+    }
+    vic__log(j->c, VIC_LOG_INFO, "%lld leftover rows of the slabs in %d region%s of at most %lld points%s",
+             (long long)L, groups, groups == 1 ? "" : "s", (long long)most,
+             groups ? "" : ": too many for a device, slab by slab on the first");
   }
   if (rc == VICK_OK && groups) {
     leftover_job lj = {j, rows, off, reg, groups};
@@ -134,11 +202,17 @@ int vic__slab_leftovers(slab_job *j) {
       if (rc == VICK_OK && hi_n) rc = vic__slab_rows(j, 0, tmp + ne + lo_n, hi_n, &hi, mid, is_row, -1);
     }
   }
+  vic__log(j->c, VIC_LOG_INFO, "leftover rows answered in %.3f s (%s%.3f s)", vic__now() - t0,
+           j->cells ? "the whole set's grid of cells " : "no grid of cells: ", t_cells);
+  j->cells = NULL;
+  vic__slab_cells_free(&cells);
   free(rows);
   free(tmp);
   free(scratch);
   free(is_row);
   free(flags);
+  free(off);
+  free(reg);
   return rc;
 }
 

@@ -67,6 +67,52 @@ void vic__slab_split(const vic_data *x, const float *rk, const vic_region *reg, 
                      int64_t n, int64_t *tmp, unsigned char *flags, int64_t *n_exact, int64_t *lo_n, vic_region *lo,
                      int64_t *hi_n, vic_region *hi);
 
+/* Rows that no slab's region proved exact, grouped by position for
+ * regions of their own (slab_groups.c): each group's region is the
+ * union of its rows' k-th-distance balls (rk by id, upper bounds), so it
+ * holds every point within each row's rk, however the rows are grouped.
+ * Starting from one group of all L rows, count(reg, n_reg, points, user)
+ * gives the points inside each waiting region (all counted at once),
+ * fits(points, rows, user) says whether a group's call fits a device,
+ * and a group that does not fit is halved at the median of its rows'
+ * positions along their widest dimension (a k-d split), so that groups
+ * of rows in different tails get regions apart.  On success rows is
+ * reordered into the groups rows[off[g], off[g+1]) with regions reg[g]
+ * (off: max_groups + 1, reg: max_groups) and the group count is
+ * returned; 0 when a group of one row does not fit or more than
+ * max_groups would be needed; -1 without host memory.  *most: the most
+ * points a group's region holds (of the last regions counted). */
+typedef void (*vic_group_count)(const vic_region *reg, int n_reg, int64_t *points, void *user);
+typedef int (*vic_group_fits)(int64_t points, int64_t rows, void *user);
+int vic__leftover_groups(const vic_data *x, const float *rk, int64_t *rows, int64_t L, int max_groups,
+                         vic_group_count count, vic_group_fits fits, void *user, int64_t *off, vic_region *reg,
+                         int64_t *most);
+
+/* A coarse grid over the whole set (slab_cells.c): per bins along each
+ * dimension, cut at quantiles of an even sample of the rows (coordinates
+ * as vic__slab_coord gives them), every id listed cell by cell (cell
+ * (a, b, c) = (a per + b) per + c), ascending within a cell.  The
+ * leftover rows' regions find their points among the cells they meet. */
+typedef struct {
+  int d;
+  int64_t per, cells;
+  double *cut;    /* d (per - 1): bin b of dimension j is [cut[j (per-1) + b-1], cut[j (per-1) + b]) */
+  int64_t *start; /* cells + 1 */
+  int64_t *order; /* n ids */
+} vic_slab_cells;
+/* At most max_cells cells (about 64 points a cell or more); -1 without
+ * host memory (or d outside 1..3). */
+int vic__slab_cells_make(const vic_data *x, int64_t max_cells, vic_slab_cells *g);
+void vic__slab_cells_free(vic_slab_cells *g);
+/* Points of the cells a region meets: at least the points inside it. */
+int64_t vic__slab_cells_bound(const vic_slab_cells *g, const vic_region *r);
+/* Own rows (rows, in that order) then every other point inside r (not
+ * flagged in is_row), packed, with their ids (host arrays to free); -1
+ * without host memory. */
+int vic__slab_cells_gather(const vic_slab_cells *g, const vic_data *x, const vic_region *r, const int64_t *rows,
+                           int64_t n_rows, const unsigned char *is_row, int threads, float **pts, uint32_t **gid,
+                           int64_t *n_out);
+
 /* Device bytes of a slab run: per indexed point, per own row (lists and
  * outputs), and the in-core estimate for density + peaks of n points. */
 size_t vic__slab_bytes(int64_t indexed, int64_t own, int32_t k, int d);

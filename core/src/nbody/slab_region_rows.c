@@ -77,7 +77,7 @@ static int slab_gather(const slab_job *j, const vic_region *r, const int64_t *ro
 
 /* Slabs whose own range meets [lo, hi) along the axis (all of them when
  * the region wraps; open sides reach the first or last slab). */
-static void slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
+void vic__slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
   const int a = j->plan->axis;
   *s_lo = 0;
   *s_hi = j->plan->n_slabs - 1;
@@ -195,12 +195,13 @@ int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first,
     if (n_here == 0) continue;
     for (int64_t t = 0; t < n_here; ++t) is_row[tr[t]] = 1;
     int64_t s_lo, s_hi, m = 0;
-    slab_span(j, &tk.reg, &s_lo, &s_hi);
+    vic__slab_span(j, &tk.reg, &s_lo, &s_hi);
     float *pts = NULL;
     uint32_t *gid = NULL;
     const double tg = vic__now();
-    if (slab_gather(j, &tk.reg, tr, n_here, s_lo, s_hi, is_row, &pts, &gid, &m) != 0)
-      rc = vic__slab_fail(call, VICK_NOMEM, "no host memory to gather a slab");
+    const int got = j->cells ? vic__slab_cells_gather(j->cells, x, &tk.reg, tr, n_here, is_row, j->threads, &pts, &gid, &m)
+                             : slab_gather(j, &tk.reg, tr, n_here, s_lo, s_hi, is_row, &pts, &gid, &m);
+    if (got != 0) rc = vic__slab_fail(call, VICK_NOMEM, "no host memory to gather a slab");
     j->t_gather[dev] += vic__now() - tg;
     for (int64_t t = 0; t < n_here; ++t) is_row[tr[t]] = 0;
     if (rc != VICK_OK) break;
