@@ -237,6 +237,8 @@ typedef int (*gs_fill_fn)(void *ctx, int thread, void *dst, int64_t row0, int64_
 int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned, int64_t rows, size_t row_bytes,
                   gs_fill_fn fill, void *ctx);
 
+int gs_mode(void); /* experiment knob, graph_search_plan.cu */
+
 /* bytes of host src to device dst through the pinned staging (gs_stage_rows) */
 int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src, size_t bytes);
 

@@ -4,6 +4,7 @@
  * workspace (graph_search_workspace.cu) or on resources of its own. */
 #include "graph_search.cuh"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -89,12 +90,77 @@ static int gs_threads(const vick_call *call) {
 #endif
 }
 
+/* experiment knob (VICK_GS_MODE): 0 piece barriers (main), 1 one region
+ * of claimed pieces without barriers, 2 as 1 with at most 4 threads, 3 the
+ * caller alone */
+int gs_mode(void) {
+  static int m = -1;
+  if (m < 0) {
+    const char *e = getenv("VICK_GS_MODE");
+    m = e ? atoi(e) : 0;
+  }
+  return m;
+}
+
+static int gs_stage_claimed(vick_call *call, cudaStream_t stream, char *pd, char *pp, int64_t rows,
+                            size_t row_bytes, gs_fill_fn fill, void *ctx, int threads) {
+  const size_t piece = (size_t)256 << 10;
+  const int64_t per = piece / row_bytes > 0 ? (int64_t)(piece / row_bytes) : 1;
+  const int64_t pieces = (rows + per - 1) / per;
+  if (threads > pieces) threads = (int)pieces;
+  int64_t next = 0;
+  int stopped = 0;
+  cudaError_t err = cudaSuccess;
+#pragma omp parallel num_threads(threads)
+  {
+    int t = 0;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+#endif
+    for (;;) {
+      int stop;
+#pragma omp atomic read
+      stop = stopped;
+      if (stop) break;
+      int64_t p;
+#pragma omp atomic capture
+      p = next++;
+      if (p >= pieces) break;
+      const int64_t a = p * per, len = rows - a < per ? rows - a : per;
+      if (fill(ctx, t, pp + (size_t)a * row_bytes, a, len)) {
+#pragma omp atomic write
+        stopped = 1;
+        break;
+      }
+      const cudaError_t e = cudaMemcpyAsync(pd + (size_t)a * row_bytes, pp + (size_t)a * row_bytes,
+                                            (size_t)len * row_bytes, cudaMemcpyHostToDevice, stream);
+      if (e != cudaSuccess) {
+#pragma omp critical(gs_stage_err)
+        if (err == cudaSuccess) err = e;
+      }
+    }
+  }
+  if (err != cudaSuccess) {
+    cudaStreamSynchronize(stream);
+    return vick_cuda_fail(call, err, "cudaMemcpyAsync (staged queries)", __FILE__, __LINE__);
+  }
+  if (stopped) {
+    VICK_CUDA(call, cudaStreamSynchronize(stream));
+    return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
+  }
+  return VICK_OK;
+}
+
 int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned, int64_t rows, size_t row_bytes,
                   gs_fill_fn fill, void *ctx) {
   if (rows <= 0) return VICK_OK;
   char *pd = (char *)dst, *pp = (char *)pinned;
   int threads = gs_threads(call);
   if ((size_t)rows * row_bytes < VICK_WIDE_MIN) threads = 1;
+  const int mode = gs_mode();
+  if (mode == 3) threads = 1;
+  if (threads > 1 && (mode == 1 || mode == 2))
+    return gs_stage_claimed(call, stream, pd, pp, rows, row_bytes, fill, ctx, mode == 2 && threads > 4 ? 4 : threads);
   if (threads == 1) {
     if (fill(ctx, 0, pp, 0, rows)) return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
     VICK_CUDA(call, cudaMemcpyAsync(pd, pp, (size_t)rows * row_bytes, cudaMemcpyHostToDevice, stream));
@@ -169,6 +235,8 @@ static void gs_hooked_out(const vick_call *call, const char *hres, int64_t m, in
   const float *dist = (const float *)(ids + m * k);
   int threads = gs_threads(call);
   if ((size_t)m * (size_t)k * 12 < VICK_WIDE_MIN) threads = 1;
+  if (gs_mode() == 3) threads = 1;
+  if (gs_mode() == 2 && threads > 4) threads = 4;
   if (threads == 1) {
     h->out(h->ctx, 0, ids, dist, 0, m);
     return;
@@ -212,6 +280,10 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
                 g->n, g->d,      g->degree,         p->occlusion_limit, P->slices, g->components == 1,
                 g->unique_rows,  g->perm};
   if (h && !io->host) return vick_fail(call, VICK_ARGUMENT, "graph search: hooks need the pinned staging");
+  static int trace = -1;
+  if (trace < 0) trace = getenv("VICK_GS_TRACE") != NULL;
+  const double tr0 = trace ? vick_now() : 0;
+  double tr1 = 0, tr2 = 0, tr3 = 0;
   if (mapped_in) {
     if (!h) memcpy(io->host, q, qb);
     else if (h->in(h->ctx, 0, (float *)io->host, 0, m))
@@ -222,6 +294,7 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
   } else {
     VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
   }
+  if (trace) tr1 = vick_now();
   if (hclk) *hclk = 0;
   else VICK_CUDA(call, cudaEventRecord(io->ev_start, io->stream));
   unsigned long long *near = (unsigned long long *)(io->dev + P->off_near);
@@ -242,9 +315,14 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
       VICK_CUDA(call, cudaMemcpyAsync(dist, ddist, db, cudaMemcpyDeviceToHost, io->stream));
     }
   }
+  if (trace) tr2 = vick_now();
   VICK_CUDA(call, cudaStreamSynchronize(io->stream));
+  if (trace) tr3 = vick_now();
   if (h) gs_hooked_out(call, hres, m, k, h);
-  else if (hres) vick_copy_wide2(ids, hres, ib, dist, hres + ib, db, call->threads);
+  else if (hres) vick_copy_wide2(ids, hres, ib, dist, hres + ib, db, gs_mode() == 3 ? 1 : gs_mode() == 2 && call->threads != 1 ? 4 : call->threads);
+  if (trace && m >= 1000)
+    fprintf(stderr, "gs_trace m %lld stage_in %.3f launch %.3f sync %.3f out %.3f ms\n", (long long)m,
+            1e3 * (tr1 - tr0), 1e3 * (tr2 - tr1), 1e3 * (tr3 - tr2), 1e3 * (vick_now() - tr3));
   float ms = 0.f, pivot_ms = 0.f;
   if (hclk) ms = (float)(1e-6 * (double)*hclk);
   else VICK_CUDA(call, cudaEventElapsedTime(&ms, io->ev_start, io->ev_stop));
