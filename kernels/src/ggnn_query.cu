@@ -421,7 +421,7 @@ static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q
   VICK_CUDA(call, cudaStreamSynchronize(s->stream));
   if (trace) tr2 = vick_now();
   vick_copy_wide2(ids, s->host + oi, (size_t)m * k * 8, dist, s->host + od, (size_t)m * k * 4,
-                  gs_mode() == 3 ? 1 : gs_mode() == 2 && call->threads != 1 ? 4 : call->threads);
+                  gs_mode() ? gs_cap(call->threads) : call->threads);
   if (trace && m >= 1000)
     fprintf(stderr, "ggnn_trace m %lld stage_in %.3f launch+sync %.3f out %.3f ms\n", (long long)m, 1e3 * (tr1 - tr0),
             1e3 * (tr2 - tr1), 1e3 * (vick_now() - tr2));

@@ -238,6 +238,7 @@ int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned,
                   gs_fill_fn fill, void *ctx);
 
 int gs_mode(void); /* experiment knob, graph_search_plan.cu */
+int gs_cap(int threads);
 
 /* bytes of host src to device dst through the pinned staging (gs_stage_rows) */
 int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src, size_t bytes);
