@@ -8,8 +8,6 @@
 
 #include <mutex>
 #include <new>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "graph_search.cuh"
@@ -402,12 +400,7 @@ static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q
   size_t oi, od, bytes;
   ggnn_search_layout(m, d, k, &oi, &od, &bytes);
   float *dq = (float *)s->dev;
-  static int trace = -1;
-  if (trace < 0) trace = getenv("VICK_GS_TRACE") != NULL;
-  const double tr0 = trace ? vick_now() : 0;
-  double tr1 = 0, tr2 = 0;
   VICK_TRY(gs_stage_in(call, s->stream, dq, s->host, q, (size_t)m * d * 4));
-  if (trace) tr1 = vick_now();
   a.q = dq;
   a.out_ids = (int64_t *)(s->dev + oi);
   a.out_d = (float *)(s->dev + od);
@@ -419,12 +412,7 @@ static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q
   /* ids and distances lie one after the other (od - oi >= m * k * 8) */
   VICK_CUDA(call, cudaMemcpyAsync(s->host + oi, s->dev + oi, bytes - oi, cudaMemcpyDeviceToHost, s->stream));
   VICK_CUDA(call, cudaStreamSynchronize(s->stream));
-  if (trace) tr2 = vick_now();
-  vick_copy_wide2(ids, s->host + oi, (size_t)m * k * 8, dist, s->host + od, (size_t)m * k * 4,
-                  gs_mode() ? gs_cap(call->threads) : call->threads);
-  if (trace && m >= 1000)
-    fprintf(stderr, "ggnn_trace m %lld stage_in %.3f launch+sync %.3f out %.3f ms\n", (long long)m, 1e3 * (tr1 - tr0),
-            1e3 * (tr2 - tr1), 1e3 * (vick_now() - tr2));
+  vick_copy_wide2(ids, s->host + oi, (size_t)m * k * 8, dist, s->host + od, (size_t)m * k * 4, call->threads);
   float ms = 0.f;
   VICK_CUDA(call, cudaEventElapsedTime(&ms, s->ev_start, s->ev_stop));
   call->seconds_kernel = 1e-3 * ms;

@@ -4,8 +4,6 @@
  * workspace (graph_search_workspace.cu) or on resources of its own. */
 #include "graph_search.cuh"
 
-#include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -91,84 +89,12 @@ static int gs_threads(const vick_call *call) {
 #endif
 }
 
-/* experiment knob (VICK_GS_MODE): 0 piece barriers (main), 1 one region
- * of claimed pieces without barriers, 2 as 1 with at most 4 threads, 3 the
- * caller alone */
-int gs_cap(int threads) {
-  const int m = gs_mode();
-  const int cap = m == 2 ? 4 : m == 4 || m == 5 ? 8 : m == 3 ? 1 : 0;
-  if (threads < 1) threads = omp_get_max_threads();
-  return cap && threads > cap ? cap : threads;
-}
-
-int gs_mode(void) {
-  static int m = -1;
-  if (m < 0) {
-    const char *e = getenv("VICK_GS_MODE");
-    m = e ? atoi(e) : 0;
-  }
-  return m;
-}
-
-static int gs_stage_claimed(vick_call *call, cudaStream_t stream, char *pd, char *pp, int64_t rows,
-                            size_t row_bytes, gs_fill_fn fill, void *ctx, int threads) {
-  const size_t piece = (size_t)256 << 10;
-  const int64_t per = piece / row_bytes > 0 ? (int64_t)(piece / row_bytes) : 1;
-  const int64_t pieces = (rows + per - 1) / per;
-  if (threads > pieces) threads = (int)pieces;
-  int64_t next = 0;
-  int stopped = 0;
-  cudaError_t err = cudaSuccess;
-#pragma omp parallel num_threads(threads)
-  {
-    int t = 0;
-#ifdef _OPENMP
-    t = omp_get_thread_num();
-#endif
-    for (;;) {
-      int stop;
-#pragma omp atomic read
-      stop = stopped;
-      if (stop) break;
-      int64_t p;
-#pragma omp atomic capture
-      p = next++;
-      if (p >= pieces) break;
-      const int64_t a = p * per, len = rows - a < per ? rows - a : per;
-      if (fill(ctx, t, pp + (size_t)a * row_bytes, a, len)) {
-#pragma omp atomic write
-        stopped = 1;
-        break;
-      }
-      const cudaError_t e = cudaMemcpyAsync(pd + (size_t)a * row_bytes, pp + (size_t)a * row_bytes,
-                                            (size_t)len * row_bytes, cudaMemcpyHostToDevice, stream);
-      if (e != cudaSuccess) {
-#pragma omp critical(gs_stage_err)
-        if (err == cudaSuccess) err = e;
-      }
-    }
-  }
-  if (err != cudaSuccess) {
-    cudaStreamSynchronize(stream);
-    return vick_cuda_fail(call, err, "cudaMemcpyAsync (staged queries)", __FILE__, __LINE__);
-  }
-  if (stopped) {
-    VICK_CUDA(call, cudaStreamSynchronize(stream));
-    return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
-  }
-  return VICK_OK;
-}
-
 int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned, int64_t rows, size_t row_bytes,
                   gs_fill_fn fill, void *ctx) {
   if (rows <= 0) return VICK_OK;
   char *pd = (char *)dst, *pp = (char *)pinned;
   int threads = gs_threads(call);
   if ((size_t)rows * row_bytes < VICK_WIDE_MIN) threads = 1;
-  const int mode = gs_mode();
-  if (mode == 3) threads = 1;
-  if (threads > 1 && (mode == 1 || mode == 2 || mode == 4))
-    return gs_stage_claimed(call, stream, pd, pp, rows, row_bytes, fill, ctx, gs_cap(threads));
   if (threads == 1) {
     if (fill(ctx, 0, pp, 0, rows)) return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
     VICK_CUDA(call, cudaMemcpyAsync(pd, pp, (size_t)rows * row_bytes, cudaMemcpyHostToDevice, stream));
@@ -220,6 +146,74 @@ int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned,
   return VICK_OK;
 }
 
+/* The queries of a hooked call (h->in: validation fused into the copy)
+ * into the pinned staging and on to dst: the threads claim pieces in turn,
+ * fill them and start each piece's copy themselves, with no barrier: a
+ * thread that a busy or sleeping CPU starts late finds the pieces taken
+ * instead of holding the others at a barrier per piece.  A refused piece
+ * stops the claims; the pieces before it were all claimed and filled, so
+ * the hooks' first bad row is the first of the queries. */
+static int gs_stage_hooked(vick_call *call, cudaStream_t stream, char *pd, char *pp, int64_t rows,
+                           size_t row_bytes, const vick_gsearch_hooks *h, int threads) {
+  const int64_t per = GS_CLAIM_PIECE / row_bytes > 0 ? (int64_t)(GS_CLAIM_PIECE / row_bytes) : 1;
+  const int64_t pieces = (rows + per - 1) / per;
+  if ((size_t)rows * row_bytes < VICK_WIDE_MIN || threads < 1) threads = 1;
+  if (threads > pieces) threads = (int)pieces;
+  int64_t next = 0;
+  int stopped = 0;
+  cudaError_t err = cudaSuccess;
+#pragma omp parallel num_threads(threads)
+  {
+    int t = 0;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+#endif
+    for (;;) {
+      int stop;
+#pragma omp atomic read
+      stop = stopped;
+      if (stop) break;
+      int64_t p;
+#pragma omp atomic capture
+      p = next++;
+      if (p >= pieces) break;
+      const int64_t a = p * per, len = rows - a < per ? rows - a : per;
+      if (h->in(h->ctx, t, (float *)(pp + (size_t)a * row_bytes), a, len)) {
+#pragma omp atomic write
+        stopped = 1;
+        break;
+      }
+      const cudaError_t e = cudaMemcpyAsync(pd + (size_t)a * row_bytes, pp + (size_t)a * row_bytes,
+                                            (size_t)len * row_bytes, cudaMemcpyHostToDevice, stream);
+      if (e != cudaSuccess) {
+#pragma omp critical(gs_stage_hooked_err)
+        if (err == cudaSuccess) err = e;
+      }
+    }
+  }
+  if (err != cudaSuccess) {
+    cudaStreamSynchronize(stream);
+    return vick_cuda_fail(call, err, "cudaMemcpyAsync (staged queries)", __FILE__, __LINE__);
+  }
+  if (stopped) {
+    /* nothing may still read the staging when the caller leaves */
+    VICK_CUDA(call, cudaStreamSynchronize(stream));
+    return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
+  }
+  return VICK_OK;
+}
+
+/* The team of a hooked call's staging and results: the call's threads, at
+ * most GS_HOOKED_TEAM.  Each region waits for its last thread to start;
+ * on a host whose idle CPUs are slow to wake, the more threads a region
+ * wakes the likelier one of them starts milliseconds late, and beyond
+ * this many the pieces fill no faster.  Both regions of the call use the
+ * same size, so OpenMP keeps its pool threads between them. */
+static int gs_hooked_team(const vick_call *call) {
+  const int t = gs_threads(call);
+  return t > GS_HOOKED_TEAM ? GS_HOOKED_TEAM : t;
+}
+
 static int gs_fill_copy(void *ctx, int thread, void *dst, int64_t row0, int64_t rows) {
   (void)thread;
   memcpy(dst, (const char *)ctx + row0, (size_t)rows);
@@ -230,20 +224,13 @@ int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, c
   return gs_stage_rows(call, stream, dst, pinned, (int64_t)bytes, 1, gs_fill_copy, (void *)src);
 }
 
-/* The caller's hooks as a staging fill (h->in: rows of d floats). */
-static int gs_fill_hook(void *ctx, int thread, void *dst, int64_t row0, int64_t rows) {
-  const vick_gsearch_hooks *h = (const vick_gsearch_hooks *)ctx;
-  return h->in(h->ctx, thread, (float *)dst, row0, rows);
-}
-
 /* The results of m queries (ids, then distances, in pinned memory) to
- * h->out by one team, each thread a share of the rows. */
+ * h->out by one team (gs_hooked_team), each thread a share of the rows. */
 static void gs_hooked_out(const vick_call *call, const char *hres, int64_t m, int k, const vick_gsearch_hooks *h) {
   const int64_t *ids = (const int64_t *)hres;
   const float *dist = (const float *)(ids + m * k);
-  int threads = gs_threads(call);
+  int threads = gs_hooked_team(call);
   if ((size_t)m * (size_t)k * 12 < VICK_WIDE_MIN) threads = 1;
-  threads = gs_cap(threads);
   if (threads == 1) {
     h->out(h->ctx, 0, ids, dist, 0, m);
     return;
@@ -260,126 +247,6 @@ static void gs_hooked_out(const vick_call *call, const char *hres, int64_t m, in
   }
 }
 
-
-/* The launches on io after the staging, the copy out and the wait. */
-static int gs_launch_wait(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P,
-                          const gs_graph *Gp, float *dq, int64_t m, int k, const vick_gsearch_params *p,
-                          int64_t *dids, float *ddist, char *hres, int64_t *ids, float *dist,
-                          volatile unsigned long long *hclk) {
-  const size_t ib = (size_t)m * k * 8, db = (size_t)m * k * 4;
-  const int fused = P->fused;
-  const int mapped = P->small && io->host && io->host_dev;
-  const gs_graph G = *Gp;
-  if (hclk) *hclk = 0;
-  else VICK_CUDA(call, cudaEventRecord(io->ev_start, io->stream));
-  unsigned long long *near = (unsigned long long *)(io->dev + P->off_near);
-  if (!fused) {
-    VICK_TRY(gs_pivot_launch(call, g, dq, m, P->slices, near, P->small ? io->count : NULL, io->stream));
-    VICK_CUDA(call, cudaEventRecord(io->ev_pivots, io->stream));
-  }
-  if (P->small)
-    VICK_TRY(gs_small_launch(call, g, io, P, G, dq, m, k, dids, ddist,
-                             hclk ? (unsigned long long *)(io->host_dev + P->host_clk) : NULL));
-  else VICK_TRY(gs_large_launch(call, io->stream, P, G, dq, near, m, 0, k, p->delta, dids, ddist));
-  if (!hclk) VICK_CUDA(call, cudaEventRecord(io->ev_stop, io->stream));
-  if (!mapped) {
-    if (hres) {
-      VICK_CUDA(call, cudaMemcpyAsync(hres, dids, ib + db, cudaMemcpyDeviceToHost, io->stream));
-    } else {
-      VICK_CUDA(call, cudaMemcpyAsync(ids, dids, ib, cudaMemcpyDeviceToHost, io->stream));
-      VICK_CUDA(call, cudaMemcpyAsync(dist, ddist, db, cudaMemcpyDeviceToHost, io->stream));
-    }
-  }
-  VICK_CUDA(call, cudaStreamSynchronize(io->stream));
-  return VICK_OK;
-}
-
-/* Mode 5: the whole call in one team: the threads claim pieces of rows to
- * fill and copy (a thread that wakes late finds them taken), thread 0
- * launches and waits once all pieces are handled while the others yield
- * until the results are back, then all claim rows of results for h->out. */
-static int gs_run_team(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P,
-                       const gs_graph *G, float *dq, int64_t m, int k, const vick_gsearch_params *p,
-                       int64_t *dids, float *ddist, char *hres, const vick_gsearch_hooks *h, int threads) {
-  const size_t row_bytes = (size_t)g->d * 4;
-  const size_t piece = (size_t)256 << 10;
-  const int64_t per = piece / row_bytes > 0 ? (int64_t)(piece / row_bytes) : 1;
-  const int64_t pieces = (m + per - 1) / per;
-  const int64_t out_per = 256, out_pieces = (m + out_per - 1) / out_per;
-  const int64_t *rid = (const int64_t *)hres;
-  const float *rdist = (const float *)(rid + m * k);
-  char *pd = (char *)dq, *pp = io->host;
-  int64_t next = 0, handled = 0, out_next = 0;
-  int refused = 0, ready = 0, rc = VICK_OK;
-  cudaError_t err = cudaSuccess;
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num();
-    for (;;) {
-      int64_t q;
-#pragma omp atomic capture
-      q = next++;
-      if (q >= pieces) break;
-      const int64_t a = q * per, len = m - a < per ? m - a : per;
-      if (h->in(h->ctx, t, (float *)(pp + (size_t)a * row_bytes), a, len)) {
-#pragma omp atomic write
-        refused = 1;
-      } else {
-        const cudaError_t e = cudaMemcpyAsync(pd + (size_t)a * row_bytes, pp + (size_t)a * row_bytes,
-                                              (size_t)len * row_bytes, cudaMemcpyHostToDevice, io->stream);
-        if (e != cudaSuccess) {
-#pragma omp critical(gs_team_err)
-          if (err == cudaSuccess) err = e;
-        }
-      }
-#pragma omp atomic update
-      ++handled;
-    }
-    if (t == 0) {
-      for (;;) {
-        int64_t hd;
-#pragma omp atomic read
-        hd = handled;
-        if (hd == pieces) break;
-        sched_yield();
-      }
-#pragma omp flush
-      int r = VICK_OK;
-      if (err != cudaSuccess) {
-        cudaStreamSynchronize(io->stream);
-        r = vick_cuda_fail(call, err, "cudaMemcpyAsync (staged queries)", __FILE__, __LINE__);
-      } else if (refused) {
-        cudaStreamSynchronize(io->stream);
-        r = vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
-      } else {
-        r = gs_launch_wait(call, g, io, P, G, dq, m, k, p, dids, ddist, hres, NULL, NULL, NULL);
-      }
-      rc = r;
-#pragma omp flush
-#pragma omp atomic write
-      ready = 1;
-    } else {
-      for (;;) {
-        int rd;
-#pragma omp atomic read
-        rd = ready;
-        if (rd) break;
-        sched_yield();
-      }
-#pragma omp flush
-    }
-    if (rc == VICK_OK)
-      for (;;) {
-        int64_t q;
-#pragma omp atomic capture
-        q = out_next++;
-        if (q >= out_pieces) break;
-        const int64_t r0 = q * out_per, r1 = m < r0 + out_per ? m : r0 + out_per;
-        h->out(h->ctx, t, rid + r0 * k, rdist + r0 * k, r0, r1 - r0);
-      }
-  }
-  return rc;
-}
 
 /* The call on io: one copy in (through the pinned staging in pieces, so
  * that the host fills one while the device copies the last), the kernels
@@ -407,34 +274,39 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
                 g->n, g->d,      g->degree,         p->occlusion_limit, P->slices, g->components == 1,
                 g->unique_rows,  g->perm};
   if (h && !io->host) return vick_fail(call, VICK_ARGUMENT, "graph search: hooks need the pinned staging");
-  static int trace = -1;
-  if (trace < 0) trace = getenv("VICK_GS_TRACE") != NULL;
-  const double tr0 = trace ? vick_now() : 0;
-  double tr1 = 0, tr2 = 0, tr3 = 0;
-  if (gs_mode() == 5 && h && !mapped && hres && qb >= VICK_WIDE_MIN && gs_threads(call) > 1) {
-    VICK_TRY(gs_run_team(call, g, io, P, &G, dq, m, k, p, dids, ddist, hres, h, gs_cap(gs_threads(call))));
-    if (trace && m >= 1000) fprintf(stderr, "gs_trace m %lld team %.3f ms\n", (long long)m, 1e3 * (vick_now() - tr0));
-  } else {
   if (mapped_in) {
     if (!h) memcpy(io->host, q, qb);
     else if (h->in(h->ctx, 0, (float *)io->host, 0, m))
       return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
   } else if (io->host) {
     if (!h) VICK_TRY(gs_stage_in(call, io->stream, dq, io->host, q, qb));
-    else VICK_TRY(gs_stage_rows(call, io->stream, dq, io->host, m, (size_t)g->d * 4, gs_fill_hook, (void *)h));
+    else VICK_TRY(gs_stage_hooked(call, io->stream, (char *)dq, io->host, m, (size_t)g->d * 4, h, gs_hooked_team(call)));
   } else {
     VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
   }
-  if (trace) tr1 = vick_now();
-  if (trace) tr2 = vick_now();
-  VICK_TRY(gs_launch_wait(call, g, io, P, &G, dq, m, k, p, dids, ddist, hres, ids, dist, hclk));
-  if (trace) tr3 = vick_now();
-  if (h) gs_hooked_out(call, hres, m, k, h);
-  else if (hres) vick_copy_wide2(ids, hres, ib, dist, hres + ib, db, gs_mode() ? gs_cap(call->threads) : call->threads);
-  if (trace && m >= 1000)
-    fprintf(stderr, "gs_trace m %lld stage_in %.3f launch+sync %.3f out %.3f ms\n", (long long)m,
-            1e3 * (tr1 - tr0), 1e3 * (tr3 - tr2), 1e3 * (vick_now() - tr3));
+  if (hclk) *hclk = 0;
+  else VICK_CUDA(call, cudaEventRecord(io->ev_start, io->stream));
+  unsigned long long *near = (unsigned long long *)(io->dev + P->off_near);
+  if (!fused) {
+    VICK_TRY(gs_pivot_launch(call, g, dq, m, P->slices, near, P->small ? io->count : NULL, io->stream));
+    VICK_CUDA(call, cudaEventRecord(io->ev_pivots, io->stream));
   }
+  if (P->small)
+    VICK_TRY(gs_small_launch(call, g, io, P, G, dq, m, k, dids, ddist,
+                             hclk ? (unsigned long long *)(io->host_dev + P->host_clk) : NULL));
+  else VICK_TRY(gs_large_launch(call, io->stream, P, G, dq, near, m, 0, k, p->delta, dids, ddist));
+  if (!hclk) VICK_CUDA(call, cudaEventRecord(io->ev_stop, io->stream));
+  if (!mapped) {
+    if (hres) {
+      VICK_CUDA(call, cudaMemcpyAsync(hres, dids, ib + db, cudaMemcpyDeviceToHost, io->stream));
+    } else {
+      VICK_CUDA(call, cudaMemcpyAsync(ids, dids, ib, cudaMemcpyDeviceToHost, io->stream));
+      VICK_CUDA(call, cudaMemcpyAsync(dist, ddist, db, cudaMemcpyDeviceToHost, io->stream));
+    }
+  }
+  VICK_CUDA(call, cudaStreamSynchronize(io->stream));
+  if (h) gs_hooked_out(call, hres, m, k, h);
+  else if (hres) vick_copy_wide2(ids, hres, ib, dist, hres + ib, db, call->threads);
   float ms = 0.f, pivot_ms = 0.f;
   if (hclk) ms = (float)(1e-6 * (double)*hclk);
   else VICK_CUDA(call, cudaEventElapsedTime(&ms, io->ev_start, io->ev_stop));

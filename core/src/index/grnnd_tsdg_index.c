@@ -10,7 +10,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -542,16 +541,9 @@ static vic_status gpu_search(vic_ctx *c, const vic_index *ix, const vic_data *q,
   if (fused) {
     vic_gsearch_io io;
     vick_gsearch_hooks h;
-    const int trace = q->n >= 1000 && getenv("VICK_GS_TRACE") != NULL;
-    const double tr0 = trace ? vic__now() : 0;
     if ((s = vic__gsearch_io_begin(c, q, ix->x.metric, k, ids, dist, call.threads, &io, &h)) != VIC_OK) return s;
-    const double tr1 = trace ? vic__now() : 0;
     const int rc = vick_gsearch_query_hooked(&call, (const vick_gsearch *)g->gpu, q->n, k, &p, &h);
-    const double tr2 = trace ? vic__now() : 0;
     if ((s = vic__gsearch_io_end(c, &io, rc, &call, "graph search", "index search")) != VIC_OK) return s;
-    if (trace)
-      fprintf(stderr, "core_trace begin %.3f kernel_layer %.3f end %.3f ms\n", 1e3 * (tr1 - tr0), 1e3 * (tr2 - tr1),
-              1e3 * (vic__now() - tr2));
   } else {
     float *owned = NULL;
     const float *rows = packed(c, q, &owned);
