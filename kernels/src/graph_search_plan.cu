@@ -206,9 +206,10 @@ static int gs_stage_hooked(vick_call *call, cudaStream_t stream, char *pd, char 
 /* The team of a hooked call's staging and results: the call's threads, at
  * most GS_HOOKED_TEAM.  Each region waits for its last thread to start;
  * on a host whose idle CPUs are slow to wake, the more threads a region
- * wakes the likelier one of them starts milliseconds late, and beyond
- * this many the pieces fill no faster.  Both regions of the call use the
- * same size, so OpenMP keeps its pool threads between them. */
+ * wakes the likelier one of them starts milliseconds late; this many
+ * still fill a 10,000-query staging well within the kernels' time.  Both
+ * regions of the call use the same size, so OpenMP keeps its pool threads
+ * between them. */
 static int gs_hooked_team(const vick_call *call) {
   const int t = gs_threads(call);
   return t > GS_HOOKED_TEAM ? GS_HOOKED_TEAM : t;
@@ -280,7 +281,8 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
       return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
   } else if (io->host) {
     if (!h) VICK_TRY(gs_stage_in(call, io->stream, dq, io->host, q, qb));
-    else VICK_TRY(gs_stage_hooked(call, io->stream, (char *)dq, io->host, m, (size_t)g->d * 4, h, gs_hooked_team(call)));
+    else
+      VICK_TRY(gs_stage_hooked(call, io->stream, (char *)dq, io->host, m, (size_t)g->d * 4, h, gs_hooked_team(call)));
   } else {
     VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
   }
