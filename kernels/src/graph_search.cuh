@@ -233,6 +233,10 @@ static inline size_t gs_align(size_t b) { return (b + 255) / 256 * 256; }
  * would each pay their own tail).  A refused piece stops the staging
  * (the copies started have ended on return) with VICK_ARGUMENT. */
 #define GS_STAGE_PIECE ((size_t)1 << 20)
+/* a hooked call's staging (graph_search_plan.cu): pieces that threads
+ * claim in turn, and at most this many threads */
+#define GS_CLAIM_PIECE ((size_t)256 << 10)
+#define GS_HOOKED_TEAM 8
 typedef int (*gs_fill_fn)(void *ctx, int thread, void *dst, int64_t row0, int64_t rows);
 int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned, int64_t rows, size_t row_bytes,
                   gs_fill_fn fill, void *ctx);

@@ -146,6 +146,75 @@ int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned,
   return VICK_OK;
 }
 
+/* The queries of a hooked call (h->in: validation fused into the copy)
+ * into the pinned staging and on to dst: the threads claim pieces in turn,
+ * fill them and start each piece's copy themselves, with no barrier: a
+ * thread that a busy or sleeping CPU starts late finds the pieces taken
+ * instead of holding the others at a barrier per piece.  A refused piece
+ * stops the claims; the pieces before it were all claimed and filled, so
+ * the hooks' first bad row is the first of the queries. */
+static int gs_stage_hooked(vick_call *call, cudaStream_t stream, char *pd, char *pp, int64_t rows,
+                           size_t row_bytes, const vick_gsearch_hooks *h, int threads) {
+  const int64_t per = GS_CLAIM_PIECE / row_bytes > 0 ? (int64_t)(GS_CLAIM_PIECE / row_bytes) : 1;
+  const int64_t pieces = (rows + per - 1) / per;
+  if ((size_t)rows * row_bytes < VICK_WIDE_MIN || threads < 1) threads = 1;
+  if (threads > pieces) threads = (int)pieces;
+  int64_t next = 0;
+  int stopped = 0;
+  cudaError_t err = cudaSuccess;
+#pragma omp parallel num_threads(threads)
+  {
+    int t = 0;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+#endif
+    for (;;) {
+      int stop;
+#pragma omp atomic read
+      stop = stopped;
+      if (stop) break;
+      int64_t p;
+#pragma omp atomic capture
+      p = next++;
+      if (p >= pieces) break;
+      const int64_t a = p * per, len = rows - a < per ? rows - a : per;
+      if (h->in(h->ctx, t, (float *)(pp + (size_t)a * row_bytes), a, len)) {
+#pragma omp atomic write
+        stopped = 1;
+        break;
+      }
+      const cudaError_t e = cudaMemcpyAsync(pd + (size_t)a * row_bytes, pp + (size_t)a * row_bytes,
+                                            (size_t)len * row_bytes, cudaMemcpyHostToDevice, stream);
+      if (e != cudaSuccess) {
+#pragma omp critical(gs_stage_hooked_err)
+        if (err == cudaSuccess) err = e;
+      }
+    }
+  }
+  if (err != cudaSuccess) {
+    cudaStreamSynchronize(stream);
+    return vick_cuda_fail(call, err, "cudaMemcpyAsync (staged queries)", __FILE__, __LINE__);
+  }
+  if (stopped) {
+    /* nothing may still read the staging when the caller leaves */
+    VICK_CUDA(call, cudaStreamSynchronize(stream));
+    return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
+  }
+  return VICK_OK;
+}
+
+/* The team of a hooked call's staging and results: the call's threads, at
+ * most GS_HOOKED_TEAM.  Each region waits for its last thread to start;
+ * on a host whose idle CPUs are slow to wake, the more threads a region
+ * wakes the likelier one of them starts milliseconds late; this many
+ * still fill a 10,000-query staging well within the kernels' time.  Both
+ * regions of the call use the same size, so OpenMP keeps its pool threads
+ * between them. */
+static int gs_hooked_team(const vick_call *call) {
+  const int t = gs_threads(call);
+  return t > GS_HOOKED_TEAM ? GS_HOOKED_TEAM : t;
+}
+
 static int gs_fill_copy(void *ctx, int thread, void *dst, int64_t row0, int64_t rows) {
   (void)thread;
   memcpy(dst, (const char *)ctx + row0, (size_t)rows);
@@ -156,18 +225,12 @@ int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, c
   return gs_stage_rows(call, stream, dst, pinned, (int64_t)bytes, 1, gs_fill_copy, (void *)src);
 }
 
-/* The caller's hooks as a staging fill (h->in: rows of d floats). */
-static int gs_fill_hook(void *ctx, int thread, void *dst, int64_t row0, int64_t rows) {
-  const vick_gsearch_hooks *h = (const vick_gsearch_hooks *)ctx;
-  return h->in(h->ctx, thread, (float *)dst, row0, rows);
-}
-
 /* The results of m queries (ids, then distances, in pinned memory) to
- * h->out by one team, each thread a share of the rows. */
+ * h->out by one team (gs_hooked_team), each thread a share of the rows. */
 static void gs_hooked_out(const vick_call *call, const char *hres, int64_t m, int k, const vick_gsearch_hooks *h) {
   const int64_t *ids = (const int64_t *)hres;
   const float *dist = (const float *)(ids + m * k);
-  int threads = gs_threads(call);
+  int threads = gs_hooked_team(call);
   if ((size_t)m * (size_t)k * 12 < VICK_WIDE_MIN) threads = 1;
   if (threads == 1) {
     h->out(h->ctx, 0, ids, dist, 0, m);
@@ -218,7 +281,8 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
       return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
   } else if (io->host) {
     if (!h) VICK_TRY(gs_stage_in(call, io->stream, dq, io->host, q, qb));
-    else VICK_TRY(gs_stage_rows(call, io->stream, dq, io->host, m, (size_t)g->d * 4, gs_fill_hook, (void *)h));
+    else
+      VICK_TRY(gs_stage_hooked(call, io->stream, (char *)dq, io->host, m, (size_t)g->d * 4, h, gs_hooked_team(call)));
   } else {
     VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
   }
