@@ -1,6 +1,7 @@
 /* The prominence merge from events (prominence.h), the host step after
  * the slabs of the out-of-core peaks: on generated maxima and events it
- * keeps exactly the maxima of the plain union-find loop below (int64
+ * (and its context-free form vic__prominent_events_run) keeps exactly
+ * the maxima of the plain union-find loop below (int64
  * forest, no prefetches), for several sizes and ratios, the events with
  * repeated pairs, pairs of one maximum and ties of density.  With
  * VIC_BENCH_PROMINENCE=M,E (maxima, events) it also times both on a set
@@ -87,6 +88,12 @@ static void check(vic_ctx *c, int64_t m, int64_t e, double ratio, uint64_t seed)
   VT_OK(c, vic__prominent_from_events(c, m, s.rho_max, e, s.a, s.b, s.rho_e, ratio, got));
   int64_t differ = 0, kept = 0;
   for (int64_t q = 0; q < m; ++q) { differ += got[q] != want[q]; kept += want[q]; }
+  /* the context-free form a host thread runs beside the device */
+  int32_t *forest = malloc((size_t)m * sizeof *forest);
+  memset(got, 7, (size_t)m);
+  vic__prominent_events_run(m, s.rho_max, e, s.a, s.b, s.rho_e, ratio, forest, got);
+  for (int64_t q = 0; q < m; ++q) differ += got[q] != want[q];
+  free(forest);
   VT_CHECK(differ == 0, "m %lld, %lld events, ratio %.2f: %lld maxima differ from the plain loop", (long long)m,
            (long long)e, ratio, (long long)differ);
   /* a case that merges nothing or everything would not test the merge */

@@ -156,13 +156,8 @@ static int32_t find32(int32_t *up, int32_t i) {
  * (a and b are): half the bytes to miss in cache.  Neither the prefetches
  * nor the way paths are shortened change which root a region has, so the
  * survivors are those of the plain loop. */
-vic_status vic__prominent_from_events(vic_ctx *c, int64_t m, const float *rho_max, int64_t n_events, const int32_t *a,
-                                      const int32_t *b, const float *rho_e, double min_ratio, unsigned char *survive) {
-  if (m > INT32_MAX) return vic__fail(c, VIC_E_UNSUPPORTED, "prominence: %lld maxima pass int32", (long long)m);
-  int32_t *up = vic__malloc(c, (size_t)(m > 0 ? m : 1) * sizeof *up, "region forest");
-  if (!up) return VIC_E_NOMEM;
-  const int threads = vic__threads(c);
-#pragma omp parallel for num_threads(threads) schedule(static) if (m > 65536)
+void vic__prominent_events_run(int64_t m, const float *rho_max, int64_t n_events, const int32_t *a, const int32_t *b,
+                                const float *rho_e, double min_ratio, int32_t *up, unsigned char *survive) {
   for (int64_t q = 0; q < m; ++q) { up[q] = (int32_t)q; survive[q] = 1; }
   enum { FAR = 32, NEAR = 12 };
   for (int64_t e = 0; e < n_events; ++e) {
@@ -184,6 +179,14 @@ vic_status vic__prominent_from_events(vic_ctx *c, int64_t m, const float *rho_ma
     const int32_t hi = vic__denser(rho_max, ra, rb) ? ra : rb, lo = hi == ra ? rb : ra;
     if ((double)rho_max[lo] < min_ratio * (double)rho_e[e]) { up[lo] = hi; survive[lo] = 0; }
   }
+}
+
+vic_status vic__prominent_from_events(vic_ctx *c, int64_t m, const float *rho_max, int64_t n_events, const int32_t *a,
+                                      const int32_t *b, const float *rho_e, double min_ratio, unsigned char *survive) {
+  if (m > INT32_MAX) return vic__fail(c, VIC_E_UNSUPPORTED, "prominence: %lld maxima pass int32", (long long)m);
+  int32_t *up = vic__malloc(c, (size_t)(m > 0 ? m : 1) * sizeof *up, "region forest");
+  if (!up) return VIC_E_NOMEM;
+  vic__prominent_events_run(m, rho_max, n_events, a, b, rho_e, min_ratio, up, survive);
   free(up);
   return VIC_OK;
 }
