@@ -583,10 +583,15 @@ static int maxima_parents(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_
   VICK_TRY(alloc(call, r, &w->mr, (size_t)m * 4 + 4, "densities of maxima"));
   VICK_TRY(alloc(call, r, &w->ms, (size_t)m * 4 + 4, "saliency of maxima"));
   if (r->host_rk) {
-    VICK_TRY(alloc(call, r, &w->rkall, (size_t)n * 4, "k-th distances"));
-    VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, w->rkall.p, r->host_rk, (size_t)n * 4));
-    PK_LAUNCH(kth_kernel, m, (const int32_t *)r->maxima.p, (const float *)w->rkall.p, m, 1, 0, (float *)w->rk.p);
-    vick_buf_free(&r->env, &w->rkall);
+    /* slab runs: the maxima's ids are on the host, so only their k-th
+     * distances cross, not all n */
+    float *rkm = (float *)malloc((size_t)m * 4 + 4);
+    if (!rkm) return vick_fail(call, VICK_NOMEM, "no host memory for the maxima's k-th distances");
+#pragma omp parallel for schedule(static) if (m > 65536)
+    for (int64_t q = 0; q < m; ++q) rkm[q] = r->host_rk[r->max_point[q]];
+    const int rc = vick_copy_to_device(call, &r->env, w->rk.p, rkm, (size_t)m * 4);
+    free(rkm);
+    VICK_TRY(rc);
   } else {
     PK_LAUNCH(kth_kernel, m, (const int32_t *)r->maxima.p, (const float *)r->dens.dist.p, m, r->k, r->k - 1,
               (float *)w->rk.p);
@@ -954,8 +959,8 @@ static int finish_run(vick_call *call, vick_peaks_run *r, vick_buf *rank, vick_b
   VICK_TRY(vick_staged_to_host(call, &r->env, st, peak_id, r->wide.p, (size_t)n * 8));
   VICK_TRY(vick_copy_to_host(call, &r->env, core_count, ccount->p, (size_t)np * 8));
   VICK_TRY(vick_copy_to_host(call, &r->env, core_offset, csum->p, (size_t)np * d * 8));
-  VICK_TRY(vick_staged_to_host_wide(call, &r->env, st, parent, (const int32_t *)r->parent.p, n));
-  VICK_TRY(vick_staged_to_host(call, &r->env, st, delta, r->delta.p, (size_t)n * 4));
+  if (parent) VICK_TRY(vick_staged_to_host_wide(call, &r->env, st, parent, (const int32_t *)r->parent.p, n));
+  if (delta) VICK_TRY(vick_staged_to_host(call, &r->env, st, delta, r->delta.p, (size_t)n * 4));
   VICK_TRY(vick_staged_to_host(call, &r->env, st, saliency, r->saliency.p, (size_t)n * 4));
   return vick_poll(call, "peaks", 1.0);
 }
@@ -963,8 +968,7 @@ static int finish_run(vick_call *call, vick_peaks_run *r, vick_buf *rank, vick_b
 extern "C" int vick_peaks_finish(vick_call *call, vick_peaks_run *r, const int64_t *rank, const int64_t *peak_point,
                                  int64_t n_peaks, float core_fraction, int64_t *parent, float *delta, float *saliency,
                                  int64_t *peak_id, int64_t *core_count, double *core_offset) {
-  if (!r || !rank || !peak_point || n_peaks < 1 || !parent || !delta || !saliency || !peak_id || !core_count ||
-      !core_offset)
+  if (!r || !rank || !peak_point || n_peaks < 1 || !saliency || !peak_id || !core_count || !core_offset)
     return vick_fail(call, VICK_ARGUMENT, "peaks: finish with missing arguments");
   vick_buf rb = {NULL, 0}, pp = {NULL, 0}, cc = {NULL, 0}, cs = {NULL, 0};
   int rc = finish_run(call, r, &rb, &pp, &cc, &cs, rank, peak_point, n_peaks, core_fraction, parent, delta, saliency,
