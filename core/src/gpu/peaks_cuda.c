@@ -172,17 +172,21 @@ typedef struct {
   double ratio;
   int32_t *forest;
   unsigned char *survive;
+  double seconds;
 } prominence_job;
 
 static void *prominence_main(void *arg) {
-  const prominence_job *j = arg;
+  prominence_job *j = arg;
+  const double t0 = vic__now();
   vic__prominent_events_run(j->m, j->rho_max, j->n_events, j->a, j->b, j->rho_e, j->ratio, j->forest, j->survive);
+  j->seconds += vic__now() - t0;
   return NULL;
 }
 
 static vic_status maxima_beside_prominence(vic_ctx *c, vick_call *call, vick_peaks_run *run, const vick_points *pts,
                                            const slab_host *h, const float *knn_density, double ratio,
-                                           vick_peaks_info *info, host_ws *hw, int *rc) {
+                                           vick_peaks_info *info, host_ws *hw, double *t_prominence,
+                                           double *t_device, int *rc) {
   const int64_t m = info->m;
   if (m > INT32_MAX) return vic__fail(c, VIC_E_UNSUPPORTED, "GPU peaks: %lld local maxima pass int32", (long long)m);
   const size_t mb = (size_t)(m > 0 ? m : 1);
@@ -194,10 +198,12 @@ static vic_status maxima_beside_prominence(vic_ctx *c, vick_call *call, vick_pea
 #pragma omp parallel for num_threads(threads) schedule(static) if (m > 65536)
   for (int64_t q = 0; q < m; ++q) rho_max[q] = knn_density[info->max_point[q]];
   prominence_job job = {m, info->n_events, rho_max, info->event_rho, info->event_a, info->event_b, ratio, forest,
-                        hw->survive};
+                        hw->survive, 0.0};
   pthread_t th;
   const int started = pthread_create(&th, NULL, prominence_main, &job) == 0;
+  const double t0 = vic__now();
   *rc = vick_peaks_maxima(call, run, pts, h->rk, h->parent, h->delta, info);
+  *t_device = vic__now() - t0;
   if (started) pthread_join(th, NULL);
   if (*rc == VICK_OK) {
     if (!started) prominence_main(&job);
@@ -207,6 +213,7 @@ static vic_status maxima_beside_prominence(vic_ctx *c, vick_call *call, vick_pea
       prominence_main(&job);
     }
   }
+  *t_prominence = job.seconds;
   free(forest);
   free(rho_max);
   return VIC_OK;
@@ -279,14 +286,22 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   vic__slabs_close(z);
   if (s == VIC_OK && *bad_row < 0) {
     vick_points pts = {x->rows, n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
+    const double t_after = vic__now();
+    double t_prominence = 0, t_maxima = 0;
     rc = vick_peaks_add_edges(&call, run, h.pair, h.pos, n_edges, &info);
+    const double t_events = vic__now() - t_after;
     if (rc == VICK_OK) s = maxima_beside_prominence(c, &call, run, &pts, &h, knn_density, vic__prominence_ratio(o, k),
-                                                    &info, &hw, &rc);
+                                                    &info, &hw, &t_prominence, &t_maxima, &rc);
     if (rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "peaks after the slabs");
     else if (s == VIC_OK) {
       vic__log(c, VIC_LOG_DEBUG, "GPU peaks: %lld local maxima, %lld first edges from the slabs, %lld merge events",
                (long long)info.m, (long long)info.boundary_edges, (long long)info.n_events);
       s = decide(c, &call, run, &info, x, k, o, out, &hw, 1, h.parent, h.delta, &rc);
+      /* the device call's own line below spans the edges pass too */
+      if (s == VIC_OK)
+        vic__log(c, VIC_LOG_INFO, "GPU peaks after the edges pass: %.3f s (events %.3f s; the maxima's search %.3f s "
+                 "beside the prominence on a host thread, %.3f s; climb and finish the rest)", vic__now() - t_after,
+                 t_events, t_maxima, t_prominence);
     }
   }
   host_ws_free(&hw);
