@@ -137,8 +137,9 @@ int vick_peaks_climb(vick_call *call, vick_peaks_run *run, const unsigned char *
  * each): parent (-1 for the densest), delta, saliency, peak_id; and per
  * peak the number of core points (core_count) and the sums over them of
  * their minimum-image offsets from the peak point, in double
- * (core_offset, n_peaks x d).  parent or delta NULL: not copied (a slab
- * run's caller has them from its links, the maxima's in info). */
+ * (core_offset, n_peaks x d).  parent, delta or saliency NULL: not
+ * copied (a slab run's caller makes them from its links and densities,
+ * the maxima's from info). */
 int vick_peaks_finish(vick_call *call, vick_peaks_run *run, const int64_t *rank, const int64_t *peak_point,
                       int64_t n_peaks, float core_fraction, int64_t *parent, float *delta, float *saliency,
                       int64_t *peak_id, int64_t *core_count, double *core_offset);

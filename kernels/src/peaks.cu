@@ -961,14 +961,14 @@ static int finish_run(vick_call *call, vick_peaks_run *r, vick_buf *rank, vick_b
   VICK_TRY(vick_copy_to_host(call, &r->env, core_offset, csum->p, (size_t)np * d * 8));
   if (parent) VICK_TRY(vick_staged_to_host_wide(call, &r->env, st, parent, (const int32_t *)r->parent.p, n));
   if (delta) VICK_TRY(vick_staged_to_host(call, &r->env, st, delta, r->delta.p, (size_t)n * 4));
-  VICK_TRY(vick_staged_to_host(call, &r->env, st, saliency, r->saliency.p, (size_t)n * 4));
+  if (saliency) VICK_TRY(vick_staged_to_host(call, &r->env, st, saliency, r->saliency.p, (size_t)n * 4));
   return vick_poll(call, "peaks", 1.0);
 }
 
 extern "C" int vick_peaks_finish(vick_call *call, vick_peaks_run *r, const int64_t *rank, const int64_t *peak_point,
                                  int64_t n_peaks, float core_fraction, int64_t *parent, float *delta, float *saliency,
                                  int64_t *peak_id, int64_t *core_count, double *core_offset) {
-  if (!r || !rank || !peak_point || n_peaks < 1 || !saliency || !peak_id || !core_count || !core_offset)
+  if (!r || !rank || !peak_point || n_peaks < 1 || !peak_id || !core_count || !core_offset)
     return vick_fail(call, VICK_ARGUMENT, "peaks: finish with missing arguments");
   vick_buf rb = {NULL, 0}, pp = {NULL, 0}, cc = {NULL, 0}, cs = {NULL, 0};
   int rc = finish_run(call, r, &rb, &pp, &cc, &cs, rank, peak_point, n_peaks, core_fraction, parent, delta, saliency,

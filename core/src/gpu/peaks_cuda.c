@@ -51,13 +51,15 @@ static void host_ws_free(host_ws *h) {
  * in *rc when a kernel failed (status VIC_E_DEVICE then, translated by
  * the caller).  have_survive: h->survive was filled by the caller (from
  * the same events, beside the device); else it is made here.
- * links_parent, links_delta (n each, or NULL): the links the device was
- * given, which it changes only at the maxima (their nearest denser
- * points, in info): the parents and deltas are made from them here
- * instead of crossing back. */
+ * links_parent, links_delta, links_rho (n each, or NULL): the links and
+ * densities the device was given, whose links it changes only at the
+ * maxima (their nearest denser points, in info): the parents, deltas and
+ * saliencies (rho * delta, one IEEE product as on the device; the
+ * maxima's from info) are made here instead of crossing back. */
 static vic_status decide(vic_ctx *c, vick_call *call, vick_peaks_run *run, const vick_peaks_info *info,
                          const vic_data *x, int32_t k, const vic_peak_options *o, vic_peaks *out, host_ws *h,
-                         int have_survive, const int32_t *links_parent, const float *links_delta, int *rc) {
+                         int have_survive, const int32_t *links_parent, const float *links_delta,
+                         const float *links_rho, int *rc) {
   const int64_t m = info->m, n = info->n;
   const int threads = vic__threads(c);
   if (!have_survive) h->survive = vic__malloc(c, (size_t)m, "prominent maxima");
@@ -113,18 +115,25 @@ static vic_status decide(vic_ctx *c, vick_call *call, vick_peaks_run *run, const
     h->rank[q] = p;
     out->peak_members[p] = h->members[q];
   }
-  const int from_links = links_parent && links_delta;
+  const int from_links = links_parent && links_delta && links_rho;
   if ((*rc = vick_peaks_finish(call, run, h->rank, out->peak_point, np, VIC__CORE_FRACTION,
-                               from_links ? NULL : out->parent, from_links ? NULL : out->delta, out->saliency,
-                               out->peak_id, h->core_count, h->core_offset)) != VICK_OK)
+                               from_links ? NULL : out->parent, from_links ? NULL : out->delta,
+                               from_links ? NULL : out->saliency, out->peak_id, h->core_count, h->core_offset)) !=
+      VICK_OK)
     return VIC_E_DEVICE;
   if (from_links) {
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t i = 0; i < n; ++i) { out->parent[i] = links_parent[i]; out->delta[i] = links_delta[i]; }
+    for (int64_t i = 0; i < n; ++i) {
+      out->parent[i] = links_parent[i];
+      out->delta[i] = links_delta[i];
+      out->saliency[i] = links_rho[i] * links_delta[i];
+    }
 #pragma omp parallel for num_threads(threads) schedule(static) if (m > 65536)
     for (int64_t q = 0; q < m; ++q) {
-      out->parent[info->max_point[q]] = info->max_parent[q];
-      out->delta[info->max_point[q]] = info->max_delta[q];
+      const int64_t i = info->max_point[q];
+      out->parent[i] = info->max_parent[q];
+      out->delta[i] = info->max_delta[q];
+      out->saliency[i] = info->max_saliency[q];
     }
   }
   vic__centres_from_sums(x, out->peak_point, h->core_offset, h->core_count, np, out->peak_centre);
@@ -296,7 +305,7 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
     else if (s == VIC_OK) {
       vic__log(c, VIC_LOG_DEBUG, "GPU peaks: %lld local maxima, %lld first edges from the slabs, %lld merge events",
                (long long)info.m, (long long)info.boundary_edges, (long long)info.n_events);
-      s = decide(c, &call, run, &info, x, k, o, out, &hw, 1, h.parent, h.delta, &rc);
+      s = decide(c, &call, run, &info, x, k, o, out, &hw, 1, h.parent, h.delta, knn_density, &rc);
       /* the device call's own line below spans the edges pass too */
       if (s == VIC_OK)
         vic__log(c, VIC_LOG_INFO, "GPU peaks after the edges pass: %.3f s (events %.3f s; the maxima's search %.3f s "
@@ -368,7 +377,7 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
     vic__log(c, VIC_LOG_DEBUG, "GPU peaks: %lld local maxima, %lld boundary edges of %lld, %lld merge events",
              (long long)info.m, (long long)info.boundary_edges, (long long)(x->n * (int64_t)k),
              (long long)info.n_events);
-    s = decide(c, &call, run, &info, x, k, o, out, &h, 0, NULL, NULL, &rc);
+    s = decide(c, &call, run, &info, x, k, o, out, &h, 0, NULL, NULL, NULL, &rc);
   }
   host_ws_free(&h);
   rc = vick_peaks_end(&call, run, rc);
