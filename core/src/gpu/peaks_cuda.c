@@ -12,6 +12,7 @@
 #include "nbody_internal.h"
 #include "peaks_rules.h"
 #include "prominence.h"
+#include "slab_rows.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -121,21 +122,9 @@ static vic_status decide(vic_ctx *c, vick_call *call, vick_peaks_run *run, const
                                from_links ? NULL : out->saliency, out->peak_id, h->core_count, h->core_offset)) !=
       VICK_OK)
     return VIC_E_DEVICE;
-  if (from_links) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-      out->parent[i] = links_parent[i];
-      out->delta[i] = links_delta[i];
-      out->saliency[i] = links_rho[i] * links_delta[i];
-    }
-#pragma omp parallel for num_threads(threads) schedule(static) if (m > 65536)
-    for (int64_t q = 0; q < m; ++q) {
-      const int64_t i = info->max_point[q];
-      out->parent[i] = info->max_parent[q];
-      out->delta[i] = info->max_delta[q];
-      out->saliency[i] = info->max_saliency[q];
-    }
-  }
+  if (from_links)
+    vic__peaks_from_links(n, links_parent, links_delta, links_rho, m, info->max_point, info->max_parent,
+                          info->max_delta, info->max_saliency, threads, out->parent, out->delta, out->saliency);
   vic__centres_from_sums(x, out->peak_point, h->core_offset, h->core_count, np, out->peak_centre);
   return VIC_OK;
 }
