@@ -81,6 +81,7 @@ static double now(void) {
 }
 
 static void check(vic_ctx *c, int64_t m, int64_t e, double ratio, uint64_t seed) {
+  if (m < 1 || m > INT32_MAX) return;
   event_set s = make_set(m, e, seed);
   unsigned char *want = malloc((size_t)m), *got = malloc((size_t)m);
   reference(m, s.rho_max, e, s.a, s.b, s.rho_e, ratio, want);
