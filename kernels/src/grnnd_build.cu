@@ -444,14 +444,6 @@ static int gr_graph(vick_call *call, gr_ws *w, int64_t n, int d, const vick_grnn
   return VICK_OK;
 }
 
-static int gr_mean_degree(vick_call *call, gr_ws *w, int64_t n, double *mean_degree) {
-  if (!mean_degree) return VICK_OK;
-  unsigned long long e = 0;
-  VICK_TRY(vick_copy_to_host(call, &w->env, &e, w->edges.p, 8));
-  *mean_degree = (double)e / (double)n;
-  return VICK_OK;
-}
-
 static int gr_run(vick_call *call, gr_ws *w, const float *rows, int64_t n, int d, const vick_grnnd_params *p,
                   int32_t *ids, float *dist, double *mean_degree) {
   const int R = p->r;
@@ -461,7 +453,7 @@ static int gr_run(vick_call *call, gr_ws *w, const float *rows, int64_t n, int d
   double th = vick_now();
   VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->ids.p, (size_t)n * R * 4));
   if (dist) VICK_TRY(vick_copy_to_host(call, &w->env, dist, w->dist.p, (size_t)n * R * 4));
-  VICK_TRY(gr_mean_degree(call, w, n, mean_degree));
+  VICK_TRY(gr_mean_degree(call, &w->env, w->edges.p, n, mean_degree));
   vick_stage_add(call, "download", vick_now() - th);
   return VICK_OK;
 }
@@ -519,7 +511,7 @@ int vick_grnnd_index(vick_call *call, const float *rows, int64_t n, int32_t d, c
   int rc = vick_begin(call, &w.env);
   if (rc == VICK_OK) rc = gr_upload(call, &w, rows, n, d, p->r);
   if (rc == VICK_OK) rc = gr_graph(call, &w, n, d, p);
-  if (rc == VICK_OK) rc = gr_mean_degree(call, &w, n, mean_degree);
+  if (rc == VICK_OK) rc = gr_mean_degree(call, &w.env, w.edges.p, n, mean_degree);
   /* the pools go before the search graph's own buffers are made */
   for (int b = 0; b < 2; ++b) {
     vick_buf_free(&w.env, &w.key[b]);

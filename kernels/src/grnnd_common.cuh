@@ -157,4 +157,15 @@ static inline int gr_upload_beside(vick_call *call, vick_env *env, void *dst, co
   return VICK_OK;
 }
 
+/* The graph's mean degree from its edge count on the device (one 8-byte
+ * counter the final kernels of GRNND and TSDG add to); nothing without
+ * mean_degree. */
+static inline int gr_mean_degree(vick_call *call, vick_env *env, const void *edges, int64_t n, double *mean_degree) {
+  if (!mean_degree) return VICK_OK;
+  unsigned long long e = 0;
+  VICK_TRY(vick_copy_to_host(call, env, &e, edges, 8));
+  *mean_degree = (double)e / (double)n;
+  return VICK_OK;
+}
+
 #endif

@@ -234,14 +234,6 @@ static int ts_stages(vick_call *call, ts_ws *w, int64_t n, int d, int k, const v
   return VICK_OK;
 }
 
-static int ts_mean_degree(vick_call *call, ts_ws *w, int64_t n, double *mean_degree) {
-  if (!mean_degree) return VICK_OK;
-  unsigned long long e = 0;
-  VICK_TRY(vick_copy_to_host(call, &w->env, &e, w->edges.p, 8));
-  *mean_degree = (double)e / (double)n;
-  return VICK_OK;
-}
-
 static int ts_run(vick_call *call, ts_ws *w, const float *rows, int64_t n, int d, const int32_t *knn, int k,
                   const vick_tsdg_params *p, int32_t *ids, uint8_t *occl, double *mean_degree) {
   const int D = p->degree;
@@ -251,7 +243,7 @@ static int ts_run(vick_call *call, ts_ws *w, const float *rows, int64_t n, int d
   VICK_TRY(ts_stages(call, w, n, d, k, p));
   VICK_TRY(vick_copy_to_host(call, &w->env, ids, w->ids.p, (size_t)n * D * 4));
   VICK_TRY(vick_copy_to_host(call, &w->env, occl, w->occ.p, (size_t)n * D));
-  return ts_mean_degree(call, w, n, mean_degree);
+  return gr_mean_degree(call, &w->env, w->edges.p, n, mean_degree);
 }
 
 static void ts_free(ts_ws *w) {
@@ -312,7 +304,7 @@ int vick_tsdg_index(vick_call *call, const float *rows, int64_t n, int32_t d, co
     if (rc == VICK_OK) vick_stage_add(call, "gnnd", vick_now() - th);
   }
   if (rc == VICK_OK) rc = ts_stages(call, &w, n, d, k, p);
-  if (rc == VICK_OK) rc = ts_mean_degree(call, &w, n, mean_degree);
+  if (rc == VICK_OK) rc = gr_mean_degree(call, &w.env, w.edges.p, n, mean_degree);
   vick_buf *tmp[] = {&w.knn, &w.kept, &w.kept_d, &w.nkept, &w.rev, &w.nrev, &w.edges};
   for (size_t i = 0; i < sizeof tmp / sizeof *tmp; ++i) vick_buf_free(&w.env, tmp[i]);
   if (rc == VICK_OK) {

@@ -8,13 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double quantile(double *v, int n, double f) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  bench_sort(v, n);
   int i = (int)(f * (n - 1) + 0.5);
   return v[i < 0 ? 0 : (i >= n ? n - 1 : i)];
 }

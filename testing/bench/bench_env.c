@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_env.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -59,6 +60,13 @@ double bench_cpu_seconds(void) {
   return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_sec +
          1e-6 * (double)u.ru_stime.tv_usec;
 }
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void bench_sort(double *v, int n) { qsort(v, (size_t)n, sizeof *v, cmp_double); }
 
 void bench_date(char *buf, size_t size) {
   time_t t = time(NULL);

@@ -17,6 +17,8 @@ double bench_peak_rss_mb(void);
 double bench_cpu_seconds(void);
 /* Monotonic clock in seconds, for wall times. */
 double bench_now(void);
+/* v[0 .. n) in ascending order (medians and quantiles of timed calls). */
+void bench_sort(double *v, int n);
 /* Current UTC time as ISO 8601. */
 void bench_date(char *buf, size_t size);
 /* Writes s as a JSON string literal (quotes and escapes included). */

@@ -8,22 +8,11 @@
  */
 #include "vicinity.h"
 #include "vic_io.h"
+#include "bench_env.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
   const char *path = NULL, *method = "auto", *backend = "auto";
@@ -53,12 +42,12 @@ int main(int argc, char **argv) {
   vic_data x = {m.rows, m.n, m.d, 0, VIC_L2, NULL};
   bo.recall_sample = 0;
   vic_index *ix = NULL;
-  double t0 = now();
+  double t0 = bench_now();
   if (vic_index_build(c, &x, &bo, &ix) != VIC_OK) {
     fprintf(stderr, "probe_latency: build: %s\n", vic_ctx_error(c));
     return 1;
   }
-  double build = now() - t0;
+  double build = bench_now() - t0;
   vic_search_options so;
   vic_search_options_init(&so);
   so.k = k;
@@ -69,15 +58,15 @@ int main(int argc, char **argv) {
     int64_t row = (int64_t)((s >> 17) % (uint64_t)m.n);
     vic_data q = {m.rows + row * m.d, 1, m.d, 0, VIC_L2, NULL};
     vic_knn r;
-    double t1 = now();
+    double t1 = bench_now();
     if (vic_index_search(c, ix, &q, &so, &r) != VIC_OK) {
       fprintf(stderr, "probe_latency: search: %s\n", vic_ctx_error(c));
       return 1;
     }
-    if (p >= 0) lat[p] = now() - t1;
+    if (p >= 0) lat[p] = bench_now() - t1;
     vic_knn_free(&r);
   }
-  qsort(lat, (size_t)probes, sizeof *lat, cmp_double);
+  bench_sort(lat, probes);
   const vic_report *rep = vic_index_report(ix);
   printf("{\"bench\":\"probe_latency\",\"data\":\"%s\",\"n\":%lld,\"d\":%d,\"k\":%d,\"method\":\"%s\",\"backend\":\"%s\","
          "\"build_seconds\":%.4f,\"probes\":%d,\"probe_median_ms\":%.4f,\"probe_p90_ms\":%.4f,\"probe_max_ms\":%.4f}\n",

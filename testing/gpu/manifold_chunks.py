@@ -14,11 +14,12 @@ For sets too large for make_synthetic.py's in-memory, one-core build
 usage: manifold_chunks.py N OUT.npy [--d D] [--seed S] [--workers W]
 """
 import argparse
-import multiprocessing as mp
 import os
 import time
 
 import numpy as np
+
+import npy_chunks
 
 MODEL_SEED = 12345  # make_synthetic.py's fixed model
 INTRINSIC, COMPS = 16, 64
@@ -41,9 +42,7 @@ def chunk(args):
     z = mu[r.integers(0, COMPS, m)] + r.standard_normal((m, INTRINSIC), dtype=np.float32)
     out = z @ w
     out += np.float32(0.05) * r.standard_normal((m, d), dtype=np.float32)
-    mm = np.load(path, mmap_mode='r+')
-    mm[a:b] = out
-    mm.flush()
+    npy_chunks.put(path, a, out)
     return m
 
 
@@ -56,11 +55,7 @@ def main():
     ap.add_argument('--workers', type=int, default=os.cpu_count())
     o = ap.parse_args()
     t = time.time()
-    mm = np.lib.format.open_memmap(o.out, mode='w+', dtype=np.float32, shape=(o.n, o.d))
-    del mm
-    jobs = [(o.out, o.n, o.d, o.seed, c) for c in range((o.n + CHUNK - 1) // CHUNK)]
-    with mp.Pool(o.workers) as pool:
-        done = sum(pool.imap_unordered(chunk, jobs))
+    done = npy_chunks.generate(o.out, o.n, o.d, CHUNK, chunk, (o.out, o.n, o.d, o.seed), o.workers)
     print(f"manifold_chunks n={o.n} d={o.d} seed={o.seed} rows={done} seconds={time.time() - t:.1f}")
 
 

@@ -12,10 +12,11 @@ make_synthetic.py's in-memory build (10^9 particles: ~100 GB and minutes).
 usage: plummer3_chunks.py N OUT.npy [--seed S] [--workers W]
 """
 import argparse
-import multiprocessing as mp
 import os
 
 import numpy as np
+
+import npy_chunks
 
 COMPS = [  # centre, scale radius, fraction of particles (make_synthetic.py plummer3)
     ((50.0, 50.0, 50.0), 4.0, 0.40),
@@ -44,9 +45,7 @@ def chunk(args):
         out[sel] = np.asarray(centre) + rad[:, None] * v
     sel = np.nonzero(lab == len(COMPS))[0]
     out[sel] = r.uniform(0.0, 100.0, size=(sel.size, 3))
-    mm = np.load(path, mmap_mode='r+')
-    mm[a:b] = out.astype(np.float32)
-    mm.flush()
+    npy_chunks.put(path, a, out.astype(np.float32))
     return m
 
 
@@ -57,11 +56,7 @@ def main():
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--workers', type=int, default=os.cpu_count())
     o = ap.parse_args()
-    mm = np.lib.format.open_memmap(o.out, mode='w+', dtype=np.float32, shape=(o.n, 3))
-    del mm
-    jobs = [(o.out, o.n, o.seed, c) for c in range((o.n + CHUNK - 1) // CHUNK)]
-    with mp.Pool(o.workers) as pool:
-        done = sum(pool.imap_unordered(chunk, jobs))
+    done = npy_chunks.generate(o.out, o.n, 3, CHUNK, chunk, (o.out, o.n, o.seed), o.workers)
     print(f"plummer3_chunks n={o.n} d=3 seed={o.seed} rows={done}")
 
 
