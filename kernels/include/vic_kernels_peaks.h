@@ -112,15 +112,19 @@ int vick_slab_edges_kept(vick_call *call, const vick_slab_lists *l, int64_t n_al
                          const int32_t *lab, const int32_t *rank, int64_t n_max, uint64_t **pair, uint64_t **pos,
                          int64_t *count);
 /* vick_peaks_add_edges: every slab's first edges (count of them, a pair
- * may come from several slabs) into the merge events, then the maxima's
- * nearest denser points over the grid of all points x (rk: the k-th
- * distances, n), then the other points' links (parent, delta: host, n
- * each, as vick_slab_links gives them; read until vick_peaks_add_edges
- * returns): info as vick_peaks_begin fills it.  Then climb and finish as
- * after vick_peaks_begin. */
-int vick_peaks_add_edges(vick_call *call, vick_peaks_run *run, const vick_points *x, const float *rk,
-                         const int32_t *parent, const float *delta, const uint64_t *pair, const uint64_t *pos,
+ * may come from several slabs) into the merge events: info's n, m,
+ * max_point, n_events, event_*, boundary_edges (the rest zero) -- enough
+ * for the core's prominence, which may run on a host thread beside
+ * vick_peaks_maxima.  vick_peaks_maxima (after it, same info): the
+ * maxima's nearest denser points over the grid of all points x (rk: the
+ * k-th distances, n), then the other points' links (parent, delta: host,
+ * n each, as vick_slab_links gives them; read until it returns): the rest
+ * of info as vick_peaks_begin fills it.  Then climb and finish as after
+ * vick_peaks_begin. */
+int vick_peaks_add_edges(vick_call *call, vick_peaks_run *run, const uint64_t *pair, const uint64_t *pos,
                          int64_t count, vick_peaks_info *info);
+int vick_peaks_maxima(vick_call *call, vick_peaks_run *run, const vick_points *x, const float *rk,
+                      const int32_t *parent, const float *delta, vick_peaks_info *info);
 /* is_candidate: m flags.  members: m counts out, the number of points
  * whose climb ends at each maximum (0 for non-candidates).  The densest
  * point must be a candidate, so that every climb ends. */
@@ -133,7 +137,9 @@ int vick_peaks_climb(vick_call *call, vick_peaks_run *run, const unsigned char *
  * each): parent (-1 for the densest), delta, saliency, peak_id; and per
  * peak the number of core points (core_count) and the sums over them of
  * their minimum-image offsets from the peak point, in double
- * (core_offset, n_peaks x d). */
+ * (core_offset, n_peaks x d).  parent, delta or saliency NULL: not
+ * copied (a slab run's caller makes them from its links and densities,
+ * the maxima's from info). */
 int vick_peaks_finish(vick_call *call, vick_peaks_run *run, const int64_t *rank, const int64_t *peak_point,
                       int64_t n_peaks, float core_fraction, int64_t *parent, float *delta, float *saliency,
                       int64_t *peak_id, int64_t *core_count, double *core_offset);

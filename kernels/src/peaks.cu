@@ -561,10 +561,10 @@ static int events_to_host(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_
   r->event_b = (int32_t *)malloc((size_t)u * 4 + 4);
   r->event_rho = (float *)malloc((size_t)u * 4 + 4);
   if (!r->event_a || !r->event_b || !r->event_rho) return vick_fail(call, VICK_NOMEM, "no host memory for the events");
-  if (u > 0) {
-    VICK_TRY(vick_copy_to_host(call, &r->env, r->event_a, w->ea.p, (size_t)u * 4));
-    VICK_TRY(vick_copy_to_host(call, &r->env, r->event_b, w->eb.p, (size_t)u * 4));
-    VICK_TRY(vick_copy_to_host(call, &r->env, r->event_rho, w->er.p, (size_t)u * 4));
+  if (u > 0) { /* by the hundred million at 10^9 points: through the pinned slots */
+    VICK_TRY(vick_staged_to_host(call, &r->env, &r->stage, r->event_a, w->ea.p, (size_t)u * 4));
+    VICK_TRY(vick_staged_to_host(call, &r->env, &r->stage, r->event_b, w->eb.p, (size_t)u * 4));
+    VICK_TRY(vick_staged_to_host(call, &r->env, &r->stage, r->event_rho, w->er.p, (size_t)u * 4));
   }
   info->event_a = r->event_a;
   info->event_b = r->event_b;
@@ -583,10 +583,15 @@ static int maxima_parents(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_
   VICK_TRY(alloc(call, r, &w->mr, (size_t)m * 4 + 4, "densities of maxima"));
   VICK_TRY(alloc(call, r, &w->ms, (size_t)m * 4 + 4, "saliency of maxima"));
   if (r->host_rk) {
-    VICK_TRY(alloc(call, r, &w->rkall, (size_t)n * 4, "k-th distances"));
-    VICK_TRY(vick_staged_to_device(call, &r->env, &r->stage, w->rkall.p, r->host_rk, (size_t)n * 4));
-    PK_LAUNCH(kth_kernel, m, (const int32_t *)r->maxima.p, (const float *)w->rkall.p, m, 1, 0, (float *)w->rk.p);
-    vick_buf_free(&r->env, &w->rkall);
+    /* slab runs: the maxima's ids are on the host, so only their k-th
+     * distances cross, not all n */
+    float *rkm = (float *)malloc((size_t)m * 4 + 4);
+    if (!rkm) return vick_fail(call, VICK_NOMEM, "no host memory for the maxima's k-th distances");
+#pragma omp parallel for schedule(static) if (m > 65536)
+    for (int64_t q = 0; q < m; ++q) rkm[q] = r->host_rk[r->max_point[q]];
+    const int rc = vick_copy_to_device(call, &r->env, w->rk.p, rkm, (size_t)m * 4);
+    free(rkm);
+    VICK_TRY(rc);
   } else {
     PK_LAUNCH(kth_kernel, m, (const int32_t *)r->maxima.p, (const float *)r->dens.dist.p, m, r->k, r->k - 1,
               (float *)w->rk.p);
@@ -624,7 +629,8 @@ static int maxima_parents(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_
   VICK_TRY(vick_timer_stop(call, &r->env, &call->seconds_kernel, "peaks"));
   const size_t mb = (size_t)m * 4 + 4;
   int32_t *mi = (int32_t *)malloc(mb), *mp = (int32_t *)malloc(mb);
-  r->max_point = (int64_t *)malloc((size_t)m * 8 + 8);
+  const int have_points = r->max_point != NULL; /* slab runs: copied with the events */
+  if (!have_points) r->max_point = (int64_t *)malloc((size_t)m * 8 + 8);
   r->max_parent = (int64_t *)malloc((size_t)m * 8 + 8);
   r->max_rho = (float *)malloc(mb);
   r->max_delta = (float *)malloc(mb);
@@ -633,14 +639,17 @@ static int maxima_parents(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_
   int rc = VICK_OK;
   if (!mi || !mp || !r->max_point || !r->max_parent || !r->max_rho || !r->max_delta || !r->max_rk || !r->max_saliency)
     rc = vick_fail(call, VICK_NOMEM, "no host memory for the maxima");
-  if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, mi, r->maxima.p, (size_t)m * 4);
+  if (rc == VICK_OK && !have_points) rc = vick_copy_to_host(call, &r->env, mi, r->maxima.p, (size_t)m * 4);
   if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, mp, w->mp.p, (size_t)m * 4);
   if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, r->max_rho, w->mr.p, (size_t)m * 4);
   if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, r->max_delta, w->md.p, (size_t)m * 4);
   if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, r->max_rk, w->rk.p, (size_t)m * 4);
   if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, r->max_saliency, w->ms.p, (size_t)m * 4);
   if (rc == VICK_OK)
-    for (int64_t q = 0; q < m; ++q) { r->max_point[q] = mi[q]; r->max_parent[q] = mp[q]; }
+    for (int64_t q = 0; q < m; ++q) {
+      if (!have_points) r->max_point[q] = mi[q];
+      r->max_parent[q] = mp[q];
+    }
   free(mi);
   free(mp);
   VICK_TRY(rc);
@@ -803,10 +812,10 @@ extern "C" int vick_peaks_begin_links(vick_call *call, int64_t n, int32_t k, con
   return VICK_OK;
 }
 
-/* Slab runs, second half: the slabs' first edges into events, then the
- * maxima's parents over the grid of all points. */
-static int edges_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const vick_points *x, const uint64_t *pair,
-                     const uint64_t *pos, int64_t e, vick_peaks_info *info) {
+/* Slab runs, second half: the slabs' first edges into events, and the
+ * maxima's ids, to the host. */
+static int edges_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const uint64_t *pair, const uint64_t *pos,
+                     int64_t e, vick_peaks_info *info) {
   int64_t u = 0;
   if (e > 0) {
     const size_t eb = (size_t)e * 8;
@@ -832,19 +841,39 @@ static int edges_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const vick
   vick_buf *done[] = {&w->tmp, &w->ekey, &w->ekey2, &w->epos, &w->epos2, &w->ea, &w->eb, &w->er, &w->akey, &w->apos,
                       &w->nrun, &r->order};
   for (size_t i = 0; i < sizeof done / sizeof done[0]; ++i) vick_buf_free(&r->env, done[i]);
-  VICK_TRY(vick_grid_sort_dev(call, &r->env, x, &r->grid));
-  VICK_TRY(maxima_parents(call, r, w, info));
-  return vick_poll(call, "peaks", 0.7);
+  const int64_t m = r->m;
+  int32_t *mi = (int32_t *)malloc((size_t)m * 4 + 4);
+  r->max_point = (int64_t *)malloc((size_t)m * 8 + 8);
+  int rc = mi && r->max_point ? VICK_OK : vick_fail(call, VICK_NOMEM, "no host memory for the maxima");
+  if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, mi, r->maxima.p, (size_t)m * 4);
+  if (rc == VICK_OK)
+    for (int64_t q = 0; q < m; ++q) r->max_point[q] = mi[q];
+  free(mi);
+  VICK_TRY(rc);
+  info->m = m;
+  info->max_point = r->max_point;
+  return vick_poll(call, "peaks", 0.6);
 }
 
-extern "C" int vick_peaks_add_edges(vick_call *call, vick_peaks_run *r, const vick_points *x, const float *rk,
-                                    const int32_t *parent, const float *delta, const uint64_t *pair,
-                                    const uint64_t *pos, int64_t count, vick_peaks_info *info) {
-  if (!r || !x || !rk || !parent || !delta || !info || (count > 0 && (!pair || !pos)))
-    return vick_fail(call, VICK_ARGUMENT, "peaks: edges without a run, points or k-th distances");
+extern "C" int vick_peaks_add_edges(vick_call *call, vick_peaks_run *r, const uint64_t *pair, const uint64_t *pos,
+                                    int64_t count, vick_peaks_info *info) {
+  if (!r || !info || (count > 0 && (!pair || !pos)))
+    return vick_fail(call, VICK_ARGUMENT, "peaks: edges without a run");
   memset(info, 0, sizeof *info);
   info->bad_row = -1;
   info->n = r->n;
+  begin_ws w;
+  memset(&w, 0, sizeof w);
+  int rc = edges_run(call, r, &w, pair, pos, count, info);
+  begin_ws_free(&r->env, &w);
+  return rc;
+}
+
+/* Slab runs, last step: the maxima's parents over the grid of all points. */
+extern "C" int vick_peaks_maxima(vick_call *call, vick_peaks_run *r, const vick_points *x, const float *rk,
+                                 const int32_t *parent, const float *delta, vick_peaks_info *info) {
+  if (!r || !x || !rk || !parent || !delta || !info || !r->max_point)
+    return vick_fail(call, VICK_ARGUMENT, "peaks: maxima without a run after its edges, points or k-th distances");
   if (x->n != r->n || x->d < 1 || x->d > 3 || x->metric != VICK_METRIC_L2)
     return vick_fail(call, VICK_ARGUMENT, "peaks: the points do not match the run (%lld of %lld, d = %d)",
                      (long long)x->n, (long long)r->n, (int)x->d);
@@ -855,9 +884,10 @@ extern "C" int vick_peaks_add_edges(vick_call *call, vick_peaks_run *r, const vi
   r->host_delta = delta;
   begin_ws w;
   memset(&w, 0, sizeof w);
-  int rc = edges_run(call, r, &w, x, pair, pos, count, info);
+  int rc = vick_grid_sort_dev(call, &r->env, x, &r->grid);
+  if (rc == VICK_OK) rc = maxima_parents(call, r, &w, info);
   begin_ws_free(&r->env, &w);
-  return rc;
+  return rc == VICK_OK ? vick_poll(call, "peaks", 0.7) : rc;
 }
 
 extern "C" int vick_peaks_climb(vick_call *call, vick_peaks_run *r, const unsigned char *is_candidate,
@@ -929,17 +959,16 @@ static int finish_run(vick_call *call, vick_peaks_run *r, vick_buf *rank, vick_b
   VICK_TRY(vick_staged_to_host(call, &r->env, st, peak_id, r->wide.p, (size_t)n * 8));
   VICK_TRY(vick_copy_to_host(call, &r->env, core_count, ccount->p, (size_t)np * 8));
   VICK_TRY(vick_copy_to_host(call, &r->env, core_offset, csum->p, (size_t)np * d * 8));
-  VICK_TRY(vick_staged_to_host_wide(call, &r->env, st, parent, (const int32_t *)r->parent.p, n));
-  VICK_TRY(vick_staged_to_host(call, &r->env, st, delta, r->delta.p, (size_t)n * 4));
-  VICK_TRY(vick_staged_to_host(call, &r->env, st, saliency, r->saliency.p, (size_t)n * 4));
+  if (parent) VICK_TRY(vick_staged_to_host_wide(call, &r->env, st, parent, (const int32_t *)r->parent.p, n));
+  if (delta) VICK_TRY(vick_staged_to_host(call, &r->env, st, delta, r->delta.p, (size_t)n * 4));
+  if (saliency) VICK_TRY(vick_staged_to_host(call, &r->env, st, saliency, r->saliency.p, (size_t)n * 4));
   return vick_poll(call, "peaks", 1.0);
 }
 
 extern "C" int vick_peaks_finish(vick_call *call, vick_peaks_run *r, const int64_t *rank, const int64_t *peak_point,
                                  int64_t n_peaks, float core_fraction, int64_t *parent, float *delta, float *saliency,
                                  int64_t *peak_id, int64_t *core_count, double *core_offset) {
-  if (!r || !rank || !peak_point || n_peaks < 1 || !parent || !delta || !saliency || !peak_id || !core_count ||
-      !core_offset)
+  if (!r || !rank || !peak_point || n_peaks < 1 || !peak_id || !core_count || !core_offset)
     return vick_fail(call, VICK_ARGUMENT, "peaks: finish with missing arguments");
   vick_buf rb = {NULL, 0}, pp = {NULL, 0}, cc = {NULL, 0}, cs = {NULL, 0};
   int rc = finish_run(call, r, &rb, &pp, &cc, &cs, rank, peak_point, n_peaks, core_fraction, parent, delta, saliency,

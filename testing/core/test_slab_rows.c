@@ -4,7 +4,9 @@
  * maxima (their parent is the nearest denser list neighbour), the local
  * maxima are exactly the rows without a denser neighbour, and the
  * boundary edges equal a direct reading of their definition (rows taken
- * in two batches, appended).  Runs in CI. */
+ * in two batches, appended); and the per-point results a slab run makes
+ * from its links (vic__peaks_from_links) equal the device's old steps.
+ * Runs in CI. */
 #include "slab_rows.h"
 #include "test_util.h"
 
@@ -105,7 +107,59 @@ static void check(const char *name, const vic_data *x, int32_t k) {
   vic_ctx_destroy(c);
 }
 
+/* vic__peaks_from_links against the steps the device took on the same
+ * links before (peaks.cu: the maxima's results scattered into the int32
+ * links, every saliency rho * delta, the links widened to int64), on a
+ * generated set with denormal and zero deltas, for 1 to 3 threads. */
+static void check_from_links(int64_t n, int64_t m, uint64_t seed) {
+  int32_t *lp = malloc((size_t)n * 4);
+  float *ld = malloc((size_t)n * 4), *rho = malloc((size_t)n * 4);
+  int64_t *mpt = malloc((size_t)m * 8), *mpar = malloc((size_t)m * 8);
+  float *mdel = malloc((size_t)m * 4), *msal = malloc((size_t)m * 4);
+  uint64_t r = seed * 0x9E3779B97F4A7C15ull + 7;
+#define NEXT() (r ^= r << 13, r ^= r >> 7, r ^= r << 17, r)
+  for (int64_t i = 0; i < n; ++i) {
+    lp[i] = (int32_t)(NEXT() % (uint64_t)n);
+    const uint64_t kind = NEXT() % 64;
+    ld[i] = kind == 0 ? 0.0f : kind == 1 ? 1e-40f : (float)(NEXT() % 100000) * 1e-3f;
+    rho[i] = kind == 2 ? 1e-39f : (float)(NEXT() % 100000) * 0.37f;
+  }
+  /* m distinct maxima in ascending id, links -2 there as the slabs leave them */
+  for (int64_t q = 0; q < m; ++q) {
+    mpt[q] = q * (n / m) + (int64_t)(NEXT() % (uint64_t)(n / m));
+    lp[mpt[q]] = -2;
+    mpar[q] = q == 0 ? -1 : (int64_t)(NEXT() % (uint64_t)n);
+    mdel[q] = (float)(NEXT() % 1000) * 0.01f;
+    msal[q] = rho[mpt[q]] * mdel[q];
+  }
+#undef NEXT
+  /* the device's way */
+  int32_t *dp = malloc((size_t)n * 4);
+  float *dd = malloc((size_t)n * 4), *ds = malloc((size_t)n * 4);
+  int64_t *want_p = malloc((size_t)n * 8);
+  memcpy(dp, lp, (size_t)n * 4);
+  memcpy(dd, ld, (size_t)n * 4);
+  for (int64_t q = 0; q < m; ++q) { dp[mpt[q]] = (int32_t)mpar[q]; dd[mpt[q]] = mdel[q]; }
+  for (int64_t i = 0; i < n; ++i) { ds[i] = rho[i] * dd[i]; want_p[i] = dp[i]; }
+  int64_t *gp = malloc((size_t)n * 8);
+  float *gd = malloc((size_t)n * 4), *gs = malloc((size_t)n * 4);
+  for (int threads = 1; threads <= 3; ++threads) {
+    memset(gp, 0x5a, (size_t)n * 8);
+    memset(gd, 0x5a, (size_t)n * 4);
+    memset(gs, 0x5a, (size_t)n * 4);
+    vic__peaks_from_links(n, lp, ld, rho, m, mpt, mpar, mdel, msal, threads, gp, gd, gs);
+    VT_CHECK(memcmp(gp, want_p, (size_t)n * 8) == 0 && memcmp(gd, dd, (size_t)n * 4) == 0 &&
+                 memcmp(gs, ds, (size_t)n * 4) == 0,
+             "peaks from links, n %lld, m %lld, %d threads: parents, deltas or saliencies differ from the device's way",
+             (long long)n, (long long)m, threads);
+  }
+  free(lp); free(ld); free(rho); free(mpt); free(mpar); free(mdel); free(msal);
+  free(dp); free(dd); free(ds); free(want_p); free(gp); free(gd); free(gs);
+}
+
 int main(void) {
+  check_from_links(1000, 10, 1);
+  check_from_links(300000, 3000, 2);
   const int64_t n = vt_small() ? 1500 : 3000;
   float *cl = vt_clusters(n, 3, 6, 31);
   vic_data xc = {cl, n, 3, 0, VIC_L2, NULL};

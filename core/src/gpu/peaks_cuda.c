@@ -12,7 +12,9 @@
 #include "nbody_internal.h"
 #include "peaks_rules.h"
 #include "prominence.h"
+#include "slab_rows.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #ifdef VIC_WITH_CUDA
@@ -48,31 +50,46 @@ static void host_ws_free(host_ws *h) {
 
 /* The core's rules between the kernel steps; rc of the last kernel call
  * in *rc when a kernel failed (status VIC_E_DEVICE then, translated by
- * the caller). */
+ * the caller).  have_survive: h->survive was filled by the caller (from
+ * the same events, beside the device); else it is made here.
+ * links_parent, links_delta, links_rho (n each, or NULL): the links and
+ * densities the device was given, whose links it changes only at the
+ * maxima (their nearest denser points, in info): the parents, deltas and
+ * saliencies (rho * delta, one IEEE product as on the device; the
+ * maxima's from info) are made here instead of crossing back. */
 static vic_status decide(vic_ctx *c, vick_call *call, vick_peaks_run *run, const vick_peaks_info *info,
-                         const vic_data *x, int32_t k, const vic_peak_options *o, vic_peaks *out, host_ws *h, int *rc) {
+                         const vic_data *x, int32_t k, const vic_peak_options *o, vic_peaks *out, host_ws *h,
+                         int have_survive, const int32_t *links_parent, const float *links_delta,
+                         const float *links_rho, int *rc) {
   const int64_t m = info->m, n = info->n;
-  h->survive = vic__malloc(c, (size_t)m, "prominent maxima");
+  const int threads = vic__threads(c);
+  if (!have_survive) h->survive = vic__malloc(c, (size_t)m, "prominent maxima");
   h->cand = h->survive ? vic__malloc(c, (size_t)m, "peak candidates") : NULL;
   h->members = h->cand ? vic__malloc(c, (size_t)m * sizeof *h->members, "peak members") : NULL;
   h->rank = h->members ? vic__malloc(c, (size_t)m * sizeof *h->rank, "peak ranks") : NULL;
   if (!h->rank) return VIC_E_NOMEM;
-  vic_status s = vic__prominent_from_events(c, m, info->max_rho, info->n_events, info->event_a, info->event_b,
-                                            info->event_rho, vic__prominence_ratio(o, k), h->survive);
+  vic_status s = VIC_OK;
+  if (!have_survive)
+    s = vic__prominent_from_events(c, m, info->max_rho, info->n_events, info->event_a, info->event_b, info->event_rho,
+                                   vic__prominence_ratio(o, k), h->survive);
   if (s != VIC_OK) return s;
   const int64_t top = maximum_index(info->max_point, m, info->top);
   if (top < 0) return vic__fail(c, VIC_E_DEVICE, "GPU peaks: the densest point is not among the local maxima");
+  /* the maxima come by the ten million at 10^9 points: every loop over them on all threads */
+#pragma omp parallel for num_threads(threads) schedule(static) if (m > 65536)
   for (int64_t q = 0; q < m; ++q)
     h->cand[q] = h->survive[q] && vic__peak_thresholds(o, info->max_rho[q], info->max_delta[q], info->max_rk[q]);
   h->cand[top] = 1;
   if ((*rc = vick_peaks_climb(call, run, h->cand, h->members)) != VICK_OK) return VIC_E_DEVICE;
   int dropped = 0;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(| : dropped) if (m > 65536)
   for (int64_t q = 0; q < m; ++q)
     if (h->cand[q] && q != top && h->members[q] < o->min_members) { h->cand[q] = 0; dropped = 1; }
   if (dropped && (*rc = vick_peaks_climb(call, run, h->cand, h->members)) != VICK_OK) return VIC_E_DEVICE;
   if ((s = vic__progress(c, "peaks", 0.8)) != VIC_OK) return s;
 
   int64_t np = 0;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : np) if (m > 65536)
   for (int64_t q = 0; q < m; ++q) np += h->cand[q];
   const int32_t d = x->d;
   out->n = n;
@@ -92,15 +109,22 @@ static vic_status decide(vic_ctx *c, vick_call *call, vick_peaks_run *run, const
     if (h->cand[q]) { out->peak_point[np] = info->max_point[q]; h->sal[np++] = info->max_saliency[q]; }
   if ((s = vic__rank_by_saliency(c, out->peak_point, h->sal, np)) != VIC_OK) return s;
   out->n_peaks = np;
+#pragma omp parallel for num_threads(threads) schedule(static) if (m > 65536)
   for (int64_t q = 0; q < m; ++q) h->rank[q] = -1;
   for (int64_t p = 0; p < np; ++p) {
     const int64_t q = maximum_index(info->max_point, m, out->peak_point[p]);
     h->rank[q] = p;
     out->peak_members[p] = h->members[q];
   }
-  if ((*rc = vick_peaks_finish(call, run, h->rank, out->peak_point, np, VIC__CORE_FRACTION, out->parent, out->delta,
-                               out->saliency, out->peak_id, h->core_count, h->core_offset)) != VICK_OK)
+  const int from_links = links_parent && links_delta && links_rho;
+  if ((*rc = vick_peaks_finish(call, run, h->rank, out->peak_point, np, VIC__CORE_FRACTION,
+                               from_links ? NULL : out->parent, from_links ? NULL : out->delta,
+                               from_links ? NULL : out->saliency, out->peak_id, h->core_count, h->core_offset)) !=
+      VICK_OK)
     return VIC_E_DEVICE;
+  if (from_links)
+    vic__peaks_from_links(n, links_parent, links_delta, links_rho, m, info->max_point, info->max_parent,
+                          info->max_delta, info->max_saliency, threads, out->parent, out->delta, out->saliency);
   vic__centres_from_sums(x, out->peak_point, h->core_offset, h->core_count, np, out->peak_centre);
   return VIC_OK;
 }
@@ -129,6 +153,68 @@ static void slab_host_free(slab_host *h) {
   free(h->rank);
   free(h->pair);
   free(h->pos);
+}
+
+/* The prominence of the maxima (host, one thread: a chain of random
+ * reads over the events) runs while the first device sorts the points
+ * and searches the maxima's parents: both need only the events and the
+ * maxima's densities, which the host has (the densities it uploaded, at
+ * the maxima's ids).  Where no thread can start it runs after.  Its
+ * densities are checked against the device's afterwards; were they to
+ * differ, the prominence is run again from the device's (the results
+ * are then those of the plain order). */
+typedef struct {
+  int64_t m, n_events;
+  const float *rho_max, *rho_e;
+  const int32_t *a, *b;
+  double ratio;
+  int32_t *forest;
+  unsigned char *survive;
+  double seconds;
+} prominence_job;
+
+static void *prominence_main(void *arg) {
+  prominence_job *j = arg;
+  const double t0 = vic__now();
+  vic__prominent_events_run(j->m, j->rho_max, j->n_events, j->a, j->b, j->rho_e, j->ratio, j->forest, j->survive);
+  j->seconds += vic__now() - t0;
+  return NULL;
+}
+
+static vic_status maxima_beside_prominence(vic_ctx *c, vick_call *call, vick_peaks_run *run, const vick_points *pts,
+                                           const slab_host *h, const float *knn_density, double ratio,
+                                           vick_peaks_info *info, host_ws *hw, double *t_prominence,
+                                           double *t_device, int *rc) {
+  const int64_t m = info->m;
+  if (m > INT32_MAX) return vic__fail(c, VIC_E_UNSUPPORTED, "GPU peaks: %lld local maxima pass int32", (long long)m);
+  const size_t mb = (size_t)(m > 0 ? m : 1);
+  hw->survive = vic__malloc(c, mb, "prominent maxima");
+  int32_t *forest = hw->survive ? vic__malloc(c, mb * sizeof *forest, "region forest") : NULL;
+  float *rho_max = forest ? vic__malloc(c, mb * sizeof *rho_max, "densities of maxima") : NULL;
+  if (!rho_max) { free(forest); return VIC_E_NOMEM; }
+  const int threads = vic__threads(c);
+#pragma omp parallel for num_threads(threads) schedule(static) if (m > 65536)
+  for (int64_t q = 0; q < m; ++q) rho_max[q] = knn_density[info->max_point[q]];
+  prominence_job job = {m, info->n_events, rho_max, info->event_rho, info->event_a, info->event_b, ratio, forest,
+                        hw->survive, 0.0};
+  pthread_t th;
+  const int started = pthread_create(&th, NULL, prominence_main, &job) == 0;
+  const double t0 = vic__now();
+  *rc = vick_peaks_maxima(call, run, pts, h->rk, h->parent, h->delta, info);
+  *t_device = vic__now() - t0;
+  if (started) pthread_join(th, NULL);
+  if (*rc == VICK_OK) {
+    if (!started) prominence_main(&job);
+    if (m > 0 && memcmp(rho_max, info->max_rho, (size_t)m * sizeof *rho_max) != 0) {
+      vic__log(c, VIC_LOG_WARNING, "GPU peaks: the maxima's densities differ from the host's; prominence again");
+      job.rho_max = info->max_rho;
+      prominence_main(&job);
+    }
+  }
+  *t_prominence = job.seconds;
+  free(forest);
+  free(rho_max);
+  return VIC_OK;
 }
 
 static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,
@@ -198,12 +284,22 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   vic__slabs_close(z);
   if (s == VIC_OK && *bad_row < 0) {
     vick_points pts = {x->rows, n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
-    rc = vick_peaks_add_edges(&call, run, &pts, h.rk, h.parent, h.delta, h.pair, h.pos, n_edges, &info);
+    const double t_after = vic__now();
+    double t_prominence = 0, t_maxima = 0;
+    rc = vick_peaks_add_edges(&call, run, h.pair, h.pos, n_edges, &info);
+    const double t_events = vic__now() - t_after;
+    if (rc == VICK_OK) s = maxima_beside_prominence(c, &call, run, &pts, &h, knn_density, vic__prominence_ratio(o, k),
+                                                    &info, &hw, &t_prominence, &t_maxima, &rc);
     if (rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "peaks after the slabs");
-    else {
+    else if (s == VIC_OK) {
       vic__log(c, VIC_LOG_DEBUG, "GPU peaks: %lld local maxima, %lld first edges from the slabs, %lld merge events",
                (long long)info.m, (long long)info.boundary_edges, (long long)info.n_events);
-      s = decide(c, &call, run, &info, x, k, o, out, &hw, &rc);
+      s = decide(c, &call, run, &info, x, k, o, out, &hw, 1, h.parent, h.delta, knn_density, &rc);
+      /* the device call's own line below spans the edges pass too */
+      if (s == VIC_OK)
+        vic__log(c, VIC_LOG_INFO, "GPU peaks after the edges pass: %.3f s (events %.3f s; the maxima's search %.3f s "
+                 "beside the prominence on a host thread, %.3f s; climb and finish the rest)", vic__now() - t_after,
+                 t_events, t_maxima, t_prominence);
     }
   }
   host_ws_free(&hw);
@@ -270,7 +366,7 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
     vic__log(c, VIC_LOG_DEBUG, "GPU peaks: %lld local maxima, %lld boundary edges of %lld, %lld merge events",
              (long long)info.m, (long long)info.boundary_edges, (long long)(x->n * (int64_t)k),
              (long long)info.n_events);
-    s = decide(c, &call, run, &info, x, k, o, out, &h, &rc);
+    s = decide(c, &call, run, &info, x, k, o, out, &h, 0, NULL, NULL, NULL, &rc);
   }
   host_ws_free(&h);
   rc = vick_peaks_end(&call, run, rc);

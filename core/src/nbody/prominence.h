@@ -23,6 +23,11 @@ vic_status vic__prominent_maxima(vic_ctx *c, const vic_knn *nn, const float *rho
 vic_status vic__prominent_from_events(vic_ctx *c, int64_t m, const float *rho_max, int64_t n_events, const int32_t *a,
                                       const int32_t *b, const float *rho_e, double min_ratio, unsigned char *survive);
 
+/* The same on the caller's scratch (up: m int32; m < 2^31) and without a
+ * context, so that a host thread can run it beside a device call. */
+void vic__prominent_events_run(int64_t m, const float *rho_max, int64_t n_events, const int32_t *a, const int32_t *b,
+                                const float *rho_e, double min_ratio, int32_t *up, unsigned char *survive);
+
 /* order[0, n): point ids by descending density (ties: lower id first),
  * the order of vic__denser. */
 vic_status vic__density_order(vic_ctx *c, const float *rho, int64_t n, int64_t *order);

@@ -63,3 +63,23 @@ int vic__rows_edges(const int64_t *row, int64_t m, int32_t k, const int32_t *ids
   }
   return 0;
 }
+
+void vic__peaks_from_links(int64_t n, const int32_t *parent, const float *delta, const float *rho, int64_t m,
+                           const int64_t *max_point, const int64_t *max_parent, const float *max_delta,
+                           const float *max_saliency, int threads, int64_t *out_parent, float *out_delta,
+                           float *out_saliency) {
+  if (threads < 1) threads = 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    out_parent[i] = parent[i];
+    out_delta[i] = delta[i];
+    out_saliency[i] = rho[i] * delta[i];
+  }
+#pragma omp parallel for num_threads(threads) schedule(static) if (m > 65536)
+  for (int64_t q = 0; q < m; ++q) {
+    const int64_t i = max_point[q];
+    out_parent[i] = max_parent[q];
+    out_delta[i] = max_delta[q];
+    out_saliency[i] = max_saliency[q];
+  }
+}

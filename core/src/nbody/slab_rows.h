@@ -29,4 +29,16 @@ int vic__rows_edges(const int64_t *row, int64_t m, int32_t k, const int32_t *ids
                     const int32_t *lab, const int32_t *rank, uint64_t **pair, uint64_t **pos, int64_t *count,
                     int64_t *cap);
 
+/* The per-point peak results of a slab run from the links the host gave
+ * the device (parent, delta: n each, by id) and the densities rho: the
+ * device changes the links only at the m maxima (max_point), whose
+ * final parent, delta and saliency it reports; every other point's
+ * saliency is rho * delta, one IEEE product as the device's __fmul_rn.
+ * Written into out_parent (int64), out_delta, out_saliency by `threads`
+ * host threads, so that none of these n-sized arrays crosses back. */
+void vic__peaks_from_links(int64_t n, const int32_t *parent, const float *delta, const float *rho, int64_t m,
+                           const int64_t *max_point, const int64_t *max_parent, const float *max_delta,
+                           const float *max_saliency, int threads, int64_t *out_parent, float *out_delta,
+                           float *out_saliency);
+
 #endif
