@@ -13,14 +13,13 @@
 #include "ggnn_cache.cuh"
 #include "ggnn_steps.cuh"
 
-// Rows popped and fetched together (ggnn_search's WIDTH): the
-// construction's searches mostly run to their pop cap, so a wider step
-// pays the graph-row and distance waits of two pops once (the pops count
-// as before).  The rows of the second pop are chosen before the first's
-// neighbours are in: recall@10 of the queries the same within run-to-run
-// spread (BENCHMARKS.md, GGNN build).
+// Rows popped and fetched together (ggnn_search's WIDTH).  Two pay the
+// graph-row and distance waits of two pops once and build faster, but a
+// build at width 2 read a graph row out of bounds under compute-sanitizer
+// twice (cause not found; BENCHMARKS.md, GGNN build width), so the
+// default is one pop per step until that is understood.
 #ifndef GGNN_BUILD_WIDTH
-#define GGNN_BUILD_WIDTH 2
+#define GGNN_BUILD_WIDTH 1
 #endif
 // Blocks per SM the merge kernel is compiled for (0: the compiler's
 // choice).  8 forces 64 registers and a spill and was slower than the
