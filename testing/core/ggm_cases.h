@@ -40,9 +40,7 @@ static vic_ctx *gc_ctx(const ggm_case *t) {
   o.devices = t->devices;
   o.seed = 11;
   o.progress = gc_progress;
-  vic_ctx *c = NULL;
-  if (vic_ctx_create(&o, &c) != VIC_OK) { fprintf(stderr, "cannot create context\n"); exit(1); }
-  return c;
+  return vt_ctx_make(&o);
 }
 
 static vic_build_options gc_options(const ggm_case *t) {

@@ -17,9 +17,7 @@ static vic_ctx *ctx_opts(int threads, int (*progress)(void *, const char *, doub
   o.backend = VIC_BACKEND_CPU;
   o.threads = threads;
   o.progress = progress;
-  vic_ctx *c = NULL;
-  if (vic_ctx_create(&o, &c) != VIC_OK) { fprintf(stderr, "cannot create context\n"); exit(1); }
-  return c;
+  return vt_ctx_make(&o);
 }
 
 static int64_t ordered_violations(const vic_knn *r) {

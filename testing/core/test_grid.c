@@ -11,13 +11,11 @@
 #include <string.h>
 
 static vic_ctx *ctx_threads(int threads) {
-  vic_ctx *c = NULL;
   vic_ctx_options o;
   vic_ctx_options_init(&o);
   o.backend = VIC_BACKEND_CPU;
   o.threads = threads;
-  if (vic_ctx_create(&o, &c) != VIC_OK) { fprintf(stderr, "cannot create context\n"); exit(1); }
-  return c;
+  return vt_ctx_make(&o);
 }
 
 /* Build with the grid and compare every row with the naive reference. */

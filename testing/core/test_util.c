@@ -25,15 +25,19 @@ static void collect(void *user, vic_log_level level, const char *msg) {
   snprintf(vt_last_log, sizeof vt_last_log, "%s", msg);
 }
 
+vic_ctx *vt_ctx_make(const vic_ctx_options *o) {
+  vic_ctx *c = NULL;
+  if (vic_ctx_create(o, &c) != VIC_OK) { fprintf(stderr, "cannot create context\n"); exit(1); }
+  return c;
+}
+
 vic_ctx *vt_ctx(vic_backend backend, uint64_t seed) {
   vic_ctx_options o;
   vic_ctx_options_init(&o);
   o.backend = backend;
   o.seed = seed;
   o.log = collect;
-  vic_ctx *c = NULL;
-  if (vic_ctx_create(&o, &c) != VIC_OK) { fprintf(stderr, "cannot create context\n"); exit(1); }
-  return c;
+  return vt_ctx_make(&o);
 }
 
 vic_ctx *vt_ctx_threads(int threads, uint64_t seed) {
@@ -42,9 +46,7 @@ vic_ctx *vt_ctx_threads(int threads, uint64_t seed) {
   o.backend = VIC_BACKEND_CPU;
   o.seed = seed;
   o.threads = threads;
-  vic_ctx *c = NULL;
-  if (vic_ctx_create(&o, &c) != VIC_OK) { fprintf(stderr, "cannot create context\n"); exit(1); }
-  return c;
+  return vt_ctx_make(&o);
 }
 
 static uint64_t mix(uint64_t *s) {

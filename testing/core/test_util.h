@@ -36,6 +36,8 @@ int vt_finish(const char *name);
 /* Skip the whole test (exit 77) with a reason. */
 void vt_skip(const char *reason);
 
+/* The context of options o; the test ends (exit 1) when it cannot be made. */
+vic_ctx *vt_ctx_make(const vic_ctx_options *o);
 /* A context for tests: CPU backend unless backend says otherwise, fixed seed,
  * log messages collected into vt_last_log (warnings counted). */
 vic_ctx *vt_ctx(vic_backend backend, uint64_t seed);

@@ -41,9 +41,7 @@ static vic_ctx *ctx(size_t budget, int devices) {
   o.log = log_cb;
   o.devices = devices;
   o.device_memory_budget = budget;
-  vic_ctx *c = NULL;
-  if (vic_ctx_create(&o, &c) != VIC_OK) { fprintf(stderr, "cannot create context\n"); exit(1); }
-  return c;
+  return vt_ctx_make(&o);
 }
 
 static int64_t diff_f(const float *a, const float *b, int64_t n) {
