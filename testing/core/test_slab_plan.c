@@ -411,16 +411,15 @@ static void test_cells(const char *name, const vic_data *x, int64_t max_cells) {
   if (g.cells > 1) VT_CHECK(most < n / 2, "%s: a cell of %lld of %lld points", name, (long long)most, (long long)n);
   uint64_t s = 77;
   int64_t small = 0, tries = 0;
+  /* the slab plan the slab-like regions below are cut from, made once */
+  vic_slab_plan p;
+  vic_ctx *pc = vt_ctx(VIC_BACKEND_CPU, 1);
+  VT_OK(pc, vic__slab_plan_make(pc, x, 4, &p));
   for (int trial = 0; trial < 60; ++trial) {
     vic_region r;
     const int64_t i = (int64_t)(u01(&s) * (double)n) % n;
     if (trial % 6 == 5) { /* a slab-like region: one axis bounded */
-      vic_slab_plan p;
-      vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
-      VT_OK(c, vic__slab_plan_make(c, x, 4, &p));
       vic__slab_region(x, &p, trial % 4, 0.1, &r);
-      vic__slab_plan_free(&p);
-      vic_ctx_destroy(c);
     } else {
       vic__ball_region(x, i, 0.05 + 2.0 * u01(&s) * u01(&s), &r);
       if (trial % 6 == 4) { vic_region b; vic__ball_region(x, (i * 7 + 3) % n, 0.3, &b); vic__region_union(&r, &b); }
@@ -460,6 +459,8 @@ static void test_cells(const char *name, const vic_data *x, int64_t max_cells) {
     free(pts);
     free(gid);
   }
+  vic__slab_plan_free(&p);
+  vic_ctx_destroy(pc);
   /* the grid has to narrow small regions down (one cell: all points) */
   if (g.cells >= 200) VT_CHECK(small * 2 > tries, "%s: only %lld of %lld regions bound below a quarter of the set", name,
                               (long long)small, (long long)tries);
