@@ -357,16 +357,19 @@ def median_of(rs, field, how="median"):
     return {"median": statistics.median, "min": min, "max": max}[how](vs)
 
 
-def figure_rows(fig, records, where_file):
-    """One row per card: the figure's value from the newest matching records."""
+def figure_rows(fig, records, where_file, dates):
+    """One row per card: the figure's value from the newest matching records
+    (dates: file_dates(records))."""
     if isinstance(fig["value"], (int, float)):
         return [literal_row(fig, where_file)]
+    how = fig.get("aggregate", "median")
+    if how not in ("median", "min", "max"):
+        raise InputError("%s: figure %r: aggregate is median, min or max" % (where_file, fig["what"]))
     globs = fig["results"] if isinstance(fig["results"], list) else [fig["results"]]
     patterns = [re.compile(fnmatch.translate(g)) for g in globs]
     where = fig.get("where", {})
     lines = fig.get("lines")
     by_card = {}
-    dates = file_dates(records)
     for rel, no, r in records:
         if not any(p.match(os.path.basename(rel)) for p in patterns) or not matches(r, where):
             continue
@@ -381,9 +384,6 @@ def figure_rows(fig, records, where_file):
         runs = [r["run"]["date"] for r in rs if isinstance(r.get("run"), dict) and r["run"].get("date")]
         if runs:
             rs = [r for r in rs if isinstance(r.get("run"), dict) and r["run"].get("date") == max(runs)]
-        how = fig.get("aggregate", "median")
-        if how not in ("median", "min", "max"):
-            raise InputError("%s: figure %r: aggregate is median, min or max" % (where_file, fig["what"]))
         value = median_of(rs, fig["value"], how)
         shown = {f: median_of(rs, f) for f in fig.get("with", [])}
         for key, invert in (("speedup_over", True), ("ratio_to", False)):
@@ -516,6 +516,7 @@ def compact(command):
 
 def current(sections, records):
     out = [HEADER]
+    dates = file_dates(records)
     for _, _, front, body in sections:
         if front.get("intro"):
             out += [body, ""]
@@ -537,7 +538,7 @@ def current(sections, records):
         out += ["| figure | card | value | target: status | cmd |", "|---|---|---|---|---|"]
         cmds = []
         for fig in figs:
-            for row in figure_rows(fig, records, fname) or [None]:
+            for row in figure_rows(fig, records, fname, dates) or [None]:
                 if row is None:
                     out.append("| %s | - | not measured | %s | - |" % (
                         fig["what"], target_text(fig) + (": open" if fig.get("target") is not None else "")))
