@@ -86,15 +86,16 @@ SWEEPS=${SWEEPS:-gpu-exact gpu-density}
 BASE_BUILD=${BASE_BUILD:-}
 [ -n "${BASE_SRC:-}" ] && BASE_BUILD=$BUILD-base
 sweep_files() { for s in $1; do echo "$VD_SRC/benchmarks/sweeps/$s.toml"; done; }
+GPUS=$(vd_gpu_count)
 RUN_PY=(python3 "$VD_SRC/benchmarks/run.py" --cache "$CACHE" --shared "$SHARED" --logs "$VD_LOG/bench"
-        --deadline "$VD_DEADLINE" --gpus "$(vd_gpu_count)")
+        --deadline "$VD_DEADLINE" --gpus "$GPUS")
 
 # Everything a stage needs is checked first: a call either runs or stops
 # here with the reason, never half-way for a typo or a missing GPU.
 vd_check_stages "$STAGES" link build tests memcheck racecheck sweeps trace ncu || exit 2
 GPU_STAGES=""
 for s in tests memcheck racecheck sweeps trace ncu; do has "$s" && GPU_STAGES="$GPU_STAGES $s"; done
-if [ -n "$GPU_STAGES" ] && [ "$(vd_gpu_count)" -eq 0 ]; then
+if [ -n "$GPU_STAGES" ] && [ "$GPUS" -eq 0 ]; then
   vd_say "run_device.sh: no GPU here (nvidia-smi lists none) for the stages:$GPU_STAGES; nothing run"
   [ "${VD_DRY_RUN:-0}" = 1 ] || exit 2
 fi
