@@ -8,6 +8,7 @@
  * arithmetic.  Runs in CI. */
 #include "slab_plan.h"
 #include "test_util.h"
+#include "nbody_models.h"
 
 #include <math.h>
 #include <string.h>
@@ -225,18 +226,11 @@ static void test_split(const char *name, const vic_data *x, int32_t k, int64_t S
 }
 
 
-/* Plummer-like points (tails out to u < 0.999, as the billion-point
- * generator keeps them), centred at the origin. */
+/* Plummer points of scale 1 at the origin, the mass fraction below umax
+ * (tails out to u < 0.999, as the billion-point generator keeps them). */
 static float *plummer(int64_t n, double umax, uint64_t seed) {
   float *p = malloc((size_t)n * 3 * sizeof *p);
-  uint64_t s = seed;
-  for (int64_t i = 0; i < n; ++i) {
-    double g[3], r2 = 0;
-    for (int j = 0; j < 3; ++j) { g[j] = vt_gauss(&s); r2 += g[j] * g[j]; }
-    const double u = 0.0005 + (umax - 0.0005) * 0.5 * (1 + erf(vt_gauss(&s) / sqrt(2.0)));
-    const double r = 1 / sqrt(pow(u, -2.0 / 3) - 1);
-    for (int j = 0; j < 3; ++j) p[i * 3 + j] = (float)(r * g[j] / sqrt(r2));
-  }
+  if (p) nb_plummer(p, n, 1.0, (const double[3]){0, 0, 0}, umax, seed);
   return p;
 }
 
