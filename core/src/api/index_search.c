@@ -35,10 +35,11 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
   double t0 = vic__now();
   const vic_index_ops *ops = vic__index_ops(ix->kind);
   if (!ops) return vic__fail(c, VIC_E_ARGUMENT, "corrupt index (kind %d)", (int)ix->kind);
+  /* at most every indexed point (warned about once the queries passed) */
+  const int32_t k = (int64_t)o->k > ix->x.n ? (int32_t)ix->x.n : o->k;
   /* a search that validates the queries in its copy of them (one pass,
    * the same words) gets them after the shape checks alone */
-  const int32_t k_fit = (int64_t)o->k > ix->x.n ? (int32_t)ix->x.n : o->k;
-  const int fused = ops->fused_io && ops->fused_io(c, ix, &q, k_fit);
+  const int fused = ops->fused_io && ops->fused_io(c, ix, &q, k);
   vic_status s = fused ? vic__data_shape(c, &q) : vic_data_validate(c, &q);
   if (s != VIC_OK) return s;
 
@@ -47,9 +48,7 @@ vic_status vic_index_search(vic_ctx *c, const vic_index *ix, const vic_data *que
   rep.method = ix->report.method;
   rep.backend = VIC_BACKEND_CPU;
   rep.k_requested = o->k;
-  int32_t k = o->k;
-  if ((int64_t)k > ix->x.n) {
-    k = (int32_t)ix->x.n;
+  if (k < o->k) {
     vic__log(c, VIC_LOG_WARNING, "k = %d > n = %lld indexed points: clamped to k = %d", (int)o->k, (long long)ix->x.n,
              (int)k);
   }
