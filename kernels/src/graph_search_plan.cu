@@ -275,6 +275,10 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
                 g->n, g->d,      g->degree,         p->occlusion_limit, P->slices, g->components == 1,
                 g->unique_rows,  g->perm};
   if (h && !io->host) return vick_fail(call, VICK_ARGUMENT, "graph search: hooks need the pinned staging");
+  if (h) {
+    const int chunks = gs_pipe_chunks(io, P, m, g->d);
+    if (chunks) return gs_run_pipelined(call, g, io, P, G, m, k, p->delta, h, chunks, gs_hooked_team(call));
+  }
   if (mapped_in) {
     if (!h) memcpy(io->host, q, qb);
     else if (h->in(h->ctx, 0, (float *)io->host, 0, m))

@@ -36,6 +36,11 @@ int gs_ws_create(vick_call *call, vick_gsearch *g) {
   VICK_CUDA(call, cudaEventCreate(&w->io.ev_start));
   VICK_CUDA(call, cudaEventCreate(&w->io.ev_pivots));
   VICK_CUDA(call, cudaEventCreate(&w->io.ev_stop));
+  /* pipelined large batches (graph_search_pipeline.cu) */
+  VICK_CUDA(call, cudaStreamCreateWithFlags(&w->io.stream2, cudaStreamNonBlocking));
+  VICK_CUDA(call, cudaEventCreate(&w->io.ev_stop2));
+  for (int c = 0; c < GS_PIPE_CHUNKS; ++c)
+    VICK_CUDA(call, cudaEventCreateWithFlags(&w->io.ev_done[c], cudaEventDisableTiming));
   return VICK_OK;
 }
 
@@ -43,13 +48,17 @@ void gs_ws_destroy(vick_gsearch *g) {
   gs_small_ws *w = g->ws;
   if (!w) return;
   if (w->io.stream) cudaStreamSynchronize(w->io.stream);
+  if (w->io.stream2) cudaStreamSynchronize(w->io.stream2);
   vick_free_kept(w->count);
   vick_free_kept(w->io.dev);
   vick_pinned_free(w->io.host);
-  cudaEvent_t *evs[] = {&w->io.ev_start, &w->io.ev_pivots, &w->io.ev_stop};
+  cudaEvent_t *evs[] = {&w->io.ev_start, &w->io.ev_pivots, &w->io.ev_stop, &w->io.ev_stop2};
   for (cudaEvent_t *e : evs)
     if (*e) cudaEventDestroy(*e);
+  for (int c = 0; c < GS_PIPE_CHUNKS; ++c)
+    if (w->io.ev_done[c]) cudaEventDestroy(w->io.ev_done[c]);
   if (w->io.stream) cudaStreamDestroy(w->io.stream);
+  if (w->io.stream2) cudaStreamDestroy(w->io.stream2);
   cudaGetLastError();
   delete w;
   g->ws = NULL;
@@ -61,6 +70,13 @@ int gs_ws_acquire(const vick_gsearch *g) { return g->ws && g->ws->mu.try_lock();
  * small kernel's clock words: one allocation, zeroed together. */
 static size_t gs_count_bytes(int64_t cap) { return ((size_t)cap * sizeof(int) + 7) / 8 * 8 + GS_CLOCK_WORDS * 8; }
 
+/* Both streams idle: a call's buffers may be freed or regrown. */
+static int gs_ws_drain(vick_call *call, gs_small_ws *w) {
+  VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
+  if (w->io.stream2) VICK_CUDA(call, cudaStreamSynchronize(w->io.stream2));
+  return VICK_OK;
+}
+
 /* Room for at least `need`, grown by half again so that a slowly rising
  * batch size does not reallocate on every call. */
 static size_t gs_grow(size_t need) { return need + need / 2; }
@@ -69,7 +85,7 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_
   gs_small_ws *w = g->ws;
   if (m > w->count_cap) {
     /* the old counters may still be read by a kernel of the last call */
-    VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
+    VICK_TRY(gs_ws_drain(call, w));
     vick_free_kept(w->count);
     w->count = NULL;
     w->count_cap = 0;
@@ -79,7 +95,7 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_
     w->dirty = 1;
   }
   if (dev_bytes > w->dev_cap) {
-    VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
+    VICK_TRY(gs_ws_drain(call, w));
     vick_free_kept(w->io.dev);
     w->io.dev = NULL;
     w->dev_cap = 0;
@@ -88,7 +104,7 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_
     w->dev_cap = cap;
   }
   if (host_bytes > w->host_cap) {
-    VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
+    VICK_TRY(gs_ws_drain(call, w));
     vick_pinned_free(w->io.host);
     w->io.host = NULL;
     w->host_cap = 0;
@@ -127,6 +143,7 @@ void gs_ws_release(const vick_gsearch *g, int failed) {
   if (failed) {
     /* nothing may still use the buffers when the next call regrows them */
     cudaStreamSynchronize(w->io.stream);
+    if (w->io.stream2) cudaStreamSynchronize(w->io.stream2);
     cudaGetLastError();
     w->dirty = 1;
   }
