@@ -8,6 +8,7 @@
 
 #include "grnnd_common.cuh"
 #include "staged_copy.cuh"
+#include "staged_pipeline.cuh"
 #include "vic_kernels_grnnd.h"
 
 #include <string.h>
@@ -121,14 +122,13 @@ int gs_finish(vick_call *call, vick_env *env, vick_gsearch *g, int32_t target);
 /* What one search call runs on: its stream, events, device buffers (the
  * two counters of the small procedure first, zeroed) and, where it has
  * them, pinned host staging for the queries and the results. */
-#define GS_PIPE_CHUNKS 4 /* chunks of a pipelined large batch (graph_search_pipeline.cu) */
 struct gs_io {
   cudaStream_t stream;
   cudaEvent_t ev_start, ev_pivots, ev_stop;
-  /* the workspace's second stream and its events for pipelined large
-   * batches (NULL on resources of a call's own: no pipelining) */
-  cudaStream_t stream2;
-  cudaEvent_t ev_stop2, ev_done[GS_PIPE_CHUNKS];
+  /* the workspace's streams for hooked large batches in chunks
+   * (staged_pipeline.cuh; stream[0] is `stream`); NULL pipe: resources
+   * of a call's own, no chunks */
+  const vick_pipe *pipe;
   char *dev;          /* counters, then the call's buffers */
   size_t dev_bytes;
   int *count;         /* per query, at least m */
@@ -262,11 +262,5 @@ int gs_small_launch(vick_call *call, const vick_gsearch *g, const gs_io *io, con
 int gs_large_launch(vick_call *call, cudaStream_t stream, const gs_plan *P, const gs_graph &G, const float *dq,
                     const unsigned long long *near, int64_t m, int64_t qbase, int k, float delta, int64_t *dids,
                     float *ddist);
-
-/* A hooked large batch in chunks over the workspace's two streams
- * (graph_search_pipeline.cu); 0 chunks: not one for it. */
-int gs_pipe_chunks(const gs_io *io, const gs_plan *P, int64_t m, int32_t d);
-int gs_run_pipelined(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P, const gs_graph &G,
-                     int64_t m, int k, float delta, const vick_gsearch_hooks *h, int chunks, int threads);
 
 #endif

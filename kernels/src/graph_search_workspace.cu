@@ -21,6 +21,7 @@
 struct gs_small_ws {
   std::mutex mu;
   gs_io io;
+  vick_pipe pipe;
   int *count;
   int64_t count_cap; /* queries */
   size_t dev_cap, host_cap;
@@ -36,11 +37,9 @@ int gs_ws_create(vick_call *call, vick_gsearch *g) {
   VICK_CUDA(call, cudaEventCreate(&w->io.ev_start));
   VICK_CUDA(call, cudaEventCreate(&w->io.ev_pivots));
   VICK_CUDA(call, cudaEventCreate(&w->io.ev_stop));
-  /* pipelined large batches (graph_search_pipeline.cu) */
-  VICK_CUDA(call, cudaStreamCreateWithFlags(&w->io.stream2, cudaStreamNonBlocking));
-  VICK_CUDA(call, cudaEventCreate(&w->io.ev_stop2));
-  for (int c = 0; c < GS_PIPE_CHUNKS; ++c)
-    VICK_CUDA(call, cudaEventCreateWithFlags(&w->io.ev_done[c], cudaEventDisableTiming));
+  /* hooked large batches in chunks (staged_pipeline.cuh) */
+  VICK_TRY(vick_pipe_create(call, &w->pipe, w->io.stream));
+  w->io.pipe = &w->pipe;
   return VICK_OK;
 }
 
@@ -48,17 +47,14 @@ void gs_ws_destroy(vick_gsearch *g) {
   gs_small_ws *w = g->ws;
   if (!w) return;
   if (w->io.stream) cudaStreamSynchronize(w->io.stream);
-  if (w->io.stream2) cudaStreamSynchronize(w->io.stream2);
+  vick_pipe_destroy(&w->pipe); /* leaves w->io.stream to the lines below */
   vick_free_kept(w->count);
   vick_free_kept(w->io.dev);
   vick_pinned_free(w->io.host);
-  cudaEvent_t *evs[] = {&w->io.ev_start, &w->io.ev_pivots, &w->io.ev_stop, &w->io.ev_stop2};
+  cudaEvent_t *evs[] = {&w->io.ev_start, &w->io.ev_pivots, &w->io.ev_stop};
   for (cudaEvent_t *e : evs)
     if (*e) cudaEventDestroy(*e);
-  for (int c = 0; c < GS_PIPE_CHUNKS; ++c)
-    if (w->io.ev_done[c]) cudaEventDestroy(w->io.ev_done[c]);
   if (w->io.stream) cudaStreamDestroy(w->io.stream);
-  if (w->io.stream2) cudaStreamDestroy(w->io.stream2);
   cudaGetLastError();
   delete w;
   g->ws = NULL;
@@ -70,11 +66,10 @@ int gs_ws_acquire(const vick_gsearch *g) { return g->ws && g->ws->mu.try_lock();
  * small kernel's clock words: one allocation, zeroed together. */
 static size_t gs_count_bytes(int64_t cap) { return ((size_t)cap * sizeof(int) + 7) / 8 * 8 + GS_CLOCK_WORDS * 8; }
 
-/* Both streams idle: a call's buffers may be freed or regrown. */
+/* Every stream idle: a call's buffers may be freed or regrown. */
 static int gs_ws_drain(vick_call *call, gs_small_ws *w) {
   VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
-  if (w->io.stream2) VICK_CUDA(call, cudaStreamSynchronize(w->io.stream2));
-  return VICK_OK;
+  return vick_pipe_drain(call, &w->pipe);
 }
 
 /* Room for at least `need`, grown by half again so that a slowly rising
@@ -143,7 +138,8 @@ void gs_ws_release(const vick_gsearch *g, int failed) {
   if (failed) {
     /* nothing may still use the buffers when the next call regrows them */
     cudaStreamSynchronize(w->io.stream);
-    if (w->io.stream2) cudaStreamSynchronize(w->io.stream2);
+    for (int s = 0; s < VICK_PIPE_STREAMS; ++s)
+      if (w->pipe.stream[s]) cudaStreamSynchronize(w->pipe.stream[s]);
     cudaGetLastError();
     w->dirty = 1;
   }
