@@ -441,10 +441,9 @@ static int ggnn_chunk_launch(void *ctx, vick_call *call, cudaStream_t stream, in
   return VICK_OK;
 }
 
-// The hooked call on the searcher's resources: in chunks under the kernels
-// (staged_pipeline.cuh) where the batch is large enough, else the queries
-// through h->in into the staging, one launch, the results back to h->out.
-// The kernel's distances are Euclidean: the hooks get them squared.
+// The hooked call on the searcher's resources (staged_pipeline.cuh's
+// staging and hand-out).  The kernel's distances are Euclidean: the hooks
+// get them squared.
 static int ggnn_search_hooked_on(vick_call *call, vick_ggnn_searcher *s, int64_t m, int32_t k, float tau,
                                  int32_t max_visits, const vick_gsearch_hooks *h) {
   const vick_ggnn *g = s->g;
@@ -461,26 +460,13 @@ static int ggnn_search_hooked_on(vick_call *call, vick_ggnn_searcher *s, int64_t
   x.a.out_d = (float *)(s->dev + od);
   int64_t *hids = (int64_t *)(s->host + oi);
   float *hdist = (float *)(s->host + od);
-  const int chunks = vick_pipe_chunks(m, d);
-  if (chunks) {
-    vick_pipe_job j = {m, d, k, s->host, (float *)s->dev, x.a.out_ids, x.a.out_d, hids, hdist, 1,
-                       ggnn_chunk_launch, &x};
-    return vick_pipe_run(call, &s->pipe, &j, h, chunks, call->threads < 8 ? call->threads : 8,
-                         "GGNN query (chunks under the copies)");
-  }
-  if (h->in(h->ctx, 0, (float *)s->host, 0, m)) return vick_fail(call, VICK_ARGUMENT, "the queries were refused");
-  VICK_CUDA(call, cudaMemcpyAsync(s->dev, s->host, (size_t)m * d * 4, cudaMemcpyHostToDevice, s->stream));
-  VICK_CUDA(call, cudaEventRecord(s->ev_start, s->stream));
-  VICK_TRY(ggnn_chunk_launch(&x, call, s->stream, 0, m));
-  VICK_CUDA(call, cudaEventRecord(s->ev_stop, s->stream));
-  VICK_CUDA(call, cudaMemcpyAsync(s->host + oi, s->dev + oi, bytes - oi, cudaMemcpyDeviceToHost, s->stream));
-  VICK_CUDA(call, cudaStreamSynchronize(s->stream));
-  for (int64_t i = 0; i < m * k; ++i) hdist[i] *= hdist[i];
-  h->out(h->ctx, 0, hids, hdist, 0, m);
-  float ms = 0.f;
-  VICK_CUDA(call, cudaEventElapsedTime(&ms, s->ev_start, s->ev_stop));
-  call->seconds_kernel = 1e-3 * ms;
-  return VICK_OK;
+  /* one chunk: a batch of the usual sizes runs in one wave of the query
+   * kernel (a warp a query), where later chunks would only start its last
+   * queries later; the hooks' team still fills the staging in claimed
+   * pieces and hands the results out */
+  vick_pipe_job j = {m, d, k, s->host, (float *)s->dev, x.a.out_ids, x.a.out_d, hids, hdist, 1,
+                     ggnn_chunk_launch, &x};
+  return vick_pipe_run(call, &s->pipe, &j, h, 1, call->threads < 8 ? call->threads : 8, "GGNN query");
 }
 
 // The hooked call on resources of its own (the searcher busy, or a batch

@@ -281,7 +281,8 @@ static int gs_run_chunked(vick_call *call, const vick_gsearch *g, const gs_io *i
                     (float *)(dids + m * k), k, delta};
   vick_pipe_job j = {m, g->d, k, io->host, (float *)io->dev, dids, (const float *)(dids + m * k), hids,
                      (float *)(hids + m * k), 0, gs_chunk_launch, &x};
-  const int rc = vick_pipe_run(call, io->pipe, &j, h, chunks, gs_hooked_team(call),
+  const int team = gs_hooked_team(call) < VICK_PIPE_TEAM ? gs_hooked_team(call) : VICK_PIPE_TEAM;
+  const int rc = vick_pipe_run(call, io->pipe, &j, h, chunks, team,
                                "pivots and search (chunks under the copies)");
   return rc == VICK_ARGUMENT ? vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused") : rc;
 }

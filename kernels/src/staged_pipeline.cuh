@@ -19,6 +19,10 @@
 
 #define VICK_PIPE_CHUNKS 4
 #define VICK_PIPE_STREAMS 2
+/* Host threads of a call in chunks: every thread a region wakes may start
+ * late on a host whose idle CPUs are slow to wake, and the filling of all
+ * chunks but the first runs under the kernels, where a few threads keep up. */
+#define VICK_PIPE_TEAM 4
 
 /* The streams and events of a pipelined call, made once by the index that
  * runs them.  stream[0] may be the index's own stream (not destroyed here). */
