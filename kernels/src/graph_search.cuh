@@ -8,6 +8,7 @@
 
 #include "grnnd_common.cuh"
 #include "staged_copy.cuh"
+#include "staged_pipeline.cuh"
 #include "vic_kernels_grnnd.h"
 
 #include <string.h>
@@ -124,6 +125,10 @@ int gs_finish(vick_call *call, vick_env *env, vick_gsearch *g, int32_t target);
 struct gs_io {
   cudaStream_t stream;
   cudaEvent_t ev_start, ev_pivots, ev_stop;
+  /* the workspace's streams for hooked large batches in chunks
+   * (staged_pipeline.cuh; stream[0] is `stream`); NULL pipe: resources
+   * of a call's own, no chunks */
+  const vick_pipe *pipe;
   char *dev;          /* counters, then the call's buffers */
   size_t dev_bytes;
   int *count;         /* per query, at least m */

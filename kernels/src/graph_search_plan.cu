@@ -249,6 +249,44 @@ static void gs_hooked_out(const vick_call *call, const char *hres, int64_t m, in
 }
 
 
+/* A hooked large batch in chunks under its kernels (staged_pipeline.cuh):
+ * each chunk's pivots and search.  Every query's search is the one-launch
+ * batch's (qbase keeps its random seeds, the launch shape is the whole
+ * batch's plan), so the results are too. */
+typedef struct {
+  const vick_gsearch *g;
+  const gs_plan *P;
+  const gs_graph *G;
+  float *dq;
+  unsigned long long *near;
+  int64_t *dids;
+  float *ddist;
+  int k;
+  float delta;
+} gs_chunk_ctx;
+
+static int gs_chunk_launch(void *ctx, vick_call *call, cudaStream_t stream, int64_t a, int64_t rows) {
+  const gs_chunk_ctx *x = (const gs_chunk_ctx *)ctx;
+  const float *dq = x->dq + a * x->g->d;
+  unsigned long long *near = x->near + a * x->P->slices * GS_EMAX;
+  VICK_TRY(gs_pivot_launch(call, x->g, dq, rows, x->P->slices, near, NULL, stream));
+  return gs_large_launch(call, stream, x->P, *x->G, dq, near, rows, a, x->k, x->delta, x->dids + a * x->k,
+                         x->ddist + a * x->k);
+}
+
+static int gs_run_chunked(vick_call *call, const vick_gsearch *g, const gs_io *io, const gs_plan *P,
+                          const gs_graph *G, int64_t m, int k, float delta, const vick_gsearch_hooks *h, int chunks) {
+  int64_t *dids = (int64_t *)(io->dev + P->off_res), *hids = (int64_t *)(io->host + P->host_res);
+  gs_chunk_ctx x = {g, P, G, (float *)io->dev, (unsigned long long *)(io->dev + P->off_near), dids,
+                    (float *)(dids + m * k), k, delta};
+  vick_pipe_job j = {m, g->d, k, io->host, (float *)io->dev, dids, (const float *)(dids + m * k), hids,
+                     (float *)(hids + m * k), 0, gs_chunk_launch, &x};
+  const int team = gs_hooked_team(call) < VICK_PIPE_TEAM ? gs_hooked_team(call) : VICK_PIPE_TEAM;
+  const int rc = vick_pipe_run(call, io->pipe, &j, h, chunks, team,
+                               "pivots and search (chunks under the copies)");
+  return rc == VICK_ARGUMENT ? vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused") : rc;
+}
+
 /* The call on io: one copy in (through the pinned staging in pieces, so
  * that the host fills one while the device copies the last), the kernels
  * (pivots and search, or the fused search alone) as one launch each over
@@ -275,6 +313,10 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
                 g->n, g->d,      g->degree,         p->occlusion_limit, P->slices, g->components == 1,
                 g->unique_rows,  g->perm};
   if (h && !io->host) return vick_fail(call, VICK_ARGUMENT, "graph search: hooks need the pinned staging");
+  if (h && !P->small && io->pipe) {
+    const int chunks = vick_pipe_chunks(m, g->d);
+    if (chunks) return gs_run_chunked(call, g, io, P, &G, m, k, p->delta, h, chunks);
+  }
   if (mapped_in) {
     if (!h) memcpy(io->host, q, qb);
     else if (h->in(h->ctx, 0, (float *)io->host, 0, m))
