@@ -8,7 +8,6 @@
 
 #include <mutex>
 #include <new>
-#include <stdlib.h>
 #include <string.h>
 
 #include "graph_search.cuh"
@@ -290,7 +289,6 @@ struct vick_ggnn_searcher {
   size_t dev_cap, host_cap;
   int smem_set; // dynamic shared memory the kernel may take so far
   vick_gsearch *small;
-  vick_pipe pipe; // hooked large batches in chunks (stream[0] is `stream`)
 };
 
 // Byte offsets of a call's ids and distances after its queries (both in
@@ -309,7 +307,7 @@ static int ggnn_searcher_reserve(vick_call *call, vick_env *env, vick_ggnn_searc
   ggnn_search_layout(m, s->g->d, k, &oi, &od, &dev);
   const size_t host = dev;
   if (dev > s->dev_cap) {
-    VICK_TRY(vick_pipe_drain(call, &s->pipe));
+    VICK_CUDA(call, cudaStreamSynchronize(s->stream));
     vick_free_kept(s->dev);
     s->dev = nullptr;
     s->dev_cap = 0;
@@ -317,7 +315,7 @@ static int ggnn_searcher_reserve(vick_call *call, vick_env *env, vick_ggnn_searc
     s->dev_cap = dev + dev / 2;
   }
   if (host > s->host_cap) {
-    VICK_TRY(vick_pipe_drain(call, &s->pipe));
+    VICK_CUDA(call, cudaStreamSynchronize(s->stream));
     vick_pinned_free(s->host);
     s->host = nullptr;
     s->host_cap = 0;
@@ -338,7 +336,6 @@ extern "C" void vick_ggnn_searcher_free(vick_ggnn_searcher *s) {
   cudaGetDevice(&prev);
   cudaSetDevice(s->g->device);
   if (s->stream) cudaStreamSynchronize(s->stream);
-  vick_pipe_destroy(&s->pipe); /* leaves s->stream to the lines below */
   vick_gsearch_free(s->small);
   vick_free_kept(s->dev);
   vick_pinned_free(s->host);
@@ -354,7 +351,6 @@ static int ggnn_searcher_make(vick_call *call, vick_env *env, vick_ggnn_searcher
                               int small) {
   const vick_ggnn *g = s->g;
   VICK_CUDA(call, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
-  VICK_TRY(vick_pipe_create(call, &s->pipe, s->stream));
   VICK_CUDA(call, cudaEventCreate(&s->ev_start));
   VICK_CUDA(call, cudaEventCreate(&s->ev_stop));
   ggnn_query_args a;
@@ -421,96 +417,6 @@ static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q
   VICK_CUDA(call, cudaEventElapsedTime(&ms, s->ev_start, s->ev_stop));
   call->seconds_kernel = 1e-3 * ms;
   return VICK_OK;
-}
-
-// A chunk of a hooked batch: the query kernel over rows [a, a + rows).
-typedef struct {
-  ggnn_query_args a;
-  size_t smem;
-} ggnn_chunk_ctx;
-
-static int ggnn_chunk_launch(void *ctx, vick_call *call, cudaStream_t stream, int64_t a, int64_t rows) {
-  ggnn_query_args x = ((const ggnn_chunk_ctx *)ctx)->a;
-  x.q += a * x.d;
-  x.out_ids += a * x.kq;
-  x.out_d += a * x.kq;
-  x.m = rows;
-  ggnn_k_query<<<(unsigned)((rows + GGNN_WARPS_PER_BLOCK - 1) / GGNN_WARPS_PER_BLOCK), GGNN_WARPS_PER_BLOCK * 32,
-                 ((const ggnn_chunk_ctx *)ctx)->smem, stream>>>(x);
-  VICK_LAUNCH(call, "ggnn_k_query");
-  return VICK_OK;
-}
-
-// The hooked call on the searcher's resources (staged_pipeline.cuh's
-// staging and hand-out).  The kernel's distances are Euclidean: the hooks
-// get them squared.
-static int ggnn_search_hooked_on(vick_call *call, vick_ggnn_searcher *s, int64_t m, int32_t k, float tau,
-                                 int32_t max_visits, const vick_gsearch_hooks *h) {
-  const vick_ggnn *g = s->g;
-  const int d = g->d;
-  ggnn_chunk_ctx x;
-  ggnn_query_setup(g, m, k, tau, max_visits, &x.a);
-  x.smem = x.a.slab * GGNN_WARPS_PER_BLOCK;
-  VICK_CUDA(call, cudaSetDevice(g->device));
-  VICK_TRY(ggnn_searcher_reserve(call, NULL, s, m, k, x.smem));
-  size_t oi, od, bytes;
-  ggnn_search_layout(m, d, k, &oi, &od, &bytes);
-  x.a.q = (const float *)s->dev;
-  x.a.out_ids = (int64_t *)(s->dev + oi);
-  x.a.out_d = (float *)(s->dev + od);
-  int64_t *hids = (int64_t *)(s->host + oi);
-  float *hdist = (float *)(s->host + od);
-  /* one chunk: a batch of the usual sizes runs in one wave of the query
-   * kernel (a warp a query), where later chunks would only start its last
-   * queries later; the hooks' team still fills the staging in claimed
-   * pieces and hands the results out */
-  vick_pipe_job j = {m, d, k, s->host, (float *)s->dev, x.a.out_ids, x.a.out_d, hids, hdist, 1,
-                     ggnn_chunk_launch, &x};
-  return vick_pipe_run(call, &s->pipe, &j, h, 1, call->threads < 8 ? call->threads : 8, "GGNN query");
-}
-
-// The hooked call on resources of its own (the searcher busy, or a batch
-// above its workspace): host buffers between the hooks and vick_ggnn_query.
-static int ggnn_search_hooked_own(vick_call *call, const vick_ggnn *g, int64_t m, int32_t k, float tau,
-                                  int32_t max_visits, const vick_gsearch_hooks *h) {
-  float *q = (float *)malloc((size_t)m * g->d * 4), *dist = (float *)malloc((size_t)m * k * 4);
-  int64_t *ids = (int64_t *)malloc((size_t)m * k * 8);
-  int rc = VICK_OK;
-  if (!q || !ids || !dist) rc = vick_fail(call, VICK_NOMEM, "GGNN search: no host memory for the queries");
-  if (rc == VICK_OK && h->in(h->ctx, 0, q, 0, m)) rc = vick_fail(call, VICK_ARGUMENT, "the queries were refused");
-  if (rc == VICK_OK) rc = vick_ggnn_query(call, g, q, m, k, tau, max_visits, ids, dist);
-  if (rc == VICK_OK) {
-    for (int64_t i = 0; i < m * k; ++i) dist[i] *= dist[i];
-    h->out(h->ctx, 0, ids, dist, 0, m);
-  }
-  free(q);
-  free(ids);
-  free(dist);
-  return rc;
-}
-
-extern "C" int vick_ggnn_search_hooked(vick_call *call, vick_ggnn_searcher *s, int64_t m, int32_t k, float tau,
-                                       int32_t max_visits, const vick_gsearch_hooks *h) {
-  if (!call) return VICK_ARGUMENT;
-  if (!s || !h || !h->in || !h->out || call->threads < 1 || m < 1 || k < 1 || k > 256 || !(tau >= 0) ||
-      max_visits < 0)
-    return vick_fail(call, VICK_ARGUMENT, "GGNN search needs hooks, call->threads >= 1, m >= 1 queries, 1 <= k <= "
-                     "256, tau >= 0 (m = %lld, k = %d)", (long long)m, (int)k);
-  size_t oi, od, bytes;
-  ggnn_search_layout(m, s->g->d, k, &oi, &od, &bytes);
-  if (bytes > GS_WS_MAX_BYTES || !s->mu.try_lock()) return ggnn_search_hooked_own(call, s->g, m, k, tau, max_visits, h);
-  const double t0 = vick_now();
-  call->message[0] = '\0';
-  call->n_stages = 0;
-  call->seconds_kernel = call->seconds_transfer = 0;
-  const int rc = ggnn_search_hooked_on(call, s, m, k, tau, max_visits, h);
-  if (rc != VICK_OK) {
-    vick_pipe_drain(call, &s->pipe);
-    cudaGetLastError();
-  }
-  s->mu.unlock();
-  call->seconds_total = vick_now() - t0;
-  return rc;
 }
 
 extern "C" int vick_ggnn_search(vick_call *call, vick_ggnn_searcher *s, const float *q, int64_t m, int32_t k,

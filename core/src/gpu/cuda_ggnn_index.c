@@ -17,7 +17,6 @@
  * kernels' construction is reproducible run to run. */
 #include "cuda_internal.h"
 #include "device_set.h"
-#include "gsearch_io.h"
 #include "gsearch_policy.h"
 #include "topk_merge.h"
 #include "vic_kernels_ggnn.h"
@@ -532,40 +531,6 @@ vic_status vic__cuda_ggnn_index_search(vic_ctx *c, void *handle, const vic_data 
   for (int64_t i = 0; i < q->n * (int64_t)k; ++i) dist[i] *= dist[i];
   vic__true_dists(c, q->metric, q->n * (int64_t)k, ids, dist);
   vic__report_reason(rep, "GGNN search on the GPU, tau = %g", (double)tau);
-  return VIC_OK;
-}
-
-int vic__cuda_ggnn_index_fused(const void *handle, vic_metric metric, int32_t k) {
-  const ggnn_set *set = handle;
-  return set && set->shards == 1 && set->srch && set->srch[0] && metric == VIC_L2 && k <= VIC_GGNN_MAX_K;
-}
-
-vic_status vic__cuda_ggnn_index_search_fused(vic_ctx *c, void *handle, const vic_data *q, int32_t k, float tau,
-                                             int32_t max_visits, int64_t *ids, float *dist, vic_report *rep) {
-  ggnn_set *set = handle;
-  if (!vic__cuda_ggnn_index_fused(handle, q->metric, k))
-    return vic__fail(c, VIC_E_ARGUMENT, "internal: a fused GGNN search where vic__cuda_ggnn_index_fused says no");
-  vick_call call;
-  vic__cuda_call_init(c, &call, shard_device(set, 0), 0, 0);
-  vic_gsearch_io io;
-  vick_gsearch_hooks h;
-  vic_status s = vic__gsearch_io_begin(c, q, q->metric, k, ids, dist, call.threads, &io, &h);
-  if (s != VIC_OK) return s;
-  /* a small batch by the bottom layer's small-batch procedure (as
-   * small_batch above), a larger one by GGNN's query */
-  vick_gsearch_params p;
-  double threshold = 0;
-  const vick_gsearch *gs = small_index(set, q->n, k, tau, max_visits, &p, &threshold);
-  const int small = gs != NULL;
-  const int rc = small ? vick_gsearch_query_hooked(&call, gs, q->n, k, &p, &h)
-                       : vick_ggnn_search_hooked(&call, set->srch[0], q->n, k, tau, max_visits, &h);
-  if ((s = vic__gsearch_io_end(c, &io, rc, &call, small ? "GGNN small batch" : "GGNN search", "index search")) !=
-      VIC_OK)
-    return s;
-  vic__cuda_copy_stages(rep, &call);
-  rep->backend = VIC_BACKEND_CUDA;
-  if (small) small_reason(rep, q->n, threshold, &p);
-  else vic__report_reason(rep, "GGNN search on the GPU, tau = %g", (double)tau);
   return VIC_OK;
 }
 
