@@ -57,7 +57,7 @@ static int prepare(vick_call *call, vick_env *env, const float *rows1, int64_t n
   VICK_CUDA(call, cudaMemcpy(r, rows1, (size_t)n1 * d * 4, cudaMemcpyHostToDevice));
   if (n > n1) VICK_CUDA(call, cudaMemcpy(r + (size_t)n1 * d, rows2, (size_t)(n - n1) * d * 4, cudaMemcpyHostToDevice));
   call->seconds_transfer += gnnd__now() - t;
-  return gnnd__alloc(call, g, n, 1);
+  return gnnd__alloc(call, g, n, 1, 0); /* the legacy stream, where the merges run */
 }
 
 /* What a merge and a growth share: the checks, the call's environment and
@@ -201,7 +201,7 @@ int vick_ggm_pairs_open(vick_call *call, int64_t m, int32_t d, const vick_gnnd_p
   if ((rc = GNND_CK(call, cudaStreamCreateWithFlags(&s->env.stream, cudaStreamNonBlocking)))) goto fail;
   if ((rc = vick_stage_init(call, &s->stage, (size_t)32 << 20))) goto fail;
   gnnd__setup(&s->g, d, p, call->seed);
-  if ((rc = gnnd__alloc(call, &s->g, (int64_t)n, 0))) goto fail;
+  if ((rc = gnnd__alloc(call, &s->g, (int64_t)n, 0, s->env.stream))) goto fail;
   /* kept buffers without a budget of their own: the core sized m with
    * vick_ggm_pairs_bytes */
   if ((rc = vick_alloc_kept(call, NULL, (void **)&s->g.extra, n * s->g.K * 4, "GGM set-aside lists"))) goto fail;
@@ -210,7 +210,6 @@ int vick_ggm_pairs_open(vick_call *call, int64_t m, int32_t d, const vick_gnnd_p
   if ((rc = vick_alloc_kept(call, NULL, (void **)&s->d_rows, n * d * 4, "GGM pair rows"))) goto fail;
   if ((rc = vick_alloc_kept(call, NULL, (void **)&s->d_ids, n * k * 4, "GGM pair result ids"))) goto fail;
   if ((rc = vick_alloc_kept(call, NULL, (void **)&s->d_dist, n * k * 4, "GGM pair result distances"))) goto fail;
-  if ((rc = GNND_CK(call, cudaDeviceSynchronize()))) goto fail; /* the lock clear ran on the legacy stream */
   *out = s;
   return VICK_OK;
 fail:
