@@ -48,17 +48,15 @@ size_t vick_gnnd_bytes(int64_t n, int32_t d, const vick_gnnd_params *p, int merg
   return b + (1u << 20);
 }
 
-/* Through the common layer: within g->env's budget when the caller has one. */
-#define ALLOC(ptr, bytes)                                                                  \
-  do {                                                                                     \
-    if ((rc = vick_alloc_kept(call, env, (void **)&(ptr), (bytes), "GNND lists"))) goto fail; \
+/* Through the common layer: within g->env's budget when the caller has
+ * one; g->env NULL: no budget of its own (the caller sized capacity). */
+#define ALLOC(ptr, bytes)                                                                     \
+  do {                                                                                        \
+    if ((rc = vick_alloc_kept(call, g->env, (void **)&(ptr), (bytes), "GNND lists"))) goto fail; \
   } while (0)
 
 int gnnd__alloc(vick_call *call, gnnd_dev *g, int64_t capacity, int merge, cudaStream_t st) {
   int rc;
-  vick_env planned = {}; /* no budget of its own: the caller sized capacity */
-  planned.budget = SIZE_MAX;
-  vick_env *env = g->env ? g->env : &planned;
   size_t n = (size_t)capacity, K = (size_t)g->K, M = (size_t)g->M;
   g->capacity = capacity;
   ALLOC(g->ids, n * K * 4);
