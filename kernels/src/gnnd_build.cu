@@ -163,18 +163,15 @@ int gnnd__knn_device(vick_call *call, const float *d_rows, int64_t n, int32_t d,
 /* ---------------------------------------------------- public, in memory */
 
 static int upload_rows(vick_call *call, vick_env *env, const float *rows, int64_t n, int32_t d, vick_buf *d_rows) {
-  double t = gnnd__now();
   VICK_TRY(vick_buf_alloc(call, env, d_rows, (size_t)n * d * sizeof(float), "GNND rows"));
-  VICK_CUDA(call, cudaMemcpy(d_rows->p, rows, (size_t)n * d * sizeof(float), cudaMemcpyHostToDevice));
-  call->seconds_transfer += gnnd__now() - t;
-  return VICK_OK;
+  return vick_copy_to_device(call, env, d_rows->p, rows, (size_t)n * d * sizeof(float));
 }
 
 /* b: rows, result ids, result distances (released by the caller). */
 static int build_to_host(vick_call *call, vick_env *env, gnnd_dev *g, const float *rows, int64_t n, int32_t d,
                          const vick_gnnd_params *p, vick_gnnd_graph *out, vick_buf b[3]) {
   const size_t cells = (size_t)n * out->k;
-  const cudaStream_t st = 0; /* the legacy stream: upload_rows and the downloads are cudaMemcpy there */
+  const cudaStream_t st = env->stream;
   VICK_TRY(upload_rows(call, env, rows, n, d, &b[0]));
   VICK_TRY(gnnd__alloc(call, g, n, 0, st));
   VICK_TRY(vick_buf_alloc(call, env, &b[1], cells * 4, "GNND result ids"));
@@ -184,11 +181,8 @@ static int build_to_host(vick_call *call, vick_env *env, gnnd_dev *g, const floa
   VICK_CUDA(call, cudaStreamSynchronize(st));
   call->seconds_kernel += gnnd__now() - tk;
   gnnd__stage(call, "gnnd build", gnnd__now() - tk);
-  double tt = gnnd__now();
-  VICK_CUDA(call, cudaMemcpy(out->ids, b[1].p, cells * 4, cudaMemcpyDeviceToHost));
-  VICK_CUDA(call, cudaMemcpy(out->dist, b[2].p, cells * 4, cudaMemcpyDeviceToHost));
-  call->seconds_transfer += gnnd__now() - tt;
-  return VICK_OK;
+  VICK_TRY(vick_copy_to_host(call, env, out->ids, b[1].p, cells * 4));
+  return vick_copy_to_host(call, env, out->dist, b[2].p, cells * 4);
 }
 
 int vick_gnnd_build(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_gnnd_params *p,
