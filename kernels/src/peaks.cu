@@ -842,14 +842,9 @@ static int edges_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const uint
                       &w->nrun, &r->order};
   for (size_t i = 0; i < sizeof done / sizeof done[0]; ++i) vick_buf_free(&r->env, done[i]);
   const int64_t m = r->m;
-  int32_t *mi = (int32_t *)malloc((size_t)m * 4 + 4);
   r->max_point = (int64_t *)malloc((size_t)m * 8 + 8);
-  int rc = mi && r->max_point ? VICK_OK : vick_fail(call, VICK_NOMEM, "no host memory for the maxima");
-  if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, mi, r->maxima.p, (size_t)m * 4);
-  if (rc == VICK_OK)
-    for (int64_t q = 0; q < m; ++q) r->max_point[q] = mi[q];
-  free(mi);
-  VICK_TRY(rc);
+  if (!r->max_point) return vick_fail(call, VICK_NOMEM, "no host memory for the maxima");
+  VICK_TRY(vick_staged_to_host_wide(call, &r->env, &r->stage, r->max_point, (const int32_t *)r->maxima.p, m));
   info->m = m;
   info->max_point = r->max_point;
   return vick_poll(call, "peaks", 0.6);
