@@ -106,12 +106,12 @@ int gs_small_wave_capacity(vick_call *call, vick_gsearch *g);
 /* A search graph over a graph built on the device (grnnd_adopt.cu): takes
  * d_x (n x d rows), d_g (n x degree ids) and d_occl (or NULL), kept
  * buffers (vick_free_kept) which the result owns (freed here on failure),
- * after the work queued on st.  The range and repeat checks run on the
- * device, then gs_finish: the same components and pivots as
+ * after the work queued on env->stream.  The range and repeat checks run
+ * on the device, then gs_finish: the same components and pivots as
  * vick_gsearch_create makes of that graph, within env's budget (the
  * build's call). */
-int gs_adopt(vick_call *call, vick_env *env, cudaStream_t st, int64_t n, int32_t d, float *d_x, int32_t *d_g,
-             int32_t degree, uint8_t *d_occl, int32_t max_entries, vick_gsearch **out);
+int gs_adopt(vick_call *call, vick_env *env, int64_t n, int32_t d, float *d_x, int32_t *d_g, int32_t degree,
+             uint8_t *d_occl, int32_t max_entries, vick_gsearch **out);
 /* The rest of an index whose rows and graph are on the device (graph_search_entry.cu):
  * components, pivots, occupancy, workspace; target: pivots wanted (0 = the default).
  * Scratch and the kept arrays within env's budget. */
