@@ -89,8 +89,13 @@ static vic_status bucket(vic_ctx *c, const vic_data *x, const vic_slab_plan *p, 
   int32_t *slab = vic__malloc(c, (size_t)n * sizeof *slab, "slab of each point");
   int64_t *at = slab ? vic__calloc(c, (size_t)(blocks * S), sizeof *at, "slab counts per block") : NULL;
   *start = at ? vic__calloc(c, (size_t)S + 1, sizeof **start, "slab starts") : NULL;
-  *order = *start ? vic__malloc(c, (size_t)n * sizeof **order, "points by slab") : NULL;
-  if (!*order) { free(slab); free(at); free(*start); *start = NULL; return VIC_E_NOMEM; }
+  *order = *start ? vic__slab_big_alloc((size_t)n * sizeof **order) : NULL;
+  if (!*order) {
+    const int had = *start != NULL; /* the others failed with their own message */
+    free(slab); free(at); free(*start); *start = NULL;
+    return had ? vic__fail(c, VIC_E_NOMEM, "out of host memory for the points by slab (%.0f MiB)", n * 8 / 1048576.0)
+               : VIC_E_NOMEM;
+  }
 #pragma omp parallel for schedule(static)
   for (int64_t b = 0; b < blocks; ++b)
     for (int64_t i = b * per; i < (b + 1) * per && i < n; ++i) {
@@ -147,6 +152,7 @@ struct vic_slabs {
   slab_job j;
   vic_slab_plan plan;
   int64_t *start, *order;
+  float *xs; /* the rows in bucket order, or NULL */
   int levels;
 };
 
@@ -175,6 +181,12 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
   j->start = z->start;
   j->order = z->order;
   j->h0 = first_halo(x, k);
+  /* the rows in bucket order: every region's gather reads its slabs'
+   * stretch of them instead of the whole set by id (without the host
+   * memory, the gathers read x) */
+  const double t_sort = vic__now();
+  z->xs = vic__slab_sorted_rows(x, z->order, vic__threads(c));
+  j->xs = z->xs;
   j->first = first;
   j->count = count;
   j->threads = 1;
@@ -218,8 +230,9 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
     vic__cuda_call_init(c, &j->call[d], first + d, budget, count > 1);
     j->bad_row[d] = -1;
   }
-  vic__log(c, VIC_LOG_INFO, "%lld slabs along axis %d on %d device%s (budget %.0f MiB each)", (long long)S,
-           z->plan.axis, count, count == 1 ? "" : "s", budget / 1048576.0);
+  vic__log(c, VIC_LOG_INFO, "%lld slabs along axis %d on %d device%s (budget %.0f MiB each); rows sorted by slab %s "
+           "in %.3f s", (long long)S, z->plan.axis, count, count == 1 ? "" : "s", budget / 1048576.0,
+           z->xs ? "on the host" : "not kept (no host memory)", vic__now() - t_sort);
   *out = z;
   return VIC_OK;
 }
@@ -257,6 +270,7 @@ void vic__slabs_close(vic_slabs *z) {
   free(j->retried);
   free(z->start);
   free(z->order);
+  free(z->xs);
   vic__slab_plan_free(&z->plan);
   free(z);
 }

@@ -54,6 +54,7 @@ typedef struct {
   int32_t *ids;
   const vic_slab_plan *plan;
   const int64_t *start, *order; /* slab s owns order[start[s] .. start[s+1]) */
+  const float *xs; /* the rows in that order (vic__slab_sorted_rows), or NULL: gathers read x by id */
   double h0;
   int first, count;
   int threads; /* host threads per device */
@@ -96,10 +97,13 @@ typedef struct {
   int64_t next_free;
 } slab_job;
 
-/* Rows still to answer: rows[off .. off + count) of the slab, in region. */
+/* Rows still to answer: rows[off .. off + count) of the slab, in region.
+ * own1: s + 1 where those rows are slab s's own ids in bucket order (its
+ * gather then copies them whole from the sorted rows), else 0. */
 typedef struct {
   int64_t off, count;
   vic_region reg;
+  int64_t own1;
 } slab_task;
 
 #define SLAB_TASKS 64 /* rounds per slab; a retry's region holds its rows' balls, so two or three are the rule */

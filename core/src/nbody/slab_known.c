@@ -175,8 +175,8 @@ static int known_select(slab_job *j, int dev, slab_task *tk, int64_t *tr, slab_s
                   &hi_n, &hi_reg);
   j->retried[dev] += tk->count - n_ex;
   int rc = VICK_OK;
-  if (hi_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + n_ex + lo_n, hi_n, hi_reg});
-  if (rc == VICK_OK && lo_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + n_ex, lo_n, lo_reg});
+  if (hi_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + n_ex + lo_n, hi_n, hi_reg, 0});
+  if (rc == VICK_OK && lo_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + n_ex, lo_n, lo_reg, 0});
   *n_here = n_ex;
   return rc;
 }
@@ -223,7 +223,7 @@ int vic__slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   }
   int rc = VICK_OK;
   if (n_dev > 0) {
-    slab_task first = {0, n_dev, {0}};
+    slab_task first = {0, n_dev, {0}, 0};
     vic__slab_region(j->x, j->plan, s, j->h0, &first.reg);
     const slab_pass ps = {known_select, known_answer, vic__slab_pass_bytes(j->x->n)};
     rc = vic__slab_tasks(j, dev, rows, &first, is_row, &ps, &u);
