@@ -19,19 +19,29 @@ typedef struct {
   float *xs;
 } buckets;
 
-/* Ids by slab, ascending within a slab (as density_slabs.c buckets them). */
+/* Ids by slab by vic__slab_bucket, checked against a plain count:
+ * ascending ids within a slab, the sorted rows those ids' rows. */
 static void bucket(vic_ctx *c, const vic_data *x, int64_t S, buckets *b) {
   VT_OK(c, vic__slab_plan_make(c, x, S, &b->p));
   b->start = calloc((size_t)S + 1, sizeof *b->start);
   b->order = malloc((size_t)x->n * sizeof *b->order);
-  for (int64_t i = 0; i < x->n; ++i) b->start[vic__slab_of(&b->p, vic__slab_coord(x, i, b->p.axis)) + 1]++;
-  for (int64_t s = 0; s < S; ++s) b->start[s + 1] += b->start[s];
+  b->xs = malloc((size_t)x->n * x->d * sizeof *b->xs);
+  VT_CHECK(vic__slab_bucket(x, &b->p, b->start, b->order, b->xs) == 0, "no buckets");
+  int64_t *start = calloc((size_t)S + 1, sizeof *start), *order = malloc((size_t)x->n * sizeof *order);
+  for (int64_t i = 0; i < x->n; ++i) start[vic__slab_of(&b->p, vic__slab_coord(x, i, b->p.axis)) + 1]++;
+  for (int64_t s = 0; s < S; ++s) start[s + 1] += start[s];
   int64_t *at = malloc((size_t)S * sizeof *at);
-  memcpy(at, b->start, (size_t)S * sizeof *at);
-  for (int64_t i = 0; i < x->n; ++i) b->order[at[vic__slab_of(&b->p, vic__slab_coord(x, i, b->p.axis))]++] = i;
+  memcpy(at, start, (size_t)S * sizeof *at);
+  for (int64_t i = 0; i < x->n; ++i) order[at[vic__slab_of(&b->p, vic__slab_coord(x, i, b->p.axis))]++] = i;
+  VT_CHECK(memcmp(start, b->start, (size_t)(S + 1) * sizeof *start) == 0, "other slab starts");
+  VT_CHECK(memcmp(order, b->order, (size_t)x->n * sizeof *order) == 0, "other bucket order");
+  const int64_t stride = x->stride ? x->stride : x->d;
+  int64_t bad = 0;
+  for (int64_t t = 0; t < x->n; ++t) bad += memcmp(b->xs + t * x->d, x->rows + order[t] * stride, (size_t)x->d * 4) != 0;
+  VT_CHECK(bad == 0, "%lld sorted rows are not their ids' rows", (long long)bad);
   free(at);
-  b->xs = vic__slab_sorted_rows(x, b->order, 2);
-  VT_CHECK(b->xs != NULL, "no sorted rows");
+  free(start);
+  free(order);
 }
 
 static void buckets_free(buckets *b) {
@@ -160,6 +170,16 @@ int main(void) {
   }
   vic_data xw = {w, n, 3, 4, VIC_L2, NULL};
   test_set("plummer, strided rows", &xw, 6, 0.2);
+  /* past 2^20 points the buckets are counted in blocks by all threads */
+  const int64_t nl = ((int64_t)1 << 20) + 4099;
+  float *ul = vt_uniform(nl, 3, 1.f, 9);
+  vic_data xl = {ul, nl, 3, 0, VIC_L2, NULL};
+  vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
+  buckets bl;
+  bucket(c, &xl, 9, &bl);
+  buckets_free(&bl);
+  vic_ctx_destroy(c);
+  free(ul);
   free(pl);
   free(u);
   free(u2);

@@ -32,15 +32,41 @@ void *vic__slab_big_alloc(size_t bytes) {
   return malloc(bytes ? bytes : 1);
 }
 
-float *vic__slab_sorted_rows(const vic_data *x, const int64_t *order, int threads) {
+int vic__slab_bucket(const vic_data *x, const vic_slab_plan *p, int64_t *start, int64_t *order, float *xs) {
+  const int64_t n = x->n, S = p->n_slabs;
   const int d = x->d;
-  const int64_t n = x->n, stride = x->stride ? x->stride : d;
-  float *xs = vic__slab_big_alloc((size_t)n * (size_t)d * sizeof *xs);
-  if (!xs) return NULL;
-  /* each thread writes (and so first touches) its own stretch */
-#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : 1)
-  for (int64_t t = 0; t < n; ++t) memcpy(xs + t * d, x->rows + order[t] * stride, (size_t)d * sizeof *xs);
-  return xs;
+  const int64_t stride = x->stride ? x->stride : d;
+  const int64_t blocks = n < ((int64_t)1 << 20) ? 1 : 256, per = (n + blocks - 1) / blocks;
+  int32_t *slab = vic__slab_big_alloc((size_t)(n > 0 ? n : 1) * sizeof *slab);
+  int64_t *at = slab ? calloc((size_t)(blocks * S), sizeof *at) : NULL;
+  if (!at) { free(slab); return -1; }
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t i = b * per; i < (b + 1) * per && i < n; ++i) {
+      slab[i] = (int32_t)vic__slab_of(p, vic__slab_coord(x, i, p->axis));
+      at[b * S + slab[i]]++;
+    }
+  int64_t run = 0; /* block b's first place in slab s, slab by slab */
+  for (int64_t s = 0; s < S; ++s) {
+    start[s] = run;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t m = at[b * S + s];
+      at[b * S + s] = run;
+      run += m;
+    }
+  }
+  start[S] = run;
+  /* x read in order, each block's rows of a slab written as one run */
+#pragma omp parallel for schedule(static)
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t i = b * per; i < (b + 1) * per && i < n; ++i) {
+      const int64_t t = at[b * S + slab[i]]++;
+      order[t] = i;
+      if (xs) memcpy(xs + t * d, x->rows + i * stride, (size_t)d * sizeof *xs);
+    }
+  free(at);
+  free(slab);
+  return 0;
 }
 
 int vic__slab_gather(const vic_slab_source *src, const vic_region *r, const int64_t *rows, int64_t n_rows,
