@@ -64,8 +64,8 @@ int vic__slab_cells_make(const vic_data *x, int64_t max_cells, vic_slab_cells *g
   g->cut = malloc((size_t)(d * (per - 1) + 1) * sizeof *g->cut);
   double *sample = malloc((size_t)S * sizeof *sample);
   g->start = calloc((size_t)g->cells + 1, sizeof *g->start);
-  g->order = malloc((size_t)n * sizeof *g->order);
-  uint32_t *cell = malloc((size_t)n * sizeof *cell);
+  g->order = vic__slab_big_alloc((size_t)n * sizeof *g->order);
+  uint32_t *cell = vic__slab_big_alloc((size_t)n * sizeof *cell);
   int threads = 1;
 #ifdef _OPENMP
   threads = omp_get_max_threads();
@@ -101,19 +101,29 @@ int vic__slab_cells_make(const vic_data *x, int64_t max_cells, vic_slab_cells *g
       h[cell[i]]++;
     }
 #pragma omp barrier
-#pragma omp single
-    {
-      int64_t run = 0;
-      for (int64_t c = 0; c < g->cells; ++c) {
-        g->start[c] = run;
-        for (int u = 0; u < nt; ++u) {
-          const int64_t m = hist[(size_t)u * (size_t)g->cells + (size_t)c];
-          hist[(size_t)u * (size_t)g->cells + (size_t)c] = run;
-          run += m;
-        }
-      }
-      g->start[g->cells] = run;
+    /* each cell's first place, then every thread's within it: the cells'
+     * totals by all threads (a stretch of cells each), their running sum
+     * on one, the threads' places by all (a serial pass over cells x
+     * threads counts, one cache miss each, took seconds at 10^9) */
+    const int64_t c0 = g->cells * t / nt, c1 = g->cells * (t + 1) / nt;
+    for (int64_t c = c0; c < c1; ++c) {
+      int64_t m = 0;
+      for (int u = 0; u < nt; ++u) m += hist[(size_t)u * (size_t)g->cells + (size_t)c];
+      g->start[c + 1] = m;
     }
+#pragma omp barrier
+#pragma omp single
+    for (int64_t c = 0; c < g->cells; ++c) g->start[c + 1] += g->start[c];
+    for (int64_t c = c0; c < c1; ++c) { /* after single's barrier */
+      int64_t run = g->start[c];
+      for (int u = 0; u < nt; ++u) {
+        int64_t *q = hist + (size_t)u * (size_t)g->cells + (size_t)c;
+        const int64_t m = *q;
+        *q = run;
+        run += m;
+      }
+    }
+#pragma omp barrier
     for (int64_t i = a; i < b; ++i) g->order[h[cell[i]]++] = i;
   }
   free(hist);
