@@ -77,6 +77,10 @@ static void slab_slot(void *arg, int slot) {
     if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, stage, (double)(s + 1) / S))
       j->rc[slot] = vic__slab_fail(cs, VICK_CANCELLED, "cancelled during the slabs");
   }
+  if (j->held) { /* the pass's values by id leave the device with it */
+    vick_by_id_free(j->held[slot]);
+    j->held[slot] = NULL;
+  }
   free(is_row);
 }
 
@@ -137,6 +141,7 @@ struct vic_slabs {
   int64_t *start, *order;
   float *xs; /* the rows in bucket order, or NULL */
   int levels;
+  int pinned; /* holds the kept pinned slots (vick_pinned_keep) */
 };
 
 vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budget, size_t reserve, int later,
@@ -212,11 +217,16 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
     j->gathered_bytes = j->gathered ? vic__calloc(c, (size_t)count, sizeof *j->gathered_bytes, "gather bytes") : NULL;
     if (!j->gathered_bytes) { vic__slabs_close(z); return VIC_E_NOMEM; }
     j->gathered_cap = host_room() / (size_t)count;
+    j->held = vic__calloc(c, (size_t)count, sizeof *j->held, "per-device values by id");
+    if (!j->held) { vic__slabs_close(z); return VIC_E_NOMEM; }
   }
   for (int d = 0; d < count; ++d) {
     vic__cuda_call_init(c, &j->call[d], first + d, budget, count > 1);
     j->bad_row[d] = -1;
   }
+  /* the slabs' dozens of device calls reuse each device's pinned slots */
+  vick_pinned_keep(1);
+  z->pinned = 1;
   vic__log(c, VIC_LOG_INFO, "%lld slabs along axis %d on %d device%s (budget %.0f MiB each); rows sorted by slab %s "
            "with their ids in %.3f s", (long long)S, z->plan.axis, count, count == 1 ? "" : "s", budget / 1048576.0,
            z->xs ? "on the host" : "not kept (no host memory)", s_bucket);
@@ -249,6 +259,9 @@ void vic__slabs_close(vic_slabs *z) {
     for (int64_t s = 0; s < z->plan.n_slabs; ++s) { free(j->gathered[s].pts); free(j->gathered[s].gid); }
   free(j->gathered);
   free(j->gathered_bytes);
+  if (j->held)
+    for (int d = 0; d < j->count; ++d) vick_by_id_free(j->held[d]);
+  free(j->held);
   free(j->t_gather);
   free(j->t_device);
   free(j->call);
@@ -258,6 +271,7 @@ void vic__slabs_close(vic_slabs *z) {
   free(z->start);
   free(z->order);
   free(z->xs);
+  if (z->pinned) vick_pinned_keep(0);
   vic__slab_plan_free(&z->plan);
   free(z);
 }

@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "slab_plan.h"
 #include "vic_kernels_density.h"
+#include "vic_kernels_peaks.h"
 
 enum { PASS_LINKS = 1, PASS_EDGES = 2 };
 
@@ -77,6 +78,10 @@ typedef struct {
   unsigned char *cached; /* n: the row is in a cache */
   row_list *left; /* per device, with a cache: rows the slabs' first regions could not prove */
   double *t_gather, *t_device; /* per device: seconds of host gathers and of device calls in this pass */
+  /* a later pass's densities (and labels) by id, uploaded once per
+   * device for all its calls of the pass (NULL: not yet, or each call
+   * uploads its own); freed as the device's pass ends */
+  vick_by_id **held;
   /* lists kept on the devices between the passes (density + peaks): per
    * slab, NULL where not kept (the later passes make them again); per
    * device slot, the bytes they hold, and the bytes the later passes
@@ -137,8 +142,8 @@ int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first,
                     const slab_pass *pass, void *user);
 int vic__slab_push(slab_job *j, int dev, slab_stack *st, slab_task t);
 /* A copy of slot dev's call for one device call (budget less the lists
- * kept there, counters cleared), and its times, peak, stages and message
- * added back after it. */
+ * kept there and the values held there, counters cleared), and its
+ * times, peak, stages and message added back after it. */
 void vic__slab_call_begin(const slab_job *j, int dev, vick_call *one);
 void vic__slab_call_end(slab_job *j, int dev, const vick_call *one, int rc);
 /* Whether a call of need bytes fits slot dev's budget, once the lists

@@ -89,7 +89,7 @@ int vic__slab_push(slab_job *j, int dev, slab_stack *st, slab_task t) {
 
 void vic__slab_call_begin(const slab_job *j, int dev, vick_call *one) {
   memcpy(one, &j->call[dev], sizeof *one);
-  const size_t kept = j->kept_bytes ? j->kept_bytes[dev] : 0;
+  const size_t kept = (j->kept_bytes ? j->kept_bytes[dev] : 0) + (j->held ? vick_by_id_bytes(j->held[dev]) : 0);
   one->memory_budget = j->budget > kept ? j->budget - kept : 1;
   one->seconds_kernel = one->seconds_transfer = 0;
   one->n_stages = 0;
@@ -98,7 +98,7 @@ void vic__slab_call_begin(const slab_job *j, int dev, vick_call *one) {
 
 void vic__slab_call_end(slab_job *j, int dev, const vick_call *one, int rc) {
   vick_call *call = &j->call[dev];
-  const size_t kept = j->kept_bytes ? j->kept_bytes[dev] : 0;
+  const size_t kept = (j->kept_bytes ? j->kept_bytes[dev] : 0) + (j->held ? vick_by_id_bytes(j->held[dev]) : 0);
   call->seconds_kernel += one->seconds_kernel;
   call->seconds_transfer += one->seconds_transfer;
   if (one->peak_bytes + kept > call->peak_bytes) call->peak_bytes = one->peak_bytes + kept;
@@ -239,10 +239,15 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
   if (kl) {
     j->kept[u->slab] = kl;
     j->kept_bytes[dev] += vick_slab_lists_bytes(n_rows, k);
-  } else if (rc == VICK_OK && first && bad < 0 && j->gathered) {
-    /* the lists will be made again from the same gather: the host keeps it */
+  }
+  if (rc == VICK_OK && first && bad < 0 && j->gathered) {
+    /* the lists will be made again from the same gather: the host keeps
+     * it -- also beside lists kept on the device, which a later pass may
+     * give back for room (then made again from it, not gathered again),
+     * where the device's slabs still to come would fit too as large */
     const size_t gb = (size_t)m * ((size_t)x->d * sizeof *pts + sizeof *gid);
-    if (j->gathered_bytes[dev] + gb <= j->gathered_cap) {
+    const int64_t later = (j->plan->n_slabs - 1 - u->slab) / j->count;
+    if (j->gathered_bytes[dev] + gb * (kl ? 1 + (size_t)later : 1) <= j->gathered_cap) {
       j->gathered[u->slab] = (slab_gathered){st->pts, st->gid, m};
       j->gathered_bytes[dev] += gb;
       st->pts = NULL;
