@@ -40,9 +40,8 @@ static int merge_to_host(vick_call *call, vick_env *env, gnnd_dev *g, const floa
   call->seconds_kernel += gnnd__now() - tk;
   gnnd__stage(call, "ggm merge", gnnd__now() - tk);
   double tt = gnnd__now();
-  VICK_CUDA(call, cudaMemcpy(out->ids, b[0].p, cells * 4, cudaMemcpyDeviceToHost));
-  VICK_CUDA(call, cudaMemcpy(out->dist, b[1].p, cells * 4, cudaMemcpyDeviceToHost));
-  call->seconds_transfer += gnnd__now() - tt;
+  VICK_TRY(vick_copy_to_host(call, env, out->ids, b[0].p, cells * 4));
+  VICK_TRY(vick_copy_to_host(call, env, out->dist, b[1].p, cells * 4));
   gnnd__stage(call, "pair download", gnnd__now() - tt);
   return VICK_OK;
 }
@@ -51,13 +50,11 @@ static int merge_to_host(vick_call *call, vick_env *env, gnnd_dev *g, const floa
  * in one buffer, and the merge workspace for n rows, within env's budget. */
 static int prepare(vick_call *call, vick_env *env, const float *rows1, int64_t n1, const float *rows2, int64_t n,
                    int32_t d, gnnd_dev *g, vick_buf *d_rows) {
-  double t = gnnd__now();
   VICK_TRY(vick_buf_alloc(call, env, d_rows, (size_t)n * d * 4, "GGM rows"));
   float *r = (float *)d_rows->p;
-  VICK_CUDA(call, cudaMemcpy(r, rows1, (size_t)n1 * d * 4, cudaMemcpyHostToDevice));
-  if (n > n1) VICK_CUDA(call, cudaMemcpy(r + (size_t)n1 * d, rows2, (size_t)(n - n1) * d * 4, cudaMemcpyHostToDevice));
-  call->seconds_transfer += gnnd__now() - t;
-  return gnnd__alloc(call, g, n, 1);
+  VICK_TRY(vick_copy_to_device(call, env, r, rows1, (size_t)n1 * d * 4));
+  if (n > n1) VICK_TRY(vick_copy_to_device(call, env, r + (size_t)n1 * d, rows2, (size_t)(n - n1) * d * 4));
+  return gnnd__alloc(call, g, n, 1, env->stream);
 }
 
 /* What a merge and a growth share: the checks, the call's environment and
@@ -98,7 +95,7 @@ int vick_gnnd_merge(vick_call *call, const float *rows, int64_t n1, int64_t n2, 
 static int merge_blocks_run(vick_call *call, ggm_call *c, int64_t n1, int64_t n2, int32_t d,
                             const vick_gnnd_params *p, const vick_gnnd_graph *g1, const vick_gnnd_graph *g2,
                             vick_gnnd_graph *out) {
-  const cudaStream_t st = 0;
+  const cudaStream_t st = c->env.stream;
   VICK_TRY(upload_graph(call, &c->g, g1, 0, 0, st));
   VICK_TRY(upload_graph(call, &c->g, g2, n1, (int32_t)n1, st));
   VICK_CUDA(call, cudaStreamSynchronize(st));
@@ -120,7 +117,7 @@ int vick_gnnd_merge_blocks(vick_call *call, const float *rows1, int64_t n1, cons
 
 static int add_run(vick_call *call, ggm_call *c, int64_t n_old, int64_t n_new, int32_t d, const vick_gnnd_params *p,
                    const vick_gnnd_graph *g_old, vick_gnnd_graph *out) {
-  const cudaStream_t st = 0;
+  const cudaStream_t st = c->env.stream;
   gnnd_dev *g = &c->g;
   const float *d_rows = (const float *)c->rows.p;
   VICK_TRY(upload_graph(call, g, g_old, 0, 0, st));
@@ -201,7 +198,7 @@ int vick_ggm_pairs_open(vick_call *call, int64_t m, int32_t d, const vick_gnnd_p
   if ((rc = GNND_CK(call, cudaStreamCreateWithFlags(&s->env.stream, cudaStreamNonBlocking)))) goto fail;
   if ((rc = vick_stage_init(call, &s->stage, (size_t)32 << 20))) goto fail;
   gnnd__setup(&s->g, d, p, call->seed);
-  if ((rc = gnnd__alloc(call, &s->g, (int64_t)n, 0))) goto fail;
+  if ((rc = gnnd__alloc(call, &s->g, (int64_t)n, 0, s->env.stream))) goto fail;
   /* kept buffers without a budget of their own: the core sized m with
    * vick_ggm_pairs_bytes */
   if ((rc = vick_alloc_kept(call, NULL, (void **)&s->g.extra, n * s->g.K * 4, "GGM set-aside lists"))) goto fail;
@@ -210,7 +207,6 @@ int vick_ggm_pairs_open(vick_call *call, int64_t m, int32_t d, const vick_gnnd_p
   if ((rc = vick_alloc_kept(call, NULL, (void **)&s->d_rows, n * d * 4, "GGM pair rows"))) goto fail;
   if ((rc = vick_alloc_kept(call, NULL, (void **)&s->d_ids, n * k * 4, "GGM pair result ids"))) goto fail;
   if ((rc = vick_alloc_kept(call, NULL, (void **)&s->d_dist, n * k * 4, "GGM pair result distances"))) goto fail;
-  if ((rc = GNND_CK(call, cudaDeviceSynchronize()))) goto fail; /* the lock clear ran on the legacy stream */
   *out = s;
   return VICK_OK;
 fail:

@@ -159,9 +159,8 @@ extern "C" int vick_by_id_make(vick_call *call, int64_t n_all, const float *rho,
   if (rc == VICK_OK && lab) rc = vick_staged_to_device(call, &env, &st, b.p, lab, bytes);
   vick_stage_free(&st);
   if (rc == VICK_OK) { /* the pass holds them now, not this call */
-    v->rho = (float *)a.p;
-    v->lab = (int32_t *)b.p;
-    env.used -= a.bytes + b.bytes;
+    v->rho = (float *)vick_buf_keep(&env, &a);
+    v->lab = lab ? (int32_t *)vick_buf_keep(&env, &b) : NULL;
     *out = v;
   } else {
     vick_buf_free(&env, &a);
