@@ -73,6 +73,18 @@ int vick_peaks_begin(vick_call *call, const vick_points *x, int32_t k, const flo
                      int64_t *ids, float *dist, vick_peaks_run **run, vick_peaks_info *info);
 
 
+/* A pass's per-point values by id in the whole set (rho, n_all; lab
+ * too where not NULL), uploaded once to the call's device and held there
+ * for every slab call of the pass on that device (the held argument of
+ * the calls below, whose rho and lab may then be NULL; NULL: each call
+ * uploads what it needs) --
+ * the calls on kept lists would upload all n_all values each time.
+ * vick_by_id_bytes: the device bytes held; vick_by_id_free: NULL is fine. */
+typedef struct vick_by_id vick_by_id;
+int vick_by_id_make(vick_call *call, int64_t n_all, const float *rho, const int32_t *lab, vick_by_id **out);
+size_t vick_by_id_bytes(const vick_by_id *v);
+void vick_by_id_free(vick_by_id *v);
+
 /* Sets too large for one device (slab_peaks.cu), in three calls whose
  * lists stay on the devices: each slab's lists are made again where they
  * are consumed, and only per-point results cross to the host.
@@ -84,7 +96,8 @@ int vick_peaks_begin(vick_call *call, const vick_points *x, int32_t k, const flo
  * list neighbour (-2: none, a local maximum), delta its distance, up the
  * densest denser list neighbour (the row's own id when none), is_max. */
 int vick_slab_links(vick_call *call, const vick_points *x, int32_t k, int64_t n_own, const uint32_t *key_ids,
-                    int64_t n_all, const float *rho, int32_t *parent, float *delta, int32_t *up, int32_t *is_max);
+                    int64_t n_all, const float *rho, const vick_by_id *held, int32_t *parent, float *delta,
+                    int32_t *up, int32_t *is_max);
 /* vick_peaks_begin_links: the densities and links of all n points
  * (host, by id) into a run: density order, maxima (numbered in id order,
  * *n_max of them) and basins on the device.  Out (host, n each): lab,
@@ -99,18 +112,18 @@ int vick_peaks_begin_links(vick_call *call, int64_t n, int32_t k, const float *k
  * number) and positions (rank * k + list place), in host arrays the
  * caller frees. */
 int vick_slab_edges(vick_call *call, const vick_points *x, int32_t k, int64_t n_own, const uint32_t *key_ids,
-                    int64_t n_all, const float *rho, const int32_t *lab, const int32_t *rank, int64_t n_max,
-                    uint64_t **pair, uint64_t **pos, int64_t *count);
+                    int64_t n_all, const float *rho, const int32_t *lab, const vick_by_id *held,
+                    const int32_t *rank, int64_t n_max, uint64_t **pair, uint64_t **pos, int64_t *count);
 /* The same two steps from a slab's lists kept by vick_slab_density
  * (its own rows in the order it took them): rho and lab (n_all, host)
  * by id in the whole set; the outputs and rank (n_own) by own row.  An
  * own row whose rank is negative gives no edges (the caller answers it
  * elsewhere); its links are computed and left to the caller to ignore. */
-int vick_slab_links_kept(vick_call *call, const vick_slab_lists *l, int64_t n_all, const float *rho, int32_t *parent,
-                         float *delta, int32_t *up, int32_t *is_max);
+int vick_slab_links_kept(vick_call *call, const vick_slab_lists *l, int64_t n_all, const float *rho,
+                         const vick_by_id *held, int32_t *parent, float *delta, int32_t *up, int32_t *is_max);
 int vick_slab_edges_kept(vick_call *call, const vick_slab_lists *l, int64_t n_all, const float *rho,
-                         const int32_t *lab, const int32_t *rank, int64_t n_max, uint64_t **pair, uint64_t **pos,
-                         int64_t *count);
+                         const int32_t *lab, const vick_by_id *held, const int32_t *rank, int64_t n_max,
+                         uint64_t **pair, uint64_t **pos, int64_t *count);
 /* vick_peaks_add_edges: every slab's first edges (count of them, a pair
  * may come from several slabs) into the merge events: info's n, m,
  * max_point, n_events, event_*, boundary_edges (the rest zero) -- enough

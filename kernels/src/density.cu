@@ -379,8 +379,7 @@ static int slab_keep(vick_call *call, slab_ws *w, int64_t n_own, int32_t k, cons
   l->k = k;
   l->self = vick_buf_keep(&w->env, &self);
   *keep = l; /* the caller releases it on any failure from here */
-  VICK_TRY(vick_copy_to_device(call, &w->env, l->self, key_ids, (size_t)n_own * 4));
-  VICK_CUDA(call, cudaStreamSynchronize(w->env.stream));
+  VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, l->self, key_ids, (size_t)n_own * 4));
   l->ids = vick_buf_keep(&w->env, &d->ids);
   l->dist = vick_buf_keep(&w->env, &d->dist);
   return VICK_OK;

@@ -108,7 +108,75 @@ typedef struct {
   vick_stage stage; /* pinned slots: every copy of the slab's arrays */
   vick_buf key, local, rho_all, lab_all, self, rank, out0, out1, out2, out3;
   vick_buf count, off, ek, ek2, ep, ep2, uk, up, nrun, tmp;
+  const vick_by_id *held; /* the pass's values by id on the device, or NULL: rho_all / lab_all */
 } sp_ws;
+
+struct vick_by_id {
+  int device;
+  int64_t n;
+  float *rho;
+  int32_t *lab; /* NULL: densities only */
+};
+
+/* The densities and labels by id the steps read: held for the pass or made by the call. */
+static const float *sp_rho(const sp_ws *w) { return w->held ? w->held->rho : (const float *)w->rho_all.p; }
+static const int32_t *sp_lab(const sp_ws *w) { return w->held ? w->held->lab : (const int32_t *)w->lab_all.p; }
+
+extern "C" size_t vick_by_id_bytes(const vick_by_id *v) { return v ? (size_t)v->n * (v->lab ? 8 : 4) : 0; }
+
+extern "C" void vick_by_id_free(vick_by_id *v) {
+  if (!v) return;
+  int was = -1;
+  if (cudaGetDevice(&was) != cudaSuccess) was = -1;
+  if (cudaSetDevice(v->device) == cudaSuccess) {
+    cudaFree(v->rho);
+    cudaFree(v->lab);
+  }
+  if (was >= 0) cudaSetDevice(was);
+  cudaGetLastError();
+  free(v);
+}
+
+extern "C" int vick_by_id_make(vick_call *call, int64_t n_all, const float *rho, const int32_t *lab,
+                               vick_by_id **out) {
+  *out = NULL;
+  if (!rho || n_all < 1 || n_all >= INT32_MAX)
+    return vick_fail(call, VICK_ARGUMENT, "values by id: no densities, or %lld points", (long long)n_all);
+  vick_by_id *v = (vick_by_id *)calloc(1, sizeof *v);
+  if (!v) return vick_fail(call, VICK_NOMEM, "no host memory for values by id");
+  v->device = call->device;
+  v->n = n_all;
+  vick_env env;
+  vick_stage st;
+  memset(&st, 0, sizeof st);
+  vick_buf a = {NULL, 0}, b = {NULL, 0};
+  const size_t bytes = (size_t)n_all * 4;
+  int rc = vick_begin(call, &env);
+  if (rc == VICK_OK) rc = vick_buf_alloc(call, &env, &a, bytes, "densities by id (held)");
+  if (rc == VICK_OK && lab) rc = vick_buf_alloc(call, &env, &b, bytes, "basin labels by id (held)");
+  if (rc == VICK_OK) rc = vick_stage_init(call, &st, 0);
+  if (rc == VICK_OK) rc = vick_staged_to_device(call, &env, &st, a.p, rho, bytes);
+  if (rc == VICK_OK && lab) rc = vick_staged_to_device(call, &env, &st, b.p, lab, bytes);
+  vick_stage_free(&st);
+  if (rc == VICK_OK) { /* the pass holds them now, not this call */
+    v->rho = (float *)vick_buf_keep(&env, &a);
+    v->lab = lab ? (int32_t *)vick_buf_keep(&env, &b) : NULL;
+    *out = v;
+  } else {
+    vick_buf_free(&env, &a);
+    vick_buf_free(&env, &b);
+    free(v);
+  }
+  return vick_end(call, &env, rc);
+}
+
+static int held_ok(vick_call *call, const vick_by_id *held, int64_t n_all, int need_lab, const char *what) {
+  if (held && (held->device != call->device || held->n != n_all || (need_lab && !held->lab)))
+    return vick_fail(call, VICK_ARGUMENT, "%s: the values held are on device %d for %lld points (labels %s); the call "
+                     "is on device %d for %lld", what, held->device, (long long)held->n, held->lab ? "too" : "not",
+                     call->device, (long long)n_all);
+  return VICK_OK;
+}
 
 static void sp_free(sp_ws *w) {
   vick_density_dev_free(&w->env, &w->dev);
@@ -130,10 +198,11 @@ static int sp_lists(vick_call *call, sp_ws *w, const vick_points *x, int32_t k, 
   if (bad >= 0) return vick_fail(call, VICK_DEVICE, "slab peaks: own row %lld has no full list", (long long)bad);
   const int64_t m = x->n;
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->key, (size_t)m * 4, "slab point ids"));
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->local, (size_t)m * 4, "slab point values"));
-  VICK_TRY(vick_buf_alloc(call, &w->env, all, (size_t)n_all * 4, "per-point values by id"));
   VICK_TRY(vick_stage_init(call, &w->stage, 0));
   VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, w->key.p, key_ids, (size_t)m * 4));
+  if (w->held) return vick_timer_start(call, &w->env); /* the values by id are on the device */
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->local, (size_t)m * 4, "slab point values"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, all, (size_t)n_all * 4, "per-point values by id"));
   VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, w->local.p, v, (size_t)m * 4));
   VICK_TRY(vick_timer_start(call, &w->env));
   SP_LAUNCH(sp_scatter_kernel, m, (const uint32_t *)w->key.p, (const int32_t *)w->local.p, m, (int32_t *)all->p);
@@ -150,7 +219,7 @@ static int links_finish(vick_call *call, sp_ws *w, const int32_t *ids, const flo
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out1, b, "slab deltas"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out2, b, "slab basin pointers"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out3, b, "slab maxima flags"));
-  SP_LAUNCH(sp_links_kernel, n_own, ids, dist, (const float *)w->rho_all.p, self, n_own, n_all, k,
+  SP_LAUNCH(sp_links_kernel, n_own, ids, dist, sp_rho(w), self, n_own, n_all, k,
             (int32_t *)w->out0.p, (float *)w->out1.p, (int32_t *)w->out2.p, (int32_t *)w->out3.p);
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "slab peaks"));
   VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, parent, w->out0.p, b));
@@ -186,14 +255,18 @@ static int kept_ok(vick_call *call, const vick_slab_lists *l, int64_t n_all, con
 }
 
 extern "C" int vick_slab_links_kept(vick_call *call, const vick_slab_lists *l, int64_t n_all, const float *rho,
-                                    int32_t *parent, float *delta, int32_t *up, int32_t *is_max) {
-  if (!rho || !parent || !delta || !up || !is_max)
+                                    const vick_by_id *held, int32_t *parent, float *delta, int32_t *up,
+                                    int32_t *is_max) {
+  if ((!rho && !held) || !parent || !delta || !up || !is_max)
     return vick_fail(call, VICK_ARGUMENT, "slab links (kept lists): missing arguments");
   VICK_TRY(kept_ok(call, l, n_all, "slab links (kept lists)"));
+  VICK_TRY(held_ok(call, held, n_all, 0, "slab links (kept lists)"));
   sp_ws w;
   memset(&w, 0, sizeof w);
+  w.held = held;
   int rc = vick_begin(call, &w.env);
-  if (rc == VICK_OK) rc = sp_by_id(call, &w, n_all, rho, &w.rho_all, "densities by id");
+  if (rc == VICK_OK && held) rc = vick_stage_init(call, &w.stage, 0);
+  if (rc == VICK_OK && !held) rc = sp_by_id(call, &w, n_all, rho, &w.rho_all, "densities by id");
   if (rc == VICK_OK) rc = vick_timer_start(call, &w.env);
   if (rc == VICK_OK)
     rc = links_finish(call, &w, (const int32_t *)l->ids, (const float *)l->dist, (const uint32_t *)l->self, l->k,
@@ -203,15 +276,17 @@ extern "C" int vick_slab_links_kept(vick_call *call, const vick_slab_lists *l, i
 }
 
 extern "C" int vick_slab_links(vick_call *call, const vick_points *x, int32_t k, int64_t n_own,
-                               const uint32_t *key_ids, int64_t n_all, const float *rho, int32_t *parent,
-                               float *delta, int32_t *up, int32_t *is_max) {
-  if (!x || !key_ids || !rho || !parent || !delta || !up || !is_max)
+                               const uint32_t *key_ids, int64_t n_all, const float *rho, const vick_by_id *held,
+                               int32_t *parent, float *delta, int32_t *up, int32_t *is_max) {
+  if (!x || !key_ids || (!rho && !held) || !parent || !delta || !up || !is_max)
     return vick_fail(call, VICK_ARGUMENT, "slab links: missing arguments");
   if (k < 2 || n_own < 1 || n_own > x->n || x->n <= k || n_all < x->n || n_all >= INT32_MAX)
     return vick_fail(call, VICK_ARGUMENT, "slab links: %lld own rows of %lld points in a set of %lld, k = %d",
                      (long long)n_own, (long long)x->n, (long long)n_all, (int)k);
+  VICK_TRY(held_ok(call, held, n_all, 0, "slab links"));
   sp_ws w;
   memset(&w, 0, sizeof w);
+  w.held = held;
   int rc = vick_begin(call, &w.env);
   if (rc == VICK_OK) rc = links_run(call, &w, x, k, n_own, key_ids, n_all, rho, parent, delta, up, is_max);
   sp_free(&w);
@@ -233,8 +308,8 @@ static int edges_finish(vick_call *call, sp_ws *w, const int32_t *ids, const uin
                         int64_t *count) {
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->count, (size_t)n_own * 8, "boundary edges per row"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->off, (size_t)n_own * 8, "boundary edge offsets"));
-  const float *rho_all = (const float *)w->rho_all.p;
-  const int32_t *lab_all = (const int32_t *)w->lab_all.p;
+  const float *rho_all = sp_rho(w);
+  const int32_t *lab_all = sp_lab(w);
   SP_LAUNCH(sp_edges_kernel, n_own, ids, rho_all, lab_all, self, (const int32_t *)w->rank.p, n_own, n_all, k, 1,
             (int64_t *)w->count.p, (const int64_t *)NULL, (uint64_t *)NULL, (uint64_t *)NULL);
   size_t tb = 0;
@@ -303,31 +378,37 @@ static int edges_run(vick_call *call, sp_ws *w, const vick_points *x, int32_t k,
                      const uint32_t *key_ids, int64_t n_all, const float *rho, const int32_t *lab,
                      const int32_t *rank, int64_t n_max, uint64_t **pair, uint64_t **pos, int64_t *count) {
   VICK_TRY(sp_lists(call, w, x, k, n_own, key_ids, n_all, rho, &w->rho_all));
-  /* the labels by id too (sp_lists left the timer running) */
+  /* the labels by id too, where not held (sp_lists left the timer running) */
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "slab peaks"));
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->lab_all, (size_t)n_all * 4, "basin labels by id"));
-  VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, w->local.p, lab, (size_t)x->n * 4));
+  if (!w->held) {
+    VICK_TRY(vick_buf_alloc(call, &w->env, &w->lab_all, (size_t)n_all * 4, "basin labels by id"));
+    VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, w->local.p, lab, (size_t)x->n * 4));
+  }
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->rank, (size_t)n_own * 4, "density ranks of the own rows"));
   VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, w->rank.p, rank, (size_t)n_own * 4));
   VICK_TRY(vick_timer_start(call, &w->env));
-  SP_LAUNCH(sp_scatter_kernel, x->n, (const uint32_t *)w->key.p, (const int32_t *)w->local.p, x->n,
-            (int32_t *)w->lab_all.p);
+  if (!w->held)
+    SP_LAUNCH(sp_scatter_kernel, x->n, (const uint32_t *)w->key.p, (const int32_t *)w->local.p, x->n,
+              (int32_t *)w->lab_all.p);
   return edges_finish(call, w, (const int32_t *)w->dev.ids.p, (const uint32_t *)w->key.p, k, n_own, n_all, n_max, 1,
                       pair, pos, count);
 }
 
 extern "C" int vick_slab_edges(vick_call *call, const vick_points *x, int32_t k, int64_t n_own,
                                const uint32_t *key_ids, int64_t n_all, const float *rho, const int32_t *lab,
-                               const int32_t *rank, int64_t n_max, uint64_t **pair, uint64_t **pos, int64_t *count) {
-  if (!x || !key_ids || !rho || !lab || !rank || !pair || !pos || !count)
+                               const vick_by_id *held, const int32_t *rank, int64_t n_max, uint64_t **pair,
+                               uint64_t **pos, int64_t *count) {
+  if (!x || !key_ids || ((!rho || !lab) && !held) || !rank || !pair || !pos || !count)
     return vick_fail(call, VICK_ARGUMENT, "slab edges: missing arguments");
   *pair = *pos = NULL;
   *count = 0;
   if (k < 2 || n_own < 1 || n_own > x->n || x->n <= k || n_all < x->n || n_all >= INT32_MAX || n_max < 1)
     return vick_fail(call, VICK_ARGUMENT, "slab edges: %lld own rows of %lld points in a set of %lld, k = %d",
                      (long long)n_own, (long long)x->n, (long long)n_all, (int)k);
+  VICK_TRY(held_ok(call, held, n_all, 1, "slab edges"));
   sp_ws w;
   memset(&w, 0, sizeof w);
+  w.held = held;
   int rc = vick_begin(call, &w.env);
   if (rc == VICK_OK) rc = edges_run(call, &w, x, k, n_own, key_ids, n_all, rho, lab, rank, n_max, pair, pos, count);
   sp_free(&w);
@@ -341,19 +422,22 @@ extern "C" int vick_slab_edges(vick_call *call, const vick_points *x, int32_t k,
 }
 
 extern "C" int vick_slab_edges_kept(vick_call *call, const vick_slab_lists *l, int64_t n_all, const float *rho,
-                                    const int32_t *lab, const int32_t *rank, int64_t n_max, uint64_t **pair,
-                                    uint64_t **pos, int64_t *count) {
-  if (!rho || !lab || !rank || !pair || !pos || !count)
+                                    const int32_t *lab, const vick_by_id *held, const int32_t *rank, int64_t n_max,
+                                    uint64_t **pair, uint64_t **pos, int64_t *count) {
+  if (((!rho || !lab) && !held) || !rank || !pair || !pos || !count)
     return vick_fail(call, VICK_ARGUMENT, "slab edges (kept lists): missing arguments");
   *pair = *pos = NULL;
   *count = 0;
   VICK_TRY(kept_ok(call, l, n_all, "slab edges (kept lists)"));
   if (n_max < 1) return vick_fail(call, VICK_ARGUMENT, "slab edges (kept lists): no maxima");
+  VICK_TRY(held_ok(call, held, n_all, 1, "slab edges (kept lists)"));
   sp_ws w;
   memset(&w, 0, sizeof w);
+  w.held = held;
   int rc = vick_begin(call, &w.env);
-  if (rc == VICK_OK) rc = sp_by_id(call, &w, n_all, rho, &w.rho_all, "densities by id");
-  if (rc == VICK_OK) rc = sp_by_id(call, &w, n_all, lab, &w.lab_all, "basin labels by id");
+  if (rc == VICK_OK && held) rc = vick_stage_init(call, &w.stage, 0);
+  if (rc == VICK_OK && !held) rc = sp_by_id(call, &w, n_all, rho, &w.rho_all, "densities by id");
+  if (rc == VICK_OK && !held) rc = sp_by_id(call, &w, n_all, lab, &w.lab_all, "basin labels by id");
   if (rc == VICK_OK) rc = vick_buf_alloc(call, &w.env, &w.rank, (size_t)l->rows * 4, "density ranks of the own rows");
   if (rc == VICK_OK) rc = vick_staged_to_device(call, &w.env, &w.stage, w.rank.p, rank, (size_t)l->rows * 4);
   if (rc == VICK_OK) rc = vick_timer_start(call, &w.env);

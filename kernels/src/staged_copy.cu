@@ -1,6 +1,7 @@
 /* Pinned double-buffered copies (staged_copy.cuh). */
 #include "staged_copy.cuh"
 
+#include <pthread.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -44,23 +45,99 @@ void vick_copy_wide2(void *dst1, const void *src1, size_t bytes1, void *dst2, co
   }
 }
 
+/* The pinned pairs kept per device while vick_pinned_keep holds them
+ * (slots of the default size only): two, as a peaks run holds one on its
+ * device while that device's slab calls take the other; busy: a stage
+ * has the pair now. */
+#define KEPT_DEVICES 64
+#define KEPT_PAIRS 2
+typedef struct {
+  void *slot[2];
+  int busy;
+} kept_slots;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static int kept_holds;
+static kept_slots kept_pair[KEPT_DEVICES][KEPT_PAIRS];
+
+extern "C" void vick_pinned_keep(int hold) {
+  void *drop[2 * KEPT_DEVICES * KEPT_PAIRS];
+  int n = 0;
+  pthread_mutex_lock(&kept_lock);
+  kept_holds += hold ? 1 : -1;
+  if (kept_holds < 0) kept_holds = 0;
+  if (kept_holds == 0) /* a busy pair goes when its stage is freed */
+    for (int d = 0; d < KEPT_DEVICES; ++d)
+      for (int q = 0; q < KEPT_PAIRS; ++q) {
+        kept_slots *k = &kept_pair[d][q];
+        if (!k->slot[0] || k->busy) continue;
+        drop[n++] = k->slot[0];
+        drop[n++] = k->slot[1];
+        k->slot[0] = k->slot[1] = NULL;
+      }
+  pthread_mutex_unlock(&kept_lock);
+  for (int i = 0; i < n; ++i) vick_pinned_free(drop[i]);
+}
+
 int vick_stage_init(vick_call *call, vick_stage *s, size_t bytes) {
   memset(s, 0, sizeof *s);
   s->bytes = bytes ? bytes : STAGE_DEFAULT_BYTES;
+  s->device = call->device;
+  s->kept = -1;
+  const int d = call->device;
+  if (s->bytes == STAGE_DEFAULT_BYTES && d >= 0 && d < KEPT_DEVICES) {
+    pthread_mutex_lock(&kept_lock);
+    for (int q = 0; q < KEPT_PAIRS && kept_holds > 0 && s->kept < 0; ++q) {
+      kept_slots *k = &kept_pair[d][q];
+      if (!k->slot[0] || k->busy) continue;
+      k->busy = 1;
+      s->slot[0] = k->slot[0];
+      s->slot[1] = k->slot[1];
+      s->kept = q;
+    }
+    pthread_mutex_unlock(&kept_lock);
+  }
   for (int i = 0; i < 2; ++i) {
-    VICK_TRY(vick_pinned_alloc(call, &s->slot[i], s->bytes, cudaHostAllocDefault, "staged copies"));
+    if (!s->slot[i]) VICK_TRY(vick_pinned_alloc(call, &s->slot[i], s->bytes, cudaHostAllocDefault, "staged copies"));
     VICK_CUDA(call, cudaEventCreateWithFlags(&s->done[i], cudaEventDisableTiming));
   }
   return VICK_OK;
 }
 
 void vick_stage_free(vick_stage *s) {
+  const int d = s->device;
+  int keep = 0;
+  if (s->slot[0] && s->slot[1] && s->bytes == STAGE_DEFAULT_BYTES && d >= 0 && d < KEPT_DEVICES) {
+    /* the slots' last copies are done before another stage may take them
+     * (the copies wait for theirs, but a failed one may leave one queued) */
+    int idle = 1;
+    for (int i = 0; i < 2; ++i)
+      if (s->done[i] && cudaEventSynchronize(s->done[i]) != cudaSuccess) idle = 0;
+    if (!idle) cudaGetLastError();
+    pthread_mutex_lock(&kept_lock);
+    if (s->kept >= 0) { /* back to the device's pair, or freed when no one holds them or the copies failed */
+      kept_slots *k = &kept_pair[d][s->kept];
+      k->busy = 0;
+      keep = kept_holds > 0 && idle;
+      if (!keep) k->slot[0] = k->slot[1] = NULL;
+    } else if (kept_holds > 0 && idle) { /* kept where the device has room for another pair */
+      for (int q = 0; q < KEPT_PAIRS && !keep; ++q) {
+        kept_slots *k = &kept_pair[d][q];
+        if (k->slot[0]) continue;
+        k->slot[0] = s->slot[0];
+        k->slot[1] = s->slot[1];
+        k->busy = 0;
+        keep = 1;
+      }
+    }
+    pthread_mutex_unlock(&kept_lock);
+  }
   for (int i = 0; i < 2; ++i) {
-    vick_pinned_free(s->slot[i]);
+    if (!keep) vick_pinned_free(s->slot[i]);
     if (s->done[i]) cudaEventDestroy(s->done[i]);
     s->slot[i] = NULL;
     s->done[i] = NULL;
   }
+  s->kept = -1;
 }
 
 /* Pieces of `unit`-byte elements; out_unit is the host element size

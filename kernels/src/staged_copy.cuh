@@ -24,6 +24,8 @@ typedef struct {
   void *slot[2];      /* pinned */
   cudaEvent_t done[2];
   size_t bytes;       /* per slot */
+  int device;         /* the call's device: where kept slots go back (vick_pinned_keep) */
+  int kept;           /* the slots are that device's kept pair */
 } vick_stage;
 
 /* Pinned slots of `bytes` each (0: a default).  vick_stage_free releases

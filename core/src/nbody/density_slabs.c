@@ -77,41 +77,33 @@ static void slab_slot(void *arg, int slot) {
     if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, stage, (double)(s + 1) / S))
       j->rc[slot] = vic__slab_fail(cs, VICK_CANCELLED, "cancelled during the slabs");
   }
+  if (j->held) { /* the pass's values by id leave the device with it */
+    vick_by_id_free(j->held[slot]);
+    j->held[slot] = NULL;
+  }
   free(is_row);
 }
 
-/* Ids bucketed by slab: start (S + 1), order (n), ascending ids in each
- * (a counting sort over blocks of ids, each block's points of a slab
- * written after the earlier blocks' by all host threads). */
-static vic_status bucket(vic_ctx *c, const vic_data *x, const vic_slab_plan *p, int64_t **start, int64_t **order) {
+/* Ids bucketed by slab (vic__slab_bucket) and, where the host has the
+ * room, the rows in that order for the gathers (xs NULL otherwise). */
+static vic_status bucket(vic_ctx *c, const vic_data *x, const vic_slab_plan *p, int64_t **start, int64_t **order,
+                         float **xs) {
   const int64_t n = x->n, S = p->n_slabs;
-  const int64_t blocks = n < ((int64_t)1 << 20) ? 1 : 256, per = (n + blocks - 1) / blocks;
-  int32_t *slab = vic__malloc(c, (size_t)n * sizeof *slab, "slab of each point");
-  int64_t *at = slab ? vic__calloc(c, (size_t)(blocks * S), sizeof *at, "slab counts per block") : NULL;
-  *start = at ? vic__calloc(c, (size_t)S + 1, sizeof **start, "slab starts") : NULL;
-  *order = *start ? vic__malloc(c, (size_t)n * sizeof **order, "points by slab") : NULL;
-  if (!*order) { free(slab); free(at); free(*start); *start = NULL; return VIC_E_NOMEM; }
-#pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < blocks; ++b)
-    for (int64_t i = b * per; i < (b + 1) * per && i < n; ++i) {
-      slab[i] = (int32_t)vic__slab_of(p, vic__slab_coord(x, i, p->axis));
-      at[b * S + slab[i]]++;
-    }
-  int64_t run = 0; /* block b's first place in slab s, slab by slab */
-  for (int64_t s = 0; s < S; ++s) {
-    (*start)[s] = run;
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t m = at[b * S + s];
-      at[b * S + s] = run;
-      run += m;
-    }
+  *xs = NULL;
+  *start = vic__calloc(c, (size_t)S + 1, sizeof **start, "slab starts");
+  *order = *start ? vic__slab_big_alloc((size_t)n * sizeof **order) : NULL;
+  if (*start && !*order) {
+    free(*start);
+    *start = NULL;
+    return vic__fail(c, VIC_E_NOMEM, "out of host memory for the points by slab (%.0f MiB)", n * 8 / 1048576.0);
   }
-  (*start)[S] = run;
-#pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < blocks; ++b)
-    for (int64_t i = b * per; i < (b + 1) * per && i < n; ++i) (*order)[at[b * S + slab[i]]++] = i;
-  free(at);
-  free(slab);
+  if (!*order) return VIC_E_NOMEM;
+  *xs = vic__slab_big_alloc((size_t)n * (size_t)x->d * sizeof **xs);
+  if (vic__slab_bucket(x, p, *start, *order, *xs) != 0) {
+    free(*start); free(*order); free(*xs);
+    *start = NULL; *order = NULL; *xs = NULL;
+    return vic__fail(c, VIC_E_NOMEM, "out of host memory bucketing the points by slab");
+  }
   return VIC_OK;
 }
 
@@ -147,7 +139,9 @@ struct vic_slabs {
   slab_job j;
   vic_slab_plan plan;
   int64_t *start, *order;
+  float *xs; /* the rows in bucket order, or NULL */
   int levels;
+  int pinned; /* holds the kept pinned slots (vick_pinned_keep) */
 };
 
 vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budget, size_t reserve, int later,
@@ -164,7 +158,13 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
   vic_slabs *z = vic__calloc(c, 1, sizeof *z, "slab runs");
   if (!z) return VIC_E_NOMEM;
   if ((s = vic__slab_plan_make(c, x, S, &z->plan)) != VIC_OK) { free(z); return s; }
-  if ((s = bucket(c, x, &z->plan, &z->start, &z->order)) != VIC_OK) { vic__slab_plan_free(&z->plan); free(z); return s; }
+  const double t_bucket = vic__now();
+  if ((s = bucket(c, x, &z->plan, &z->start, &z->order, &z->xs)) != VIC_OK) {
+    vic__slab_plan_free(&z->plan);
+    free(z);
+    return s;
+  }
+  const double s_bucket = vic__now() - t_bucket;
   if (count > S) count = (int)S;
   slab_job *j = &z->j;
   j->c = c;
@@ -175,6 +175,10 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
   j->start = z->start;
   j->order = z->order;
   j->h0 = first_halo(x, k);
+  /* the rows in bucket order: every region's gather reads its slabs'
+   * stretch of them instead of the whole set by id (without the host
+   * memory, the gathers read x) */
+  j->xs = z->xs;
   j->first = first;
   j->count = count;
   j->threads = 1;
@@ -213,13 +217,19 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
     j->gathered_bytes = j->gathered ? vic__calloc(c, (size_t)count, sizeof *j->gathered_bytes, "gather bytes") : NULL;
     if (!j->gathered_bytes) { vic__slabs_close(z); return VIC_E_NOMEM; }
     j->gathered_cap = host_room() / (size_t)count;
+    j->held = vic__calloc(c, (size_t)count, sizeof *j->held, "per-device values by id");
+    if (!j->held) { vic__slabs_close(z); return VIC_E_NOMEM; }
   }
   for (int d = 0; d < count; ++d) {
     vic__cuda_call_init(c, &j->call[d], first + d, budget, count > 1);
     j->bad_row[d] = -1;
   }
-  vic__log(c, VIC_LOG_INFO, "%lld slabs along axis %d on %d device%s (budget %.0f MiB each)", (long long)S,
-           z->plan.axis, count, count == 1 ? "" : "s", budget / 1048576.0);
+  /* the slabs' dozens of device calls reuse each device's pinned slots */
+  vick_pinned_keep(1);
+  z->pinned = 1;
+  vic__log(c, VIC_LOG_INFO, "%lld slabs along axis %d on %d device%s (budget %.0f MiB each); rows sorted by slab %s "
+           "with their ids in %.3f s", (long long)S, z->plan.axis, count, count == 1 ? "" : "s", budget / 1048576.0,
+           z->xs ? "on the host" : "not kept (no host memory)", s_bucket);
   *out = z;
   return VIC_OK;
 }
@@ -249,6 +259,9 @@ void vic__slabs_close(vic_slabs *z) {
     for (int64_t s = 0; s < z->plan.n_slabs; ++s) { free(j->gathered[s].pts); free(j->gathered[s].gid); }
   free(j->gathered);
   free(j->gathered_bytes);
+  if (j->held)
+    for (int d = 0; d < j->count; ++d) vick_by_id_free(j->held[d]);
+  free(j->held);
   free(j->t_gather);
   free(j->t_device);
   free(j->call);
@@ -257,6 +270,8 @@ void vic__slabs_close(vic_slabs *z) {
   free(j->retried);
   free(z->start);
   free(z->order);
+  free(z->xs);
+  if (z->pinned) vick_pinned_keep(0);
   vic__slab_plan_free(&z->plan);
   free(z);
 }

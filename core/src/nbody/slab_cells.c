@@ -18,15 +18,19 @@ static int by_value(const void *a, const void *b) {
   return (p > q) - (p < q);
 }
 
-/* Bin of v along dimension j: the cuts at or below it. */
+/* Bin of v along dimension j: the cuts at or below it (ascending cuts;
+ * none for NaN).  Without branches on the comparisons: billions of
+ * points, each an unpredictable path through the cuts. */
 static int64_t bin_of(const vic_slab_cells *g, int j, double v) {
-  const double *c = g->cut + (size_t)j * (size_t)(g->per - 1);
-  int64_t a = 0, b = g->per - 1; /* first cut above v in [a, b] */
-  while (a < b) {
-    const int64_t m = (a + b) / 2;
-    if (c[m] <= v) a = m + 1; else b = m;
+  const double *c = g->cut + (size_t)j * (size_t)(g->per - 1), *base = c;
+  int64_t m = g->per - 1; /* the answer is in [base - c, base - c + m] */
+  if (m == 0) return 0;
+  while (m > 1) {
+    const int64_t half = m / 2;
+    base = base[half] <= v ? base + half : base;
+    m -= half;
   }
-  return a;
+  return (base - c) + (*base <= v);
 }
 
 static int64_t cell_of(const vic_slab_cells *g, const vic_data *x, int64_t i) {
@@ -42,51 +46,16 @@ void vic__slab_cells_free(vic_slab_cells *g) {
   memset(g, 0, sizeof *g);
 }
 
-int vic__slab_cells_make(const vic_data *x, int64_t max_cells, vic_slab_cells *g) {
-  memset(g, 0, sizeof *g);
+/* The ids listed cell by cell (g->start, g->order), ascending within a
+ * cell: a counting sort, each thread over its own stretch of ids, whose
+ * counts per cell of every thread place its ids after the earlier
+ * threads'.  One pass, but its counts and its writes go to every cell at
+ * random (a cache miss per point once the threads' counts pass the
+ * caches); place_by_bins first, this without its scratch memory. */
+static int place_by_cells(vic_slab_cells *g, const vic_data *x, uint32_t *cell, int threads) {
   const int64_t n = x->n;
-  const int d = x->d;
-  if (n <= 0 || d < 1 || d > 3) return -1;
-  /* bins per dimension: at most max_cells cells, about 64 points a cell or more */
-  const int64_t cap = max_cells < n / 64 ? max_cells : n / 64 > 1 ? n / 64 : 1;
-  int64_t per = 1;
-  while (1) {
-    int64_t c = 1;
-    for (int j = 0; j < d; ++j) c *= per + 1;
-    if (c > cap) break;
-    ++per;
-  }
-  g->d = d;
-  g->per = per;
-  g->cells = 1;
-  for (int j = 0; j < d; ++j) g->cells *= per;
-  const int64_t S = n < CELLS_SAMPLE ? n : CELLS_SAMPLE;
-  g->cut = malloc((size_t)(d * (per - 1) + 1) * sizeof *g->cut);
-  double *sample = malloc((size_t)S * sizeof *sample);
-  g->start = calloc((size_t)g->cells + 1, sizeof *g->start);
-  g->order = malloc((size_t)n * sizeof *g->order);
-  uint32_t *cell = malloc((size_t)n * sizeof *cell);
-  int threads = 1;
-#ifdef _OPENMP
-  threads = omp_get_max_threads();
-#endif
   int64_t *hist = calloc((size_t)threads * (size_t)g->cells, sizeof *hist);
-  if (!g->cut || !sample || !g->start || !g->order || !cell || !hist) {
-    free(sample);
-    free(cell);
-    free(hist);
-    vic__slab_cells_free(g);
-    return -1;
-  }
-  /* cuts at quantiles of an even sample of the rows */
-  for (int j = 0; j < d; ++j) {
-    for (int64_t t = 0; t < S; ++t) sample[t] = vic__slab_coord(x, t * (n / S), j);
-    qsort(sample, (size_t)S, sizeof *sample, by_value);
-    for (int64_t b = 0; b + 1 < per; ++b) g->cut[j * (per - 1) + b] = sample[(b + 1) * S / per];
-  }
-  free(sample);
-  /* a counting sort by cell, each thread over its own stretch of ids, so
-   * that every cell lists its ids in ascending order */
+  if (!hist) return -1;
 #pragma omp parallel num_threads(threads)
   {
     int t = 0, nt = 1; /* the team may be smaller than asked (nested) */
@@ -117,8 +86,134 @@ int vic__slab_cells_make(const vic_data *x, int64_t max_cells, vic_slab_cells *g
     for (int64_t i = a; i < b; ++i) g->order[h[cell[i]]++] = i;
   }
   free(hist);
-  free(cell);
   return 0;
+}
+
+/* The same lists in passes whose counts and writes stay in the caches:
+ * the points counted per bin of the first dimension (per of them) by
+ * each thread over its stretch of ids; written, in id order, into their
+ * bin's stretch (cell and id, a few streams per thread); then each bin's
+ * stretch, by one thread, counted per cell (its per^(d-1) cells) and
+ * listed cell by cell.  The same lists as place_by_cells; -1 without the
+ * scratch memory (n cells and ids). */
+static int place_by_bins(vic_slab_cells *g, const vic_data *x, uint32_t *cell, int threads) {
+  const int64_t n = x->n, per = g->per, sub = g->cells / per;
+  int64_t *top = calloc((size_t)threads * (size_t)per + (size_t)per + 1, sizeof *top);
+  int64_t *count = top ? malloc((size_t)threads * (size_t)(sub + 1) * sizeof *count) : NULL;
+  uint32_t *tmp_cell = count ? vic__slab_big_alloc((size_t)n * sizeof *tmp_cell) : NULL;
+  int64_t *tmp_id = tmp_cell ? vic__slab_big_alloc((size_t)n * sizeof *tmp_id) : NULL;
+  if (!tmp_id) {
+    free(top);
+    free(count);
+    free(tmp_cell);
+    return -1;
+  }
+  int64_t *bin_start = top + (size_t)threads * (size_t)per; /* per + 1 */
+#pragma omp parallel num_threads(threads)
+  {
+    int t = 0, nt = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    nt = omp_get_num_threads();
+#endif
+    int64_t *tp = top + (size_t)t * (size_t)per;
+    const int64_t a = n * t / nt, b = n * (t + 1) / nt;
+    for (int64_t i = a; i < b; ++i) {
+      cell[i] = (uint32_t)cell_of(g, x, i);
+      tp[cell[i] / sub]++;
+    }
+#pragma omp barrier
+#pragma omp single
+    {
+      int64_t run = 0;
+      for (int64_t q = 0; q < per; ++q) {
+        bin_start[q] = run;
+        for (int u = 0; u < nt; ++u) {
+          const int64_t m = top[(size_t)u * (size_t)per + (size_t)q];
+          top[(size_t)u * (size_t)per + (size_t)q] = run;
+          run += m;
+        }
+      }
+      bin_start[per] = run;
+    }
+    for (int64_t i = a; i < b; ++i) {
+      const int64_t at = tp[cell[i] / sub]++;
+      tmp_cell[at] = cell[i];
+      tmp_id[at] = i;
+    }
+#pragma omp barrier
+    int64_t *cnt = count + (size_t)t * (size_t)(sub + 1);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t q = 0; q < per; ++q) {
+      const int64_t first = q * sub, e0 = bin_start[q], e1 = bin_start[q + 1];
+      memset(cnt, 0, (size_t)sub * sizeof *cnt);
+      for (int64_t at = e0; at < e1; ++at) cnt[tmp_cell[at] - first]++;
+      int64_t run = e0;
+      for (int64_t c = 0; c < sub; ++c) {
+        const int64_t m = cnt[c];
+        g->start[first + c] = run;
+        cnt[c] = run;
+        run += m;
+      }
+      for (int64_t at = e0; at < e1; ++at) g->order[cnt[tmp_cell[at] - first]++] = tmp_id[at];
+    }
+  }
+  g->start[g->cells] = n;
+  free(top);
+  free(count);
+  free(tmp_cell);
+  free(tmp_id);
+  return 0;
+}
+
+int vic__slab_cells_make(const vic_data *x, int64_t max_cells, vic_slab_cells *g) {
+  memset(g, 0, sizeof *g);
+  const int64_t n = x->n;
+  const int d = x->d;
+  if (n <= 0 || d < 1 || d > 3) return -1;
+  /* bins per dimension: at most max_cells cells, about 64 points a cell or more */
+  const int64_t cap = max_cells < n / 64 ? max_cells : n / 64 > 1 ? n / 64 : 1;
+  int64_t per = 1;
+  while (1) {
+    int64_t c = 1;
+    for (int j = 0; j < d; ++j) c *= per + 1;
+    if (c > cap) break;
+    ++per;
+  }
+  g->d = d;
+  g->per = per;
+  g->cells = 1;
+  for (int j = 0; j < d; ++j) g->cells *= per;
+  const int64_t S = n < CELLS_SAMPLE ? n : CELLS_SAMPLE;
+  g->cut = malloc((size_t)(d * (per - 1) + 1) * sizeof *g->cut);
+  double *sample = malloc((size_t)S * (size_t)d * sizeof *sample);
+  g->start = calloc((size_t)g->cells + 1, sizeof *g->start);
+  g->order = vic__slab_big_alloc((size_t)n * sizeof *g->order);
+  uint32_t *cell = vic__slab_big_alloc((size_t)n * sizeof *cell);
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  if (!g->cut || !sample || !g->start || !g->order || !cell) {
+    free(sample);
+    free(cell);
+    vic__slab_cells_free(g);
+    return -1;
+  }
+  /* cuts at quantiles of an even sample of the rows, the dimensions
+   * sorted side by side */
+#pragma omp parallel for num_threads(d) schedule(static, 1)
+  for (int j = 0; j < d; ++j) {
+    double *sj = sample + (size_t)j * (size_t)S;
+    for (int64_t t = 0; t < S; ++t) sj[t] = vic__slab_coord(x, t * (n / S), j);
+    qsort(sj, (size_t)S, sizeof *sj, by_value);
+    for (int64_t b = 0; b + 1 < per; ++b) g->cut[j * (per - 1) + b] = sj[(b + 1) * S / per];
+  }
+  free(sample);
+  const int rc = place_by_bins(g, x, cell, threads) == 0 ? 0 : place_by_cells(g, x, cell, threads);
+  free(cell);
+  if (rc != 0) vic__slab_cells_free(g);
+  return rc;
 }
 
 /* The bins a region meets along dimension j (all of them where it is

@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "slab_plan.h"
 #include "vic_kernels_density.h"
+#include "vic_kernels_peaks.h"
 
 enum { PASS_LINKS = 1, PASS_EDGES = 2 };
 
@@ -54,6 +55,7 @@ typedef struct {
   int32_t *ids;
   const vic_slab_plan *plan;
   const int64_t *start, *order; /* slab s owns order[start[s] .. start[s+1]) */
+  const float *xs; /* the rows in that order (vic__slab_sorted_rows), or NULL: gathers read x by id */
   double h0;
   int first, count;
   int threads; /* host threads per device */
@@ -76,6 +78,10 @@ typedef struct {
   unsigned char *cached; /* n: the row is in a cache */
   row_list *left; /* per device, with a cache: rows the slabs' first regions could not prove */
   double *t_gather, *t_device; /* per device: seconds of host gathers and of device calls in this pass */
+  /* a later pass's densities (and labels) by id, uploaded once per
+   * device for all its calls of the pass (NULL: not yet, or each call
+   * uploads its own); freed as the device's pass ends */
+  vick_by_id **held;
   /* lists kept on the devices between the passes (density + peaks): per
    * slab, NULL where not kept (the later passes make them again); per
    * device slot, the bytes they hold, and the bytes the later passes
@@ -96,10 +102,13 @@ typedef struct {
   int64_t next_free;
 } slab_job;
 
-/* Rows still to answer: rows[off .. off + count) of the slab, in region. */
+/* Rows still to answer: rows[off .. off + count) of the slab, in region.
+ * own1: s + 1 where those rows are slab s's own ids in bucket order (its
+ * gather then copies them whole from the sorted rows), else 0. */
 typedef struct {
   int64_t off, count;
   vic_region reg;
+  int64_t own1;
 } slab_task;
 
 #define SLAB_TASKS 64 /* rounds per slab; a retry's region holds its rows' balls, so two or three are the rule */
@@ -133,8 +142,8 @@ int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first,
                     const slab_pass *pass, void *user);
 int vic__slab_push(slab_job *j, int dev, slab_stack *st, slab_task t);
 /* A copy of slot dev's call for one device call (budget less the lists
- * kept there, counters cleared), and its times, peak, stages and message
- * added back after it. */
+ * kept there and the values held there, counters cleared), and its
+ * times, peak, stages and message added back after it. */
 void vic__slab_call_begin(const slab_job *j, int dev, vick_call *one);
 void vic__slab_call_end(slab_job *j, int dev, const vick_call *one, int rc);
 /* Whether a call of need bytes fits slot dev's budget, once the lists

@@ -33,6 +33,36 @@ static int edges_append(edge_list *l, const uint64_t *pair, const uint64_t *pos,
   return 0;
 }
 
+/* The pass's values by id on slot dev's device, uploaded at its first
+ * call of the pass where two or more of its slabs' lists are kept there
+ * (each of those calls would upload all n values; a slab made again
+ * uploads only its region's), else NULL: each call uploads its own, as
+ * also where they do not fit beside the kept lists. */
+static const vick_by_id *held_values(slab_job *j, int dev) {
+  if (!j->held || !j->kept) return NULL;
+  if (j->held[dev]) return j->held[dev];
+  int64_t kept = 0;
+  for (int64_t s = dev; s < j->plan->n_slabs; s += j->count) kept += j->kept[s] != NULL;
+  if (kept < 2) return NULL;
+  const int64_t n = j->x->n;
+  const size_t bytes = (size_t)n * (j->pass == PASS_EDGES ? 8 : 4);
+  if (!vic__slab_room(j, dev, bytes + vic__slab_pass_bytes(n))) return NULL;
+  vick_call one;
+  vic__slab_call_begin(j, dev, &one);
+  const double td = vic__now();
+  vick_by_id *v = NULL;
+  const int rc = vick_by_id_make(&one, n, j->rho, j->pass == PASS_EDGES ? j->lab : NULL, &v);
+  j->t_device[dev] += vic__now() - td;
+  vic__slab_call_end(j, dev, &one, VICK_OK); /* a failure leaves the calls to upload their own */
+  if (rc != VICK_OK) {
+    vic__log(j->c, VIC_LOG_DEBUG, "slab pass: values by id not held on device %d (%s)", j->call[dev].device,
+             one.message);
+    return NULL;
+  }
+  j->held[dev] = v;
+  return v;
+}
+
 /* A later pass's per-row results put by id: links of rows tr[0, n)
  * (those the host holds, cached, left to it); the density ranks they
  * take to the device (-1 for the cached). */
@@ -62,14 +92,16 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
                         const uint32_t *gid, int64_t m) {
   const vic_data *x = j->x;
   vick_call *call = &j->call[dev];
-  float *rho = malloc((size_t)m * sizeof *rho);
+  /* the region's values by id on the host, unless the device holds them all */
+  const vick_by_id *held = held_values(j, dev);
+  float *rho = held ? NULL : malloc((size_t)m * sizeof *rho);
   int32_t *lab = NULL, *rank = NULL, *pa = NULL, *up = NULL, *mx = NULL;
   float *de = NULL;
-  int ok = rho != NULL;
+  int ok = held || rho != NULL;
   if (ok && j->pass == PASS_EDGES) {
-    lab = malloc((size_t)m * sizeof *lab);
+    lab = held ? NULL : malloc((size_t)m * sizeof *lab);
     rank = malloc((size_t)n_rows * sizeof *rank);
-    ok = lab && rank;
+    ok = (held || lab) && rank;
   }
   if (ok && j->pass == PASS_LINKS) {
     pa = malloc((size_t)n_rows * sizeof *pa);
@@ -80,22 +112,24 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
   }
   int rc = ok ? VICK_OK : vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's per-point values");
   if (rc == VICK_OK) {
+    if (!held) {
 #pragma omp parallel for schedule(static) num_threads(j->threads)
-    for (int64_t t = 0; t < m; ++t) {
-      rho[t] = j->rho[gid[t]];
-      if (lab) lab[t] = j->lab[gid[t]];
+      for (int64_t t = 0; t < m; ++t) {
+        rho[t] = j->rho[gid[t]];
+        if (lab) lab[t] = j->lab[gid[t]];
+      }
     }
     if (rank) gather_ranks(j, tr, n_rows, rank);
     vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
     vick_call one;
     vic__slab_call_begin(j, dev, &one);
     if (j->pass == PASS_LINKS) {
-      rc = vick_slab_links(&one, &vp, j->k, n_rows, gid, x->n, rho, pa, de, up, mx);
+      rc = vick_slab_links(&one, &vp, j->k, n_rows, gid, x->n, rho, held, pa, de, up, mx);
       if (rc == VICK_OK) place_links(j, tr, n_rows, pa, de, up, mx);
     } else {
       uint64_t *pair = NULL, *pos = NULL;
       int64_t u = 0;
-      rc = vick_slab_edges(&one, &vp, j->k, n_rows, gid, x->n, rho, lab, rank, j->n_max, &pair, &pos, &u);
+      rc = vick_slab_edges(&one, &vp, j->k, n_rows, gid, x->n, rho, lab, held, rank, j->n_max, &pair, &pos, &u);
       if (rc == VICK_OK && edges_append(&j->edges[dev], pair, pos, u) != 0)
         rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for the slabs' first edges");
       free(pair);
@@ -121,6 +155,7 @@ static int known_kept(slab_job *j, int dev, int64_t s) {
   const vick_slab_lists *l = j->kept[s];
   const int64_t *own = j->order + j->start[s];
   const int64_t n_own = j->start[s + 1] - j->start[s]; /* the kept lists' rows */
+  const vick_by_id *held = held_values(j, dev); /* before the call: its budget leaves them out */
   vick_call one;
   vic__slab_call_begin(j, dev, &one);
   int rc = VICK_OK;
@@ -130,7 +165,7 @@ static int known_kept(slab_job *j, int dev, int64_t s) {
     int32_t *mx = malloc((size_t)n_own * sizeof *mx);
     float *de = malloc((size_t)n_own * sizeof *de);
     if (!pa || !up || !mx || !de) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's links");
-    if (rc == VICK_OK) rc = vick_slab_links_kept(&one, l, j->x->n, j->rho, pa, de, up, mx);
+    if (rc == VICK_OK) rc = vick_slab_links_kept(&one, l, j->x->n, j->rho, held, pa, de, up, mx);
     if (rc == VICK_OK) place_links(j, own, n_own, pa, de, up, mx);
     free(pa);
     free(up);
@@ -143,7 +178,7 @@ static int known_kept(slab_job *j, int dev, int64_t s) {
     uint64_t *pair = NULL, *pos = NULL;
     int64_t u = 0;
     if (rc == VICK_OK)
-      rc = vick_slab_edges_kept(&one, l, j->x->n, j->rho, j->lab, rank, j->n_max, &pair, &pos, &u);
+      rc = vick_slab_edges_kept(&one, l, j->x->n, j->rho, j->lab, held, rank, j->n_max, &pair, &pos, &u);
     if (rc == VICK_OK && edges_append(&j->edges[dev], pair, pos, u) != 0)
       rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for the slabs' first edges");
     free(pair);
@@ -175,8 +210,8 @@ static int known_select(slab_job *j, int dev, slab_task *tk, int64_t *tr, slab_s
                   &hi_n, &hi_reg);
   j->retried[dev] += tk->count - n_ex;
   int rc = VICK_OK;
-  if (hi_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + n_ex + lo_n, hi_n, hi_reg});
-  if (rc == VICK_OK && lo_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + n_ex, lo_n, lo_reg});
+  if (hi_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + n_ex + lo_n, hi_n, hi_reg, 0});
+  if (rc == VICK_OK && lo_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + n_ex, lo_n, lo_reg, 0});
   *n_here = n_ex;
   return rc;
 }
@@ -223,7 +258,7 @@ int vic__slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
   }
   int rc = VICK_OK;
   if (n_dev > 0) {
-    slab_task first = {0, n_dev, {0}};
+    slab_task first = {0, n_dev, {0}, 0};
     vic__slab_region(j->x, j->plan, s, j->h0, &first.reg);
     const slab_pass ps = {known_select, known_answer, vic__slab_pass_bytes(j->x->n)};
     rc = vic__slab_tasks(j, dev, rows, &first, is_row, &ps, &u);

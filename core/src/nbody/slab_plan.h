@@ -67,6 +67,33 @@ void vic__slab_split(const vic_data *x, const float *rk, const vic_region *reg, 
                      int64_t n, int64_t *tmp, unsigned char *flags, int64_t *n_exact, int64_t *lo_n, vic_region *lo,
                      int64_t *hi_n, vic_region *hi);
 
+/* Where a slab gather reads the points (slab_gather.c): the ids bucketed
+ * by slab (slab s owns order[start[s] .. start[s+1]), ascending ids) and,
+ * where it could be made, xs: the rows in that order (row t is point
+ * order[t], d packed floats); NULL: the gathers read x by id. */
+typedef struct {
+  const vic_data *x;
+  const float *xs;
+  const int64_t *start, *order;
+} vic_slab_source;
+/* Host memory of many bytes, 2 MiB aligned and advised to transparent
+ * huge pages (fewer page faults on its first touch); free() releases. */
+void *vic__slab_big_alloc(size_t bytes);
+/* The ids bucketed by slab: start (S + 1), order (n), ascending ids in
+ * each slab (a counting sort over blocks of ids by all host threads,
+ * each block's points of a slab written after the earlier blocks'), and
+ * where xs (n d floats) is not NULL the rows in that order, written as
+ * x is read; -1 without host memory. */
+int vic__slab_bucket(const vic_data *x, const vic_slab_plan *p, int64_t *start, int64_t *order, float *xs);
+/* Own rows (rows, in that order) then every other point of slabs s_lo ..
+ * s_hi inside r, not flagged in is_row, in bucket order, packed, with
+ * their ids (host arrays to free); -1 without host memory.  own >= 0:
+ * the rows are exactly slab own's ids in bucket order and is_row flags
+ * those only (read then as such, not looked up). */
+int vic__slab_gather(const vic_slab_source *src, const vic_region *r, const int64_t *rows, int64_t n_rows,
+                     int64_t s_lo, int64_t s_hi, int64_t own, const unsigned char *is_row, int threads, float **pts,
+                     uint32_t **gid, int64_t *n_out);
+
 /* Rows that no slab's region proved exact, grouped by position for
  * regions of their own (slab_groups.c): each group's region is the
  * union of its rows' k-th-distance balls (rk by id, upper bounds), so it

@@ -26,55 +26,6 @@
 #include "slab_job.h"
 #include "slab_rows.h"
 
-/* Own rows (rows, in that order) then every other point of slabs
- * s_lo..s_hi inside r, packed, with their ids (host arrays to free), by
- * the job's host threads (blocks of the candidates counted, then written
- * at their offsets). */
-static int slab_gather(const slab_job *j, const vic_region *r, const int64_t *rows, int64_t n_rows, int64_t s_lo,
-                       int64_t s_hi, const unsigned char *is_row, float **pts, uint32_t **gid, int64_t *n_out) {
-  const vic_data *x = j->x;
-  const int d = x->d;
-  const int64_t stride = x->stride ? x->stride : d;
-  const int64_t c0 = j->start[s_lo], c1 = j->start[s_hi + 1], span = c1 - c0;
-  const int64_t block = 1 << 16, nb = (span + block - 1) / block;
-  int64_t *cnt = calloc((size_t)nb + 1, sizeof *cnt);
-  if (!cnt) return -1;
-#pragma omp parallel for schedule(dynamic, 4) num_threads(j->threads)
-  for (int64_t b = 0; b < nb; ++b) {
-    int64_t m = 0;
-    for (int64_t t = c0 + b * block; t < c0 + (b + 1) * block && t < c1; ++t) {
-      const int64_t i = j->order[t];
-      m += !is_row[i] && vic__region_holds(r, x, i);
-    }
-    cnt[b + 1] = m;
-  }
-  for (int64_t b = 0; b < nb; ++b) cnt[b + 1] += cnt[b];
-  const int64_t m = n_rows + cnt[nb];
-  float *p = malloc((size_t)m * d * sizeof *p);
-  uint32_t *g = malloc((size_t)m * sizeof *g);
-  if (!p || !g) { free(p); free(g); free(cnt); return -1; }
-#pragma omp parallel for schedule(static) num_threads(j->threads)
-  for (int64_t t = 0; t < n_rows; ++t) {
-    memcpy(p + t * d, x->rows + rows[t] * stride, (size_t)d * sizeof *p);
-    g[t] = (uint32_t)rows[t];
-  }
-#pragma omp parallel for schedule(dynamic, 4) num_threads(j->threads)
-  for (int64_t b = 0; b < nb; ++b) {
-    int64_t at = n_rows + cnt[b];
-    for (int64_t t = c0 + b * block; t < c0 + (b + 1) * block && t < c1; ++t) {
-      const int64_t i = j->order[t];
-      if (is_row[i] || !vic__region_holds(r, x, i)) continue;
-      memcpy(p + at * d, x->rows + i * stride, (size_t)d * sizeof *p);
-      g[at++] = (uint32_t)i;
-    }
-  }
-  free(cnt);
-  *pts = p;
-  *gid = g;
-  *n_out = m;
-  return 0;
-}
-
 /* Slabs whose own range meets [lo, hi) along the axis (all of them when
  * the region wraps; open sides reach the first or last slab). */
 void vic__slab_span(const slab_job *j, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
@@ -138,7 +89,7 @@ int vic__slab_push(slab_job *j, int dev, slab_stack *st, slab_task t) {
 
 void vic__slab_call_begin(const slab_job *j, int dev, vick_call *one) {
   memcpy(one, &j->call[dev], sizeof *one);
-  const size_t kept = j->kept_bytes ? j->kept_bytes[dev] : 0;
+  const size_t kept = (j->kept_bytes ? j->kept_bytes[dev] : 0) + (j->held ? vick_by_id_bytes(j->held[dev]) : 0);
   one->memory_budget = j->budget > kept ? j->budget - kept : 1;
   one->seconds_kernel = one->seconds_transfer = 0;
   one->n_stages = 0;
@@ -147,7 +98,7 @@ void vic__slab_call_begin(const slab_job *j, int dev, vick_call *one) {
 
 void vic__slab_call_end(slab_job *j, int dev, const vick_call *one, int rc) {
   vick_call *call = &j->call[dev];
-  const size_t kept = j->kept_bytes ? j->kept_bytes[dev] : 0;
+  const size_t kept = (j->kept_bytes ? j->kept_bytes[dev] : 0) + (j->held ? vick_by_id_bytes(j->held[dev]) : 0);
   call->seconds_kernel += one->seconds_kernel;
   call->seconds_transfer += one->seconds_transfer;
   if (one->peak_bytes + kept > call->peak_bytes) call->peak_bytes = one->peak_bytes + kept;
@@ -182,6 +133,7 @@ int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first,
                     const slab_pass *ps, void *user) {
   const vic_data *x = j->x;
   vick_call *call = &j->call[dev];
+  const vic_slab_source src = {x, j->xs, j->start, j->order};
   slab_stack st;
   memset(&st, 0, sizeof st);
   st.task[st.n++] = *first;
@@ -200,7 +152,9 @@ int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first,
     uint32_t *gid = NULL;
     const double tg = vic__now();
     const int got = j->cells ? vic__slab_cells_gather(j->cells, x, &tk.reg, tr, n_here, is_row, j->threads, &pts, &gid, &m)
-                             : slab_gather(j, &tk.reg, tr, n_here, s_lo, s_hi, is_row, &pts, &gid, &m);
+                             : vic__slab_gather(&src, &tk.reg, tr, n_here, s_lo, s_hi,
+                                                tk.own1 > 0 && n_here == tk.count ? tk.own1 - 1 : -1, is_row,
+                                                j->threads, &pts, &gid, &m);
     if (got != 0) rc = vic__slab_fail(call, VICK_NOMEM, "no host memory to gather a slab");
     j->t_gather[dev] += vic__now() - tg;
     for (int64_t t = 0; t < n_here; ++t) is_row[tr[t]] = 0;
@@ -285,10 +239,15 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
   if (kl) {
     j->kept[u->slab] = kl;
     j->kept_bytes[dev] += vick_slab_lists_bytes(n_rows, k);
-  } else if (rc == VICK_OK && first && bad < 0 && j->gathered) {
-    /* the lists will be made again from the same gather: the host keeps it */
+  }
+  if (rc == VICK_OK && first && bad < 0 && j->gathered) {
+    /* the lists will be made again from the same gather: the host keeps
+     * it -- also beside lists kept on the device, which a later pass may
+     * give back for room (then made again from it, not gathered again),
+     * where the device's slabs still to come would fit too as large */
     const size_t gb = (size_t)m * ((size_t)x->d * sizeof *pts + sizeof *gid);
-    if (j->gathered_bytes[dev] + gb <= j->gathered_cap) {
+    const int64_t later = (j->plan->n_slabs - 1 - u->slab) / j->count;
+    if (j->gathered_bytes[dev] + gb * (kl ? 1 + (size_t)later : 1) <= j->gathered_cap) {
       j->gathered[u->slab] = (slab_gathered){st->pts, st->gid, m};
       j->gathered_bytes[dev] += gb;
       st->pts = NULL;
@@ -375,8 +334,8 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
   for (int64_t t = 0; t < left; ++t) is_row[tmp[t]] = 0;
   memcpy(tr, tmp, (size_t)left * sizeof *tr);
   free(tmp);
-  if (hi_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + lo_n, hi_n, hi_reg});
-  if (rc == VICK_OK && lo_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off, lo_n, lo_reg});
+  if (hi_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + lo_n, hi_n, hi_reg, 0});
+  if (rc == VICK_OK && lo_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off, lo_n, lo_reg, 0});
   return rc;
 }
 
@@ -403,7 +362,9 @@ int vic__slab_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own, 
     rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's results");
   if (rc == VICK_OK) {
     memcpy(rows, rows_in, (size_t)n_own * sizeof *rows);
-    const slab_task first = {0, n_own, *reg0};
+    /* a slab's own rows as run_slab hands them: bucket order */
+    const int own = slab >= 0 && rows_in == j->order + j->start[slab] && n_own == j->start[slab + 1] - j->start[slab];
+    const slab_task first = {0, n_own, *reg0, own ? slab + 1 : 0};
     const slab_pass ps = {NULL, rows_answer, j->mass ? (size_t)j->x->n * 4 : 0};
     rc = vic__slab_tasks(j, dev, rows, &first, is_row, &ps, &u);
   }
