@@ -17,6 +17,7 @@ typedef struct {
   int32_t K;                /* list length during builds and merges: a multiple of 32 in 32..256 */
   int32_t samples, iterations, merge_iterations;
   float converge;
+  int32_t merge_samples;    /* p of the merges (GGM's lists start good: fewer samples than a build's) */
 } vic_ggm_params;
 
 /* One step on one device, safe on a worker thread: the context is only
