@@ -22,6 +22,8 @@ int gnnd__check_params(vick_call *call, int64_t n, int32_t d, const vick_gnnd_pa
   if (p->samples < 1 || p->samples > 32) return fail(call, VICK_ARGUMENT, "gnnd: samples p must be in 1..32");
   if (p->iterations < 1) return fail(call, VICK_ARGUMENT, "gnnd: iterations must be >= 1");
   if (p->merge_iterations < 0) return fail(call, VICK_ARGUMENT, "gnnd: merge_iterations must be >= 0");
+  if (p->merge_samples < 0 || p->merge_samples > p->samples)
+    return fail(call, VICK_ARGUMENT, "gnnd: merge_samples must be in 0..samples");
   if (k < 1 || k > p->k_build) return fail(call, VICK_ARGUMENT, "gnnd: k must be in 1..k_build");
   return VICK_OK;
 }
@@ -141,6 +143,12 @@ int gnnd__merge_run(vick_call *call, gnnd_dev *g, const float *d_rows1, int64_t 
   m.seed = g->seed ^ 0x6767u; /* the refill draws differ from the build's */
   vick_gnnd_params q = *p;
   if (p->merge_iterations > 0) q.iterations = p->merge_iterations;
+  /* fewer samples than the build's: shorter sample lists (stride M = 2p)
+   * inside the buffers sized for the build's */
+  if (p->merge_samples > 0 && p->merge_samples < m.p) {
+    m.p = p->merge_samples;
+    m.M = 2 * m.p;
+  }
   if ((rc = gnnd__launch_merge_init(call, &m, d_flat_ids, d_flat_dist, st))) return rc;
   if ((rc = gnnd__refine(call, &m, &q, st, &iters))) return rc;
   return gnnd__launch_finalize(call, &m, k, d_out_ids, d_out_dist, st);

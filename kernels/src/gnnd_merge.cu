@@ -162,6 +162,7 @@ struct vick_ggm_pairs {
   vick_stage stage;
   const float *held[2];      /* host rows each slot holds (NULL: none) */
   int64_t held_n[2];
+  int build_slot;            /* the slot the next shard build fills (they alternate) */
 };
 
 size_t vick_ggm_pairs_bytes(int64_t m, int32_t d, const vick_gnnd_params *p, int32_t k) {
@@ -282,6 +283,46 @@ int vick_ggm_pairs_merge(vick_call *call, vick_ggm_pairs *s, const float *rows1,
   if ((rc = vick_staged_to_host(call, &s->env, &s->stage, out->ids, s->d_ids, (size_t)n * s->k * 4))) return rc;
   if ((rc = vick_staged_to_host(call, &s->env, &s->stage, out->dist, s->d_dist, (size_t)n * s->k * 4))) return rc;
   gnnd__stage(call, "pair download", gnnd__now() - tt);
+  call->seconds_total = gnnd__now() - t0;
+  return VICK_OK;
+}
+
+/* A shard's own graph built in the workspace: its rows go to a slot (kept
+ * there for the pair merges that follow), GNND runs in the workspace's
+ * lists, its K-wide result lands in the set-aside memory and goes out
+ * through the pinned slots -- no allocation and no pageable copy per shard. */
+int vick_ggm_pairs_build(vick_call *call, vick_ggm_pairs *s, const float *rows, int64_t n, vick_gnnd_graph *out) {
+  const double t0 = gnnd__now();
+  if (!s || !rows || n < 2 || n > s->m || !out || out->n != n || out->k != s->g.K || !out->ids || !out->dist)
+    return fail(call, VICK_ARGUMENT, "ggm: shard does not fit the workspace (rows or K)");
+  int rc;
+  if ((rc = GNND_CK(call, cudaSetDevice(s->device)))) return rc;
+  const int32_t K = s->g.K, d = s->d;
+  cudaStream_t st = s->env.stream;
+  int a = held_slot(s, rows, n);
+  if (a < 0) {
+    a = s->build_slot; /* alternate: the slot of the shard built last stays */
+    s->build_slot ^= 1;
+    s->held[a] = NULL;
+    if ((rc = vick_staged_to_device(call, &s->env, &s->stage, s->d_rows + (size_t)a * s->m * d, rows,
+                                    (size_t)n * d * 4)))
+      return rc;
+    s->held[a] = rows;
+    s->held_n[a] = n;
+  }
+  gnnd__stage(call, "shard upload", gnnd__now() - t0);
+  double tk = gnnd__now();
+  gnnd_dev *g = &s->g;
+  g->seed = s->seed;
+  if ((rc = gnnd__build_run(call, g, s->d_rows + (size_t)a * s->m * d, n, &s->p, K, g->extra, g->extra_dist, st)))
+    return rc;
+  if ((rc = GNND_CK(call, cudaStreamSynchronize(st)))) return rc;
+  call->seconds_kernel += gnnd__now() - tk;
+  gnnd__stage(call, "gnnd build", gnnd__now() - tk);
+  double tt = gnnd__now();
+  if ((rc = vick_staged_to_host(call, &s->env, &s->stage, out->ids, g->extra, (size_t)n * K * 4))) return rc;
+  if ((rc = vick_staged_to_host(call, &s->env, &s->stage, out->dist, g->extra_dist, (size_t)n * K * 4))) return rc;
+  gnnd__stage(call, "shard download", gnnd__now() - tt);
   call->seconds_total = gnnd__now() - t0;
   return VICK_OK;
 }

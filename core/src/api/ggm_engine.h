@@ -18,6 +18,7 @@ typedef struct {
   int32_t samples, iterations, merge_iterations;
   float converge;
   int32_t merge_samples;    /* p of the merges (GGM's lists start good: fewer samples than a build's) */
+  int32_t merge_buckets;    /* > 0: the merge's refill drawn from buckets of a coarse partition (CPU) */
 } vic_ggm_params;
 
 /* One step on one device, safe on a worker thread: the context is only
@@ -55,6 +56,10 @@ vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs 
                                     const float *rows1, int64_t n1, const float *rows2, int64_t n2, const int32_t *ids1, const float *dist1,
                                     const int32_t *ids2, const float *dist2, int32_t k, int32_t *out_ids,
                                     float *out_dist);
+/* A shard's own K-wide graph (vic__ggm_gpu_build's contract, n <= m) in
+ * the workspace, its rows left on the device for the merges. */
+vic_status vic__ggm_gpu_pairs_build(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs *w, const float *rows, int64_t n,
+                                    int32_t K, int32_t *ids, float *dist);
 void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w);
 /* Device bytes of one pair workspace for shards of m rows with k-wide
  * results (0 without CUDA). */

@@ -52,8 +52,13 @@ static vic_status build_one(shard_job *j, slot_state *sl, int32_t s) {
   const float *r = j->v->rows + (size_t)first * j->v->d;
   int32_t *own = vic__shard_own_ids(j->st, s);
   float *od = vic__shard_own_dist(j->st, s);
-  vic_status st = j->gpu ? vic__ggm_gpu_build(j->c, &sl->step, r, rows, j->v->d, j->p, own, od)
-                         : vic__ggm_cpu_build(j->c, j->o, r, rows, j->v->d, j->p, own, od);
+  vic_status st = VIC_OK;
+  /* on the GPU in the pair workspace the merges use: allocated once, its
+   * copies through pinned slots, the last shard's rows kept there */
+  if (j->gpu && !sl->pairs) st = vic__ggm_gpu_pairs_open(j->c, &sl->step, pl->m, j->v->d, j->p, j->st->k, &sl->pairs);
+  if (st != VIC_OK) return st;
+  st = j->gpu ? vic__ggm_gpu_pairs_build(j->c, &sl->step, sl->pairs, r, rows, j->p->K, own, od)
+              : vic__ggm_cpu_build(j->c, j->o, r, rows, j->v->d, j->p, own, od);
   if (st != VIC_OK) return st;
   /* the shard's own best k start its result lists, ids made global */
   const int32_t K = j->p->K, k = j->st->k;

@@ -537,8 +537,16 @@ vic_status vic__nndescent_plan(vic_ctx *c, const vic_data *x, const vic_build_op
 
 /* GGM's start (Alg. 3 lines 1-9): row i keeps the nearest K/2 entries of its
  * given list as old ones (already joined inside its block), and the free
- * slots get random rows of the other block as new ones. */
-static void merge_start(nnd_state *s, const int32_t *in_ids, const float *in_work, uint64_t seed, int64_t *ndist) {
+ * slots get rows of the other block as new ones: drawn from the rows that
+ * share i's bucket (bucket[], nb buckets, order/first: the rows grouped by
+ * bucket) while it has other-block rows, then uniformly. */
+typedef struct {
+  int32_t nb;
+  const int32_t *bucket, *order, *first; /* first: nb + 1 offsets into order */
+} merge_buckets;
+
+static void merge_start(nnd_state *s, const int32_t *in_ids, const float *in_work, uint64_t seed,
+                        const merge_buckets *mb, int64_t *ndist) {
   const int32_t n = s->n, K = s->K, half = K / 2;
   int64_t count = 0;
 #pragma omp parallel for schedule(dynamic, 256) num_threads(s->P) reduction(+ : count)
@@ -551,6 +559,15 @@ static void merge_start(nnd_state *s, const int32_t *in_ids, const float *in_wor
     const int32_t lo = i < s->split ? s->split : 0, hi = i < s->split ? n : s->split;
     const int32_t *root = s->h.id + (size_t)i * K;
     vic_rng g = vic__rng(seed, 0x6767ull + (uint64_t)i);
+    if (mb->nb > 0) {
+      const int32_t b = mb->bucket[i], f = mb->first[b], m = mb->first[b + 1] - f;
+      for (int32_t tries = 0; m > 1 && tries < 2 * K && root[0] < 0; ++tries) {
+        int32_t j = mb->order[f + (int32_t)vic__rng_below(&g, (uint64_t)m)];
+        if (j < lo || j >= hi) continue;
+        nnd__push(&s->h, i, dist_ij(s, i, j), j, NND_NEW);
+        count++;
+      }
+    }
     for (int32_t tries = 0; tries < 4 * K && root[0] < 0; ++tries) {
       int32_t j = lo + (int32_t)vic__rng_below(&g, (uint64_t)(hi - lo));
       nnd__push(&s->h, i, dist_ij(s, i, j), j, NND_NEW);
@@ -560,9 +577,46 @@ static void merge_start(nnd_state *s, const int32_t *in_ids, const float *in_wor
   *ndist += count;
 }
 
+/* Buckets of a coarse partition: nb rows spread over the union as centres,
+ * every row in the bucket of its nearest centre. */
+static vic_status make_buckets(nnd_state *s, int32_t nb, merge_buckets *mb, int32_t **owned, int64_t *ndist) {
+  const int32_t n = s->n;
+  if (nb > n / 4) nb = n / 4;
+  mb->nb = 0;
+  if (nb < 2) return VIC_OK;
+  int32_t *buf = vic__malloc(s->c, ((size_t)2 * n + nb + 1) * sizeof *buf, "GGM buckets");
+  if (!buf) return VIC_E_NOMEM;
+  int32_t *bucket = buf, *order = buf + n, *first = buf + 2 * (size_t)n;
+#pragma omp parallel for schedule(static, 256) num_threads(s->P)
+  for (int32_t i = 0; i < n; ++i) {
+    float best = INFINITY;
+    int32_t bb = 0;
+    for (int32_t b = 0; b < nb; ++b) {
+      float dd = dist_ij(s, i, (int32_t)((int64_t)b * n / nb));
+      if (dd < best) { best = dd; bb = b; }
+    }
+    bucket[i] = bb;
+  }
+  *ndist += (int64_t)n * nb;
+  memset(first, 0, ((size_t)nb + 1) * sizeof *first);
+  for (int32_t i = 0; i < n; ++i) first[bucket[i] + 1]++;
+  for (int32_t b = 0; b < nb; ++b) first[b + 1] += first[b];
+  int32_t *fill = vic__malloc(s->c, (size_t)nb * sizeof *fill, "GGM buckets");
+  if (!fill) { free(buf); return VIC_E_NOMEM; }
+  memcpy(fill, first, (size_t)nb * sizeof *fill);
+  for (int32_t i = 0; i < n; ++i) order[fill[bucket[i]]++] = i;
+  free(fill);
+  mb->nb = nb;
+  mb->bucket = bucket;
+  mb->order = order;
+  mb->first = first;
+  *owned = buf;
+  return VIC_OK;
+}
+
 vic_status vic__nndescent_merge(vic_ctx *c, const vic_data *x, int32_t split, int32_t K, const int32_t *in_ids,
-                                const float *in_work, int32_t C, int32_t max_iterations, float delta, int32_t *ids,
-                                float *work, vic_nnd_stats *stats) {
+                                const float *in_work, int32_t C, int32_t max_iterations, float delta, int32_t buckets,
+                                int32_t *ids, float *work, vic_nnd_stats *stats) {
   if (x->n >= INT32_MAX || split < 1 || split >= x->n || K < 2 || C < 2 || max_iterations < 0)
     return vic__fail(c, VIC_E_ARGUMENT, "GGM merge on the CPU: bad blocks (%lld rows, split %d), K %d or samples %d",
                      (long long)x->n, (int)split, (int)K, (int)C);
@@ -581,8 +635,12 @@ vic_status vic__nndescent_merge(vic_ctx *c, const vic_data *x, int32_t split, in
   memset(&st0, 0, sizeof st0);
   double t0 = vic__now();
   vic_status st = alloc_state(c, &s);
+  merge_buckets mb = {0, NULL, NULL, NULL};
+  int32_t *mb_owned = NULL;
+  if (st == VIC_OK) st = make_buckets(&s, buckets, &mb, &mb_owned, &st0.distances);
   if (st == VIC_OK) {
-    merge_start(&s, in_ids, in_work, c->opt.seed, &st0.distances);
+    merge_start(&s, in_ids, in_work, c->opt.seed, &mb, &st0.distances);
+    free(mb_owned);
     settle_fresh(&s);
     st = check_stop(&s, "GGM start");
   }

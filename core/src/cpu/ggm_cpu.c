@@ -23,6 +23,7 @@ vic_status vic__ggm_params(vic_ctx *c, const vic_build_options *o, int32_t k, vi
   p->iterations = o->gnnd.iterations;
   p->merge_iterations = o->gnnd.iterations < GGM_MERGE_ITERATIONS ? o->gnnd.iterations : GGM_MERGE_ITERATIONS;
   p->merge_samples = o->gnnd.samples;
+  p->merge_buckets = 0;
   p->converge = o->gnnd.converge;
   return VIC_OK;
 }
@@ -104,7 +105,7 @@ vic_status vic__ggm_cpu_merge(vic_ctx *c, const vic_build_options *o, const floa
     for (int64_t e = 0; e < n2 * K; ++e) gi[n1 * K + e] = ids2[e] < 0 ? -1 : (int32_t)(ids2[e] + n1);
     const vic_data x = {rows, n, d, d, VIC_L2, NULL, NULL};
     s = vic__nndescent_merge(c, &x, (int32_t)n1, K, gi, gw, 2 * p->merge_samples, p->merge_iterations, p->converge,
-                             ui, uw, NULL);
+                             p->merge_buckets, ui, uw, NULL);
   }
   if (s == VIC_OK) {
 #pragma omp parallel for schedule(static) num_threads(vic__threads(c))

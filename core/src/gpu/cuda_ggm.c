@@ -11,7 +11,7 @@
 #include <string.h>
 
 static vick_gnnd_params kparams(const vic_ggm_params *p) {
-  vick_gnnd_params q = {p->K, p->samples, p->iterations, p->converge, 0, p->merge_iterations, 0};
+  vick_gnnd_params q = {p->K, p->samples, p->iterations, p->converge, 0, p->merge_iterations, 0, p->merge_samples};
   return q;
 }
 
@@ -79,6 +79,14 @@ vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs 
   vick_gnnd_graph out = {n1 + n2, k, out_ids, out_dist};
   return finish(st, &call, vick_ggm_pairs_merge(&call, (vick_ggm_pairs *)w, rows1, n1, rows2, n2, &g1, &g2, &out),
                 "ggm merge");
+}
+
+vic_status vic__ggm_gpu_pairs_build(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs *w, const float *rows, int64_t n,
+                                    int32_t K, int32_t *ids, float *dist) {
+  vick_call call;
+  vic__cuda_call_init(c, &call, st->device, 0, st->threaded);
+  vick_gnnd_graph g = {n, K, ids, dist};
+  return finish(st, &call, vick_ggm_pairs_build(&call, (vick_ggm_pairs *)w, rows, n, &g), "gnnd shard build");
 }
 
 void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w) { vick_ggm_pairs_close((vick_ggm_pairs *)w); }
