@@ -27,6 +27,9 @@ typedef struct {
                          (a compact build: vick_gnnd_compact_bytes); never sharded */
   int32_t merge_samples; /* GGM's p (its lists start good); 0 = samples; at most samples (the buffers'
                             sample lists are sized by samples) */
+  int32_t merge_buckets; /* > 0: GGM's refill of the far half drawn first from the rows of the row's
+                            bucket (its nearest of merge_buckets centres, rows spread over the union)
+                            instead of uniformly from the other block; 0..4096 */
 } vick_gnnd_params;
 
 typedef struct {
