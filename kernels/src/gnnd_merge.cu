@@ -165,10 +165,20 @@ struct vick_ggm_pairs {
   int build_slot;            /* the slot the next shard build fills (they alternate) */
 };
 
+/* Sample-list stride of the workspace: a merge's 2p over 2m rows, and a
+ * shard build's 2p (the build's p) over m rows, in the same buffers. */
+static int32_t pairs_sample_stride(const vick_gnnd_params *p) {
+  const int32_t mp = p->merge_samples > 0 && p->merge_samples < p->samples ? p->merge_samples : p->samples;
+  return 2 * mp > p->samples ? 2 * mp : p->samples;
+}
+
 size_t vick_ggm_pairs_bytes(int64_t m, int32_t d, const vick_gnnd_params *p, int32_t k) {
   /* an in-memory build's bytes of 2m rows, its flat output's share
-   * spent on the set-aside halves instead, plus the k-wide results */
-  return vick_gnnd_bytes(2 * m, d, p, 0) + (size_t)(2 * m) * (size_t)k * 8;
+   * spent on the set-aside halves instead, its sample lists at the
+   * workspace's stride, plus the k-wide results */
+  const size_t n = (size_t)(2 * m);
+  return vick_gnnd_bytes(2 * m, d, p, 0) - n * (size_t)(2 * p->samples) * 8 + n * (size_t)pairs_sample_stride(p) * 8 +
+         n * (size_t)k * 8;
 }
 
 void vick_ggm_pairs_close(vick_ggm_pairs *s) {
@@ -202,7 +212,10 @@ int vick_ggm_pairs_open(vick_call *call, int64_t m, int32_t d, const vick_gnnd_p
   if ((rc = GNND_CK(call, cudaStreamCreateWithFlags(&s->env.stream, cudaStreamNonBlocking)))) goto fail;
   if ((rc = vick_stage_init(call, &s->stage, (size_t)32 << 20))) goto fail;
   gnnd__setup(&s->g, d, p, call->seed);
-  if ((rc = gnnd__alloc(call, &s->g, (int64_t)n, 0))) goto fail;
+  s->g.M = pairs_sample_stride(p); /* the buffers' stride; runs set their own M within it */
+  rc = gnnd__alloc(call, &s->g, (int64_t)n, 0);
+  s->g.M = 2 * p->samples;
+  if (rc) goto fail;
   /* kept buffers without a budget of their own: the core sized m with
    * vick_ggm_pairs_bytes */
   if ((rc = vick_alloc_kept(call, NULL, (void **)&s->g.extra, n * s->g.K * 4, "GGM set-aside lists"))) goto fail;

@@ -18,7 +18,7 @@ typedef struct {
   int32_t samples, iterations, merge_iterations;
   float converge;
   int32_t merge_samples;    /* p of the merges (GGM's lists start good: fewer samples than a build's) */
-  int32_t merge_buckets;    /* > 0: the merge's refill drawn from buckets of a coarse partition (CPU) */
+  int32_t merge_buckets;    /* > 0: the merge's refill drawn from buckets of a coarse partition */
 } vic_ggm_params;
 
 /* One step on one device, safe on a worker thread: the context is only
@@ -33,7 +33,9 @@ typedef struct {
 } vic_ggm_step;
 
 /* The GNND parameters of a build: K = max(gnnd.k_build (0: 64), k) rounded
- * up to the 32-entry segments; merges run at most GGM_MERGE_ITERATIONS. */
+ * up to the 32-entry segments; merges run at most GGM_MERGE_ITERATIONS
+ * rounds at half the samples (8 at the least) from a bucketed start
+ * (ggm_cpu.c). */
 vic_status vic__ggm_params(vic_ctx *c, const vic_build_options *o, int32_t k, vic_ggm_params *p);
 
 /* GPU steps (cuda_ggm.c; cuda_none.c answers VIC_E_NODEVICE).  rows are
