@@ -1,8 +1,9 @@
 /* The two steps every graph-growing call is made of (Wang et al. 2022,
  * Sec. 5): the k-NN graph of one block of rows (GNND on the GPU, NN-Descent
  * on the CPU), and the merge of two blocks' graphs into the graph of their
- * union (GGM on the GPU; on the CPU NN-Descent over the union whose lists
- * are then merged with the given ones).  Used by vic_knn_add,
+ * union (GGM: on the GPU by its kernels, on the CPU by NN-Descent rounds
+ * that compare only pairs across the blocks, the given lists merged back
+ * in).  Used by vic_knn_add,
  * vic_knn_merge and the sharded build.
  *
  * Lists here are "working" lists: int32 ids, squared L2 on prepared rows
