@@ -33,11 +33,11 @@ typedef struct {
   vic_report *stages;         /* non-NULL (one step alone): the kernel's stages are added to it */
 } vic_ggm_step;
 
-/* The GNND parameters of a build: K = max(gnnd.k_build (0: 64), k) rounded
- * up to the 32-entry segments; merges run at most GGM_MERGE_ITERATIONS
+/* The GNND parameters of a build: K = max(gnnd.k_build (0: 64 on the GPU,
+ * 20 on the CPU), k) rounded up to the 32-entry segments; merges run at most GGM_MERGE_ITERATIONS
  * rounds at half the samples (8 at the least) from a bucketed start
  * (ggm_cpu.c). */
-vic_status vic__ggm_params(vic_ctx *c, const vic_build_options *o, int32_t k, vic_ggm_params *p);
+vic_status vic__ggm_params(vic_ctx *c, const vic_build_options *o, int32_t k, int gpu, vic_ggm_params *p);
 
 /* GPU steps (cuda_ggm.c; cuda_none.c answers VIC_E_NODEVICE).  rows are
  * packed (stride d).  merge: ids1 over block 1 (0..n1-1), ids2 local to

@@ -172,7 +172,7 @@ static vic_status sharded(vic_ctx *c, const vic_data *v, vic_metric metric, cons
                           const vic_shard_options *so, int32_t k, int gpu, int64_t *ids, float *dist, vic_report *rep) {
   const double t0 = vic__now();
   vic_ggm_params p;
-  vic_status s = vic__ggm_params(c, o, k, &p);
+  vic_status s = vic__ggm_params(c, o, k, gpu, &p);
   if (s != VIC_OK) return s;
   int first = c->opt.device, slots = 1;
   if (gpu && (s = vic__ggm_gpu_devices(c, &first, &slots)) != VIC_OK) return s;
@@ -403,7 +403,7 @@ vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_
   *taken = 0;
   compact->K = 0;
   vic_ggm_params p;
-  if (vic__ggm_params(c, o, k, &p) != VIC_OK) { c->error[0] = '\0'; return VIC_OK; } /* GNND words it */
+  if (vic__ggm_params(c, o, k, 1, &p) != VIC_OK) { c->error[0] = '\0'; return VIC_OK; } /* GNND words it */
   int first, count;
   vic_status s = vic__ggm_gpu_devices(c, &first, &count);
   if (s != VIC_OK) return s;

@@ -15,8 +15,11 @@
  * of the distances). */
 enum { GGM_MERGE_ITERATIONS = 2, GGM_BUCKETS = 256, GGM_MIN_MERGE_SAMPLES = 8 };
 
-vic_status vic__ggm_params(vic_ctx *c, const vic_build_options *o, int32_t k, vic_ggm_params *p) {
-  int32_t kb = o->gnnd.k_build > 0 ? o->gnnd.k_build : 64; /* the GNND lists' default (cuda_knn_lists.c) */
+vic_status vic__ggm_params(vic_ctx *c, const vic_build_options *o, int32_t k, int gpu, vic_ggm_params *p) {
+  /* the GNND lists' default (cuda_knn_lists.c); the CPU's NN-Descent pays
+   * per row about the square of the list length, so there the lists are
+   * its own default, max(k, 20), rounded up to a segment */
+  int32_t kb = o->gnnd.k_build > 0 ? o->gnnd.k_build : gpu ? 64 : 20;
   if (kb < k) kb = k;
   kb = (kb + 31) / 32 * 32;
   if (kb > 256) return vic__fail(c, VIC_E_UNSUPPORTED, "GNND/GGM lists hold at most 256 entries (k = %d, k_build = %d)",
