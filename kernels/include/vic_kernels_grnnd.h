@@ -136,7 +136,9 @@ void vick_gsearch_params_init(vick_gsearch_params *p);
  * lock), the others make their own resources.
  * call->seconds_kernel: CUDA-event time of the kernels (launch gaps
  * included, copies not); the stages name "pivots" and "search", or
- * "search (pivots inside)"; seconds_transfer is not measured (0). */
+ * "search (pivots inside)", or for a hooked large batch in chunks "pivots
+ * and search (chunks under the copies)", the span from the first chunk's
+ * kernels to the last one's; seconds_transfer is not measured (0). */
 int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, int64_t m, int32_t k,
                        const vick_gsearch_params *p, int64_t *ids, float *dist);
 
@@ -144,8 +146,9 @@ int vick_gsearch_query(vick_call *call, const vick_gsearch *g, const float *q, i
  * queries and the results are each gone over once on the host.  `in`
  * writes queries [row0, row0 + rows) packed (d floats a row) to dst, in
  * the call's pinned staging, and returns nonzero to refuse them: the call
- * then stops before any search and fails with VICK_ARGUMENT (the caller
- * words the message).  `out` takes the results of queries [row0, row0 +
+ * then stops (a large batch may have started searching its first rows;
+ * no result reaches `out`) and fails with VICK_ARGUMENT (the caller words
+ * the message).  `out` takes the results of queries [row0, row0 +
  * rows): k ids a query (-1: none) and k working distances (squared L2,
  * or negated dot products) from ids and dist.  Both are called by up to
  * call->threads (>= 1) host threads at once on disjoint rows; thread is

@@ -155,6 +155,14 @@ void vick_free_kept(void *p) {
   if (p) cudaFree(p);
 }
 
+void *vick_buf_keep(vick_env *env, vick_buf *b) {
+  void *p = b->p;
+  if (p) env->used -= b->bytes;
+  b->p = NULL;
+  b->bytes = 0;
+  return p;
+}
+
 int vick_pinned_alloc(vick_call *call, void **p, size_t bytes, unsigned flags, const char *what) {
   *p = NULL;
   cudaError_t e = cudaHostAlloc(p, bytes, flags);

@@ -118,6 +118,10 @@ int vick_buf_reserve(vick_call *call, vick_env *env, vick_buf *b, size_t bytes, 
 int vick_alloc_kept(vick_call *call, vick_env *env, void **p, size_t bytes, const char *what);
 /* Release a vick_alloc_kept buffer (NULL: nothing), on the current device. */
 void vick_free_kept(void *p);
+/* Hand a vick_buf_alloc buffer out of the call (a result that outlives
+ * it, released like a vick_alloc_kept one): env no longer counts its
+ * bytes, b is left empty; returns the memory. */
+void *vick_buf_keep(vick_env *env, vick_buf *b);
 /* Page-locked host memory for staging (flags as cudaHostAlloc's), outside
  * the device budget: a failure gives the code vick_cuda_fail gives and a
  * message naming `what` and the size; *p is NULL then.  Released with

@@ -377,15 +377,12 @@ static int slab_keep(vick_call *call, slab_ws *w, int64_t n_own, int32_t k, cons
   l->device = call->device;
   l->rows = n_own;
   l->k = k;
-  l->self = self.p;
+  l->self = vick_buf_keep(&w->env, &self);
   *keep = l; /* the caller releases it on any failure from here */
-  VICK_TRY(vick_copy_to_device(call, &w->env, self.p, key_ids, (size_t)n_own * 4));
+  VICK_TRY(vick_copy_to_device(call, &w->env, l->self, key_ids, (size_t)n_own * 4));
   VICK_CUDA(call, cudaStreamSynchronize(w->env.stream));
-  l->ids = d->ids.p;
-  l->dist = d->dist.p;
-  w->env.used -= d->ids.bytes + d->dist.bytes + self.bytes;
-  d->ids.p = d->dist.p = NULL;
-  d->ids.bytes = d->dist.bytes = 0;
+  l->ids = vick_buf_keep(&w->env, &d->ids);
+  l->dist = vick_buf_keep(&w->env, &d->dist);
   return VICK_OK;
 }
 

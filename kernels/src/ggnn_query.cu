@@ -143,6 +143,18 @@ static void ggnn_query_setup(const vick_ggnn *g, int64_t m, int32_t k, float tau
   a->slab = ggnn_slab_bytes(g->d, false, a->dims);
 }
 
+// The frame of the one-off query and of the read-outs: the call's
+// environment on the graph's device, up to three buffers of its budget
+// for run(env, b), all released in one place.
+template <typename Run> static int ggnn_call_on(vick_call *call, const vick_ggnn *g, Run run) {
+  vick_env env;
+  vick_buf b[3] = {};
+  int rc = vick_begin_on(call, &env, g->device);
+  if (rc == VICK_OK) rc = run(&env, b);
+  for (int i = 0; i < 3; ++i) vick_buf_free(&env, &b[i]);
+  return vick_end(call, &env, rc);
+}
+
 // The one-off query: buffers of its own within the call's budget, the
 // queries up, one launch, the results back (the kept resources of a
 // searcher are below).
@@ -173,12 +185,9 @@ extern "C" int vick_ggnn_query(vick_call *call, const vick_ggnn *g, const float 
   if (!g || !q || m < 1 || k < 1 || k > 256 || !(tau >= 0) || max_visits < 0)
     return vick_fail(call, VICK_ARGUMENT, "GGNN query needs m >= 1 queries, 1 <= k <= 256, tau >= 0 (m = %lld, k = %d)",
                      (long long)m, (int)k);
-  vick_env env;
-  vick_buf b[3] = {};
-  int rc = vick_begin_on(call, &env, g->device);
-  if (rc == VICK_OK) rc = ggnn_query_run(call, &env, g, q, m, k, tau, max_visits, b, ids, dist);
-  for (int i = 0; i < 3; ++i) vick_buf_free(&env, &b[i]);
-  return vick_end(call, &env, rc);
+  return ggnn_call_on(call, g, [&](vick_env *env, vick_buf *b) {
+    return ggnn_query_run(call, env, g, q, m, k, tau, max_visits, b, ids, dist);
+  });
 }
 
 // The read-outs of a built graph: one kernel into a device buffer of the
@@ -203,13 +212,11 @@ extern "C" int vick_ggnn_forall(vick_call *call, const vick_ggnn *g, int32_t kk,
                      (int)kk);
   int32_t *hi = (int32_t *)malloc((size_t)g->n * kk * sizeof(int32_t));
   if (!hi) return vick_fail(call, VICK_NOMEM, "GGNN for-all: no host memory");
-  vick_env env;
-  vick_buf b[2] = {};
-  int rc = vick_begin_on(call, &env, g->device);
-  if (rc == VICK_OK) rc = ggnn_forall_run(call, &env, g, kk, b, hi, ids, dist);
-  for (int i = 0; i < 2; ++i) vick_buf_free(&env, &b[i]);
+  const int rc = ggnn_call_on(call, g, [&](vick_env *env, vick_buf *b) {
+    return ggnn_forall_run(call, env, g, kk, b, hi, ids, dist);
+  });
   free(hi);
-  return vick_end(call, &env, rc);
+  return rc;
 }
 
 static int ggnn_bottom_run(vick_call *call, vick_env *env, const vick_ggnn *g, vick_buf *b, int32_t *ids) {
@@ -223,12 +230,7 @@ static int ggnn_bottom_run(vick_call *call, vick_env *env, const vick_ggnn *g, v
 
 extern "C" int vick_ggnn_bottom_graph(vick_call *call, const vick_ggnn *g, int32_t *ids) {
   if (!g || !ids) return vick_fail(call, VICK_ARGUMENT, "GGNN bottom graph: no graph or no output");
-  vick_env env;
-  vick_buf b = {};
-  int rc = vick_begin_on(call, &env, g->device);
-  if (rc == VICK_OK) rc = ggnn_bottom_run(call, &env, g, &b, ids);
-  vick_buf_free(&env, &b);
-  return vick_end(call, &env, rc);
+  return ggnn_call_on(call, g, [&](vick_env *env, vick_buf *b) { return ggnn_bottom_run(call, env, g, b, ids); });
 }
 
 static int ggnn_dnn1_run(vick_call *call, vick_env *env, const vick_ggnn *g, vick_buf *b, float *dnn1) {
@@ -244,12 +246,7 @@ extern "C" int vick_ggnn_dnn1(vick_call *call, const vick_ggnn *g, float *dnn1, 
   if (mean) *mean = g->dnn1_mean;
   if (max) *max = g->dnn1_max;
   if (!dnn1) return VICK_OK;
-  vick_env env;
-  vick_buf b = {};
-  int rc = vick_begin_on(call, &env, g->device);
-  if (rc == VICK_OK) rc = ggnn_dnn1_run(call, &env, g, &b, dnn1);
-  vick_buf_free(&env, &b);
-  return vick_end(call, &env, rc);
+  return ggnn_call_on(call, g, [&](vick_env *env, vick_buf *b) { return ggnn_dnn1_run(call, env, g, b, dnn1); });
 }
 
 extern "C" int vick_ggnn_info_get(const vick_ggnn *g, vick_ggnn_info *info) {

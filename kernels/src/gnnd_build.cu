@@ -55,17 +55,15 @@ size_t vick_gnnd_bytes(int64_t n, int32_t d, const vick_gnnd_params *p, int merg
   return b + (1u << 20);
 }
 
-/* Through the common layer: within g->env's budget when the caller has one. */
-#define ALLOC(ptr, bytes)                                                                  \
-  do {                                                                                     \
-    if ((rc = vick_alloc_kept(call, env, (void **)&(ptr), (bytes), "GNND lists"))) goto fail; \
+/* Through the common layer: within g->env's budget when the caller has
+ * one; g->env NULL: no budget of its own (the caller sized capacity). */
+#define ALLOC(ptr, bytes)                                                                     \
+  do {                                                                                        \
+    if ((rc = vick_alloc_kept(call, g->env, (void **)&(ptr), (bytes), "GNND lists"))) goto fail; \
   } while (0)
 
-int gnnd__alloc(vick_call *call, gnnd_dev *g, int64_t capacity, int merge) {
+int gnnd__alloc(vick_call *call, gnnd_dev *g, int64_t capacity, int merge, cudaStream_t st) {
   int rc;
-  vick_env planned = {}; /* no budget of its own: the caller sized capacity */
-  planned.budget = SIZE_MAX;
-  vick_env *env = g->env ? g->env : &planned;
   size_t n = (size_t)capacity, K = (size_t)g->K, M = (size_t)g->M;
   g->capacity = capacity;
   ALLOC(g->ids, n * K * 4);
@@ -91,7 +89,8 @@ int gnnd__alloc(vick_call *call, gnnd_dev *g, int64_t capacity, int merge) {
     ALLOC(g->flat_ids, n * K * 4);
     ALLOC(g->flat_dist, n * K * 4);
   }
-  if ((rc = GNND_CK(call, cudaMemset(g->locks, 0, n * (size_t)g->nseg * 4)))) goto fail;
+  /* on the build's stream: its kernels find the locks clear without a device-wide wait */
+  if ((rc = GNND_CK(call, cudaMemsetAsync(g->locks, 0, n * (size_t)g->nseg * 4, st)))) goto fail;
   return VICK_OK;
 fail:
   gnnd__free(g);
@@ -179,12 +178,7 @@ int gnnd__knn_device(vick_call *call, const float *d_rows, int64_t n, int32_t d,
   if ((rc = gnnd__check_params(call, n, d, p, k))) return rc;
   gnnd_dev g;
   gnnd__setup(&g, d, p, call->seed);
-  if ((rc = gnnd__alloc(call, &g, n, 0))) return rc;
-  /* the lock clear ran on the legacy stream, which st does not wait for */
-  if ((rc = GNND_CK(call, cudaDeviceSynchronize()))) {
-    gnnd__free(&g);
-    return rc;
-  }
+  if ((rc = gnnd__alloc(call, &g, n, 0, st))) return rc;
   double tk = gnnd__now();
   rc = gnnd__build_run(call, &g, d_rows, n, p, k, d_ids, d_dist, st);
   if (!rc) rc = GNND_CK(call, cudaStreamSynchronize(st));
@@ -196,20 +190,17 @@ int gnnd__knn_device(vick_call *call, const float *d_rows, int64_t n, int32_t d,
 /* ---------------------------------------------------- public, in memory */
 
 static int upload_rows(vick_call *call, vick_env *env, const float *rows, int64_t n, int32_t d, vick_buf *d_rows) {
-  double t = gnnd__now();
   VICK_TRY(vick_buf_alloc(call, env, d_rows, (size_t)n * d * sizeof(float), "GNND rows"));
-  VICK_CUDA(call, cudaMemcpy(d_rows->p, rows, (size_t)n * d * sizeof(float), cudaMemcpyHostToDevice));
-  call->seconds_transfer += gnnd__now() - t;
-  return VICK_OK;
+  return vick_copy_to_device(call, env, d_rows->p, rows, (size_t)n * d * sizeof(float));
 }
 
 /* b: rows, result ids, result distances (released by the caller). */
 static int build_to_host(vick_call *call, vick_env *env, gnnd_dev *g, const float *rows, int64_t n, int32_t d,
                          const vick_gnnd_params *p, vick_gnnd_graph *out, vick_buf b[3]) {
   const size_t cells = (size_t)n * out->k;
-  const cudaStream_t st = 0; /* the lock clear of gnnd__alloc runs there too */
+  const cudaStream_t st = env->stream;
   VICK_TRY(upload_rows(call, env, rows, n, d, &b[0]));
-  VICK_TRY(gnnd__alloc(call, g, n, 0));
+  VICK_TRY(gnnd__alloc(call, g, n, 0, st));
   VICK_TRY(vick_buf_alloc(call, env, &b[1], cells * 4, "GNND result ids"));
   VICK_TRY(vick_buf_alloc(call, env, &b[2], cells * 4, "GNND result distances"));
   double tk = gnnd__now();
@@ -217,11 +208,8 @@ static int build_to_host(vick_call *call, vick_env *env, gnnd_dev *g, const floa
   VICK_CUDA(call, cudaStreamSynchronize(st));
   call->seconds_kernel += gnnd__now() - tk;
   gnnd__stage(call, "gnnd build", gnnd__now() - tk);
-  double tt = gnnd__now();
-  VICK_CUDA(call, cudaMemcpy(out->ids, b[1].p, cells * 4, cudaMemcpyDeviceToHost));
-  VICK_CUDA(call, cudaMemcpy(out->dist, b[2].p, cells * 4, cudaMemcpyDeviceToHost));
-  call->seconds_transfer += gnnd__now() - tt;
-  return VICK_OK;
+  VICK_TRY(vick_copy_to_host(call, env, out->ids, b[1].p, cells * 4));
+  return vick_copy_to_host(call, env, out->dist, b[2].p, cells * 4);
 }
 
 int vick_gnnd_build(vick_call *call, const float *rows, int64_t n, int32_t d, const vick_gnnd_params *p,

@@ -118,9 +118,7 @@ static int descend(vick_call *call, vick_env *env, vick_stage *stage, const floa
   int rc = vick_buf_alloc(call, env, &half, (size_t)n * d * 2, "GNND half rows");
   if (!rc) rc = upload_half(call, env, stage, rows, n, d, (__half *)half.p);
   if (!rc) gnnd__stage(call, "upload (half rows)", gnnd__now() - t);
-  if (!rc) rc = gnnd__alloc(call, &g, n, 0);
-  /* the lock clear ran on the legacy stream, which env->stream does not wait for */
-  if (!rc) rc = GNND_CK(call, cudaDeviceSynchronize());
+  if (!rc) rc = gnnd__alloc(call, &g, n, 0, env->stream);
   if (!rc) {
     t = gnnd__now();
     gnnd_dev b = g;

@@ -83,9 +83,10 @@ int gnnd__launch_offset_ids(vick_call *call, int32_t *ids, int64_t count, int32_
 
 /* ---- drivers (gnnd_build.cu) ---- */
 /* Allocate every buffer of g for up to `capacity` rows (g->K, p, M, nseg
- * set by gnnd__setup); extra and the flat input of GGM when merge. */
+ * set by gnnd__setup); extra and the flat input of GGM when merge.  The
+ * locks are cleared on st, the stream the build then runs on. */
 void gnnd__setup(gnnd_dev *g, int32_t d, const vick_gnnd_params *p, uint64_t seed);
-int gnnd__alloc(vick_call *call, gnnd_dev *g, int64_t capacity, int merge);
+int gnnd__alloc(vick_call *call, gnnd_dev *g, int64_t capacity, int merge, cudaStream_t st);
 void gnnd__free(gnnd_dev *g);
 /* Iterate until converged or the cap (one host sync per iteration to read
  * the insertion count). */

@@ -54,7 +54,7 @@ static int prepare(vick_call *call, vick_env *env, vick_stage *stage, const floa
   float *r = (float *)d_rows->p;
   VICK_TRY(vick_staged_to_device(call, env, stage, r, rows1, (size_t)n1 * d * 4));
   if (n > n1) VICK_TRY(vick_staged_to_device(call, env, stage, r + (size_t)n1 * d, rows2, (size_t)(n - n1) * d * 4));
-  return gnnd__alloc(call, g, n, 1);
+  return gnnd__alloc(call, g, n, 1, env->stream);
 }
 
 /* What a merge and a growth share: the checks, the call's environment and
@@ -98,7 +98,7 @@ int vick_gnnd_merge(vick_call *call, const float *rows, int64_t n1, int64_t n2, 
 static int merge_blocks_run(vick_call *call, ggm_call *c, int64_t n1, int64_t n2, int32_t d,
                             const vick_gnnd_params *p, const vick_gnnd_graph *g1, const vick_gnnd_graph *g2,
                             vick_gnnd_graph *out) {
-  const cudaStream_t st = 0;
+  const cudaStream_t st = c->env.stream;
   VICK_TRY(upload_graph(call, &c->env, &c->stage, &c->g, g1, 0, 0, st));
   VICK_TRY(upload_graph(call, &c->env, &c->stage, &c->g, g2, n1, (int32_t)n1, st));
   VICK_CUDA(call, cudaStreamSynchronize(st));
@@ -120,7 +120,7 @@ int vick_gnnd_merge_blocks(vick_call *call, const float *rows1, int64_t n1, cons
 
 static int add_run(vick_call *call, ggm_call *c, int64_t n_old, int64_t n_new, int32_t d, const vick_gnnd_params *p,
                    const vick_gnnd_graph *g_old, vick_gnnd_graph *out) {
-  const cudaStream_t st = 0;
+  const cudaStream_t st = c->env.stream;
   gnnd_dev *g = &c->g;
   const float *d_rows = (const float *)c->rows.p;
   VICK_TRY(upload_graph(call, &c->env, &c->stage, g, g_old, 0, 0, st));
@@ -213,7 +213,7 @@ int vick_ggm_pairs_open(vick_call *call, int64_t m, int32_t d, const vick_gnnd_p
   if ((rc = vick_stage_init(call, &s->stage, (size_t)32 << 20))) goto fail;
   gnnd__setup(&s->g, d, p, call->seed);
   s->g.M = pairs_sample_stride(p); /* the buffers' stride; runs set their own M within it */
-  rc = gnnd__alloc(call, &s->g, (int64_t)n, 0);
+  rc = gnnd__alloc(call, &s->g, (int64_t)n, 0, s->env.stream);
   s->g.M = 2 * p->samples;
   if (rc) goto fail;
   /* kept buffers without a budget of their own: the core sized m with
@@ -224,7 +224,6 @@ int vick_ggm_pairs_open(vick_call *call, int64_t m, int32_t d, const vick_gnnd_p
   if ((rc = vick_alloc_kept(call, NULL, (void **)&s->d_rows, n * d * 4, "GGM pair rows"))) goto fail;
   if ((rc = vick_alloc_kept(call, NULL, (void **)&s->d_ids, n * k * 4, "GGM pair result ids"))) goto fail;
   if ((rc = vick_alloc_kept(call, NULL, (void **)&s->d_dist, n * k * 4, "GGM pair result distances"))) goto fail;
-  if ((rc = GNND_CK(call, cudaDeviceSynchronize()))) goto fail; /* the lock clear ran on the legacy stream */
   *out = s;
   return VICK_OK;
 fail:

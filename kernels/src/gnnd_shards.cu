@@ -103,7 +103,7 @@ int gnnd__sharded_knn(vick_call *call, const float *rows, int64_t n, int32_t d, 
   if ((rc = vick_buf_alloc(call, &s.env, &s.b_dist, (size_t)2 * m * K * 4, "GNND pair distances"))) goto out;
   s.d_ids = (int32_t *)s.b_ids.p;
   s.d_dist = (float *)s.b_dist.p;
-  if ((rc = gnnd__alloc(call, &g, 2 * m, 1))) goto out;
+  if ((rc = gnnd__alloc(call, &g, 2 * m, 1, s.cs))) goto out;
   if ((rc = vick_pinned_alloc(call, (void **)&s.h_ids, (size_t)2 * m * k * 4, cudaHostAllocDefault,
                               "GNND pair result ids")))
     goto out;

@@ -8,6 +8,7 @@
 
 #include "grnnd_common.cuh"
 #include "staged_copy.cuh"
+#include "staged_pipeline.cuh"
 #include "vic_kernels_grnnd.h"
 
 #include <string.h>
@@ -106,12 +107,12 @@ int gs_small_wave_capacity(vick_call *call, vick_gsearch *g);
 /* A search graph over a graph built on the device (grnnd_adopt.cu): takes
  * d_x (n x d rows), d_g (n x degree ids) and d_occl (or NULL), kept
  * buffers (vick_free_kept) which the result owns (freed here on failure),
- * after the work queued on st.  The range and repeat checks run on the
- * device, then gs_finish: the same components and pivots as
+ * after the work queued on env->stream.  The range and repeat checks run
+ * on the device, then gs_finish: the same components and pivots as
  * vick_gsearch_create makes of that graph, within env's budget (the
  * build's call). */
-int gs_adopt(vick_call *call, vick_env *env, cudaStream_t st, int64_t n, int32_t d, float *d_x, int32_t *d_g,
-             int32_t degree, uint8_t *d_occl, int32_t max_entries, vick_gsearch **out);
+int gs_adopt(vick_call *call, vick_env *env, int64_t n, int32_t d, float *d_x, int32_t *d_g, int32_t degree,
+             uint8_t *d_occl, int32_t max_entries, vick_gsearch **out);
 /* The rest of an index whose rows and graph are on the device (graph_search_entry.cu):
  * components, pivots, occupancy, workspace; target: pivots wanted (0 = the default).
  * Scratch and the kept arrays within env's budget. */
@@ -124,6 +125,10 @@ int gs_finish(vick_call *call, vick_env *env, vick_gsearch *g, int32_t target);
 struct gs_io {
   cudaStream_t stream;
   cudaEvent_t ev_start, ev_pivots, ev_stop;
+  /* the workspace's streams for hooked large batches in chunks
+   * (staged_pipeline.cuh; stream[0] is `stream`); NULL pipe: resources
+   * of a call's own, no chunks */
+  const vick_pipe *pipe;
   char *dev;          /* counters, then the call's buffers */
   size_t dev_bytes;
   int *count;         /* per query, at least m */
@@ -224,24 +229,14 @@ typedef struct {
 
 static inline size_t gs_align(size_t b) { return (b + 255) / 256 * 256; }
 
-/* Rows of row_bytes each into pinned staging (room for all of them) and
- * on to device dst in pieces on stream: the host threads fill a piece
- * (fill: rows [row0, row0 + rows) to dst, nonzero to refuse them), then
- * the calling thread starts its copy while they fill the next one, all in
- * one parallel region of call->threads (a region per piece would pay a
- * team's start each; one search launch follows: kernels split by chunks
- * would each pay their own tail).  A refused piece stops the staging
- * (the copies started have ended on return) with VICK_ARGUMENT. */
-#define GS_STAGE_PIECE ((size_t)1 << 20)
-/* a hooked call's staging (graph_search_plan.cu): pieces that threads
- * claim in turn, and at most this many threads */
+/* The staging of a call's queries (graph_search_plan.cu): pinned memory
+ * with room for all of them, filled in pieces of GS_CLAIM_PIECE that the
+ * host threads claim in turn, each piece's copy started by the thread
+ * that filled it; a hooked call uses at most GS_HOOKED_TEAM threads. */
 #define GS_CLAIM_PIECE ((size_t)256 << 10)
 #define GS_HOOKED_TEAM 8
-typedef int (*gs_fill_fn)(void *ctx, int thread, void *dst, int64_t row0, int64_t rows);
-int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned, int64_t rows, size_t row_bytes,
-                  gs_fill_fn fill, void *ctx);
 
-/* bytes of host src to device dst through the pinned staging (gs_stage_rows) */
+/* bytes of host src to device dst through the pinned staging, by the call's threads */
 int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src, size_t bytes);
 
 /* The launches of one call's search kernel on io (graph_search_small.cu,

@@ -21,6 +21,7 @@
 struct gs_small_ws {
   std::mutex mu;
   gs_io io;
+  vick_pipe pipe;
   int *count;
   int64_t count_cap; /* queries */
   size_t dev_cap, host_cap;
@@ -36,6 +37,9 @@ int gs_ws_create(vick_call *call, vick_gsearch *g) {
   VICK_CUDA(call, cudaEventCreate(&w->io.ev_start));
   VICK_CUDA(call, cudaEventCreate(&w->io.ev_pivots));
   VICK_CUDA(call, cudaEventCreate(&w->io.ev_stop));
+  /* hooked large batches in chunks (staged_pipeline.cuh) */
+  VICK_TRY(vick_pipe_create(call, &w->pipe, w->io.stream));
+  w->io.pipe = &w->pipe;
   return VICK_OK;
 }
 
@@ -43,6 +47,7 @@ void gs_ws_destroy(vick_gsearch *g) {
   gs_small_ws *w = g->ws;
   if (!w) return;
   if (w->io.stream) cudaStreamSynchronize(w->io.stream);
+  vick_pipe_destroy(&w->pipe); /* leaves w->io.stream to the lines below */
   vick_free_kept(w->count);
   vick_free_kept(w->io.dev);
   vick_pinned_free(w->io.host);
@@ -61,6 +66,12 @@ int gs_ws_acquire(const vick_gsearch *g) { return g->ws && g->ws->mu.try_lock();
  * small kernel's clock words: one allocation, zeroed together. */
 static size_t gs_count_bytes(int64_t cap) { return ((size_t)cap * sizeof(int) + 7) / 8 * 8 + GS_CLOCK_WORDS * 8; }
 
+/* Every stream idle: a call's buffers may be freed or regrown. */
+static int gs_ws_drain(vick_call *call, gs_small_ws *w) {
+  VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
+  return vick_pipe_drain(call, &w->pipe);
+}
+
 /* Room for at least `need`, grown by half again so that a slowly rising
  * batch size does not reallocate on every call. */
 static size_t gs_grow(size_t need) { return need + need / 2; }
@@ -69,7 +80,7 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_
   gs_small_ws *w = g->ws;
   if (m > w->count_cap) {
     /* the old counters may still be read by a kernel of the last call */
-    VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
+    VICK_TRY(gs_ws_drain(call, w));
     vick_free_kept(w->count);
     w->count = NULL;
     w->count_cap = 0;
@@ -79,7 +90,7 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_
     w->dirty = 1;
   }
   if (dev_bytes > w->dev_cap) {
-    VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
+    VICK_TRY(gs_ws_drain(call, w));
     vick_free_kept(w->io.dev);
     w->io.dev = NULL;
     w->dev_cap = 0;
@@ -88,7 +99,7 @@ int gs_ws_reserve(vick_call *call, const vick_gsearch *g, int64_t m, size_t dev_
     w->dev_cap = cap;
   }
   if (host_bytes > w->host_cap) {
-    VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
+    VICK_TRY(gs_ws_drain(call, w));
     vick_pinned_free(w->io.host);
     w->io.host = NULL;
     w->host_cap = 0;
@@ -127,6 +138,8 @@ void gs_ws_release(const vick_gsearch *g, int failed) {
   if (failed) {
     /* nothing may still use the buffers when the next call regrows them */
     cudaStreamSynchronize(w->io.stream);
+    for (int s = 0; s < VICK_PIPE_STREAMS; ++s)
+      if (w->pipe.stream[s]) cudaStreamSynchronize(w->pipe.stream[s]);
     cudaGetLastError();
     w->dirty = 1;
   }

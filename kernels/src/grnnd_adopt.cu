@@ -28,9 +28,10 @@ __global__ void gs_rows_check_kernel(const int32_t *g, int64_t n, int degree, in
   if (lane == 0 && repeat) atomicOr(bad + 1, 1);
 }
 
-int gs_adopt(vick_call *call, vick_env *env, cudaStream_t st, int64_t n, int32_t d, float *d_x, int32_t *d_g,
-             int32_t degree, uint8_t *d_occl, int32_t max_entries, vick_gsearch **out) {
+int gs_adopt(vick_call *call, vick_env *env, int64_t n, int32_t d, float *d_x, int32_t *d_g, int32_t degree,
+             uint8_t *d_occl, int32_t max_entries, vick_gsearch **out) {
   *out = NULL;
+  const cudaStream_t st = env->stream;
   vick_gsearch *g = (vick_gsearch *)calloc(1, sizeof *g);
   if (!g) {
     vick_free_kept(d_x);

@@ -519,8 +519,7 @@ int vick_grnnd_index(vick_call *call, const float *rows, int64_t n, int32_t d, c
   }
   if (rc == VICK_OK) {
     const double ta = vick_now();
-    rc = gs_adopt(call, &w.env, w.env.stream, n, d, (float *)w.x.p, (int32_t *)w.ids.p, p->r, NULL, max_entries,
-                  out);
+    rc = gs_adopt(call, &w.env, n, d, (float *)w.x.p, (int32_t *)w.ids.p, p->r, NULL, max_entries, out);
     w.x.p = NULL; /* the search graph owns (or has freed) them now */
     w.ids.p = NULL;
     if (rc == VICK_OK) vick_stage_add(call, "search graph", vick_now() - ta);

@@ -309,8 +309,8 @@ int vick_tsdg_index(vick_call *call, const float *rows, int64_t n, int32_t d, co
   for (size_t i = 0; i < sizeof tmp / sizeof *tmp; ++i) vick_buf_free(&w.env, tmp[i]);
   if (rc == VICK_OK) {
     const double ta = vick_now();
-    rc = gs_adopt(call, &w.env, w.env.stream, n, d, (float *)w.x.p, (int32_t *)w.ids.p, p->degree,
-                  (uint8_t *)w.occ.p, max_entries, out);
+    rc = gs_adopt(call, &w.env, n, d, (float *)w.x.p, (int32_t *)w.ids.p, p->degree, (uint8_t *)w.occ.p,
+                  max_entries, out);
     w.x.p = NULL; /* the search graph owns (or has freed) them now */
     w.ids.p = NULL;
     w.occ.p = NULL;

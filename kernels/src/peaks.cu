@@ -628,7 +628,6 @@ static int maxima_parents(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_
             (float *)w->md.p, (float *)w->ms.p);
   VICK_TRY(vick_timer_stop(call, &r->env, &call->seconds_kernel, "peaks"));
   const size_t mb = (size_t)m * 4 + 4;
-  int32_t *mi = (int32_t *)malloc(mb), *mp = (int32_t *)malloc(mb);
   const int have_points = r->max_point != NULL; /* slab runs: copied with the events */
   if (!have_points) r->max_point = (int64_t *)malloc((size_t)m * 8 + 8);
   r->max_parent = (int64_t *)malloc((size_t)m * 8 + 8);
@@ -636,23 +635,16 @@ static int maxima_parents(vick_call *call, vick_peaks_run *r, begin_ws *w, vick_
   r->max_delta = (float *)malloc(mb);
   r->max_rk = (float *)malloc(mb);
   r->max_saliency = (float *)malloc(mb);
-  int rc = VICK_OK;
-  if (!mi || !mp || !r->max_point || !r->max_parent || !r->max_rho || !r->max_delta || !r->max_rk || !r->max_saliency)
-    rc = vick_fail(call, VICK_NOMEM, "no host memory for the maxima");
-  if (rc == VICK_OK && !have_points) rc = vick_copy_to_host(call, &r->env, mi, r->maxima.p, (size_t)m * 4);
-  if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, mp, w->mp.p, (size_t)m * 4);
-  if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, r->max_rho, w->mr.p, (size_t)m * 4);
-  if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, r->max_delta, w->md.p, (size_t)m * 4);
-  if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, r->max_rk, w->rk.p, (size_t)m * 4);
-  if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, r->max_saliency, w->ms.p, (size_t)m * 4);
-  if (rc == VICK_OK)
-    for (int64_t q = 0; q < m; ++q) {
-      if (!have_points) r->max_point[q] = mi[q];
-      r->max_parent[q] = mp[q];
-    }
-  free(mi);
-  free(mp);
-  VICK_TRY(rc);
+  if (!r->max_point || !r->max_parent || !r->max_rho || !r->max_delta || !r->max_rk || !r->max_saliency)
+    return vick_fail(call, VICK_NOMEM, "no host memory for the maxima");
+  vick_stage *st = &r->stage;
+  if (!have_points)
+    VICK_TRY(vick_staged_to_host_wide(call, &r->env, st, r->max_point, (const int32_t *)r->maxima.p, m));
+  VICK_TRY(vick_staged_to_host_wide(call, &r->env, st, r->max_parent, (const int32_t *)w->mp.p, m));
+  VICK_TRY(vick_copy_to_host(call, &r->env, r->max_rho, w->mr.p, (size_t)m * 4));
+  VICK_TRY(vick_copy_to_host(call, &r->env, r->max_delta, w->md.p, (size_t)m * 4));
+  VICK_TRY(vick_copy_to_host(call, &r->env, r->max_rk, w->rk.p, (size_t)m * 4));
+  VICK_TRY(vick_copy_to_host(call, &r->env, r->max_saliency, w->ms.p, (size_t)m * 4));
   info->m = m;
   info->top = r->top;
   info->max_point = r->max_point;
@@ -842,14 +834,9 @@ static int edges_run(vick_call *call, vick_peaks_run *r, begin_ws *w, const uint
                       &w->nrun, &r->order};
   for (size_t i = 0; i < sizeof done / sizeof done[0]; ++i) vick_buf_free(&r->env, done[i]);
   const int64_t m = r->m;
-  int32_t *mi = (int32_t *)malloc((size_t)m * 4 + 4);
   r->max_point = (int64_t *)malloc((size_t)m * 8 + 8);
-  int rc = mi && r->max_point ? VICK_OK : vick_fail(call, VICK_NOMEM, "no host memory for the maxima");
-  if (rc == VICK_OK) rc = vick_copy_to_host(call, &r->env, mi, r->maxima.p, (size_t)m * 4);
-  if (rc == VICK_OK)
-    for (int64_t q = 0; q < m; ++q) r->max_point[q] = mi[q];
-  free(mi);
-  VICK_TRY(rc);
+  if (!r->max_point) return vick_fail(call, VICK_NOMEM, "no host memory for the maxima");
+  VICK_TRY(vick_staged_to_host_wide(call, &r->env, &r->stage, r->max_point, (const int32_t *)r->maxima.p, m));
   info->m = m;
   info->max_point = r->max_point;
   return vick_poll(call, "peaks", 0.6);

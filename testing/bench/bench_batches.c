@@ -120,8 +120,9 @@ int bench_batches(vic_ctx *c, const vic_data *x, const vic_data *q, const vic_in
       printf(",\"card\":");
       if (card[0]) bench_json_str(stdout, card);
       else printf("null");
-      printf(",\"tau\":%g,\"max_visits\":%d,\"batch\":%lld,\"calls\":%d,\"warmup_calls\":%d", so.tau,
-             so.max_visits, (long long)b, calls, warm);
+      printf(",\"tau\":%g,\"max_visits\":%d,\"occlusion_limit\":%d,\"entry_points\":%d,\"batch\":%lld,"
+             "\"calls\":%d,\"warmup_calls\":%d",
+             so.tau, so.max_visits, so.occlusion_limit, so.entry_points, (long long)b, calls, warm);
       printf(",\"wall_us_per_call_median\":%.2f,\"wall_us_per_call_p90\":%.2f,\"wall_us_per_call_mean\":%.2f",
              1e6 * wmed, 1e6 * wp90, 1e6 * later_mean);
       /* no kernel time (a CPU search): null, not 0 */

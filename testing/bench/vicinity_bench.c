@@ -22,7 +22,7 @@
 typedef struct {
   const char *data, *name, *truth, *query, *query_truth;
   float tau;
-  int max_visits, entry_points;
+  int max_visits, entry_points, occlusion_limit;
   vic_method method;
   vic_backend backend;
   vic_metric metric;
@@ -73,6 +73,7 @@ static void usage(FILE *f) {
           "  --tau T            search slack (default 0.5)\n"
           "  --max-visits V     visit budget per query (default 0 = automatic)\n"
           "  --entry-points E   random entry points per query (default 0 = automatic)\n"
+          "  --occlusion-limit L  TSDG: edges searched per node by occlusion order (default 0 = automatic)\n"
           "  --batches LIST     public-path mode: batch sizes, e.g. 1,10,100,10000: per size and tau one JSON\n"
           "                     line, wall and kernel time per call and per query, recall, first call after build\n"
           "  --taus LIST        taus of the public-path mode, e.g. 0.1,0.2 (default: --tau)\n"
@@ -144,6 +145,7 @@ static int parse_args(int argc, char **argv, bench_args *a) {
     else if (!strcmp(o, "--gnnd-iterations") && num >= 0 && num <= 1000) a->gnnd_iterations = (int32_t)num;
     else if (!strcmp(o, "--max-visits") && num >= 0 && num <= INT32_MAX) a->max_visits = (int)num;
     else if (!strcmp(o, "--entry-points") && num >= 0 && num <= INT32_MAX) a->entry_points = (int)num;
+    else if (!strcmp(o, "--occlusion-limit") && num >= 0 && num <= INT32_MAX) a->occlusion_limit = (int)num;
     else goto bad;
     continue;
   bad:
@@ -336,6 +338,7 @@ int main(int argc, char **argv) {
     qa.search.tau = a.tau;
     qa.search.max_visits = a.max_visits;
     qa.search.entry_points = a.entry_points;
+    qa.search.occlusion_limit = a.occlusion_limit;
     memcpy(qa.batches, a.batches, sizeof qa.batches);
     memcpy(qa.taus, a.taus, sizeof qa.taus);
     qa.ntaus = a.ntaus;

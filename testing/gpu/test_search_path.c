@@ -64,6 +64,32 @@ static double recall(const float *x, int64_t n, int d, const float *q, int64_t m
   return (double)hit / ((double)m * k);
 }
 
+/* Hooks of a plain host batch: rows of q in, results out to ids/dist;
+ * bad_row (>= 0) is refused. */
+typedef struct {
+  const float *q;
+  int d, k;
+  int64_t *ids;
+  float *dist;
+  int64_t rows_out, bad_row;
+} hook_io;
+
+static int hook_in(void *ctx, int thread, float *dst, int64_t row0, int64_t rows) {
+  (void)thread;
+  hook_io *h = ctx;
+  if (h->bad_row >= row0 && h->bad_row < row0 + rows) return 1;
+  memcpy(dst, h->q + row0 * h->d, (size_t)rows * h->d * sizeof *dst);
+  return 0;
+}
+
+static void hook_out(void *ctx, int thread, const int64_t *ids, const float *dist, int64_t row0, int64_t rows) {
+  (void)thread;
+  hook_io *h = ctx;
+  memcpy(h->ids + row0 * h->k, ids, (size_t)rows * h->k * sizeof *ids);
+  memcpy(h->dist + row0 * h->k, dist, (size_t)rows * h->k * sizeof *dist);
+  __atomic_fetch_add(&h->rows_out, rows, __ATOMIC_RELAXED); /* several threads at once */
+}
+
 static void kernels_case(void) {
   const int64_t n = N, m = 5000;
   const int d = 32, k = 10;
@@ -121,6 +147,29 @@ static void kernels_case(void) {
             call.stages[0].name);
       CHECK(vick_gsearch_query(&call, fs, q, m, k, &lp, i2, d2) == VICK_OK, "large again: %s", call.message);
       CHECK(!memcmp(i1, i2, (size_t)m * k * 8) && !memcmp(d1, d2, (size_t)m * k * 4), "large batch not repeatable");
+      /* through hooks the same batch runs in chunks over two streams:
+       * the one launch's results, bit for bit */
+      memset(i2, 0xff, (size_t)m * k * 8);
+      memset(d2, 0, (size_t)m * k * 4);
+      hook_io hio = {q, d, k, i2, d2, 0, -1};
+      vick_gsearch_hooks hk = {hook_in, hook_out, &hio};
+      call.threads = 4;
+      CHECK(vick_gsearch_query_hooked(&call, fs, m, k, &lp, &hk) == VICK_OK, "hooked: %s", call.message);
+      CHECK(call.n_stages == 1 && strstr(call.stages[0].name, "chunks") && call.seconds_kernel > 0,
+            "hooked large batch not in chunks: %d stages, '%s'", call.n_stages, call.n_stages ? call.stages[0].name : "");
+      CHECK(!memcmp(i1, i2, (size_t)m * k * 8) && !memcmp(d1, d2, (size_t)m * k * 4) && hio.rows_out == m,
+            "chunked batch differs from one launch (%lld rows out)", (long long)hio.rows_out);
+      /* a refused row in the last chunk: the earlier chunks were searched,
+       * nothing reaches the hooks' out, the call fails; the next call is whole */
+      hio.bad_row = m - 7;
+      hio.rows_out = 0;
+      CHECK(vick_gsearch_query_hooked(&call, fs, m, k, &lp, &hk) == VICK_ARGUMENT && hio.rows_out == 0,
+            "refused row: %lld rows out, '%s'", (long long)hio.rows_out, call.message);
+      hio.bad_row = -1;
+      memset(i2, 0xff, (size_t)m * k * 8);
+      CHECK(vick_gsearch_query_hooked(&call, fs, m, k, &lp, &hk) == VICK_OK && !memcmp(i1, i2, (size_t)m * k * 8),
+            "after a refused call: %s", call.message);
+      call.threads = 0;
       bad = 0;
       r = recall(x, n, d, q, 300, k, i1, d1, 1, &bad);
       printf("flat GGNN bottom graph, large batch of %lld: recall@10 %.4f (first 300)\n", (long long)m, r);

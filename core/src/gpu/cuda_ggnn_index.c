@@ -448,24 +448,38 @@ vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_b
   return s;
 }
 
-/* A small batch on one graph: the small-batch procedure over the bottom
- * layer (its index made with the graph), where GGNN's own query, one warp
- * per query, would leave the device nearly idle.  Returns 0 when the batch
- * is not one for it. */
-static int small_batch(vic_ctx *c, const ggnn_set *set, const vic_data *q, const float *rows, int32_t k, float tau,
-                       int32_t max_visits, int64_t *ids, float *dist, vic_report *rep, vic_status *s) {
-  if (set->shards != 1 || !set->srch || !set->srch[0] || k > 32) return 0;
+/* The bottom layer's small-batch index when a batch of m queries is one
+ * for it (one graph, k <= 32, at most the policy's threshold), with its
+ * parameters; NULL otherwise, where GGNN's own query serves. */
+static const vick_gsearch *small_index(const ggnn_set *set, int64_t m, int32_t k, float tau, int32_t max_visits,
+                                       vick_gsearch_params *p, double *threshold) {
+  if (set->shards != 1 || !set->srch || !set->srch[0] || k > 32) return NULL;
   const vick_gsearch *gs = vick_ggnn_searcher_graph(set->srch[0]);
-  if (!gs) return 0;
+  if (!gs) return NULL;
   vick_gsearch_info info;
   vick_gsearch_info_get(gs, &info);
   vic_search_options o;
   vic_search_options_init(&o);
   o.tau = tau;
   o.max_visits = max_visits;
+  return vic__gsearch_params(VIC_GS_GGNN, &info, m, k, &o, p, threshold) ? gs : NULL;
+}
+
+static void small_reason(vic_report *rep, int64_t m, double threshold, const vick_gsearch_params *p) {
+  vic__report_reason(rep, "GGNN bottom layer, small-batch search on the GPU (%lld queries, threshold %.0f; t0 %d, "
+                          "hop limit %d)", (long long)m, threshold, (int)p->searches, (int)p->hops);
+}
+
+/* A small batch on one graph: the small-batch procedure over the bottom
+ * layer (its index made with the graph), where GGNN's own query, one warp
+ * per query, would leave the device nearly idle.  Returns 0 when the batch
+ * is not one for it. */
+static int small_batch(vic_ctx *c, const ggnn_set *set, const vic_data *q, const float *rows, int32_t k, float tau,
+                       int32_t max_visits, int64_t *ids, float *dist, vic_report *rep, vic_status *s) {
   vick_gsearch_params p;
   double threshold;
-  if (!vic__gsearch_params(VIC_GS_GGNN, &info, q->n, k, &o, &p, &threshold)) return 0;
+  const vick_gsearch *gs = small_index(set, q->n, k, tau, max_visits, &p, &threshold);
+  if (!gs) return 0;
   vick_call call;
   vic__cuda_call_init(c, &call, shard_device(set, 0), 0, 0);
   *s = vic__kernel_status(c, vick_gsearch_query(&call, gs, rows, q->n, k, &p, ids, dist), &call, "GGNN small batch");
@@ -473,8 +487,7 @@ static int small_batch(vic_ctx *c, const ggnn_set *set, const vic_data *q, const
   /* squared L2 in the prepared rows: the metric's true distance */
   vic__true_dists(c, q->metric, q->n * (int64_t)k, ids, dist);
   vic__cuda_copy_stages(rep, &call);
-  vic__report_reason(rep, "GGNN bottom layer, small-batch search on the GPU (%lld queries, threshold %.0f; t0 %d, "
-                          "hop limit %d)", (long long)q->n, threshold, (int)p.searches, (int)p.hops);
+  small_reason(rep, q->n, threshold, &p);
   return 1;
 }
 

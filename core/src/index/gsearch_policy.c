@@ -11,8 +11,10 @@
  * TSDG takes the most searches (32, 24, then 16 with more hops) whose
  * blocks fit in one wave of the device: a second wave takes the slower
  * pivot-kernel path.  GRNND's graph has no occlusion order and joins
- * disconnected islands by few edges, so it needs more hops and fewer
- * searches.  GGNN's bottom layer takes TSDG's wide searches with more
+ * disconnected islands by few edges, so it takes fewer searches (16 at
+ * every size) with TSDG's hop limit for 16: hops past it added little
+ * recall on manifold or islands and a sizeable share of a single query's
+ * time.  GGNN's bottom layer takes TSDG's wide searches with more
  * hops: its rows are short (degree k_build), so a hop is one pass of the
  * block but reaches fewer nodes, and TSDG's four stop short of the
  * recall its small batches reach (BENCHMARKS.md).  k > 32
@@ -21,7 +23,7 @@
 #define SMALL_SEARCHES 16
 #define SMALL_HOPS_WIDE 4 /* t0 24 or 32 */
 #define SMALL_HOPS_TSDG 6
-#define SMALL_HOPS_GRNND 8
+#define SMALL_HOPS_GRNND 6
 #define SMALL_HOPS_GGNN 6
 
 static void small_defaults(vic_gs_graph graph, int64_t m, int32_t wave_blocks, int32_t *t0, int32_t *hops) {
