@@ -682,11 +682,10 @@ vic_status vic_sph_resample(vic_ctx *c, const vic_data *x, const float *mass, co
 /* The GNND paper's graph merge (GGM, Wang et al. 2022, Sec. 5) behind
  * three calls.  Metrics L2 and cosine, no periodic boxes.  On the GPU the
  * new rows' graph is built by GNND and merged by GGM; without a usable GPU
- * (or with the CPU backend) by NN-Descent and the same merge (rounds that
- * compare only pairs across the two blocks), so each call also runs on
- * the CPU.  The options' gnnd fields (GPU) or nndescent fields (CPU) apply
- * to the builds; merges run at most 2 rounds at half of gnnd.samples from
- * a start near each row.  report.method is GNND (GPU) or NNDESCENT (CPU).
+ * (or with the CPU backend) by NN-Descent over the union, whose lists are
+ * merged with the given ones, so each call also runs on the CPU.  The
+ * options' gnnd fields (GPU) or nndescent fields (CPU) apply; merges run
+ * at most 4 iterations.  report.method is GNND (GPU) or NNDESCENT (CPU).
  *
  * vic_knn_add: graph lists x (graph->n == x->n, ids 0..x->n-1, true
  * distances as vic_knn_build gives them); out lists x's rows then added's

@@ -28,10 +28,6 @@ int vick_ggm_pairs_open(vick_call *call, int64_t m, int32_t d, const vick_gnnd_p
 int vick_ggm_pairs_merge(vick_call *call, vick_ggm_pairs *s, const float *rows1, int64_t n1, const float *rows2,
                          int64_t n2, const vick_gnnd_graph *g1, const vick_gnnd_graph *g2, vick_gnnd_graph *out);
 
-/* One shard's own graph (vick_gnnd_build's contract: n <= m rows, out K
- * wide) in the workspace; its rows stay on the device for the next merge. */
-int vick_ggm_pairs_build(vick_call *call, vick_ggm_pairs *s, const float *rows, int64_t n, vick_gnnd_graph *out);
-
 void vick_ggm_pairs_close(vick_ggm_pairs *s);
 
 #ifdef __cplusplus

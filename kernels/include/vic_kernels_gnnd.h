@@ -25,11 +25,6 @@ typedef struct {
   int32_t half_rows;  /* vick_gnnd_knn in memory: nonzero keeps the rows in half precision during the
                          descent and re-ranks every row's K candidates by fp32 distances at the end
                          (a compact build: vick_gnnd_compact_bytes); never sharded */
-  int32_t merge_samples; /* GGM's p (its lists start good); 0 = samples; at most samples (the buffers'
-                            sample lists are sized by samples) */
-  int32_t merge_buckets; /* > 0: GGM's refill of the far half drawn first from the rows of the row's
-                            bucket (its nearest of merge_buckets centres, rows spread over the union)
-                            instead of uniformly from the other block; 0..4096 */
 } vick_gnnd_params;
 
 typedef struct {

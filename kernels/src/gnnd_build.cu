@@ -22,10 +22,6 @@ int gnnd__check_params(vick_call *call, int64_t n, int32_t d, const vick_gnnd_pa
   if (p->samples < 1 || p->samples > 32) return fail(call, VICK_ARGUMENT, "gnnd: samples p must be in 1..32");
   if (p->iterations < 1) return fail(call, VICK_ARGUMENT, "gnnd: iterations must be >= 1");
   if (p->merge_iterations < 0) return fail(call, VICK_ARGUMENT, "gnnd: merge_iterations must be >= 0");
-  if (p->merge_samples < 0 || p->merge_samples > p->samples)
-    return fail(call, VICK_ARGUMENT, "gnnd: merge_samples must be in 0..samples");
-  if (p->merge_buckets < 0 || p->merge_buckets > GNND_MAX_BUCKETS)
-    return fail(call, VICK_ARGUMENT, "gnnd: merge_buckets must be in 0..4096");
   if (k < 1 || k > p->k_build) return fail(call, VICK_ARGUMENT, "gnnd: k must be in 1..k_build");
   return VICK_OK;
 }
@@ -38,7 +34,6 @@ void gnnd__setup(gnnd_dev *g, int32_t d, const vick_gnnd_params *p, uint64_t see
   g->p = p->samples;
   g->M = 2 * p->samples;
   g->seed = seed;
-  g->nb = p->merge_buckets;
 }
 
 size_t vick_gnnd_bytes(int64_t n, int32_t d, const vick_gnnd_params *p, int merge) {
@@ -50,8 +45,6 @@ size_t vick_gnnd_bytes(int64_t n, int32_t d, const vick_gnnd_params *p, int merg
              + un * 16                     /* sample counts */
              + un * K * 8;                 /* flat output */
   if (merge) b += un * K * 16;             /* set-aside halves and the flat input */
-  if (p->merge_buckets > 0)                /* GGM's buckets: row buckets, grouped rows, offsets */
-    b += un * 8 + ((size_t)p->merge_buckets * 2 + 1) * 4;
   return b + (1u << 20);
 }
 
@@ -77,12 +70,6 @@ int gnnd__alloc(vick_call *call, gnnd_dev *g, int64_t capacity, int merge, cudaS
   ALLOC(g->fwd_new, n * 4);
   ALLOC(g->fwd_old, n * 4);
   ALLOC(g->counter, sizeof(unsigned long long));
-  if (g->nb > 0) {
-    ALLOC(g->bkt, n * 4);
-    ALLOC(g->bkt_order, n * 4);
-    ALLOC(g->bkt_first, ((size_t)g->nb + 1) * 4);
-    ALLOC(g->bkt_fill, (size_t)g->nb * 4);
-  }
   if (merge) {
     ALLOC(g->extra, n * K * 4);
     ALLOC(g->extra_dist, n * K * 4);
@@ -99,14 +86,12 @@ fail:
 
 void gnnd__free(gnnd_dev *g) {
   void *bufs[] = {g->ids, g->dist, g->flags, g->locks, g->gnew, g->gold, g->cnt_new, g->cnt_old,
-                  g->fwd_new, g->fwd_old, g->counter, g->extra, g->extra_dist, g->flat_ids, g->flat_dist,
-                  g->bkt, g->bkt_order, g->bkt_first, g->bkt_fill};
+                  g->fwd_new, g->fwd_old, g->counter, g->extra, g->extra_dist, g->flat_ids, g->flat_dist};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
     vick_free_kept(bufs[i]);
   g->ids = NULL; g->dist = NULL; g->flags = NULL; g->locks = NULL; g->gnew = g->gold = NULL;
   g->cnt_new = g->cnt_old = g->fwd_new = g->fwd_old = NULL; g->counter = NULL;
   g->extra = g->flat_ids = NULL; g->extra_dist = g->flat_dist = NULL;
-  g->bkt = g->bkt_order = g->bkt_first = g->bkt_fill = NULL;
 }
 
 int gnnd__refine(vick_call *call, gnnd_dev *g, const vick_gnnd_params *p, cudaStream_t st, int *iterations_run) {
@@ -136,7 +121,6 @@ int gnnd__build_run(vick_call *call, gnnd_dev *g, const float *d_rows, int64_t n
   b.nA = b.n = n;
   b.split = 0;
   b.extra = NULL; /* a plain build sets nothing aside */
-  b.nb = 0;       /* nor draws from buckets */
   b.extra_dist = NULL;
   if ((rc = gnnd__launch_random_init(call, &b, st))) return rc;
   if ((rc = gnnd__refine(call, &b, p, st, &iters))) return rc;
@@ -156,17 +140,6 @@ int gnnd__merge_run(vick_call *call, gnnd_dev *g, const float *d_rows1, int64_t 
   m.seed = g->seed ^ 0x6767u; /* the refill draws differ from the build's */
   vick_gnnd_params q = *p;
   if (p->merge_iterations > 0) q.iterations = p->merge_iterations;
-  /* fewer samples than the build's: shorter sample lists (stride M = 2p)
-   * inside the buffers sized for the build's */
-  if (p->merge_samples > 0 && p->merge_samples < m.p) {
-    m.p = p->merge_samples;
-    m.M = 2 * m.p;
-  }
-  /* buckets of a coarse partition: the refill's draws nearer than uniform
-   * ones (a merge's first round then finds most cross neighbours) */
-  if (m.nb > m.n / 4) m.nb = (int32_t)(m.n / 4);
-  if (m.nb > 1 && m.bkt && (rc = gnnd__launch_buckets(call, &m, st))) return rc;
-  if (m.nb <= 1 || !m.bkt) m.nb = 0;
   if ((rc = gnnd__launch_merge_init(call, &m, d_flat_ids, d_flat_dist, st))) return rc;
   if ((rc = gnnd__refine(call, &m, &q, st, &iters))) return rc;
   return gnnd__launch_finalize(call, &m, k, d_out_ids, d_out_dist, st);

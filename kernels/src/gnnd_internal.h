@@ -13,7 +13,6 @@
 
 #define GNND_SEG 32     /* one k-NN list segment: one warp, one spin-lock */
 #define GNND_CHUNK 32   /* dimensions of the sample vectors held in shared memory at once */
-#define GNND_MAX_BUCKETS 4096 /* GGM's buckets: centres per merge at most */
 #define GNND_EMPTY 0x7fffffff /* id of an empty slot: sorts after every real id */
 
 /* A failed CUDA call through the common layer (vick_cuda_fail: message,
@@ -49,11 +48,6 @@ typedef struct {
   float *extra_dist;
   int32_t *flat_ids;        /* GGM input lists, (n1+n2)*K, when allocated for merges */
   float *flat_dist;
-  int32_t nb;               /* > 0: GGM's refill drawn from buckets of nb centres (rows spread over the union) */
-  int32_t *bkt;             /* n: each row's bucket (nearest centre) */
-  int32_t *bkt_order;       /* n: rows grouped by bucket */
-  int32_t *bkt_first;       /* nb + 1 offsets into bkt_order */
-  int32_t *bkt_fill;        /* nb: scatter cursors */
   int64_t capacity;         /* rows the buffers hold */
   vick_env *env;            /* budget gnnd__alloc counts against (NULL: the caller planned the bytes) */
 } gnnd_dev;
@@ -67,10 +61,6 @@ int gnnd__launch_random_init(vick_call *call, const gnnd_dev *g, cudaStream_t st
  * free slots refilled with random NEW ids of the other side of split. */
 int gnnd__launch_merge_init(vick_call *call, const gnnd_dev *g, const int32_t *flat_ids, const float *flat_dist,
                             cudaStream_t st);
-/* GGM's buckets (g->nb > 0): every row's nearest of nb centres (rows
- * b * n / nb), the rows grouped by bucket, for the refill of
- * gnnd__launch_merge_init. */
-int gnnd__launch_buckets(vick_call *call, const gnnd_dev *g, cudaStream_t st);
 /* One GNND iteration: sampling, reverse lists, de-duplication,
  * cross-matching with selective update.  Insertions are added to *counter. */
 int gnnd__launch_iteration(vick_call *call, const gnnd_dev *g, int iteration, cudaStream_t st);

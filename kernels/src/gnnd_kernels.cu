@@ -102,17 +102,7 @@ __global__ void fill_random_kernel(gnnd_dev g, int from_scratch) {
   int64_t first = lo + (((int64_t)s - lo % g.nseg) % g.nseg + g.nseg) % g.nseg;
   int64_t count = first < hi ? (hi - first + g.nseg - 1) / g.nseg : 0;
   bool filled = my_id != GNND_EMPTY, fresh = false;
-  /* GGM with buckets: the first draws come from the rows of u's bucket
-   * (kept when of the other side and of this segment), the rest uniform */
-  const bool bucketed = !from_scratch && g.nb > 0;
-  const int from_bucket = bucketed ? 8 : 0;
-  int64_t bf = 0, bm = 0;
-  if (bucketed) {
-    int b = g.bkt[u];
-    bf = g.bkt_first[b];
-    bm = g.bkt_first[b + 1] - bf;
-  }
-  for (int attempt = 0; attempt < 8 + from_bucket; ++attempt) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
     bool need = !filled;
     if (!__any_sync(FULL, need && count > 0)) break;
     int cand = my_id;
@@ -121,13 +111,8 @@ __global__ void fill_random_kernel(gnnd_dev g, int from_scratch) {
       if (count > 0) {
         uint64_t h = vick_mix64(g.seed ^ vick_mix64(((uint64_t)u << 20) ^ ((uint64_t)s << 8) ^ (uint64_t)lane ^
                                           ((uint64_t)attempt << 52) ^ ((uint64_t)from_scratch << 60)));
-        if (attempt < from_bucket) {
-          int64_t v = bm > 0 ? (int64_t)g.bkt_order[bf + (int64_t)(h % (uint64_t)bm)] : -1;
-          if (v >= lo && v < hi && v != u && v % g.nseg == s) cand = (int)v;
-        } else {
-          int64_t v = first + (int64_t)g.nseg * (int64_t)(h % (uint64_t)count);
-          if (v != u) cand = (int)v;
-        }
+        int64_t v = first + (int64_t)g.nseg * (int64_t)(h % (uint64_t)count);
+        if (v != u) cand = (int)v;
       }
     }
     unsigned same = __match_any_sync(FULL, cand);
@@ -150,40 +135,6 @@ __global__ void fill_random_kernel(gnnd_dev g, int from_scratch) {
   g.dist[e] = my_d;
   g.flags[e] = (unsigned char)my_f;
   if (lane == 0) g.locks[(int64_t)u * g.nseg + s] = 0;
-}
-
-/* GGM's buckets: row w's nearest centre (centre b is row b * n / nb),
- * one warp per row, and the bucket's row count. */
-__global__ void bucket_assign_kernel(gnnd_dev g) {
-  int64_t w = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-  int lane = threadIdx.x & 31;
-  if (w >= g.n) return; /* whole warp leaves together */
-  float best = INFINITY;
-  int bb = 0;
-  for (int b = 0; b < g.nb; ++b) {
-    float dd = pair_l2(g, w, (int64_t)b * g.n / g.nb, lane);
-    if (dd < best) { best = dd; bb = b; }
-  }
-  if (lane == 0) {
-    g.bkt[w] = bb;
-    atomicAdd(&g.bkt_first[bb + 1], 1);
-  }
-}
-
-/* Counts into offsets (nb is small: one thread), cursors set. */
-__global__ void bucket_scan_kernel(gnnd_dev g) {
-  if (blockIdx.x != 0 || threadIdx.x != 0) return;
-  g.bkt_first[0] = 0;
-  for (int b = 0; b < g.nb; ++b) {
-    g.bkt_first[b + 1] += g.bkt_first[b];
-    g.bkt_fill[b] = g.bkt_first[b];
-  }
-}
-
-__global__ void bucket_scatter_kernel(gnnd_dev g) {
-  int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (u >= g.n) return;
-  g.bkt_order[atomicAdd(&g.bkt_fill[g.bkt[u]], 1)] = (int32_t)u;
 }
 
 /* GGM start (Alg. 3 lines 1-9): keep the nearest K/2 entries of each flat
@@ -463,17 +414,6 @@ int gnnd__launch_merge_init(vick_call *call, const gnnd_dev *g, const int32_t *f
   if (rc) return rc;
   fill_random_kernel<<<blocks_for(g->n * g->nseg * 32, 256), 256, 0, st>>>(*g, 0);
   return GNND_LAUNCHED(call, "ggm random refill");
-}
-
-int gnnd__launch_buckets(vick_call *call, const gnnd_dev *g, cudaStream_t st) {
-  int rc;
-  if ((rc = GNND_CK(call, cudaMemsetAsync(g->bkt_first, 0, ((size_t)g->nb + 1) * sizeof(int32_t), st)))) return rc;
-  bucket_assign_kernel<<<blocks_for(g->n * 32, 256), 256, 0, st>>>(*g);
-  if ((rc = GNND_LAUNCHED(call, "ggm bucket assign"))) return rc;
-  bucket_scan_kernel<<<1, 1, 0, st>>>(*g);
-  if ((rc = GNND_LAUNCHED(call, "ggm bucket offsets"))) return rc;
-  bucket_scatter_kernel<<<blocks_for(g->n, 256), 256, 0, st>>>(*g);
-  return GNND_LAUNCHED(call, "ggm bucket scatter");
 }
 
 int gnnd__launch_iteration(vick_call *call, const gnnd_dev *g, int iteration, cudaStream_t st) {

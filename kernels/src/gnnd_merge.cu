@@ -15,21 +15,21 @@ static int fail(vick_call *call, int code, const char *msg) {
 
 /* Upload a host flat graph (k == K) into the workspace's flat input at
  * row `at`, shifting its ids by `offset`. */
-static int upload_graph(vick_call *call, vick_env *env, vick_stage *stage, gnnd_dev *g, const vick_gnnd_graph *h,
-                        int64_t at, int32_t offset, cudaStream_t st) {
+static int upload_graph(vick_call *call, gnnd_dev *g, const vick_gnnd_graph *h, int64_t at, int32_t offset,
+                        cudaStream_t st) {
   int rc;
   size_t cnt = (size_t)h->n * g->K;
-  /* through the pinned slots (they wait for their stream before returning) */
-  if ((rc = vick_staged_to_device(call, env, stage, g->flat_ids + at * g->K, h->ids, cnt * 4))) return rc;
-  if ((rc = vick_staged_to_device(call, env, stage, g->flat_dist + at * g->K, h->dist, cnt * 4))) return rc;
+  if ((rc = GNND_CK(call, cudaMemcpyAsync(g->flat_ids + at * g->K, h->ids, cnt * 4, cudaMemcpyHostToDevice, st))))
+    return rc;
+  if ((rc = GNND_CK(call, cudaMemcpyAsync(g->flat_dist + at * g->K, h->dist, cnt * 4, cudaMemcpyHostToDevice, st))))
+    return rc;
   return gnnd__launch_offset_ids(call, g->flat_ids + at * g->K, (int64_t)cnt, offset, st);
 }
 
 /* Runs GGM over the rows and the flat input already in g, result to host
  * out; b: the result ids and distances (released by the caller). */
-static int merge_to_host(vick_call *call, vick_env *env, vick_stage *stage, gnnd_dev *g, const float *d_rows,
-                         int64_t n1, int64_t n2, int32_t d, const vick_gnnd_params *p, vick_gnnd_graph *out,
-                         vick_buf b[2], cudaStream_t st) {
+static int merge_to_host(vick_call *call, vick_env *env, gnnd_dev *g, const float *d_rows, int64_t n1, int64_t n2,
+                         int32_t d, const vick_gnnd_params *p, vick_gnnd_graph *out, vick_buf b[2], cudaStream_t st) {
   const size_t cells = (size_t)(n1 + n2) * out->k;
   double tk = gnnd__now();
   VICK_TRY(vick_buf_alloc(call, env, &b[0], cells * 4, "GGM result ids"));
@@ -40,20 +40,20 @@ static int merge_to_host(vick_call *call, vick_env *env, vick_stage *stage, gnnd
   call->seconds_kernel += gnnd__now() - tk;
   gnnd__stage(call, "ggm merge", gnnd__now() - tk);
   double tt = gnnd__now();
-  VICK_TRY(vick_staged_to_host(call, env, stage, out->ids, b[0].p, cells * 4));
-  VICK_TRY(vick_staged_to_host(call, env, stage, out->dist, b[1].p, cells * 4));
+  VICK_TRY(vick_copy_to_host(call, env, out->ids, b[0].p, cells * 4));
+  VICK_TRY(vick_copy_to_host(call, env, out->dist, b[1].p, cells * 4));
   gnnd__stage(call, "pair download", gnnd__now() - tt);
   return VICK_OK;
 }
 
 /* Device rows of both blocks (rows1: n1 rows, then rows2: n - n1 rows)
  * in one buffer, and the merge workspace for n rows, within env's budget. */
-static int prepare(vick_call *call, vick_env *env, vick_stage *stage, const float *rows1, int64_t n1,
-                   const float *rows2, int64_t n, int32_t d, gnnd_dev *g, vick_buf *d_rows) {
+static int prepare(vick_call *call, vick_env *env, const float *rows1, int64_t n1, const float *rows2, int64_t n,
+                   int32_t d, gnnd_dev *g, vick_buf *d_rows) {
   VICK_TRY(vick_buf_alloc(call, env, d_rows, (size_t)n * d * 4, "GGM rows"));
   float *r = (float *)d_rows->p;
-  VICK_TRY(vick_staged_to_device(call, env, stage, r, rows1, (size_t)n1 * d * 4));
-  if (n > n1) VICK_TRY(vick_staged_to_device(call, env, stage, r + (size_t)n1 * d, rows2, (size_t)(n - n1) * d * 4));
+  VICK_TRY(vick_copy_to_device(call, env, r, rows1, (size_t)n1 * d * 4));
+  if (n > n1) VICK_TRY(vick_copy_to_device(call, env, r + (size_t)n1 * d, rows2, (size_t)(n - n1) * d * 4));
   return gnnd__alloc(call, g, n, 1, env->stream);
 }
 
@@ -61,7 +61,6 @@ static int prepare(vick_call *call, vick_env *env, vick_stage *stage, const floa
  * budget, and the release of everything in one place. */
 typedef struct {
   vick_env env;
-  vick_stage stage; /* pinned slots of every copy */
   gnnd_dev g;
   vick_buf rows, out[2];
 } ggm_call;
@@ -77,15 +76,13 @@ static int ggm_begin(vick_call *call, ggm_call *c, const float *rows1, int64_t n
   gnnd__setup(&c->g, d, p, call->seed);
   VICK_TRY(vick_begin(call, &c->env));
   c->g.env = &c->env;
-  VICK_TRY(vick_stage_init(call, &c->stage, (size_t)32 << 20));
-  return prepare(call, &c->env, &c->stage, rows1, n1, rows2, n, d, &c->g, &c->rows);
+  return prepare(call, &c->env, rows1, n1, rows2, n, d, &c->g, &c->rows);
 }
 
 static int ggm_end(vick_call *call, ggm_call *c, int rc) {
   gnnd__free(&c->g);
   vick_buf_free(&c->env, &c->rows);
   for (int i = 0; i < 2; ++i) vick_buf_free(&c->env, &c->out[i]);
-  vick_stage_free(&c->stage);
   return vick_end(call, &c->env, rc);
 }
 
@@ -99,11 +96,11 @@ static int merge_blocks_run(vick_call *call, ggm_call *c, int64_t n1, int64_t n2
                             const vick_gnnd_params *p, const vick_gnnd_graph *g1, const vick_gnnd_graph *g2,
                             vick_gnnd_graph *out) {
   const cudaStream_t st = c->env.stream;
-  VICK_TRY(upload_graph(call, &c->env, &c->stage, &c->g, g1, 0, 0, st));
-  VICK_TRY(upload_graph(call, &c->env, &c->stage, &c->g, g2, n1, (int32_t)n1, st));
+  VICK_TRY(upload_graph(call, &c->g, g1, 0, 0, st));
+  VICK_TRY(upload_graph(call, &c->g, g2, n1, (int32_t)n1, st));
   VICK_CUDA(call, cudaStreamSynchronize(st));
   gnnd__stage(call, "pair upload", gnnd__now() - c->env.t_start);
-  return merge_to_host(call, &c->env, &c->stage, &c->g, (const float *)c->rows.p, n1, n2, d, p, out, c->out, st);
+  return merge_to_host(call, &c->env, &c->g, (const float *)c->rows.p, n1, n2, d, p, out, c->out, st);
 }
 
 int vick_gnnd_merge_blocks(vick_call *call, const float *rows1, int64_t n1, const float *rows2, int64_t n2,
@@ -123,7 +120,7 @@ static int add_run(vick_call *call, ggm_call *c, int64_t n_old, int64_t n_new, i
   const cudaStream_t st = c->env.stream;
   gnnd_dev *g = &c->g;
   const float *d_rows = (const float *)c->rows.p;
-  VICK_TRY(upload_graph(call, &c->env, &c->stage, g, g_old, 0, 0, st));
+  VICK_TRY(upload_graph(call, g, g_old, 0, 0, st));
   /* the new rows' own graph goes straight into the merge input */
   double tb = gnnd__now();
   int32_t *new_ids = g->flat_ids + n_old * g->K;
@@ -133,7 +130,7 @@ static int add_run(vick_call *call, ggm_call *c, int64_t n_old, int64_t n_new, i
   VICK_CUDA(call, cudaStreamSynchronize(st));
   call->seconds_kernel += gnnd__now() - tb;
   gnnd__stage(call, "gnnd build new", gnnd__now() - tb);
-  return merge_to_host(call, &c->env, &c->stage, g, d_rows, n_old, n_new, d, p, out, c->out, st);
+  return merge_to_host(call, &c->env, g, d_rows, n_old, n_new, d, p, out, c->out, st);
 }
 
 int vick_gnnd_add(vick_call *call, const float *rows, int64_t n_old, int64_t n_new, int32_t d,
@@ -162,23 +159,12 @@ struct vick_ggm_pairs {
   vick_stage stage;
   const float *held[2];      /* host rows each slot holds (NULL: none) */
   int64_t held_n[2];
-  int build_slot;            /* the slot the next shard build fills (they alternate) */
 };
-
-/* Sample-list stride of the workspace: a merge's 2p over 2m rows, and a
- * shard build's 2p (the build's p) over m rows, in the same buffers. */
-static int32_t pairs_sample_stride(const vick_gnnd_params *p) {
-  const int32_t mp = p->merge_samples > 0 && p->merge_samples < p->samples ? p->merge_samples : p->samples;
-  return 2 * mp > p->samples ? 2 * mp : p->samples;
-}
 
 size_t vick_ggm_pairs_bytes(int64_t m, int32_t d, const vick_gnnd_params *p, int32_t k) {
   /* an in-memory build's bytes of 2m rows, its flat output's share
-   * spent on the set-aside halves instead, its sample lists at the
-   * workspace's stride, plus the k-wide results */
-  const size_t n = (size_t)(2 * m);
-  return vick_gnnd_bytes(2 * m, d, p, 0) - n * (size_t)(2 * p->samples) * 8 + n * (size_t)pairs_sample_stride(p) * 8 +
-         n * (size_t)k * 8;
+   * spent on the set-aside halves instead, plus the k-wide results */
+  return vick_gnnd_bytes(2 * m, d, p, 0) + (size_t)(2 * m) * (size_t)k * 8;
 }
 
 void vick_ggm_pairs_close(vick_ggm_pairs *s) {
@@ -212,10 +198,7 @@ int vick_ggm_pairs_open(vick_call *call, int64_t m, int32_t d, const vick_gnnd_p
   if ((rc = GNND_CK(call, cudaStreamCreateWithFlags(&s->env.stream, cudaStreamNonBlocking)))) goto fail;
   if ((rc = vick_stage_init(call, &s->stage, (size_t)32 << 20))) goto fail;
   gnnd__setup(&s->g, d, p, call->seed);
-  s->g.M = pairs_sample_stride(p); /* the buffers' stride; runs set their own M within it */
-  rc = gnnd__alloc(call, &s->g, (int64_t)n, 0, s->env.stream);
-  s->g.M = 2 * p->samples;
-  if (rc) goto fail;
+  if ((rc = gnnd__alloc(call, &s->g, (int64_t)n, 0, s->env.stream))) goto fail;
   /* kept buffers without a budget of their own: the core sized m with
    * vick_ggm_pairs_bytes */
   if ((rc = vick_alloc_kept(call, NULL, (void **)&s->g.extra, n * s->g.K * 4, "GGM set-aside lists"))) goto fail;
@@ -295,46 +278,6 @@ int vick_ggm_pairs_merge(vick_call *call, vick_ggm_pairs *s, const float *rows1,
   if ((rc = vick_staged_to_host(call, &s->env, &s->stage, out->ids, s->d_ids, (size_t)n * s->k * 4))) return rc;
   if ((rc = vick_staged_to_host(call, &s->env, &s->stage, out->dist, s->d_dist, (size_t)n * s->k * 4))) return rc;
   gnnd__stage(call, "pair download", gnnd__now() - tt);
-  call->seconds_total = gnnd__now() - t0;
-  return VICK_OK;
-}
-
-/* A shard's own graph built in the workspace: its rows go to a slot (kept
- * there for the pair merges that follow), GNND runs in the workspace's
- * lists, its K-wide result lands in the set-aside memory and goes out
- * through the pinned slots -- no allocation and no pageable copy per shard. */
-int vick_ggm_pairs_build(vick_call *call, vick_ggm_pairs *s, const float *rows, int64_t n, vick_gnnd_graph *out) {
-  const double t0 = gnnd__now();
-  if (!s || !rows || n < 2 || n > s->m || !out || out->n != n || out->k != s->g.K || !out->ids || !out->dist)
-    return fail(call, VICK_ARGUMENT, "ggm: shard does not fit the workspace (rows or K)");
-  int rc;
-  if ((rc = GNND_CK(call, cudaSetDevice(s->device)))) return rc;
-  const int32_t K = s->g.K, d = s->d;
-  cudaStream_t st = s->env.stream;
-  int a = held_slot(s, rows, n);
-  if (a < 0) {
-    a = s->build_slot; /* alternate: the slot of the shard built last stays */
-    s->build_slot ^= 1;
-    s->held[a] = NULL;
-    if ((rc = vick_staged_to_device(call, &s->env, &s->stage, s->d_rows + (size_t)a * s->m * d, rows,
-                                    (size_t)n * d * 4)))
-      return rc;
-    s->held[a] = rows;
-    s->held_n[a] = n;
-  }
-  gnnd__stage(call, "shard upload", gnnd__now() - t0);
-  double tk = gnnd__now();
-  gnnd_dev *g = &s->g;
-  g->seed = s->seed;
-  if ((rc = gnnd__build_run(call, g, s->d_rows + (size_t)a * s->m * d, n, &s->p, K, g->extra, g->extra_dist, st)))
-    return rc;
-  if ((rc = GNND_CK(call, cudaStreamSynchronize(st)))) return rc;
-  call->seconds_kernel += gnnd__now() - tk;
-  gnnd__stage(call, "gnnd build", gnnd__now() - tk);
-  double tt = gnnd__now();
-  if ((rc = vick_staged_to_host(call, &s->env, &s->stage, out->ids, g->extra, (size_t)n * K * 4))) return rc;
-  if ((rc = vick_staged_to_host(call, &s->env, &s->stage, out->dist, g->extra_dist, (size_t)n * K * 4))) return rc;
-  gnnd__stage(call, "shard download", gnnd__now() - tt);
   call->seconds_total = gnnd__now() - t0;
   return VICK_OK;
 }

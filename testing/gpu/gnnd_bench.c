@@ -55,13 +55,12 @@ static void check(int rc, const vick_call *c, const char *what) {
 }
 
 static vick_gnnd_params params(int K, int p, int it) {
-  vick_gnnd_params q = {K, p, it, 0.001f, 0, 0, 0, 0, 0};
+  vick_gnnd_params q = {K, p, it, 0.001f, 0, 0, 0};
   return q;
 }
 
-/* GGM with a bucketed refill, fewer merge iterations and samples than the
- * build: the halves merge and the 10% add at each setting, beside one
- * rebuild of all rows (same build setting). */
+/* GGM with fewer merge iterations than the build: the halves merge and the
+ * 10% add at each cap, beside one rebuild of all rows (same setting). */
 static void ggm_iterations(const float *x, int64_t n, int32_t d, vick_gnnd_params q) {
   int64_t *ids = malloc((size_t)n * 10 * 8);
   float *dist = malloc((size_t)n * 10 * 4);
@@ -82,15 +81,10 @@ static void ggm_iterations(const float *x, int64_t n, int32_t d, vick_gnnd_param
   check(vick_gnnd_build(&c, x + (size_t)n1 * d, n2, d, &q, &g2), &c, "half 2");
   c = fresh_call(0);
   check(vick_gnnd_build(&c, x, n_old, d, &q, &go), &c, "old 90%");
-  /* (refill buckets, merge samples, iteration cap): uniform refill at the
-   * build's p, then bucketed starts with fewer samples and rounds */
-  static const int runs[][3] = {{0, 0, 4},    {0, 0, 2},    {256, 0, 1},  {256, 0, 2},   {256, 16, 2},
-                                {256, 12, 2}, {256, 12, 3}, {256, 8, 3},  {1024, 16, 2}, {1024, 12, 2}};
-  for (size_t i = 0; i < sizeof runs / sizeof runs[0]; ++i) {
+  static const int caps[] = {1, 2, 3, 4, 6};
+  for (size_t i = 0; i < sizeof caps / sizeof caps[0]; ++i) {
     vick_gnnd_params m = q;
-    m.merge_buckets = runs[i][0];
-    m.merge_samples = runs[i][1];
-    m.merge_iterations = runs[i][2];
+    m.merge_iterations = caps[i];
     c = fresh_call(0);
     t = bench_now();
     check(vick_gnnd_merge(&c, x, n1, n2, d, &m, &g1, &g2, &gm), &c, "merge");
@@ -100,9 +94,7 @@ static void ggm_iterations(const float *x, int64_t n, int32_t d, vick_gnnd_param
     double ta = bench_now();
     check(vick_gnnd_add(&c, x, n_old, n_new, d, &m, &go, &gm), &c, "add");
     ta = bench_now() - ta;
-    printf("ggm-it merge_buckets=%d merge_samples=%d merge_iterations=%d halves_merge=%.3f recall=%.4f add10=%.3f "
-           "recall=%.4f\n",
-           m.merge_buckets, m.merge_samples ? m.merge_samples : m.samples, m.merge_iterations, t, rm, ta,
+    printf("ggm-it merge_iterations=%d halves_merge=%.3f recall=%.4f add10=%.3f recall=%.4f\n", caps[i], t, rm, ta,
            recall32(gm.ids, 10));
     fflush(stdout);
   }

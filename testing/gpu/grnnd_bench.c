@@ -296,7 +296,7 @@ typedef struct {
 static tsdg_graph build_tsdg(const float *x, int64_t n, vick_call *call, int keep_knn) {
   tsdg_graph t;
   memset(&t, 0, sizeof t);
-  vick_gnnd_params np = {32, 16, 10, 0.001f, 0, 0, 0, 0, 0};
+  vick_gnnd_params np = {32, 16, 10, 0.001f, 0, 0, 0};
   vick_gnnd_graph kg = {n, 32, malloc((size_t)n * 32 * 4), malloc((size_t)n * 32 * 4)};
   memset(call, 0, sizeof *call);
   double t0 = bench_now();

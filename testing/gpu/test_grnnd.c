@@ -413,7 +413,7 @@ static void clustered(void) {
       search_both("GRNND in place", gs, q, m, d, truth, 100, 0, 0, want);
       vick_gsearch_free(gs);
     }
-    vick_gnnd_params np = {32, 16, 10, 0.001f, 0, 0, 0, 0, 0};
+    vick_gnnd_params np = {32, 16, 10, 0.001f, 0, 0, 0};
     vick_tsdg_params ip;
     vick_tsdg_params_init(&ip);
     memset(&call, 0, sizeof call);

@@ -1,9 +1,8 @@
 /* The two steps every graph-growing call is made of (Wang et al. 2022,
  * Sec. 5): the k-NN graph of one block of rows (GNND on the GPU, NN-Descent
  * on the CPU), and the merge of two blocks' graphs into the graph of their
- * union (GGM: on the GPU by its kernels, on the CPU by NN-Descent rounds
- * that compare only pairs across the blocks, the given lists merged back
- * in).  Used by vic_knn_add,
+ * union (GGM on the GPU; on the CPU NN-Descent over the union whose lists
+ * are then merged with the given ones).  Used by vic_knn_add,
  * vic_knn_merge and the sharded build.
  *
  * Lists here are "working" lists: int32 ids, squared L2 on prepared rows
@@ -18,8 +17,6 @@ typedef struct {
   int32_t K;                /* list length during builds and merges: a multiple of 32 in 32..256 */
   int32_t samples, iterations, merge_iterations;
   float converge;
-  int32_t merge_samples;    /* p of the merges (GGM's lists start good: fewer samples than a build's) */
-  int32_t merge_buckets;    /* > 0: the merge's refill drawn from buckets of a coarse partition */
 } vic_ggm_params;
 
 /* One step on one device, safe on a worker thread: the context is only
@@ -33,11 +30,9 @@ typedef struct {
   vic_report *stages;         /* non-NULL (one step alone): the kernel's stages are added to it */
 } vic_ggm_step;
 
-/* The GNND parameters of a build: K = max(gnnd.k_build (0: 64 on the GPU,
- * 20 on the CPU), k) rounded up to the 32-entry segments; merges run at most GGM_MERGE_ITERATIONS
- * rounds at half the samples (8 at the least) from a bucketed start
- * (ggm_cpu.c). */
-vic_status vic__ggm_params(vic_ctx *c, const vic_build_options *o, int32_t k, int gpu, vic_ggm_params *p);
+/* The GNND parameters of a build: K = max(gnnd.k_build (0: 64), k) rounded
+ * up to the 32-entry segments; merges run at most GGM_MERGE_ITERATIONS. */
+vic_status vic__ggm_params(vic_ctx *c, const vic_build_options *o, int32_t k, vic_ggm_params *p);
 
 /* GPU steps (cuda_ggm.c; cuda_none.c answers VIC_E_NODEVICE).  rows are
  * packed (stride d).  merge: ids1 over block 1 (0..n1-1), ids2 local to
@@ -59,10 +54,6 @@ vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs 
                                     const float *rows1, int64_t n1, const float *rows2, int64_t n2, const int32_t *ids1, const float *dist1,
                                     const int32_t *ids2, const float *dist2, int32_t k, int32_t *out_ids,
                                     float *out_dist);
-/* A shard's own K-wide graph (vic__ggm_gpu_build's contract, n <= m) in
- * the workspace, its rows left on the device for the merges. */
-vic_status vic__ggm_gpu_pairs_build(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs *w, const float *rows, int64_t n,
-                                    int32_t K, int32_t *ids, float *dist);
 void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w);
 /* Device bytes of one pair workspace for shards of m rows with k-wide
  * results (0 without CUDA). */

@@ -161,10 +161,10 @@ static vic_status grow(vic_ctx *c, const vic_data *xa, const vic_knn *ga, const 
   if (gb && ga->k != gb->k)
     return vic__fail(c, VIC_E_ARGUMENT, "%s: the graphs have k = %d and k = %d", call, (int)ga->k, (int)gb->k);
   const int32_t k = ga->k;
+  vic_ggm_params p;
+  if ((s = vic__ggm_params(c, &o, k, &p)) != VIC_OK) return s;
   int gpu;
   if ((s = vic__ggm_backend(c, &gpu)) != VIC_OK) return s;
-  vic_ggm_params p;
-  if ((s = vic__ggm_params(c, &o, k, gpu, &p)) != VIC_OK) return s;
 
   vic_data va, vb;
   float *owned_a = NULL, *owned_b = NULL;
@@ -221,7 +221,7 @@ static vic_status grow(vic_ctx *c, const vic_data *xa, const vic_knn *ga, const 
   if ((s = vic__ggm_lists_out(c, xa->metric, n, k, oi, od, out)) != VIC_OK) goto done;
   vic__report_reason(&rep, "%s of %lld + %lld rows: %s", gb ? "GGM merge" : "GGM add", (long long)xa->n,
                      (long long)xb->n, rep.backend == VIC_BACKEND_CUDA ? "GNND and GGM on the GPU"
-                                                                     : "NN-Descent and GGM on the CPU");
+                                                                     : "NN-Descent over the union, lists merged (CPU)");
   rep.seconds_total = vic__now() - t0;
   rep.warnings = c->warnings;
   out->report = rep;

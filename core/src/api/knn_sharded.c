@@ -52,13 +52,8 @@ static vic_status build_one(shard_job *j, slot_state *sl, int32_t s) {
   const float *r = j->v->rows + (size_t)first * j->v->d;
   int32_t *own = vic__shard_own_ids(j->st, s);
   float *od = vic__shard_own_dist(j->st, s);
-  vic_status st = VIC_OK;
-  /* on the GPU in the pair workspace the merges use: allocated once, its
-   * copies through pinned slots, the last shard's rows kept there */
-  if (j->gpu && !sl->pairs) st = vic__ggm_gpu_pairs_open(j->c, &sl->step, pl->m, j->v->d, j->p, j->st->k, &sl->pairs);
-  if (st != VIC_OK) return st;
-  st = j->gpu ? vic__ggm_gpu_pairs_build(j->c, &sl->step, sl->pairs, r, rows, j->p->K, own, od)
-              : vic__ggm_cpu_build(j->c, j->o, r, rows, j->v->d, j->p, own, od);
+  vic_status st = j->gpu ? vic__ggm_gpu_build(j->c, &sl->step, r, rows, j->v->d, j->p, own, od)
+                         : vic__ggm_cpu_build(j->c, j->o, r, rows, j->v->d, j->p, own, od);
   if (st != VIC_OK) return st;
   /* the shard's own best k start its result lists, ids made global */
   const int32_t K = j->p->K, k = j->st->k;
@@ -172,7 +167,7 @@ static vic_status sharded(vic_ctx *c, const vic_data *v, vic_metric metric, cons
                           const vic_shard_options *so, int32_t k, int gpu, int64_t *ids, float *dist, vic_report *rep) {
   const double t0 = vic__now();
   vic_ggm_params p;
-  vic_status s = vic__ggm_params(c, o, k, gpu, &p);
+  vic_status s = vic__ggm_params(c, o, k, &p);
   if (s != VIC_OK) return s;
   int first = c->opt.device, slots = 1;
   if (gpu && (s = vic__ggm_gpu_devices(c, &first, &slots)) != VIC_OK) return s;
@@ -403,7 +398,7 @@ vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_
   *taken = 0;
   compact->K = 0;
   vic_ggm_params p;
-  if (vic__ggm_params(c, o, k, 1, &p) != VIC_OK) { c->error[0] = '\0'; return VIC_OK; } /* GNND words it */
+  if (vic__ggm_params(c, o, k, &p) != VIC_OK) { c->error[0] = '\0'; return VIC_OK; } /* GNND words it */
   int first, count;
   vic_status s = vic__ggm_gpu_devices(c, &first, &count);
   if (s != VIC_OK) return s;

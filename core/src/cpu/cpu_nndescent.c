@@ -58,7 +58,6 @@ typedef struct {
   vic_ctx *c;
   const vic_data *x;
   int32_t n, K, C, P; /* points, list length, candidate capacity, thread partitions */
-  int32_t split;      /* > 0 (GGM): only pairs across ids < split / >= split are compared */
   nnd_heaps h;
   nnd_bucket *buckets; /* P*P, [producer * P + owner] */
   nnd_cands newc, oldc;
@@ -105,12 +104,6 @@ static inline int mutual(const nnd_state *s, int32_t a, int32_t b) {
   found = 0;
   for (int32_t t = 0; t < s->K; ++t) found |= lb[t] == a;
   return found;
-}
-
-/* GGM compares only pairs of rows from different blocks (Wang et al. 2022,
- * Alg. 3 line 11): pairs inside one block were joined by its own build. */
-static inline int same_side(const nnd_state *s, int32_t a, int32_t b) {
-  return s->split > 0 && ((a < s->split) == (b < s->split));
 }
 
 /* Offer the pair to each end whose list it could enter; the lists are
@@ -272,12 +265,12 @@ static int64_t local_join(nnd_state *s, int32_t v0, int32_t v1) {
       for (int32_t a = 0; a < nn; ++a) {
         int32_t p = nv[a];
         for (int32_t b = a + 1; b < nn; ++b) {
-          if (same_side(s, p, nv[b]) || mutual(s, p, nv[b])) continue;
+          if (mutual(s, p, nv[b])) continue;
           offer_pair(s, g, p, nv[b], dist_ij(s, p, nv[b]));
           count++;
         }
         for (int32_t b = 0; b < no; ++b) {
-          if (ov[b] == p || same_side(s, p, ov[b]) || mutual(s, p, ov[b])) continue;
+          if (ov[b] == p || mutual(s, p, ov[b])) continue;
           offer_pair(s, g, p, ov[b], dist_ij(s, p, ov[b]));
           count++;
         }
@@ -414,32 +407,6 @@ static vic_status initialise(nnd_state *s, uint64_t seed, int64_t *ndist) {
   return check_stop(s, "random start");
 }
 
-/* The rounds: candidates, local joins block by block (offers applied after
- * each), until a round changes at most `stop` entries or max_it rounds ran.
- * stream keys the sampling priorities. */
-static vic_status descend(nnd_state *s, int32_t max_it, int64_t stop, uint64_t stream, vic_nnd_stats *st0) {
-  vic_status st = VIC_OK;
-  vic_ctx *c = s->c;
-  for (int32_t it = 0; st == VIC_OK && it < max_it; ++it) {
-    build_candidates(s, vic__rng(c->opt.seed, stream + (uint64_t)it).s);
-    if ((st = check_stop(s, "candidates")) != VIC_OK) break;
-    for (int32_t v0 = 0; v0 < s->n && st == VIC_OK; v0 += JOIN_BLOCK) {
-      int32_t v1 = v0 + JOIN_BLOCK < s->n ? v0 + JOIN_BLOCK : s->n;
-      st0->distances += local_join(s, v0, v1);
-      if ((st = check_stop(s, "local join")) != VIC_OK) break;
-      apply_offers(s);
-      double f = 0.1 + 0.9 * (it + (double)v1 / s->n) / max_it;
-      st = vic__progress(c, "nndescent", f);
-    }
-    if (st != VIC_OK) break;
-    st0->iterations = it + 1;
-    st0->last_updates = settle_fresh(s);
-    vic__log(c, VIC_LOG_DEBUG, "NN-Descent round %d: %lld updates", (int)it + 1, (long long)st0->last_updates);
-    if (st0->last_updates <= stop) break;
-  }
-  return st;
-}
-
 vic_status vic__nndescent_graph(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t K, int32_t *ids,
                                 float *work, vic_nnd_stats *stats) {
   if (x->n >= INT32_MAX) return vic__fail(c, VIC_E_UNSUPPORTED, "NN-Descent handles up to 2^31 - 2 points (got %lld)", (long long)x->n);
@@ -476,7 +443,23 @@ vic_status vic__nndescent_graph(vic_ctx *c, const vic_data *x, const vic_build_o
   vic__log(c, VIC_LOG_DEBUG, "NN-Descent start: %lld distances in %.3f s", (long long)st0.distances, st0.seconds_init);
 
   const int64_t stop = (int64_t)((double)o->nndescent.delta * (double)s.n * (double)K);
-  if (st == VIC_OK) st = descend(&s, o->nndescent.max_iterations, stop, 0xca9d00ull, &st0);
+  for (int32_t it = 0; st == VIC_OK && it < o->nndescent.max_iterations; ++it) {
+    build_candidates(&s, vic__rng(c->opt.seed, 0xca9d00ull + (uint64_t)it).s);
+    if ((st = check_stop(&s, "candidates")) != VIC_OK) break;
+    for (int32_t v0 = 0; v0 < s.n && st == VIC_OK; v0 += JOIN_BLOCK) {
+      int32_t v1 = v0 + JOIN_BLOCK < s.n ? v0 + JOIN_BLOCK : s.n;
+      st0.distances += local_join(&s, v0, v1);
+      if ((st = check_stop(&s, "local join")) != VIC_OK) break;
+      apply_offers(&s);
+      double f = 0.1 + 0.9 * (it + (double)v1 / s.n) / o->nndescent.max_iterations;
+      st = vic__progress(c, "nndescent", f);
+    }
+    if (st != VIC_OK) break;
+    st0.iterations = it + 1;
+    st0.last_updates = settle_fresh(&s);
+    vic__log(c, VIC_LOG_DEBUG, "NN-Descent round %d: %lld updates", (int)it + 1, (long long)st0.last_updates);
+    if (st0.last_updates <= stop) break;
+  }
   st0.seconds_descent = vic__now() - t0 - st0.seconds_init;
 
   if (st == VIC_OK) {
@@ -533,131 +516,4 @@ vic_status vic__nndescent_plan(vic_ctx *c, const vic_data *x, const vic_build_op
     *m = VIC_METHOD_BRUTE;
   }
   return VIC_OK;
-}
-
-/* GGM's start (Alg. 3 lines 1-9): row i keeps the nearest K/2 entries of its
- * given list as old ones (already joined inside its block), and the free
- * slots get rows of the other block as new ones: drawn from the rows that
- * share i's bucket (bucket[], nb buckets, order/first: the rows grouped by
- * bucket) while it has other-block rows, then uniformly. */
-typedef struct {
-  int32_t nb;
-  const int32_t *bucket, *order, *first; /* first: nb + 1 offsets into order */
-} merge_buckets;
-
-static void merge_start(nnd_state *s, const int32_t *in_ids, const float *in_work, uint64_t seed,
-                        const merge_buckets *mb, int64_t *ndist) {
-  const int32_t n = s->n, K = s->K, half = K / 2;
-  int64_t count = 0;
-#pragma omp parallel for schedule(dynamic, 256) num_threads(s->P) reduction(+ : count)
-  for (int32_t i = 0; i < n; ++i) {
-    for (int32_t t = 0, kept = 0; t < K && kept < half; ++t) {
-      const int32_t j = in_ids[(size_t)i * K + t];
-      if (j < 0 || j == i) continue;
-      kept += nnd__push(&s->h, i, in_work[(size_t)i * K + t], j, NND_OLD);
-    }
-    const int32_t lo = i < s->split ? s->split : 0, hi = i < s->split ? n : s->split;
-    const int32_t *root = s->h.id + (size_t)i * K;
-    vic_rng g = vic__rng(seed, 0x6767ull + (uint64_t)i);
-    if (mb->nb > 0) {
-      const int32_t b = mb->bucket[i], f = mb->first[b], m = mb->first[b + 1] - f;
-      for (int32_t tries = 0; m > 1 && tries < 2 * K && root[0] < 0; ++tries) {
-        int32_t j = mb->order[f + (int32_t)vic__rng_below(&g, (uint64_t)m)];
-        if (j < lo || j >= hi) continue;
-        nnd__push(&s->h, i, dist_ij(s, i, j), j, NND_NEW);
-        count++;
-      }
-    }
-    for (int32_t tries = 0; tries < 4 * K && root[0] < 0; ++tries) {
-      int32_t j = lo + (int32_t)vic__rng_below(&g, (uint64_t)(hi - lo));
-      nnd__push(&s->h, i, dist_ij(s, i, j), j, NND_NEW);
-      count++;
-    }
-  }
-  *ndist += count;
-}
-
-/* Buckets of a coarse partition: nb rows spread over the union as centres,
- * every row in the bucket of its nearest centre. */
-static vic_status make_buckets(nnd_state *s, int32_t nb, merge_buckets *mb, int32_t **owned, int64_t *ndist) {
-  const int32_t n = s->n;
-  if (nb > n / 4) nb = n / 4;
-  mb->nb = 0;
-  if (nb < 2) return VIC_OK;
-  int32_t *buf = vic__malloc(s->c, ((size_t)2 * n + nb + 1) * sizeof *buf, "GGM buckets");
-  if (!buf) return VIC_E_NOMEM;
-  int32_t *bucket = buf, *order = buf + n, *first = buf + 2 * (size_t)n;
-#pragma omp parallel for schedule(static, 256) num_threads(s->P)
-  for (int32_t i = 0; i < n; ++i) {
-    float best = INFINITY;
-    int32_t bb = 0;
-    for (int32_t b = 0; b < nb; ++b) {
-      float dd = dist_ij(s, i, (int32_t)((int64_t)b * n / nb));
-      if (dd < best) { best = dd; bb = b; }
-    }
-    bucket[i] = bb;
-  }
-  *ndist += (int64_t)n * nb;
-  memset(first, 0, ((size_t)nb + 1) * sizeof *first);
-  for (int32_t i = 0; i < n; ++i) first[bucket[i] + 1]++;
-  for (int32_t b = 0; b < nb; ++b) first[b + 1] += first[b];
-  int32_t *fill = vic__malloc(s->c, (size_t)nb * sizeof *fill, "GGM buckets");
-  if (!fill) { free(buf); return VIC_E_NOMEM; }
-  memcpy(fill, first, (size_t)nb * sizeof *fill);
-  for (int32_t i = 0; i < n; ++i) order[fill[bucket[i]]++] = i;
-  free(fill);
-  mb->nb = nb;
-  mb->bucket = bucket;
-  mb->order = order;
-  mb->first = first;
-  *owned = buf;
-  return VIC_OK;
-}
-
-vic_status vic__nndescent_merge(vic_ctx *c, const vic_data *x, int32_t split, int32_t K, const int32_t *in_ids,
-                                const float *in_work, int32_t C, int32_t max_iterations, float delta, int32_t buckets,
-                                int32_t *ids, float *work, vic_nnd_stats *stats) {
-  if (x->n >= INT32_MAX || split < 1 || split >= x->n || K < 2 || C < 2 || max_iterations < 0)
-    return vic__fail(c, VIC_E_ARGUMENT, "GGM merge on the CPU: bad blocks (%lld rows, split %d), K %d or samples %d",
-                     (long long)x->n, (int)split, (int)K, (int)C);
-  nnd_state s;
-  memset(&s, 0, sizeof s);
-  s.c = c;
-  s.x = x;
-  s.n = (int32_t)x->n;
-  s.K = K;
-  s.C = C;
-  s.split = split;
-  s.P = vic__threads(c);
-  if (s.P > s.n) s.P = s.n;
-  if (s.P < 1) s.P = 1;
-  vic_nnd_stats st0;
-  memset(&st0, 0, sizeof st0);
-  double t0 = vic__now();
-  vic_status st = alloc_state(c, &s);
-  merge_buckets mb = {0, NULL, NULL, NULL};
-  int32_t *mb_owned = NULL;
-  if (st == VIC_OK) st = make_buckets(&s, buckets, &mb, &mb_owned, &st0.distances);
-  if (st == VIC_OK) {
-    merge_start(&s, in_ids, in_work, c->opt.seed, &mb, &st0.distances);
-    free(mb_owned);
-    settle_fresh(&s);
-    st = check_stop(&s, "GGM start");
-  }
-  st0.seconds_init = vic__now() - t0;
-  const int64_t stop = (int64_t)((double)delta * (double)s.n * (double)K);
-  if (st == VIC_OK) st = descend(&s, max_iterations, stop, 0x67677000ull, &st0);
-  st0.seconds_descent = vic__now() - t0 - st0.seconds_init;
-  if (st == VIC_OK) {
-#pragma omp parallel for schedule(static, 1024) num_threads(s.P)
-    for (int32_t i = 0; i < s.n; ++i) nnd__sort(&s.h, i);
-    memcpy(ids, s.h.id, (size_t)s.n * K * sizeof(int32_t));
-    memcpy(work, s.h.dist, (size_t)s.n * K * sizeof(float));
-    if (stats) *stats = st0;
-  }
-  vic__log(c, VIC_LOG_DEBUG, "GGM merge (CPU): %lld + %lld rows, %d rounds, %lld distances, last %lld updates",
-           (long long)split, (long long)(x->n - split), (int)st0.iterations, (long long)st0.distances,
-           (long long)st0.last_updates);
-  free_state(&s);
-  return st;
 }

@@ -41,22 +41,6 @@ vic_status vic__nndescent_graph(vic_ctx *c, const vic_data *x, const vic_build_o
 vic_status vic__nndescent_plan(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, vic_report *rep,
                                vic_method *m);
 
-/* GGM on the CPU (Wang et al. 2022, Alg. 3) over x = block 1 (ids <
- * split) followed by block 2, both prepared rows: every row's given list
- * (in_ids/in_work, K wide, sorted, ids over the union, from its own
- * block's graph) keeps its nearest K/2 entries as already joined, the free
- * slots get rows of the other block (random ones from the row's bucket
- * when buckets > 0: rows grouped by the nearest of `buckets` centres
- * spread over the union, a start nearer than uniform draws), and NN-Descent rounds that
- * compare only pairs across the blocks (C candidates per row, at most
- * max_iterations rounds, ended by a round with at most delta*n*K updates)
- * refine them.  ids/work: n*K refined lists, sorted; the set-aside far half
- * of the given lists is not in them (the caller merges the given lists
- * back).  Deterministic for a given seed and any thread count. */
-vic_status vic__nndescent_merge(vic_ctx *c, const vic_data *x, int32_t split, int32_t K, const int32_t *in_ids,
-                                const float *in_work, int32_t C, int32_t max_iterations, float delta, int32_t buckets,
-                                int32_t *ids, float *work, vic_nnd_stats *stats);
-
 /* vic_knn_build's entry: k lists with true distances. */
 vic_status vic__cpu_nndescent_knn(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int64_t *ids,
                                   float *dist, vic_report *r);

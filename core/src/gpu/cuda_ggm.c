@@ -11,8 +11,7 @@
 #include <string.h>
 
 static vick_gnnd_params kparams(const vic_ggm_params *p) {
-  vick_gnnd_params q = {p->K, p->samples, p->iterations, p->converge, 0, p->merge_iterations, 0, p->merge_samples,
-                       p->merge_buckets};
+  vick_gnnd_params q = {p->K, p->samples, p->iterations, p->converge, 0, p->merge_iterations, 0};
   return q;
 }
 
@@ -82,14 +81,6 @@ vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs 
                 "ggm merge");
 }
 
-vic_status vic__ggm_gpu_pairs_build(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs *w, const float *rows, int64_t n,
-                                    int32_t K, int32_t *ids, float *dist) {
-  vick_call call;
-  vic__cuda_call_init(c, &call, st->device, 0, st->threaded);
-  vick_gnnd_graph g = {n, K, ids, dist};
-  return finish(st, &call, vick_ggm_pairs_build(&call, (vick_ggm_pairs *)w, rows, n, &g), "gnnd shard build");
-}
-
 void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w) { vick_ggm_pairs_close((vick_ggm_pairs *)w); }
 
 size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p, int32_t k) {
@@ -99,14 +90,12 @@ size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p, in
 
 size_t vic__ggm_gpu_build_bytes(int64_t n, int32_t d, const vic_ggm_params *p) {
   vick_gnnd_params q = kparams(p);
-  q.merge_buckets = 0; /* a build draws nothing from buckets */
   return vick_gnnd_bytes(n, d, &q, 0);
 }
 
 size_t vic__ggm_gpu_compact_bytes(int64_t n, int32_t d, int32_t k, const vic_ggm_params *p) {
   vick_gnnd_params q = kparams(p);
   q.half_rows = 1;
-  q.merge_buckets = 0;
   return vick_gnnd_compact_bytes(n, d, k, &q);
 }
 

@@ -38,8 +38,7 @@ static int run_gnnd(const vick_points *p, const vic_build_options *o, int32_t k,
                     vick_call *call, const void *plan) {
   int32_t kb = o->gnnd.k_build > 0 ? o->gnnd.k_build : 64;
   if (kb < k) kb = k;
-  vick_gnnd_params q = {(kb + 31) / 32 * 32, o->gnnd.samples, o->gnnd.iterations, o->gnnd.converge, o->shard_size,
-                        0, 0, 0, 0};
+  vick_gnnd_params q = {(kb + 31) / 32 * 32, o->gnnd.samples, o->gnnd.iterations, o->gnnd.converge, o->shard_size, 0, 0};
   const vic_ggm_params *compact = (const vic_ggm_params *)plan;
   if (compact) { /* vic__gnnd_out_of_core's compact build */
     q.k_build = compact->K;

@@ -78,12 +78,6 @@ vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs 
   snprintf(st->message, sizeof st->message, "this build of Vicinity has no CUDA backend");
   return VIC_E_NODEVICE;
 }
-vic_status vic__ggm_gpu_pairs_build(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs *w, const float *rows, int64_t n,
-                                    int32_t K, int32_t *ids, float *dist) {
-  (void)c; (void)w; (void)rows; (void)n; (void)K; (void)ids; (void)dist;
-  snprintf(st->message, sizeof st->message, "this build of Vicinity has no CUDA backend");
-  return VIC_E_NODEVICE;
-}
 void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w) { (void)w; }
 size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p, int32_t k) {
   (void)m; (void)d; (void)p; (void)k;

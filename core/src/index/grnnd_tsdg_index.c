@@ -361,7 +361,6 @@ static void tsdg_gnnd(const vic_build_options *o, int32_t k, vick_gnnd_params *q
   tsdg_gnnd_options(&so);
   int32_t kb = so.gnnd.k_build;
   if (kb < k) kb = k;
-  memset(q, 0, sizeof *q); /* fields not set here (half rows, merge settings) off */
   q->k_build = (kb + 31) / 32 * 32;
   q->samples = so.gnnd.samples;
   q->iterations = so.gnnd.iterations;
