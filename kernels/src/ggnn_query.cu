@@ -409,7 +409,7 @@ static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q
   /* ids and distances lie one after the other (od - oi >= m * k * 8) */
   VICK_CUDA(call, cudaMemcpyAsync(s->host + oi, s->dev + oi, bytes - oi, cudaMemcpyDeviceToHost, s->stream));
   VICK_CUDA(call, cudaStreamSynchronize(s->stream));
-  vick_copy_wide2(ids, s->host + oi, (size_t)m * k * 8, dist, s->host + od, (size_t)m * k * 4, gs_stage_team(call));
+  vick_copy_wide2(ids, s->host + oi, (size_t)m * k * 8, dist, s->host + od, (size_t)m * k * 4, call->threads);
   float ms = 0.f;
   VICK_CUDA(call, cudaEventElapsedTime(&ms, s->ev_start, s->ev_stop));
   call->seconds_kernel = 1e-3 * ms;

@@ -238,9 +238,6 @@ static inline size_t gs_align(size_t b) { return (b + 255) / 256 * 256; }
 
 /* bytes of host src to device dst through the pinned staging, by the call's threads */
 int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src, size_t bytes);
-/* The host threads of a call's staging and of its results' copy: the
- * call's, at most GS_HOOKED_TEAM (graph_search_plan.cu says why). */
-int gs_stage_team(const vick_call *call);
 
 /* The launches of one call's search kernel on io (graph_search_small.cu,
  * graph_search_large.cu); dq: the queries on the device, dids/ddist: the

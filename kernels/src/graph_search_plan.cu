@@ -182,14 +182,14 @@ static int gs_stage_claimed(vick_call *call, cudaStream_t stream, char *pd, char
   return VICK_OK;
 }
 
-/* The team of a call's staging and results (hooked or plain): the call's
- * threads, at most GS_HOOKED_TEAM.  Each region waits for its last thread to start;
+/* The team of a hooked call's staging and results: the call's threads, at
+ * most GS_HOOKED_TEAM.  Each region waits for its last thread to start;
  * on a host whose idle CPUs are slow to wake, the more threads a region
  * wakes the likelier one of them starts milliseconds late; this many
  * still fill a 10,000-query staging well within the kernels' time.  Both
  * regions of the call use the same size, so OpenMP keeps its pool threads
  * between them. */
-int gs_stage_team(const vick_call *call) {
+static int gs_hooked_team(const vick_call *call) {
   const int t = gs_threads(call);
   return t > GS_HOOKED_TEAM ? GS_HOOKED_TEAM : t;
 }
@@ -206,19 +206,19 @@ static int gs_fill_hooked(void *ctx, int thread, void *dst, int64_t row0, int64_
   return h->in(h->ctx, thread, (float *)dst, row0, rows);
 }
 
-/* A plain call's queries, by the staging team (its results' copy uses
- * the same size, so OpenMP keeps its pool threads between them). */
+/* A plain call's queries, by the call's threads (the team its results'
+ * copy uses too, so OpenMP keeps its pool threads between them). */
 int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src, size_t bytes) {
   return gs_stage_claimed(call, stream, (char *)dst, (char *)pinned, (int64_t)bytes, 1, gs_fill_copy, (void *)src,
-                          gs_stage_team(call));
+                          gs_threads(call));
 }
 
 /* The results of m queries (ids, then distances, in pinned memory) to
- * h->out by one team (gs_stage_team), each thread a share of the rows. */
+ * h->out by one team (gs_hooked_team), each thread a share of the rows. */
 static void gs_hooked_out(const vick_call *call, const char *hres, int64_t m, int k, const vick_gsearch_hooks *h) {
   const int64_t *ids = (const int64_t *)hres;
   const float *dist = (const float *)(ids + m * k);
-  int threads = gs_stage_team(call);
+  int threads = gs_hooked_team(call);
   if ((size_t)m * (size_t)k * 12 < VICK_WIDE_MIN) threads = 1;
   if (threads == 1) {
     h->out(h->ctx, 0, ids, dist, 0, m);
@@ -269,7 +269,7 @@ static int gs_run_chunked(vick_call *call, const vick_gsearch *g, const gs_io *i
                     (float *)(dids + m * k), k, delta};
   vick_pipe_job j = {m, g->d, k, io->host, (float *)io->dev, dids, (const float *)(dids + m * k), hids,
                      (float *)(hids + m * k), 0, gs_chunk_launch, &x};
-  const int team = gs_stage_team(call) < VICK_PIPE_TEAM ? gs_stage_team(call) : VICK_PIPE_TEAM;
+  const int team = gs_hooked_team(call) < VICK_PIPE_TEAM ? gs_hooked_team(call) : VICK_PIPE_TEAM;
   const int rc = vick_pipe_run(call, io->pipe, &j, h, chunks, team,
                                "pivots and search (chunks under the copies)");
   return rc == VICK_ARGUMENT ? vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused") : rc;
@@ -313,7 +313,7 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
     if (!h) VICK_TRY(gs_stage_in(call, io->stream, dq, io->host, q, qb));
     else
       VICK_TRY(gs_stage_claimed(call, io->stream, (char *)dq, io->host, m, (size_t)g->d * 4, gs_fill_hooked, (void *)h,
-                                gs_stage_team(call)));
+                                gs_hooked_team(call)));
   } else {
     VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
   }
@@ -339,7 +339,7 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
   }
   VICK_CUDA(call, cudaStreamSynchronize(io->stream));
   if (h) gs_hooked_out(call, hres, m, k, h);
-  else if (hres) vick_copy_wide2(ids, hres, ib, dist, hres + ib, db, gs_stage_team(call));
+  else if (hres) vick_copy_wide2(ids, hres, ib, dist, hres + ib, db, call->threads);
   float ms = 0.f, pivot_ms = 0.f;
   if (hclk) ms = (float)(1e-6 * (double)*hclk);
   else VICK_CUDA(call, cudaEventElapsedTime(&ms, io->ev_start, io->ev_stop));
