@@ -229,14 +229,24 @@ typedef struct {
 
 static inline size_t gs_align(size_t b) { return (b + 255) / 256 * 256; }
 
-/* The staging of a call's queries (graph_search_plan.cu): pinned memory
- * with room for all of them, filled in pieces of GS_CLAIM_PIECE that the
- * host threads claim in turn, each piece's copy started by the thread
- * that filled it; a hooked call uses at most GS_HOOKED_TEAM threads. */
+/* Rows of row_bytes each into pinned staging (room for all of them) and
+ * on to device dst in pieces on stream: the host threads fill a piece
+ * (fill: rows [row0, row0 + rows) to dst, nonzero to refuse them), then
+ * the calling thread starts its copy while they fill the next one, all in
+ * one parallel region of call->threads (a region per piece would pay a
+ * team's start each; one search launch follows: kernels split by chunks
+ * would each pay their own tail).  A refused piece stops the staging
+ * (the copies started have ended on return) with VICK_ARGUMENT. */
+#define GS_STAGE_PIECE ((size_t)1 << 20)
+/* a hooked call's staging (graph_search_plan.cu): pieces that threads
+ * claim in turn, and at most this many threads */
 #define GS_CLAIM_PIECE ((size_t)256 << 10)
 #define GS_HOOKED_TEAM 8
+typedef int (*gs_fill_fn)(void *ctx, int thread, void *dst, int64_t row0, int64_t rows);
+int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned, int64_t rows, size_t row_bytes,
+                  gs_fill_fn fill, void *ctx);
 
-/* bytes of host src to device dst through the pinned staging, by the call's threads */
+/* bytes of host src to device dst through the pinned staging (gs_stage_rows) */
 int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src, size_t bytes);
 
 /* The launches of one call's search kernel on io (graph_search_small.cu,

@@ -89,92 +89,113 @@ static int gs_threads(const vick_call *call) {
 #endif
 }
 
-/* Rows of row_bytes each into the pinned staging and on to the device:
- * fill writes rows [row0, row0 + rows) to dst (thread: the filling
- * thread's number in its team) and returns nonzero to refuse them. */
-typedef int (*gs_fill_fn)(void *ctx, int thread, void *dst, int64_t row0, int64_t rows);
-
-typedef struct {
-  cudaStream_t stream;
-  char *pd, *pp;           /* device destination, pinned staging */
-  int64_t rows, per, pieces;
-  size_t row_bytes;
-  gs_fill_fn fill;
-  void *ctx;
-  int64_t next;            /* the next piece to claim */
-  int stopped;             /* a piece was refused */
-  cudaError_t err;         /* the first failed copy */
-} gs_claims;
-
-/* One thread's share: claim a piece, fill it, start its copy, until the
- * pieces are gone or one was refused. */
-static void gs_claim_pieces(gs_claims *c, int t) {
-  for (;;) {
-    int stop;
-#pragma omp atomic read
-    stop = c->stopped;
-    if (stop) break;
-    int64_t p;
-#pragma omp atomic capture
-    p = c->next++;
-    if (p >= c->pieces) break;
-    const int64_t a = p * c->per, len = c->rows - a < c->per ? c->rows - a : c->per;
-    if (c->fill(c->ctx, t, c->pp + (size_t)a * c->row_bytes, a, len)) {
+int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned, int64_t rows, size_t row_bytes,
+                  gs_fill_fn fill, void *ctx) {
+  if (rows <= 0) return VICK_OK;
+  char *pd = (char *)dst, *pp = (char *)pinned;
+  int threads = gs_threads(call);
+  if ((size_t)rows * row_bytes < VICK_WIDE_MIN) threads = 1;
+  if (threads == 1) {
+    if (fill(ctx, 0, pp, 0, rows)) return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
+    VICK_CUDA(call, cudaMemcpyAsync(pd, pp, (size_t)rows * row_bytes, cudaMemcpyHostToDevice, stream));
+    return VICK_OK;
+  }
+  const int64_t per = GS_STAGE_PIECE / row_bytes > 0 ? (int64_t)(GS_STAGE_PIECE / row_bytes) : 1;
+  const int64_t pieces = (rows + per - 1) / per;
+  /* a flag per piece: written before the piece's barrier, read after it */
+  unsigned char *refused = (unsigned char *)calloc((size_t)pieces, 1);
+  if (!refused) return vick_fail(call, VICK_NOMEM, "graph search: no host memory for the staging");
+  cudaError_t err = cudaSuccess;
+  int stopped = 0;
+#pragma omp parallel num_threads(threads)
+  {
+    int t = 0, nt = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    nt = omp_get_num_threads();
+#endif
+    for (int64_t p = 0; p < pieces; ++p) {
+      const int64_t a = p * per, len = rows - a < per ? rows - a : per;
+      const int64_t r0 = a + len * t / nt, r1 = a + len * (t + 1) / nt;
+      if (r0 < r1 && fill(ctx, t, pp + (size_t)r0 * row_bytes, r0, r1 - r0)) {
 #pragma omp atomic write
-      c->stopped = 1;
-      break;
-    }
-    const cudaError_t e = cudaMemcpyAsync(c->pd + (size_t)a * c->row_bytes, c->pp + (size_t)a * c->row_bytes,
-                                          (size_t)len * c->row_bytes, cudaMemcpyHostToDevice, c->stream);
-    if (e != cudaSuccess) {
-#pragma omp critical(gs_stage_err)
-      if (c->err == cudaSuccess) c->err = e;
+        refused[p] = 1;
+      }
+#pragma omp barrier
+      if (refused[p]) {
+        if (t == 0) stopped = 1;
+        break;
+      }
+      if (t == 0) {
+        const cudaError_t e = cudaMemcpyAsync(pd + (size_t)a * row_bytes, pp + (size_t)a * row_bytes,
+                                              (size_t)len * row_bytes, cudaMemcpyHostToDevice, stream);
+        if (e != cudaSuccess && err == cudaSuccess) err = e;
+      }
     }
   }
+  free(refused);
+  if (err != cudaSuccess) {
+    cudaStreamSynchronize(stream);
+    return vick_cuda_fail(call, err, "cudaMemcpyAsync (staged queries)", __FILE__, __LINE__);
+  }
+  if (stopped) {
+    /* nothing may still read the staging when the caller leaves */
+    VICK_CUDA(call, cudaStreamSynchronize(stream));
+    return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
+  }
+  return VICK_OK;
 }
 
-/* The one staging of a call's queries (plain or hooked): the threads
- * claim pieces in turn, fill them and start each piece's copy themselves,
- * with no barrier: a thread that a busy or sleeping CPU starts late finds
- * the pieces taken instead of holding the others at a barrier per piece.
- * A refused piece stops the claims; the pieces before it were all claimed
- * and filled, so a hook's first bad row is the first of the queries.  One
- * thread (a small batch, or threads 1) fills in the caller's thread, no
- * region started. */
-static int gs_stage_claimed(vick_call *call, cudaStream_t stream, char *pd, char *pp, int64_t rows,
-                            size_t row_bytes, gs_fill_fn fill, void *ctx, int threads) {
-  if (rows <= 0) return VICK_OK;
-  gs_claims c;
-  memset(&c, 0, sizeof c);
-  c.stream = stream;
-  c.pd = pd;
-  c.pp = pp;
-  c.rows = rows;
-  c.row_bytes = row_bytes;
-  c.per = GS_CLAIM_PIECE / row_bytes > 0 ? (int64_t)(GS_CLAIM_PIECE / row_bytes) : 1;
-  c.pieces = (rows + c.per - 1) / c.per;
-  c.fill = fill;
-  c.ctx = ctx;
-  c.err = cudaSuccess;
+/* The queries of a hooked call (h->in: validation fused into the copy)
+ * into the pinned staging and on to dst: the threads claim pieces in turn,
+ * fill them and start each piece's copy themselves, with no barrier: a
+ * thread that a busy or sleeping CPU starts late finds the pieces taken
+ * instead of holding the others at a barrier per piece.  A refused piece
+ * stops the claims; the pieces before it were all claimed and filled, so
+ * the hooks' first bad row is the first of the queries. */
+static int gs_stage_hooked(vick_call *call, cudaStream_t stream, char *pd, char *pp, int64_t rows,
+                           size_t row_bytes, const vick_gsearch_hooks *h, int threads) {
+  const int64_t per = GS_CLAIM_PIECE / row_bytes > 0 ? (int64_t)(GS_CLAIM_PIECE / row_bytes) : 1;
+  const int64_t pieces = (rows + per - 1) / per;
   if ((size_t)rows * row_bytes < VICK_WIDE_MIN || threads < 1) threads = 1;
-  if (threads > c.pieces) threads = (int)c.pieces;
-  if (threads == 1) {
-    gs_claim_pieces(&c, 0);
-  } else {
+  if (threads > pieces) threads = (int)pieces;
+  int64_t next = 0;
+  int stopped = 0;
+  cudaError_t err = cudaSuccess;
 #pragma omp parallel num_threads(threads)
-    {
-      int t = 0;
+  {
+    int t = 0;
 #ifdef _OPENMP
-      t = omp_get_thread_num();
+    t = omp_get_thread_num();
 #endif
-      gs_claim_pieces(&c, t);
+    for (;;) {
+      int stop;
+#pragma omp atomic read
+      stop = stopped;
+      if (stop) break;
+      int64_t p;
+#pragma omp atomic capture
+      p = next++;
+      if (p >= pieces) break;
+      const int64_t a = p * per, len = rows - a < per ? rows - a : per;
+      if (h->in(h->ctx, t, (float *)(pp + (size_t)a * row_bytes), a, len)) {
+#pragma omp atomic write
+        stopped = 1;
+        break;
+      }
+      const cudaError_t e = cudaMemcpyAsync(pd + (size_t)a * row_bytes, pp + (size_t)a * row_bytes,
+                                            (size_t)len * row_bytes, cudaMemcpyHostToDevice, stream);
+      if (e != cudaSuccess) {
+#pragma omp critical(gs_stage_hooked_err)
+        if (err == cudaSuccess) err = e;
+      }
     }
   }
-  if (c.err != cudaSuccess) {
+  if (err != cudaSuccess) {
     cudaStreamSynchronize(stream);
-    return vick_cuda_fail(call, c.err, "cudaMemcpyAsync (staged queries)", __FILE__, __LINE__);
+    return vick_cuda_fail(call, err, "cudaMemcpyAsync (staged queries)", __FILE__, __LINE__);
   }
-  if (c.stopped) {
+  if (stopped) {
     /* nothing may still read the staging when the caller leaves */
     VICK_CUDA(call, cudaStreamSynchronize(stream));
     return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
@@ -200,17 +221,8 @@ static int gs_fill_copy(void *ctx, int thread, void *dst, int64_t row0, int64_t 
   return 0;
 }
 
-/* The hooks' in (validation fused into the copy) as a fill. */
-static int gs_fill_hooked(void *ctx, int thread, void *dst, int64_t row0, int64_t rows) {
-  const vick_gsearch_hooks *h = (const vick_gsearch_hooks *)ctx;
-  return h->in(h->ctx, thread, (float *)dst, row0, rows);
-}
-
-/* A plain call's queries, by the call's threads (the team its results'
- * copy uses too, so OpenMP keeps its pool threads between them). */
 int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src, size_t bytes) {
-  return gs_stage_claimed(call, stream, (char *)dst, (char *)pinned, (int64_t)bytes, 1, gs_fill_copy, (void *)src,
-                          gs_threads(call));
+  return gs_stage_rows(call, stream, dst, pinned, (int64_t)bytes, 1, gs_fill_copy, (void *)src);
 }
 
 /* The results of m queries (ids, then distances, in pinned memory) to
@@ -312,8 +324,7 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
   } else if (io->host) {
     if (!h) VICK_TRY(gs_stage_in(call, io->stream, dq, io->host, q, qb));
     else
-      VICK_TRY(gs_stage_claimed(call, io->stream, (char *)dq, io->host, m, (size_t)g->d * 4, gs_fill_hooked, (void *)h,
-                                gs_hooked_team(call)));
+      VICK_TRY(gs_stage_hooked(call, io->stream, (char *)dq, io->host, m, (size_t)g->d * 4, h, gs_hooked_team(call)));
   } else {
     VICK_CUDA(call, cudaMemcpyAsync(dq, q, qb, cudaMemcpyHostToDevice, io->stream));
   }
