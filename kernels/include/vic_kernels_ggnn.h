@@ -12,6 +12,7 @@
 #define VIC_KERNELS_GGNN_H
 
 #include "vic_kernels.h"
+#include "vic_kernels_grnnd.h" /* the search hooks */
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,6 +108,12 @@ int vick_ggnn_searcher_create(vick_call *call, const vick_ggnn *g, int64_t m, in
  * thread's call holds the searcher, the call runs as vick_ggnn_query. */
 int vick_ggnn_search(vick_call *call, vick_ggnn_searcher *s, const float *q, int64_t m, int32_t k, float tau,
                      int32_t max_visits, int64_t *ids, float *dist);
+/* vick_ggnn_search with the queries given and the results taken by h
+ * (vic_kernels_grnnd.h's hooks: every query through h->in, every result,
+ * its distance squared, through h->out, or the call fails); the same
+ * search, the same results.  h's threads are call->threads. */
+int vick_ggnn_search_hooked(vick_call *call, vick_ggnn_searcher *s, int64_t m, int32_t k, float tau,
+                            int32_t max_visits, const vick_gsearch_hooks *h);
 /* The bottom layer's graph-search index (NULL unless made with small). */
 const struct vick_gsearch *vick_ggnn_searcher_graph(const vick_ggnn_searcher *s);
 void vick_ggnn_searcher_free(vick_ggnn_searcher *s);

@@ -8,9 +8,13 @@
 
 #include <mutex>
 #include <new>
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph_search.cuh"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 // Points popped and fetched together per step of a query (ggnn_search):
 // 2 balances a wider fetch against the registers it costs (1 and 4 were
@@ -383,10 +387,35 @@ extern "C" int vick_ggnn_searcher_create(vick_call *call, const vick_ggnn *g, in
 
 extern "C" const vick_gsearch *vick_ggnn_searcher_graph(const vick_ggnn_searcher *s) { return s ? s->small : nullptr; }
 
+// The hooks' in as a staging fill.
+static int ggnn_fill_hooked(void *ctx, int thread, void *dst, int64_t row0, int64_t rows) {
+  const vick_gsearch_hooks *h = (const vick_gsearch_hooks *)ctx;
+  return h->in(h->ctx, thread, (float *)dst, row0, rows);
+}
+
+// The results (Euclidean distances, in the pinned staging) to the hooks'
+// out, squared on the way, by the call's team.
+static void ggnn_hooked_out(const vick_call *call, int64_t *ids, float *dist, int64_t m, int32_t k,
+                            const vick_gsearch_hooks *h) {
+#pragma omp parallel num_threads(call->threads)
+  {
+    int t = 0, nt = 1;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+    nt = omp_get_num_threads();
+#endif
+    const int64_t r0 = m * t / nt, r1 = m * (t + 1) / nt;
+    for (int64_t i = r0 * k; i < r1 * k; ++i) dist[i] *= dist[i];
+    if (r0 < r1) h->out(h->ctx, t, ids + r0 * k, dist + r0 * k, r0, r1 - r0);
+  }
+}
+
 // The call on the searcher's resources: the queries up through the pinned
-// staging in pieces (gs_stage_in), one launch, the results back, one wait.
+// staging in pieces (gs_stage_rows: the caller's rows, or the hooks' in,
+// which validates them on the way), one launch, the results back, one
+// wait, then out to the caller's arrays or through the hooks' out.
 static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q, int64_t m, int32_t k, float tau,
-                          int32_t max_visits, int64_t *ids, float *dist) {
+                          int32_t max_visits, int64_t *ids, float *dist, const vick_gsearch_hooks *h) {
   const vick_ggnn *g = s->g;
   const int d = g->d;
   ggnn_query_args a;
@@ -397,7 +426,8 @@ static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q
   size_t oi, od, bytes;
   ggnn_search_layout(m, d, k, &oi, &od, &bytes);
   float *dq = (float *)s->dev;
-  VICK_TRY(gs_stage_in(call, s->stream, dq, s->host, q, (size_t)m * d * 4));
+  if (h) VICK_TRY(gs_stage_rows(call, s->stream, dq, s->host, m, (size_t)d * 4, ggnn_fill_hooked, (void *)h));
+  else VICK_TRY(gs_stage_in(call, s->stream, dq, s->host, q, (size_t)m * d * 4));
   a.q = dq;
   a.out_ids = (int64_t *)(s->dev + oi);
   a.out_d = (float *)(s->dev + od);
@@ -409,11 +439,60 @@ static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q
   /* ids and distances lie one after the other (od - oi >= m * k * 8) */
   VICK_CUDA(call, cudaMemcpyAsync(s->host + oi, s->dev + oi, bytes - oi, cudaMemcpyDeviceToHost, s->stream));
   VICK_CUDA(call, cudaStreamSynchronize(s->stream));
-  vick_copy_wide2(ids, s->host + oi, (size_t)m * k * 8, dist, s->host + od, (size_t)m * k * 4, call->threads);
+  if (h) ggnn_hooked_out(call, (int64_t *)(s->host + oi), (float *)(s->host + od), m, k, h);
+  else vick_copy_wide2(ids, s->host + oi, (size_t)m * k * 8, dist, s->host + od, (size_t)m * k * 4, call->threads);
   float ms = 0.f;
   VICK_CUDA(call, cudaEventElapsedTime(&ms, s->ev_start, s->ev_stop));
   call->seconds_kernel = 1e-3 * ms;
   return VICK_OK;
+}
+
+// The call on the searcher's resources (one call at a time), or where
+// another thread's call holds them or the batch is above the workspace,
+// as vick_ggnn_query: with hooks, through host buffers of its own.
+static int ggnn_search_any(vick_call *call, vick_ggnn_searcher *s, const float *q, int64_t m, int32_t k, float tau,
+                           int32_t max_visits, int64_t *ids, float *dist, const vick_gsearch_hooks *h) {
+  size_t oi, od, bytes;
+  ggnn_search_layout(m, s->g->d, k, &oi, &od, &bytes);
+  if (bytes > GS_WS_MAX_BYTES || !s->mu.try_lock()) {
+    if (!h) return vick_ggnn_query(call, s->g, q, m, k, tau, max_visits, ids, dist);
+    float *hq = (float *)malloc((size_t)m * s->g->d * 4), *hd = (float *)malloc((size_t)m * k * 4);
+    int64_t *hi = (int64_t *)malloc((size_t)m * k * 8);
+    int rc = VICK_OK;
+    if (!hq || !hi || !hd) rc = vick_fail(call, VICK_NOMEM, "GGNN search: no host memory for the queries");
+    if (rc == VICK_OK && h->in(h->ctx, 0, hq, 0, m)) rc = vick_fail(call, VICK_ARGUMENT, "the queries were refused");
+    if (rc == VICK_OK) rc = vick_ggnn_query(call, s->g, hq, m, k, tau, max_visits, hi, hd);
+    if (rc == VICK_OK) {
+      for (int64_t i = 0; i < m * k; ++i) hd[i] *= hd[i];
+      h->out(h->ctx, 0, hi, hd, 0, m);
+    }
+    free(hq);
+    free(hi);
+    free(hd);
+    return rc;
+  }
+  const double t0 = vick_now();
+  call->message[0] = '\0';
+  call->n_stages = 0;
+  call->seconds_kernel = call->seconds_transfer = 0;
+  const int rc = ggnn_search_on(call, s, q, m, k, tau, max_visits, ids, dist, h);
+  if (rc != VICK_OK) {
+    cudaStreamSynchronize(s->stream);
+    cudaGetLastError();
+  }
+  s->mu.unlock();
+  call->seconds_total = vick_now() - t0;
+  return rc;
+}
+
+extern "C" int vick_ggnn_search_hooked(vick_call *call, vick_ggnn_searcher *s, int64_t m, int32_t k, float tau,
+                                       int32_t max_visits, const vick_gsearch_hooks *h) {
+  if (!call) return VICK_ARGUMENT;
+  if (!s || !h || !h->in || !h->out || call->threads < 1 || m < 1 || k < 1 || k > 256 || !(tau >= 0) ||
+      max_visits < 0)
+    return vick_fail(call, VICK_ARGUMENT, "GGNN search needs hooks, call->threads >= 1, m >= 1 queries, 1 <= k <= "
+                     "256, tau >= 0 (m = %lld, k = %d)", (long long)m, (int)k);
+  return ggnn_search_any(call, s, NULL, m, k, tau, max_visits, NULL, NULL, h);
 }
 
 extern "C" int vick_ggnn_search(vick_call *call, vick_ggnn_searcher *s, const float *q, int64_t m, int32_t k,
@@ -422,21 +501,5 @@ extern "C" int vick_ggnn_search(vick_call *call, vick_ggnn_searcher *s, const fl
   if (!s || !q || !ids || !dist || m < 1 || k < 1 || k > 256 || !(tau >= 0) || max_visits < 0)
     return vick_fail(call, VICK_ARGUMENT, "GGNN search needs m >= 1 queries, 1 <= k <= 256, tau >= 0 (m = %lld, "
                      "k = %d)", (long long)m, (int)k);
-  /* a batch far above the usual runs on resources of its own, not kept */
-  size_t oi, od, bytes;
-  ggnn_search_layout(m, s->g->d, k, &oi, &od, &bytes);
-  if (bytes > GS_WS_MAX_BYTES || !s->mu.try_lock())
-    return vick_ggnn_query(call, s->g, q, m, k, tau, max_visits, ids, dist);
-  const double t0 = vick_now();
-  call->message[0] = '\0';
-  call->n_stages = 0;
-  call->seconds_kernel = call->seconds_transfer = 0;
-  const int rc = ggnn_search_on(call, s, q, m, k, tau, max_visits, ids, dist);
-  if (rc != VICK_OK) {
-    cudaStreamSynchronize(s->stream);
-    cudaGetLastError();
-  }
-  s->mu.unlock();
-  call->seconds_total = vick_now() - t0;
-  return rc;
+  return ggnn_search_any(call, s, q, m, k, tau, max_visits, ids, dist, NULL);
 }

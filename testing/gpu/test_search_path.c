@@ -114,6 +114,26 @@ static void kernels_case(void) {
     CHECK(call.seconds_kernel > 0, "kernel time %g", call.seconds_kernel);
     CHECK(!memcmp(i1, i2, (size_t)m * k * 8) && !memcmp(d1, d2, (size_t)m * k * 4),
           "searcher's batch differs from vick_ggnn_query");
+    /* through hooks: the same ids, the distances squared; a refused row
+     * stops it with nothing handed out */
+    {
+      float *sq1 = malloc((size_t)m * k * 4);
+      for (int64_t i = 0; i < m * k; ++i) sq1[i] = d1[i] * d1[i];
+      memset(i2, 0xff, (size_t)m * k * 8);
+      hook_io gio = {q, d, k, i2, d2, 0, -1};
+      vick_gsearch_hooks gh = {hook_in, hook_out, &gio};
+      call.threads = 4;
+      CHECK(vick_ggnn_search_hooked(&call, s, m, k, 0.3f, 0, &gh) == VICK_OK && call.seconds_kernel > 0,
+            "hooked search: %s", call.message);
+      CHECK(!memcmp(i1, i2, (size_t)m * k * 8) && !memcmp(sq1, d2, (size_t)m * k * 4) && gio.rows_out == m,
+            "hooked GGNN batch differs from vick_ggnn_query (%lld rows out)", (long long)gio.rows_out);
+      gio.bad_row = m - 3;
+      gio.rows_out = 0;
+      CHECK(vick_ggnn_search_hooked(&call, s, m, k, 0.3f, 0, &gh) == VICK_ARGUMENT && gio.rows_out == 0,
+            "hooked GGNN, refused row: %lld rows out", (long long)gio.rows_out);
+      call.threads = 0;
+      free(sq1);
+    }
     /* the bottom layer's small-batch index: batch 1 and 10, input row ids */
     const vick_gsearch *gs = vick_ggnn_searcher_graph(s);
     CHECK(gs != NULL, "no bottom-layer index");

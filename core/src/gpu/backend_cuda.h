@@ -40,6 +40,15 @@ vic_status vic__cuda_ggnn_index_build(vic_ctx *c, const vic_data *x, const vic_b
                                       vic_report *rep, int check_rows);
 vic_status vic__cuda_ggnn_index_search(vic_ctx *c, void *handle, const vic_data *q, int32_t k, float tau,
                                        int32_t max_visits, int64_t *ids, float *dist, vic_report *rep);
+/* Whether a search of m queries for k neighbours in the index's metric
+ * goes through the fused path below (one graph on one device, L2, a batch
+ * for GGNN's own query rather than the small-batch procedure). */
+int vic__cuda_ggnn_index_fused(const void *handle, vic_metric metric, int64_t m, int32_t k);
+/* The search with the queries validated in their copy into the staging and
+ * the results made true distances and checked in their copy out (the
+ * graph search's hooks): raw queries, after vic__data_shape alone. */
+vic_status vic__cuda_ggnn_index_search_fused(vic_ctx *c, void *handle, const vic_data *q, int32_t k, float tau,
+                                             int32_t max_visits, int64_t *ids, float *dist, vic_report *rep);
 int64_t vic__cuda_ggnn_index_bytes(const void *handle);
 void vic__cuda_ggnn_index_free(void *handle);
 

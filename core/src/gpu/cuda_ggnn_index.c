@@ -17,6 +17,7 @@
  * kernels' construction is reproducible run to run. */
 #include "cuda_internal.h"
 #include "device_set.h"
+#include "gsearch_io.h"
 #include "gsearch_policy.h"
 #include "topk_merge.h"
 #include "vic_kernels_ggnn.h"
@@ -530,6 +531,42 @@ vic_status vic__cuda_ggnn_index_search(vic_ctx *c, void *handle, const vic_data 
    * the metric's true distance as everywhere else */
   for (int64_t i = 0; i < q->n * (int64_t)k; ++i) dist[i] *= dist[i];
   vic__true_dists(c, q->metric, q->n * (int64_t)k, ids, dist);
+  vic__report_reason(rep, "GGNN search on the GPU, tau = %g", (double)tau);
+  return VIC_OK;
+}
+
+int vic__cuda_ggnn_index_fused(const void *handle, vic_metric metric, int64_t m, int32_t k) {
+  const ggnn_set *set = handle;
+  if (!set || set->shards != 1 || !set->srch || !set->srch[0] || metric != VIC_L2 || k > VIC_GGNN_MAX_K) return 0;
+  /* small batches keep their plain path, measured the faster one for them
+   * (the small-batch choice depends on m and k alone, not on tau) */
+  vick_gsearch_params p;
+  double threshold;
+  return small_index(set, m, k, 0.f, 0, &p, &threshold) == NULL;
+}
+
+/* Host threads of a fused search: every region of the call the same size
+ * (OpenMP keeps its pool threads between them) and no more than the graph
+ * search's hooked team, whose regions do not stall on threads of this host
+ * that are slow to wake. */
+#define GGNN_FUSED_TEAM 8
+
+vic_status vic__cuda_ggnn_index_search_fused(vic_ctx *c, void *handle, const vic_data *q, int32_t k, float tau,
+                                             int32_t max_visits, int64_t *ids, float *dist, vic_report *rep) {
+  ggnn_set *set = handle;
+  if (!vic__cuda_ggnn_index_fused(handle, q->metric, q->n, k))
+    return vic__fail(c, VIC_E_ARGUMENT, "internal: a fused GGNN search where vic__cuda_ggnn_index_fused says no");
+  vick_call call;
+  vic__cuda_call_init(c, &call, shard_device(set, 0), 0, 0);
+  if (call.threads > GGNN_FUSED_TEAM) call.threads = GGNN_FUSED_TEAM;
+  vic_gsearch_io io;
+  vick_gsearch_hooks h;
+  vic_status s = vic__gsearch_io_begin(c, q, q->metric, k, ids, dist, call.threads, &io, &h);
+  if (s != VIC_OK) return s;
+  const int rc = vick_ggnn_search_hooked(&call, set->srch[0], q->n, k, tau, max_visits, &h);
+  if ((s = vic__gsearch_io_end(c, &io, rc, &call, "GGNN search", "index search")) != VIC_OK) return s;
+  vic__cuda_copy_stages(rep, &call);
+  rep->backend = VIC_BACKEND_CUDA;
   vic__report_reason(rep, "GGNN search on the GPU, tau = %g", (double)tau);
   return VIC_OK;
 }

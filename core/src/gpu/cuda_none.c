@@ -36,6 +36,17 @@ vic_status vic__cuda_ggnn_index_search(vic_ctx *c, void *handle, const vic_data 
   return vic__cuda_probe(c);
 }
 
+int vic__cuda_ggnn_index_fused(const void *handle, vic_metric metric, int64_t m, int32_t k) {
+  (void)handle; (void)metric; (void)m; (void)k;
+  return 0;
+}
+
+vic_status vic__cuda_ggnn_index_search_fused(vic_ctx *c, void *handle, const vic_data *q, int32_t k, float tau,
+                                             int32_t max_visits, int64_t *ids, float *dist, vic_report *rep) {
+  (void)handle; (void)q; (void)k; (void)tau; (void)max_visits; (void)ids; (void)dist; (void)rep;
+  return vic__cuda_probe(c);
+}
+
 int64_t vic__cuda_ggnn_index_bytes(const void *handle) {
   (void)handle;
   return 0;

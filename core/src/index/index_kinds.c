@@ -201,10 +201,17 @@ static vic_status ggnn_build(vic_ctx *c, vic_index *ix, const vic_build_options 
   return s;
 }
 
+static int ggnn_fused_io(const vic_ctx *c, const vic_index *ix, const vic_data *q, int32_t k) {
+  (void)c;
+  return ix->gpu && vic__cuda_ggnn_index_fused(ix->gpu, ix->x.metric, q->n, k);
+}
+
 static vic_status ggnn_search(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o,
                               int32_t k, int64_t *ids, float *dist, vic_report *rep) {
   /* the reason names the procedure (GGNN's query, or the bottom layer's
    * small-batch search): cuda_ggnn_index.c writes it */
+  if (ggnn_fused_io(c, ix, q, k))
+    return vic__cuda_ggnn_index_search_fused(c, ix->gpu, q, k, o->tau, o->max_visits, ids, dist, rep);
   return vic__cuda_ggnn_index_search(c, ix->gpu, q, k, o->tau, o->max_visits, ids, dist, rep);
 }
 
@@ -219,7 +226,7 @@ const vic_index_ops vic__index_ops_ggnn = {
     .kind = VIC_INDEX_GGNN, .on_gpu = 1, .reason = "requested by the caller: GGNN search graph on the GPU",
     .unsaved = "a GGNN (GPU) index cannot be saved yet: its graph lives on the device; rebuild it after loading the "
                "data, or save a CPU graph index (method nndescent)",
-    .build = ggnn_build, .search = ggnn_search, .bytes = ggnn_bytes, .free = ggnn_free};
+    .build = ggnn_build, .search = ggnn_search, .fused_io = ggnn_fused_io, .bytes = ggnn_bytes, .free = ggnn_free};
 
 /* ------------------------------------------- GRNND and TSDG flat graphs */
 static vic_status flat_search(vic_ctx *c, const vic_index *ix, const vic_data *q, const vic_search_options *o,
