@@ -12,9 +12,6 @@
 #include <string.h>
 
 #include "graph_search.cuh"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 // Points popped and fetched together per step of a query (ggnn_search):
 // 2 balances a wider fetch against the registers it costs (1 and 4 were
@@ -393,23 +390,6 @@ static int ggnn_fill_hooked(void *ctx, int thread, void *dst, int64_t row0, int6
   return h->in(h->ctx, thread, (float *)dst, row0, rows);
 }
 
-// The results (Euclidean distances, in the pinned staging) to the hooks'
-// out, squared on the way, by the call's team.
-static void ggnn_hooked_out(const vick_call *call, int64_t *ids, float *dist, int64_t m, int32_t k,
-                            const vick_gsearch_hooks *h) {
-#pragma omp parallel num_threads(call->threads)
-  {
-    int t = 0, nt = 1;
-#ifdef _OPENMP
-    t = omp_get_thread_num();
-    nt = omp_get_num_threads();
-#endif
-    const int64_t r0 = m * t / nt, r1 = m * (t + 1) / nt;
-    for (int64_t i = r0 * k; i < r1 * k; ++i) dist[i] *= dist[i];
-    if (r0 < r1) h->out(h->ctx, t, ids + r0 * k, dist + r0 * k, r0, r1 - r0);
-  }
-}
-
 // The call on the searcher's resources: the queries up through the pinned
 // staging in pieces (gs_stage_rows: the caller's rows, or the hooks' in,
 // which validates them on the way), one launch, the results back, one
@@ -439,7 +419,7 @@ static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q
   /* ids and distances lie one after the other (od - oi >= m * k * 8) */
   VICK_CUDA(call, cudaMemcpyAsync(s->host + oi, s->dev + oi, bytes - oi, cudaMemcpyDeviceToHost, s->stream));
   VICK_CUDA(call, cudaStreamSynchronize(s->stream));
-  if (h) ggnn_hooked_out(call, (int64_t *)(s->host + oi), (float *)(s->host + od), m, k, h);
+  if (h) gs_hooked_out(call, (const int64_t *)(s->host + oi), (float *)(s->host + od), m, k, 1, h);
   else vick_copy_wide2(ids, s->host + oi, (size_t)m * k * 8, dist, s->host + od, (size_t)m * k * 4, call->threads);
   float ms = 0.f;
   VICK_CUDA(call, cudaEventElapsedTime(&ms, s->ev_start, s->ev_stop));

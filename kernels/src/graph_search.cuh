@@ -249,6 +249,13 @@ int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned,
 /* bytes of host src to device dst through the pinned staging (gs_stage_rows) */
 int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, const void *src, size_t bytes);
 
+/* The results of m queries (k ids and k distances a row, in pinned memory)
+ * to h->out by the hooked team (graph_search_plan.cu), each thread a share
+ * of the rows; square: the distances are Euclidean and go out squared (the
+ * hooks take working distances). */
+void gs_hooked_out(const vick_call *call, const int64_t *ids, float *dist, int64_t m, int k, int square,
+                   const vick_gsearch_hooks *h);
+
 /* The launches of one call's search kernel on io (graph_search_small.cu,
  * graph_search_large.cu); dq: the queries on the device, dids/ddist: the
  * results. */

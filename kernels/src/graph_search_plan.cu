@@ -225,18 +225,11 @@ int gs_stage_in(vick_call *call, cudaStream_t stream, void *dst, void *pinned, c
   return gs_stage_rows(call, stream, dst, pinned, (int64_t)bytes, 1, gs_fill_copy, (void *)src);
 }
 
-/* The results of m queries (ids, then distances, in pinned memory) to
- * h->out by one team (gs_hooked_team), each thread a share of the rows. */
-static void gs_hooked_out(const vick_call *call, const char *hres, int64_t m, int k, const vick_gsearch_hooks *h) {
-  const int64_t *ids = (const int64_t *)hres;
-  const float *dist = (const float *)(ids + m * k);
+void gs_hooked_out(const vick_call *call, const int64_t *ids, float *dist, int64_t m, int k, int square,
+                   const vick_gsearch_hooks *h) {
   int threads = gs_hooked_team(call);
   if ((size_t)m * (size_t)k * 12 < VICK_WIDE_MIN) threads = 1;
-  if (threads == 1) {
-    h->out(h->ctx, 0, ids, dist, 0, m);
-    return;
-  }
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(threads) if (threads > 1)
   {
     int t = 0, nt = 1;
 #ifdef _OPENMP
@@ -244,10 +237,11 @@ static void gs_hooked_out(const vick_call *call, const char *hres, int64_t m, in
     nt = omp_get_num_threads();
 #endif
     const int64_t r0 = m * t / nt, r1 = m * (t + 1) / nt;
+    if (square)
+      for (int64_t i = r0 * k; i < r1 * k; ++i) dist[i] *= dist[i];
     if (r0 < r1) h->out(h->ctx, t, ids + r0 * k, dist + r0 * k, r0, r1 - r0);
   }
 }
-
 
 /* A hooked large batch in chunks under its kernels (staged_pipeline.cuh):
  * each chunk's pivots and search.  Every query's search is the one-launch
@@ -349,7 +343,7 @@ static int gs_run(vick_call *call, const vick_gsearch *g, const gs_io *io, const
     }
   }
   VICK_CUDA(call, cudaStreamSynchronize(io->stream));
-  if (h) gs_hooked_out(call, hres, m, k, h);
+  if (h) gs_hooked_out(call, (const int64_t *)hres, (float *)(hres + ib), m, k, 0, h);
   else if (hres) vick_copy_wide2(ids, hres, ib, dist, hres + ib, db, call->threads);
   float ms = 0.f, pivot_ms = 0.f;
   if (hclk) ms = (float)(1e-6 * (double)*hclk);

@@ -66,11 +66,9 @@ int gs_ws_acquire(const vick_gsearch *g) { return g->ws && g->ws->mu.try_lock();
  * small kernel's clock words: one allocation, zeroed together. */
 static size_t gs_count_bytes(int64_t cap) { return ((size_t)cap * sizeof(int) + 7) / 8 * 8 + GS_CLOCK_WORDS * 8; }
 
-/* Every stream idle: a call's buffers may be freed or regrown. */
-static int gs_ws_drain(vick_call *call, gs_small_ws *w) {
-  VICK_CUDA(call, cudaStreamSynchronize(w->io.stream));
-  return vick_pipe_drain(call, &w->pipe);
-}
+/* Every stream idle (the pipe's first is the workspace's): a call's
+ * buffers may be freed or regrown. */
+static int gs_ws_drain(vick_call *call, gs_small_ws *w) { return vick_pipe_drain(call, &w->pipe); }
 
 /* Room for at least `need`, grown by half again so that a slowly rising
  * batch size does not reallocate on every call. */
@@ -137,8 +135,7 @@ void gs_ws_release(const vick_gsearch *g, int failed) {
   gs_small_ws *w = g->ws;
   if (failed) {
     /* nothing may still use the buffers when the next call regrows them */
-    cudaStreamSynchronize(w->io.stream);
-    for (int s = 0; s < VICK_PIPE_STREAMS; ++s)
+    for (int s = 0; s < VICK_PIPE_STREAMS; ++s) /* stream[0] is w->io.stream */
       if (w->pipe.stream[s]) cudaStreamSynchronize(w->pipe.stream[s]);
     cudaGetLastError();
     w->dirty = 1;
