@@ -371,13 +371,6 @@ static void test_groups(const char *name, const vic_data *x, int32_t k, int64_t 
   vic_ctx_destroy(c);
 }
 
-static double u01(uint64_t *s) { /* splitmix64 to [0, 1) */
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return (double)((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
-}
-
 /* The whole set's grid of cells for the leftover rows (slab_cells.c):
  * the cells list every id once, ascending within a cell; a region's
  * bound is at least its points; its gather is its own rows in order,
@@ -411,11 +404,11 @@ static void test_cells(const char *name, const vic_data *x, int64_t max_cells) {
   VT_OK(pc, vic__slab_plan_make(pc, x, 4, &p));
   for (int trial = 0; trial < 60; ++trial) {
     vic_region r;
-    const int64_t i = (int64_t)(u01(&s) * (double)n) % n;
+    const int64_t i = (int64_t)(nb_unif(&s) * (double)n) % n;
     if (trial % 6 == 5) { /* a slab-like region: one axis bounded */
       vic__slab_region(x, &p, trial % 4, 0.1, &r);
     } else {
-      vic__ball_region(x, i, 0.05 + 2.0 * u01(&s) * u01(&s), &r);
+      vic__ball_region(x, i, 0.05 + 2.0 * nb_unif(&s) * nb_unif(&s), &r);
       if (trial % 6 == 4) { vic_region b; vic__ball_region(x, (i * 7 + 3) % n, 0.3, &b); vic__region_union(&r, &b); }
     }
     /* own rows: a few points, inside or not, flagged */

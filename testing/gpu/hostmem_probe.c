@@ -10,6 +10,8 @@
  *
  * usage: hostmem_probe [GIB=16] */
 #define _GNU_SOURCE
+#include "bench_util.h"
+
 #include <cuda_runtime_api.h>
 #include <omp.h>
 #include <stdint.h>
@@ -19,12 +21,6 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 static void line(const char *what, size_t bytes, double s) {
   printf("%-64s %8.3f s %8.2f GB/s\n", what, s, s > 0 ? bytes / s / 1e9 : 0.0);
@@ -61,18 +57,18 @@ static char *fresh(size_t bytes, int huge) {
 
 /* Every byte written by `threads` threads, each its own stretch. */
 static double write_all(char *p, size_t bytes, int threads, int value) {
-  const double t0 = now();
+  const double t0 = bench_now();
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num(), nt = omp_get_num_threads();
     const size_t a = bytes / nt * t, b = t == nt - 1 ? bytes : bytes / nt * (t + 1);
     memset(p + a, value, b - a);
   }
-  return now() - t0;
+  return bench_now() - t0;
 }
 
 static double read_all(const char *p, size_t bytes, int threads) {
-  const double t0 = now();
+  const double t0 = bench_now();
   uint64_t sum = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : sum)
   {
@@ -82,7 +78,7 @@ static double read_all(const char *p, size_t bytes, int threads) {
     for (size_t i = 0; i < (b - a) / 8; ++i) sum += q[i];
   }
   if (sum == 42) printf(" ");
-  return now() - t0;
+  return bench_now() - t0;
 }
 
 static void first_touch(size_t bytes, int threads, int huge) {
@@ -107,7 +103,7 @@ static void host_part(size_t big, int all, int mid) {
     char *p = fresh(big, 0);
     if (p) {
 #ifdef MADV_POPULATE_WRITE
-      const double t0 = now();
+      const double t0 = bench_now();
       int refused = 0;
       const size_t block = (size_t)64 << 20;
 #pragma omp parallel for num_threads(all) schedule(dynamic) reduction(| : refused)
@@ -117,7 +113,7 @@ static void host_part(size_t big, int all, int mid) {
         if (e > a) refused |= madvise((void *)a, e - a, MADV_POPULATE_WRITE) != 0;
       }
       line(refused ? "MADV_POPULATE_WRITE, all threads (REFUSED somewhere)" : "MADV_POPULATE_WRITE, all threads", big,
-           now() - t0);
+           bench_now() - t0);
 #else
       printf("MADV_POPULATE_WRITE: not in these headers\n");
 #endif
@@ -128,14 +124,14 @@ static void host_part(size_t big, int all, int mid) {
       line("warm read, all threads", big, read_all(p, big, all));
       line("warm read, 16 threads", big, read_all(p, big, mid));
       {
-        const double t0 = now();
+        const double t0 = bench_now();
 #pragma omp parallel num_threads(all)
         {
           const int t = omp_get_thread_num(), nt = omp_get_num_threads();
           const size_t half = big / 2, a = half / nt * t, b = t == nt - 1 ? half : half / nt * (t + 1);
           memcpy(p + half + a, p + a, b - a);
         }
-        line("warm memcpy (half to half), all threads", big / 2, now() - t0);
+        line("warm memcpy (half to half), all threads", big / 2, bench_now() - t0);
       }
       free(p);
     }
@@ -144,7 +140,7 @@ static void host_part(size_t big, int all, int mid) {
 }
 
 int main(int argc, char **argv) {
-  const double t_start = now();
+  const double t_start = bench_now();
   const double gib = argc > 1 ? atof(argv[1]) : getenv("HOSTMEM_GIB") ? atof(getenv("HOSTMEM_GIB")) : 16;
   const size_t big = (size_t)(gib * 1073741824.0);
   const int all = omp_get_max_threads(), mid = all < 16 ? all : 16;
@@ -159,7 +155,7 @@ int main(int argc, char **argv) {
   if (!ok(cudaGetDeviceCount(&ngpu), "cudaGetDeviceCount") || ngpu < 1) {
     printf("no GPU: pinned and device copies left out\n");
     host_part(big, all, mid);
-    printf("hostmem_probe done in %.1f s\n", now() - t_start);
+    printf("hostmem_probe done in %.1f s\n", bench_now() - t_start);
     return 0;
   }
   ok(cudaSetDevice(0), "cudaSetDevice");
@@ -167,26 +163,26 @@ int main(int argc, char **argv) {
   const size_t pin = (size_t)4 << 30, per = (size_t)1 << 30;
   {
     void *h = NULL;
-    double t0 = now();
+    double t0 = bench_now();
     if (ok(cudaHostAlloc(&h, pin, cudaHostAllocPortable), "cudaHostAlloc 4 GiB")) {
-      line("cudaHostAlloc 4 GiB (portable)", pin, now() - t0);
-      t0 = now();
+      line("cudaHostAlloc 4 GiB (portable)", pin, bench_now() - t0);
+      t0 = bench_now();
       cudaFreeHost(h);
-      line("cudaFreeHost 4 GiB", pin, now() - t0);
+      line("cudaFreeHost 4 GiB", pin, bench_now() - t0);
     }
     char *p = fresh(pin, 0);
-    t0 = now();
+    t0 = bench_now();
     if (p && ok(cudaHostRegister(p, pin, cudaHostRegisterPortable), "cudaHostRegister 4 GiB fresh")) {
-      line("cudaHostRegister 4 GiB fresh malloc", pin, now() - t0);
-      t0 = now();
+      line("cudaHostRegister 4 GiB fresh malloc", pin, bench_now() - t0);
+      t0 = bench_now();
       cudaHostUnregister(p);
-      line("cudaHostUnregister 4 GiB", pin, now() - t0);
+      line("cudaHostUnregister 4 GiB", pin, bench_now() - t0);
     }
     if (p) {
       write_all(p, pin, all, 7);
-      t0 = now();
+      t0 = bench_now();
       if (ok(cudaHostRegister(p, pin, cudaHostRegisterPortable), "cudaHostRegister 4 GiB warm")) {
-        line("cudaHostRegister 4 GiB touched malloc", pin, now() - t0);
+        line("cudaHostRegister 4 GiB touched malloc", pin, bench_now() - t0);
         cudaHostUnregister(p);
       }
       free(p);
@@ -211,16 +207,16 @@ int main(int argc, char **argv) {
     const enum cudaMemcpyKind kind = dir ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice;
     for (int g = 0; g < usable; ++g) {
       cudaSetDevice(g);
-      const double t0 = now();
+      const double t0 = bench_now();
       for (int r = 0; r < 2; ++r)
         cudaMemcpyAsync(dir ? hp[g] : dp[g], dir ? dp[g] : hp[g], per, kind, st[g]);
       cudaStreamSynchronize(st[g]);
       char what[96];
       snprintf(what, sizeof what, "pinned %s, GPU %d alone, 2 x 1 GiB", dir ? "D2H" : "H2D", g);
-      line(what, 2 * per, now() - t0);
+      line(what, 2 * per, bench_now() - t0);
     }
     if (usable > 1) {
-      const double t0 = now();
+      const double t0 = bench_now();
       for (int g = 0; g < usable; ++g) {
         cudaSetDevice(g);
         for (int r = 0; r < 2; ++r) cudaMemcpyAsync(dir ? hp[g] : dp[g], dir ? dp[g] : hp[g], per, kind, st[g]);
@@ -228,22 +224,22 @@ int main(int argc, char **argv) {
       for (int g = 0; g < usable; ++g) { cudaSetDevice(g); cudaStreamSynchronize(st[g]); }
       char what[96];
       snprintf(what, sizeof what, "pinned %s, all %d GPUs at once, 2 x 1 GiB each (total)", dir ? "D2H" : "H2D", usable);
-      line(what, 2 * per * usable, now() - t0);
+      line(what, 2 * per * usable, bench_now() - t0);
     }
   }
   if (usable > 1) { /* what a slab run on every GPU pays for its slots at once */
     void **h2 = calloc((size_t)usable, sizeof *h2);
-    const double t0 = now();
+    const double t0 = bench_now();
 #pragma omp parallel for num_threads(usable)
     for (int g = 0; g < usable; ++g) {
       cudaSetDevice(g);
       if (cudaHostAlloc(&h2[g], per, cudaHostAllocPortable) != cudaSuccess) h2[g] = NULL;
     }
-    line("cudaHostAlloc 1 GiB on every GPU's thread at once (total)", per * usable, now() - t0);
-    const double t1 = now();
+    line("cudaHostAlloc 1 GiB on every GPU's thread at once (total)", per * usable, bench_now() - t0);
+    const double t1 = bench_now();
     for (int g = 0; g < usable; ++g)
       if (h2[g]) cudaFreeHost(h2[g]);
-    line("cudaFreeHost of those", per * usable, now() - t1);
+    line("cudaFreeHost of those", per * usable, bench_now() - t1);
     cudaGetLastError();
     free(h2);
   }
@@ -253,27 +249,27 @@ int main(int argc, char **argv) {
     char *p = fresh(per, 0);
     if (p) {
       cudaSetDevice(0);
-      double t0 = now();
+      double t0 = bench_now();
       ok(cudaMemcpy(p, dp[0], per, cudaMemcpyDeviceToHost), "pageable D2H");
-      line("pageable D2H 1 GiB into fresh malloc, GPU 0", per, now() - t0);
-      t0 = now();
+      line("pageable D2H 1 GiB into fresh malloc, GPU 0", per, bench_now() - t0);
+      t0 = bench_now();
       ok(cudaMemcpy(p, dp[0], per, cudaMemcpyDeviceToHost), "pageable D2H");
-      line("pageable D2H 1 GiB into warm malloc, GPU 0", per, now() - t0);
-      t0 = now();
+      line("pageable D2H 1 GiB into warm malloc, GPU 0", per, bench_now() - t0);
+      t0 = bench_now();
       ok(cudaMemcpy(dp[0], p, per, cudaMemcpyHostToDevice), "pageable H2D");
-      line("pageable H2D 1 GiB from warm malloc, GPU 0", per, now() - t0);
+      line("pageable H2D 1 GiB from warm malloc, GPU 0", per, bench_now() - t0);
       free(p);
     }
     if (usable > 1) {
       char **q = calloc((size_t)usable, sizeof *q);
       for (int g = 0; g < usable; ++g) q[g] = fresh(per, 0);
-      const double t0 = now();
+      const double t0 = bench_now();
 #pragma omp parallel for num_threads(usable)
       for (int g = 0; g < usable; ++g) {
         cudaSetDevice(g);
         if (q[g]) cudaMemcpy(q[g], dp[g], per, cudaMemcpyDeviceToHost);
       }
-      line("pageable D2H 1 GiB into fresh malloc, all GPUs at once (total)", per * usable, now() - t0);
+      line("pageable D2H 1 GiB into fresh malloc, all GPUs at once (total)", per * usable, bench_now() - t0);
       for (int g = 0; g < usable; ++g) free(q[g]);
       free(q);
     }
@@ -283,10 +279,10 @@ int main(int argc, char **argv) {
   if (usable > 0) {
     char *p = fresh(per, 0);
     cudaSetDevice(0);
-    const double t0 = now();
+    const double t0 = bench_now();
     cudaMemcpyAsync(hp[0], dp[0], per, cudaMemcpyDeviceToHost, st[0]);
     cudaStreamSynchronize(st[0]);
-    const double t1 = now();
+    const double t1 = bench_now();
     if (p) {
 #pragma omp parallel num_threads(mid)
       {
@@ -294,10 +290,10 @@ int main(int argc, char **argv) {
         const size_t a = per / nt * t, b = t == nt - 1 ? per : per / nt * (t + 1);
         memcpy(p + a, (char *)hp[0] + a, b - a);
       }
-      line("pinned 1 GiB copied out into fresh malloc, 16 threads", per, now() - t1);
+      line("pinned 1 GiB copied out into fresh malloc, 16 threads", per, bench_now() - t1);
       free(p);
     }
-    line("pinned D2H then out into fresh malloc, GPU 0 (total)", per, now() - t0);
+    line("pinned D2H then out into fresh malloc, GPU 0 (total)", per, bench_now() - t0);
   }
   for (int g = 0; g < usable; ++g) {
     cudaSetDevice(g);
@@ -309,6 +305,6 @@ int main(int argc, char **argv) {
   free(dp);
   free(st);
   host_part(big, all, mid);
-  printf("hostmem_probe done in %.1f s\n", now() - t_start);
+  printf("hostmem_probe done in %.1f s\n", bench_now() - t_start);
   return 0;
 }

@@ -61,8 +61,7 @@ def exact_knn_streamed(x, q, k, cand, out, self_rows=None, chunk=1 << 21, qblock
         del X, sq
     ci_all = best_i.cpu().numpy()
     for i, ci in enumerate(ci_all):
-        ci = ci[ci >= 0]
-        ex = ((np.asarray(x[np.sort(ci)], dtype=np.float64) - q[i].astype(np.float64)) ** 2).sum(1)
-        cs = np.sort(ci)
+        cs = np.sort(ci[ci >= 0])
+        ex = ((np.asarray(x[cs], dtype=np.float64) - q[i].astype(np.float64)) ** 2).sum(1)
         out[i] = cs[np.lexsort((cs, ex))[:k]]
     return out
