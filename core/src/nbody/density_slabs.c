@@ -91,14 +91,14 @@ static vic_status bucket(vic_ctx *c, const vic_data *x, const vic_slab_plan *p, 
   const int64_t n = x->n, S = p->n_slabs;
   *xs = NULL;
   *start = vic__calloc(c, (size_t)S + 1, sizeof **start, "slab starts");
-  *order = *start ? vic__slab_big_alloc((size_t)n * sizeof **order) : NULL;
+  *order = *start ? vic__malloc_huge((size_t)n * sizeof **order) : NULL;
   if (*start && !*order) {
     free(*start);
     *start = NULL;
     return vic__fail(c, VIC_E_NOMEM, "out of host memory for the points by slab (%.0f MiB)", n * 8 / 1048576.0);
   }
   if (!*order) return VIC_E_NOMEM;
-  *xs = vic__slab_big_alloc((size_t)n * (size_t)x->d * sizeof **xs);
+  *xs = vic__malloc_huge((size_t)n * (size_t)x->d * sizeof **xs);
   if (vic__slab_bucket(x, p, *start, *order, *xs) != 0) {
     free(*start); free(*order); free(*xs);
     *start = NULL; *order = NULL; *xs = NULL;

@@ -71,18 +71,7 @@ static int place_by_cells(vic_slab_cells *g, const vic_data *x, uint32_t *cell, 
     }
 #pragma omp barrier
 #pragma omp single
-    {
-      int64_t run = 0;
-      for (int64_t c = 0; c < g->cells; ++c) {
-        g->start[c] = run;
-        for (int u = 0; u < nt; ++u) {
-          const int64_t m = hist[(size_t)u * (size_t)g->cells + (size_t)c];
-          hist[(size_t)u * (size_t)g->cells + (size_t)c] = run;
-          run += m;
-        }
-      }
-      g->start[g->cells] = run;
-    }
+    vic__slab_offsets(hist, nt, g->cells, g->start);
     for (int64_t i = a; i < b; ++i) g->order[h[cell[i]]++] = i;
   }
   free(hist);
@@ -100,8 +89,8 @@ static int place_by_bins(vic_slab_cells *g, const vic_data *x, uint32_t *cell, i
   const int64_t n = x->n, per = g->per, sub = g->cells / per;
   int64_t *top = calloc((size_t)threads * (size_t)per + (size_t)per + 1, sizeof *top);
   int64_t *count = top ? malloc((size_t)threads * (size_t)(sub + 1) * sizeof *count) : NULL;
-  uint32_t *tmp_cell = count ? vic__slab_big_alloc((size_t)n * sizeof *tmp_cell) : NULL;
-  int64_t *tmp_id = tmp_cell ? vic__slab_big_alloc((size_t)n * sizeof *tmp_id) : NULL;
+  uint32_t *tmp_cell = count ? vic__malloc_huge((size_t)n * sizeof *tmp_cell) : NULL;
+  int64_t *tmp_id = tmp_cell ? vic__malloc_huge((size_t)n * sizeof *tmp_id) : NULL;
   if (!tmp_id) {
     free(top);
     free(count);
@@ -124,18 +113,7 @@ static int place_by_bins(vic_slab_cells *g, const vic_data *x, uint32_t *cell, i
     }
 #pragma omp barrier
 #pragma omp single
-    {
-      int64_t run = 0;
-      for (int64_t q = 0; q < per; ++q) {
-        bin_start[q] = run;
-        for (int u = 0; u < nt; ++u) {
-          const int64_t m = top[(size_t)u * (size_t)per + (size_t)q];
-          top[(size_t)u * (size_t)per + (size_t)q] = run;
-          run += m;
-        }
-      }
-      bin_start[per] = run;
-    }
+    vic__slab_offsets(top, nt, per, bin_start);
     for (int64_t i = a; i < b; ++i) {
       const int64_t at = tp[cell[i] / sub]++;
       tmp_cell[at] = cell[i];
@@ -188,8 +166,8 @@ int vic__slab_cells_make(const vic_data *x, int64_t max_cells, vic_slab_cells *g
   g->cut = malloc((size_t)(d * (per - 1) + 1) * sizeof *g->cut);
   double *sample = malloc((size_t)S * (size_t)d * sizeof *sample);
   g->start = calloc((size_t)g->cells + 1, sizeof *g->start);
-  g->order = vic__slab_big_alloc((size_t)n * sizeof *g->order);
-  uint32_t *cell = vic__slab_big_alloc((size_t)n * sizeof *cell);
+  g->order = vic__malloc_huge((size_t)n * sizeof *g->order);
+  uint32_t *cell = vic__malloc_huge((size_t)n * sizeof *cell);
   int threads = 1;
 #ifdef _OPENMP
   threads = omp_get_max_threads();

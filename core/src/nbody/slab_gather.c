@@ -5,31 +5,25 @@
  * region.  The sorted copy holds each slab's rows contiguous, in the
  * same order as the bucketed ids, so a region spanning three slabs reads
  * those three slabs only -- and the packed rows come out identical. */
-#define _GNU_SOURCE /* madvise */
 #include "slab_plan.h"
 
 #include <stdlib.h>
 #include <string.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
-void *vic__slab_big_alloc(size_t bytes) {
-#ifdef __linux__
-  const size_t huge = (size_t)2 << 20;
-  if (bytes >= 8 * huge) {
-    void *p = NULL;
-    if (posix_memalign(&p, huge, bytes) != 0) return NULL;
-    /* advice only: fewer page faults and TLB misses on a first touch of
-     * gigabytes; without transparent huge pages it changes nothing */
-    (void)madvise(p, bytes, MADV_HUGEPAGE);
-    return p;
+void vic__slab_offsets(int64_t *count, int64_t parts, int64_t keys, int64_t *start) {
+  int64_t run = 0;
+  for (int64_t s = 0; s < keys; ++s) {
+    start[s] = run;
+    for (int64_t b = 0; b < parts; ++b) {
+      const int64_t m = count[b * keys + s];
+      count[b * keys + s] = run;
+      run += m;
+    }
   }
-#endif
-  return malloc(bytes ? bytes : 1);
+  start[keys] = run;
 }
 
 int vic__slab_bucket(const vic_data *x, const vic_slab_plan *p, int64_t *start, int64_t *order, float *xs) {
@@ -37,7 +31,7 @@ int vic__slab_bucket(const vic_data *x, const vic_slab_plan *p, int64_t *start, 
   const int d = x->d;
   const int64_t stride = x->stride ? x->stride : d;
   const int64_t blocks = n < ((int64_t)1 << 20) ? 1 : 256, per = (n + blocks - 1) / blocks;
-  int32_t *slab = vic__slab_big_alloc((size_t)(n > 0 ? n : 1) * sizeof *slab);
+  int32_t *slab = vic__malloc_huge((size_t)(n > 0 ? n : 1) * sizeof *slab);
   int64_t *at = slab ? calloc((size_t)(blocks * S), sizeof *at) : NULL;
   if (!at) { free(slab); return -1; }
 #pragma omp parallel for schedule(static)
@@ -46,16 +40,7 @@ int vic__slab_bucket(const vic_data *x, const vic_slab_plan *p, int64_t *start, 
       slab[i] = (int32_t)vic__slab_of(p, vic__slab_coord(x, i, p->axis));
       at[b * S + slab[i]]++;
     }
-  int64_t run = 0; /* block b's first place in slab s, slab by slab */
-  for (int64_t s = 0; s < S; ++s) {
-    start[s] = run;
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t m = at[b * S + s];
-      at[b * S + s] = run;
-      run += m;
-    }
-  }
-  start[S] = run;
+  vic__slab_offsets(at, blocks, S, start); /* block b's first place in slab s */
   /* x read in order, each block's rows of a slab written as one run */
 #pragma omp parallel for schedule(static)
   for (int64_t b = 0; b < blocks; ++b)
@@ -104,8 +89,8 @@ int vic__slab_gather(const vic_slab_source *src, const vic_region *r, const int6
   }
   for (int64_t b = 0; b < nb; ++b) cnt[b + 1] += cnt[b];
   const int64_t m = n_rows + cnt[nb];
-  float *p = vic__slab_big_alloc((size_t)(m > 0 ? m : 1) * (size_t)d * sizeof *p);
-  uint32_t *g = vic__slab_big_alloc((size_t)(m > 0 ? m : 1) * sizeof *g);
+  float *p = vic__malloc_huge((size_t)(m > 0 ? m : 1) * (size_t)d * sizeof *p);
+  uint32_t *g = vic__malloc_huge((size_t)(m > 0 ? m : 1) * sizeof *g);
   if (!p || !g) { free(p); free(g); free(cnt); return -1; }
   if (whole) {
     const float *from = src->xs + o0 * d;

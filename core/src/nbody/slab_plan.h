@@ -76,15 +76,16 @@ typedef struct {
   const float *xs;
   const int64_t *start, *order;
 } vic_slab_source;
-/* Host memory of many bytes, 2 MiB aligned and advised to transparent
- * huge pages (fewer page faults on its first touch); free() releases. */
-void *vic__slab_big_alloc(size_t bytes);
 /* The ids bucketed by slab: start (S + 1), order (n), ascending ids in
  * each slab (a counting sort over blocks of ids by all host threads,
  * each block's points of a slab written after the earlier blocks'), and
  * where xs (n d floats) is not NULL the rows in that order, written as
  * x is read; -1 without host memory. */
 int vic__slab_bucket(const vic_data *x, const vic_slab_plan *p, int64_t *start, int64_t *order, float *xs);
+/* A counting sort's places: count[b * keys + s] (part b's items of key s)
+ * becomes part b's first place in key s's run, keys in order, parts in
+ * order within a key; start (keys + 1) the runs' bounds. */
+void vic__slab_offsets(int64_t *count, int64_t parts, int64_t keys, int64_t *start);
 /* Own rows (rows, in that order) then every other point of slabs s_lo ..
  * s_hi inside r, not flagged in is_row, in bucket order, packed, with
  * their ids (host arrays to free); -1 without host memory.  own >= 0:

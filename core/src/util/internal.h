@@ -81,6 +81,12 @@ void vic__init_sized(void *o, size_t struct_size, const void *defaults, size_t f
 
 /* Allocation that fails cleanly: returns NULL and sets VIC_E_NOMEM on c. */
 void *vic__malloc(vic_ctx *c, size_t bytes, const char *what);
+/* Host memory of many bytes (from VIC_HUGE_MIN on: 2 MiB aligned and
+ * advised to transparent huge pages on Linux, so a first touch of
+ * gigabytes faults 512 times less often); NULL when there is none, no
+ * message.  free() releases. */
+#define VIC_HUGE_MIN ((size_t)16 << 20)
+void *vic__malloc_huge(size_t bytes);
 void *vic__calloc(vic_ctx *c, size_t count, size_t size, const char *what);
 
 static inline const float *vic__row(const vic_data *x, int64_t i) {

@@ -123,21 +123,24 @@ void vic__lists_dnn1(const vic__lists *d, int64_t n, int32_t k, int threads, vic
   r->dnn1_max = top;
 }
 
-void *vic__malloc_lists(vic_ctx *c, size_t bytes, const char *what) {
+void *vic__malloc_huge(size_t bytes) {
 #ifdef __linux__
-  const size_t huge = (size_t)2 << 20;
-  if (bytes >= 8 * huge) {
+  if (bytes >= VIC_HUGE_MIN) {
     void *p = NULL;
-    if (posix_memalign(&p, huge, bytes) != 0) {
-      vic__fail(c, VIC_E_NOMEM, "out of host memory allocating %zu bytes for %s", bytes, what);
-      return NULL;
-    }
+    if (posix_memalign(&p, (size_t)2 << 20, bytes) != 0) return NULL;
     /* advice only: without transparent huge pages it changes nothing */
     (void)madvise(p, bytes, MADV_HUGEPAGE);
     return p;
   }
 #endif
-  return vic__malloc(c, bytes, what);
+  return malloc(bytes ? bytes : 1);
+}
+
+void *vic__malloc_lists(vic_ctx *c, size_t bytes, const char *what) {
+  if (bytes < VIC_HUGE_MIN) return vic__malloc(c, bytes, what);
+  void *p = vic__malloc_huge(bytes);
+  if (!p) vic__fail(c, VIC_E_NOMEM, "out of host memory allocating %zu bytes for %s", bytes, what);
+  return p;
 }
 
 /* Background population of a destination: threads take 64 MiB blocks of
