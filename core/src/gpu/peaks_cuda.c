@@ -59,9 +59,10 @@ static void host_ws_free(host_ws *h) {
  * maxima's from info) are made here instead of crossing back. */
 static vic_status decide(vic_ctx *c, vick_call *call, vick_peaks_run *run, const vick_peaks_info *info,
                          const vic_data *x, int32_t k, const vic_peak_options *o, vic_peaks *out, host_ws *h,
-                         int have_survive, const int32_t *links_parent, const float *links_delta,
-                         const float *links_rho, int *rc) {
+                         const int32_t *links_parent, const float *links_delta, const float *links_rho,
+                         int *rc) {
   const int64_t m = info->m, n = info->n;
+  const int have_survive = h->survive != NULL; /* the slab runs find them beside the maxima's search */
   const int threads = vic__threads(c);
   if (!have_survive) h->survive = vic__malloc(c, (size_t)m, "prominent maxima");
   h->cand = h->survive ? vic__malloc(c, (size_t)m, "peak candidates") : NULL;
@@ -294,7 +295,7 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
     else if (s == VIC_OK) {
       vic__log(c, VIC_LOG_DEBUG, "GPU peaks: %lld local maxima, %lld first edges from the slabs, %lld merge events",
                (long long)info.m, (long long)info.boundary_edges, (long long)info.n_events);
-      s = decide(c, &call, run, &info, x, k, o, out, &hw, 1, h.parent, h.delta, knn_density, &rc);
+      s = decide(c, &call, run, &info, x, k, o, out, &hw, h.parent, h.delta, knn_density, &rc);
       /* the device call's own line below spans the edges pass too */
       if (s == VIC_OK)
         vic__log(c, VIC_LOG_INFO, "GPU peaks after the edges pass: %.3f s (events %.3f s; the maxima's search %.3f s "
@@ -366,7 +367,7 @@ vic_status vic__cuda_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, con
     vic__log(c, VIC_LOG_DEBUG, "GPU peaks: %lld local maxima, %lld boundary edges of %lld, %lld merge events",
              (long long)info.m, (long long)info.boundary_edges, (long long)(x->n * (int64_t)k),
              (long long)info.n_events);
-    s = decide(c, &call, run, &info, x, k, o, out, &h, 0, NULL, NULL, NULL, &rc);
+    s = decide(c, &call, run, &info, x, k, o, out, &h, NULL, NULL, NULL, &rc);
   }
   host_ws_free(&h);
   rc = vick_peaks_end(&call, run, rc);

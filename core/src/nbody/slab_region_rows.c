@@ -87,9 +87,15 @@ int vic__slab_push(slab_job *j, int dev, slab_stack *st, slab_task t) {
   return VICK_OK;
 }
 
+/* The device bytes a call on dev must leave alone: the slabs' lists kept
+ * there and the pass's values held there. */
+static size_t dev_reserved(const slab_job *j, int dev) {
+  return (j->kept_bytes ? j->kept_bytes[dev] : 0) + (j->held ? vick_by_id_bytes(j->held[dev]) : 0);
+}
+
 void vic__slab_call_begin(const slab_job *j, int dev, vick_call *one) {
   memcpy(one, &j->call[dev], sizeof *one);
-  const size_t kept = (j->kept_bytes ? j->kept_bytes[dev] : 0) + (j->held ? vick_by_id_bytes(j->held[dev]) : 0);
+  const size_t kept = dev_reserved(j, dev);
   one->memory_budget = j->budget > kept ? j->budget - kept : 1;
   one->seconds_kernel = one->seconds_transfer = 0;
   one->n_stages = 0;
@@ -98,7 +104,7 @@ void vic__slab_call_begin(const slab_job *j, int dev, vick_call *one) {
 
 void vic__slab_call_end(slab_job *j, int dev, const vick_call *one, int rc) {
   vick_call *call = &j->call[dev];
-  const size_t kept = (j->kept_bytes ? j->kept_bytes[dev] : 0) + (j->held ? vick_by_id_bytes(j->held[dev]) : 0);
+  const size_t kept = dev_reserved(j, dev);
   call->seconds_kernel += one->seconds_kernel;
   call->seconds_transfer += one->seconds_transfer;
   if (one->peak_bytes + kept > call->peak_bytes) call->peak_bytes = one->peak_bytes + kept;
