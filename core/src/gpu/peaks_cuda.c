@@ -50,7 +50,7 @@ static void host_ws_free(host_ws *h) {
 
 /* The core's rules between the kernel steps; rc of the last kernel call
  * in *rc when a kernel failed (status VIC_E_DEVICE then, translated by
- * the caller).  have_survive: h->survive was filled by the caller (from
+ * the caller).  h->survive, when set, was filled by the caller (from
  * the same events, beside the device); else it is made here.
  * links_parent, links_delta, links_rho (n each, or NULL): the links and
  * densities the device was given, whose links it changes only at the
