@@ -587,13 +587,11 @@ static int grid_prepare(vick_call *call, grid_ws *w, const vick_points *p, grid_
     VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_transfer, NULL));
   }
 
-  /* host wall seconds of the steps (the kernels' own are "grid sort") */
-  const double t_cells = vick_now();
-  vick_stage_add(call, "grid points up", t_cells - t_up);
+  /* host wall seconds of the upload (the steps after it: "grid sort") */
+  vick_stage_add(call, "grid points up", vick_now() - t_up);
   VICK_TRY(vick_timer_start(call, &w->env));
   grid_geom g;
   VICK_TRY(grid_geometry(call, w, p, &g));
-  vick_stage_add(call, "grid bounds", vick_now() - t_cells);
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->codes, (size_t)n * 8, "cell codes"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->codes2, (size_t)n * 8, "sorted cell codes"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->ids, (size_t)n * 4, "point order"));
@@ -646,7 +644,6 @@ static int grid_prepare(vick_call *call, grid_ws *w, const vick_points *p, grid_
   }
   if (select) VICK_TRY(grid_select(call, w, n, r));
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "grid sort"));
-  vick_stage_add(call, "grid cells", vick_now() - t_cells);
   *geom = g;
   return vick_poll(call, "grid", 0.2);
 }
@@ -931,7 +928,6 @@ extern "C" int vick_grid_knn_stream(vick_call *call, const vick_points *p, int32
   const size_t out_need = (size_t)min_rows * (size_t)stream_row_bytes(k, sink->id_bytes);
   const double t0 = vick_now();
   int rc = vick_begin(call, &w.env);
-  if (rc == VICK_OK) vick_stage_add(call, "grid begin", vick_now() - t0);
   grid_geom g;
   /* by rows, each chunk selects its own positions; else the range's once */
   if (rc == VICK_OK) rc = grid_prepare(call, &w, p, r, out_need, &g, 0, !sink->by_rows, NULL);

@@ -87,9 +87,7 @@ vic_status vic__cuda_grid_multi(vic_ctx *c, const vick_points *p, const vic_buil
   /* the destination's pages mapped while the devices upload and sort */
   vic__prefault *pf = st == VIC_OK ? vic__lists_prefault(dst, p->n, k, vic__threads(c)) : NULL;
   if (st == VIC_OK) vic__slots_run(count, 1, grid_slot, &job);
-  const double tp = vic__now();
   vic__lists_prefault_end(pf);
-  if (pf) vic__report_stage(rep, "grid pages wait", vic__now() - tp);
   for (int s = 0; st == VIC_OK && s < count; ++s)
     if (rc[s] != VICK_OK) st = vic__cuda_translate(c, rc[s], &call[s], VIC_METHOD_GRID);
   if (st == VIC_OK) st = vic__progress(c, "grid", 1.0);
