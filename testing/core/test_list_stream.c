@@ -100,8 +100,6 @@ static void check_scatter(int id_bytes, int threads, int32_t k, int contiguous, 
   free(dist);
 }
 
-/* Population in the background while pieces are scattered into the same
- * destination: every entry as written, the ones written before unchanged. */
 static void check_prefault(int id_bytes, int threads) {
   const int64_t n = 262144, m = 65536;
   const int32_t k = 16; /* 16 MiB of distances: large enough to be populated */
@@ -287,8 +285,6 @@ int main(void) {
     check_scatter(4, 2, 16, contiguous, 1);
     check_scatter(8, 3, 32, contiguous, 1);
   }
-  check_prefault(8, 3);
-  check_prefault(4, 2);
   check_narrow_dnn1();
   for (int slots = 1; slots <= 4; ++slots) {
     check_slot_teams(slots, 1);
