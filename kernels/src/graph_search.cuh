@@ -92,6 +92,14 @@ int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int6
 int gs_create_borrowed(vick_call *call, vick_env *env, const float *dx, int64_t n, int32_t d, const int32_t *dgraph,
                        int32_t degree, const int32_t *dperm, vick_gsearch **out);
 
+/* The large-batch search of m queries already on the device (dq, m x d)
+ * into device results (dids, ddist: m x k) on env's stream, in launches of
+ * at most `chunk` queries (the pivot candidates' scratch is sized by it);
+ * queued, not waited for.  The same results as vick_gsearch_query of those
+ * queries with p (p->procedure must be VICK_GSEARCH_LARGE). */
+int gs_query_device(vick_call *call, vick_env *env, const vick_gsearch *g, const float *dq, int64_t m, int k,
+                    const vick_gsearch_params *p, int64_t chunk, int64_t *dids, float *ddist);
+
 /* the pivot kernel, for loading it ahead of the first call */
 const void *gs_pivot_kernel_ptr(void);
 
