@@ -242,7 +242,7 @@ static int ka_run(vick_call *call, ka_call *c, const float *rows_old, int64_t n_
   VICK_LAUNCH(call, "ka_reverse");
   VICK_CUDA(call, cudaMemsetAsync(c->rc.p, 0, (size_t)n_old * 4, st));
   VICK_TRY(ka_sync(call, env, "add: search graph"));
-  VICK_TRY(gs_create_borrowed(call, env, x, n_old, d, g, D, NULL, &c->gs));
+  VICK_TRY(gs_create_borrowed(call, env, x, n_old, d, g, D, NULL, p->pivots, &c->gs));
   ka_stage(call, "search graph", &t);
 
   vick_gsearch_params sp;
@@ -250,6 +250,7 @@ static int ka_run(vick_call *call, ka_call *c, const float *rows_old, int64_t n_
   sp.procedure = VICK_GSEARCH_LARGE;
   sp.list = p->list;
   sp.delta = p->delta;
+  sp.pivots = p->pivots;
   VICK_TRY(gs_query_device(call, env, c->gs, x + (size_t)n_old * d, n_new, W, &sp, p->chunk > 0 ? p->chunk : 262144,
                            (int64_t *)c->found.p, (float *)c->fdist.p));
   VICK_TRY(vick_poll(call, "add: search", 0.6));
@@ -289,10 +290,10 @@ int vick_knn_add_search(vick_call *call, const float *rows_old, int64_t n_old, c
                      "than 2^31 - 1 rows");
   if (k < 1 || k > 32 || p->width < k || p->width > 128 || p->degree <= k || p->degree > 128 ||
       p->list < p->width || p->list > 256 || !(p->delta >= 0.f) || p->reverse < 1 || p->reverse > 32 ||
-      p->join < 0 || p->join > p->width || p->chunk < 0)
+      p->join < 0 || p->join > p->width || p->pivots < 0 || p->pivots > GS_PIVOTS_MAX || p->chunk < 0)
     return vick_fail(call, VICK_ARGUMENT, "add: k = %d (1..32), width %d (k..128), degree %d (k+1..128), list %d "
-                     "(width..256), reverse %d (1..32), join %d (0..width)", (int)k, (int)p->width, (int)p->degree,
-                     (int)p->list, (int)p->reverse, (int)p->join);
+                     "(width..256), reverse %d (1..32), join %d (0..width), pivots %d (0..%d)", (int)k, (int)p->width,
+                     (int)p->degree, (int)p->list, (int)p->reverse, (int)p->join, (int)p->pivots, GS_PIVOTS_MAX);
   const double t0 = vick_now();
   ka_call c;
   memset(&c, 0, sizeof c);

@@ -114,6 +114,7 @@ static vic_add_plan add_plan(int32_t k) {
   p.delta = 0.1f;
   p.reverse = 16;
   p.join = k < 8 ? k : 8;
+  p.pivots = 0;
   return p;
 }
 
