@@ -177,10 +177,12 @@ static vic_status add_search(vic_ctx *c, vic_ggm_step *st, const vic_data *a, co
   if (!out->ids || !out->dist) { vic_knn_free(out); vic__knn_clear(out); return VIC_E_NOMEM; }
   vic_status s = vic__ggm_gpu_add(c, st, a->rows, a->n, b->rows, b->n, a->d, ga->ids, k, &p, out->ids, out->dist);
   if (s != VIC_OK) { vic_knn_free(out); vic__knn_clear(out); return s; }
+  const double t = vic__now();
   complete_short(c, a, b, k, out->ids, out->dist);
   out->n = n;
   out->k = k;
   vic__true_lists(c, a->metric, n, k, out->ids, out->dist);
+  if (st->stages) vic__report_stage(st->stages, "true distances", vic__now() - t);
   return VIC_OK;
 }
 
@@ -265,12 +267,11 @@ static vic_status grow(vic_ctx *c, const vic_data *xa, const vic_knn *ga, const 
   if (!gb && gpu && k <= 32) {
     if ((s = lists_check(c, ga, xa->n, "the graph")) != VIC_OK) goto done;
     vic_ggm_step st = {c->opt.device, 0, "", 0, 0, &rep};
-    const double ts = vic__now();
+    vic__report_stage(&rep, "checks", vic__now() - t0);
     s = add_search(c, &st, &va, ga, &vb, out);
     rep.seconds_kernel += st.seconds_kernel;
     rep.seconds_transfer += st.seconds_transfer;
     if (s == VIC_OK) {
-      vic__report_stage(&rep, "add by graph search", vic__now() - ts);
       vic__report_reason(&rep, "add of %lld rows to %lld: a graph search over the old rows (their lists and reverse "
                          "edges) on the GPU", (long long)xb->n, (long long)xa->n);
       rep.seconds_total = vic__now() - t0;
