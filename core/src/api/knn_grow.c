@@ -124,14 +124,14 @@ static vic_status lists_check(vic_ctx *c, const vic_knn *g, int64_t n, const cha
   if (!g || !g->ids || !g->dist) return vic__fail(c, VIC_E_ARGUMENT, "%s: no lists", what);
   if (g->n != n)
     return vic__fail(c, VIC_E_ARGUMENT, "%s lists %lld rows but its data has %lld", what, (long long)g->n, (long long)n);
-  int64_t bad = -1;
+  int64_t bad = INT64_MAX; /* the first row that fails */
 #pragma omp parallel for schedule(static, 65536) num_threads(vic__threads(c)) reduction(min : bad)
   for (int64_t u = 0; u < n; ++u)
     for (int32_t t = 0; t < g->k; ++t) {
       const int64_t id = g->ids[u * g->k + t];
-      if ((id >= n || id < -1 || id == u) && (bad < 0 || u < bad)) bad = u;
+      if ((id >= n || id < -1 || id == u) && u < bad) bad = u;
     }
-  if (bad >= 0)
+  if (bad < INT64_MAX)
     return vic__fail(c, VIC_E_ARGUMENT, "%s: row %lld lists an id outside 0..%lld or itself (not this data's graph?)",
                      what, (long long)bad, (long long)n - 1);
   return VIC_OK;
