@@ -29,6 +29,8 @@ typedef struct {
   int32_t reverse; /* new rows an old row keeps of those whose search found it, 1..32 */
   int32_t join;    /* an old row also tries the new rows that found its first `join` list entries, a new row
                       those that found its first `join` found rows; 0..width */
+  int32_t refine;  /* an old row also tries the lists of its first `refine` entries (one local-join step among
+                      the old rows), 0..k */
   int32_t pivots;  /* search entry pivots drawn over the old rows and compared with each new row (0: the
                       search's defaults), 0..8192 */
   int64_t chunk;   /* queries per search launch (bounds the pivot scratch); 0 = 262144 */

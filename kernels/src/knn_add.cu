@@ -13,7 +13,8 @@
  *     lanes (lane t holds entry t): a new row tries the rows it found and
  *     the new rows that found its nearest found rows; an old row tries its
  *     own list, the new rows that found it and those that found its first
- *     list entries.
+ *     list entries, and optionally its first entries' lists (the old
+ *     lists' own local join, which lifts them above what they came with).
  * Distances are computed by the same routine from both sides, so that a
  * pair has one distance wherever it appears. */
 #include "graph_search.cuh"
@@ -163,10 +164,11 @@ __global__ void ka_new_lists(const float *__restrict__ x, int64_t n_old, int64_t
   }
 }
 
-/* One warp per old row v: its own list, the new rows that found it, then
- * those that found its first J list entries. */
+/* One warp per old row v: its own list, the new rows that found it, those
+ * that found its first J list entries, then the lists of its first F
+ * entries (one local-join step among the old rows). */
 __global__ void ka_old_lists(const float *__restrict__ x, int64_t n_old, int d, const int64_t *__restrict__ old_ids,
-                             int J, const int *__restrict__ rc, const int32_t *__restrict__ rl, int R, int k,
+                             int J, int F, const int *__restrict__ rc, const int32_t *__restrict__ rl, int R, int k,
                              int32_t *oid, float *odist) {
   __shared__ int32_t scratch[KA_WARPS][32];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -181,6 +183,12 @@ __global__ void ka_old_lists(const float *__restrict__ x, int64_t n_old, int d, 
     const int64_t o = old_ids[v * k + t];
     if (o < 0) break;
     ka_batch(x, d, q, ka_founders(rc, rl, o, R, n_old, lane, -1), lane, scratch[w], md, mi, k);
+  }
+  for (int t = 0; t < F && t < k; ++t) {
+    const int64_t o = old_ids[v * k + t];
+    if (o < 0) break;
+    const int64_t e = lane < k ? old_ids[o * k + lane] : -1;
+    ka_batch(x, d, q, e == v ? -1 : (int)e, lane, scratch[w], md, mi, k);
   }
   if (lane < k) {
     oid[v * k + lane] = mi;
@@ -264,7 +272,7 @@ static int ka_run(vick_call *call, ka_call *c, const float *rows_old, int64_t n_
       (int32_t *)c->oid.p, (float *)c->odist.p);
   VICK_LAUNCH(call, "ka_new_lists");
   ka_old_lists<<<vick_blocks(n_old, KA_WARPS), 32 * KA_WARPS, 0, st>>>(
-      x, n_old, d, ids, p->join, (const int *)c->rc.p, (const int32_t *)c->rl.p, R, k, (int32_t *)c->oid.p,
+      x, n_old, d, ids, p->join, p->refine, (const int *)c->rc.p, (const int32_t *)c->rl.p, R, k, (int32_t *)c->oid.p,
       (float *)c->odist.p);
   VICK_LAUNCH(call, "ka_old_lists");
   VICK_TRY(ka_sync(call, env, "add: lists"));
@@ -290,10 +298,12 @@ int vick_knn_add_search(vick_call *call, const float *rows_old, int64_t n_old, c
                      "than 2^31 - 1 rows");
   if (k < 1 || k > 32 || p->width < k || p->width > 128 || p->degree <= k || p->degree > 128 ||
       p->list < p->width || p->list > 256 || !(p->delta >= 0.f) || p->reverse < 1 || p->reverse > 32 ||
-      p->join < 0 || p->join > p->width || p->pivots < 0 || p->pivots > GS_PIVOTS_MAX || p->chunk < 0)
+      p->join < 0 || p->join > p->width || p->refine < 0 || p->refine > k || p->pivots < 0 ||
+      p->pivots > GS_PIVOTS_MAX || p->chunk < 0)
     return vick_fail(call, VICK_ARGUMENT, "add: k = %d (1..32), width %d (k..128), degree %d (k+1..128), list %d "
-                     "(width..256), reverse %d (1..32), join %d (0..width), pivots %d (0..%d)", (int)k, (int)p->width,
-                     (int)p->degree, (int)p->list, (int)p->reverse, (int)p->join, (int)p->pivots, GS_PIVOTS_MAX);
+                     "(width..256), reverse %d (1..32), join %d (0..width), refine %d (0..k), pivots %d (0..%d)", (int)k,
+                     (int)p->width, (int)p->degree, (int)p->list, (int)p->reverse, (int)p->join, (int)p->refine,
+                     (int)p->pivots, GS_PIVOTS_MAX);
   const double t0 = vick_now();
   ka_call c;
   memset(&c, 0, sizeof c);

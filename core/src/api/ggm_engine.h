@@ -65,6 +65,7 @@ typedef struct {
   float delta;     /* the search's probe threshold */
   int32_t reverse; /* new rows an old row keeps of those whose search found it */
   int32_t join;    /* list entries (found rows) whose finders each row also tries */
+  int32_t refine;  /* list entries whose own lists an old row tries */
   int32_t pivots;  /* search entry pivots (0: the search's defaults) */
 } vic_add_plan;
 vic_status vic__ggm_gpu_add(vic_ctx *c, vic_ggm_step *st, const float *rows_old, int64_t n_old, const float *rows_new,

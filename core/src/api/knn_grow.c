@@ -116,6 +116,7 @@ static vic_add_plan add_plan(int32_t k) {
   p.delta = 0.1f;
   p.reverse = 16;
   p.join = 16; /* an old row: all its k <= 16 entries; a new row: its first 16 found rows */
+  p.refine = 0;
   p.pivots = 0;
   return p;
 }
