@@ -60,12 +60,6 @@ int vick_grid_knn_density(vick_call *call, const vick_points *x, int32_t k, cons
 typedef struct vick_slab_lists vick_slab_lists;
 size_t vick_slab_lists_bytes(int64_t n_own, int32_t k);
 void vick_slab_lists_free(vick_slab_lists *l); /* NULL is fine */
-/* While held (holds nest, from any thread), the pinned slots of the
- * staged copies stay allocated between calls, two pairs per device, and
- * the next calls on that device take them instead of pinning new host
- * memory (slab runs make dozens of calls per device); the last release
- * frees them. */
-void vick_pinned_keep(int hold);
 
 /* One slab of a set too large for the device: x holds the slab's own
  * points (rows [0, n_own)) and a halo around them; key_ids (n entries)
