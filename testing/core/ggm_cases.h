@@ -117,6 +117,8 @@ static void gc_add_merge(const ggm_case *t, const float *rows, const vic_knn *ex
   VT_CHECK(r >= t->min_recall, "add recall %.4f", r);
   VT_CHECK(out.report.backend == t->backend, "add ran on %s", vic_backend_name(out.report.backend));
   gc_lists_exact(&out, rows, d, "add");
+  if (t->backend == VIC_BACKEND_CUDA) /* k <= 32 on the GPU: no new graph, no merge */
+    VT_CHECK(strstr(out.report.reason, "graph search") != NULL, "add ran as: %s", out.report.reason);
   vic_knn_free(&out);
   /* against a rebuild of all rows by the same method: the add may not lose
    * more than a little of its recall */
