@@ -125,8 +125,9 @@ static double first_halo(const vic_data *x, int32_t k) {
   return 2 * pow(vol * (double)k / (double)x->n, 1.0 / dims);
 }
 
-/* Host bytes the slabs' gathers may keep between the passes: a quarter
- * of the machine's memory (none when it cannot be read). */
+/* Host bytes the slabs' gathers and their kept lists' distances may keep
+ * between the passes: a quarter of the machine's memory (none when it
+ * cannot be read). */
 static size_t host_room(void) {
 #if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
   const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
@@ -203,7 +204,9 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
     j->kept = j->cached ? vic__calloc(c, (size_t)S, sizeof *j->kept, "kept slab lists") : NULL;
     j->kept_bytes = j->kept ? vic__calloc(c, (size_t)count, sizeof *j->kept_bytes, "kept list bytes") : NULL;
     j->released = j->kept_bytes ? vic__calloc(c, (size_t)count, sizeof *j->released, "released lists") : NULL;
-    if (!j->released) { vic__slabs_close(z); return VIC_E_NOMEM; }
+    j->kdist = j->released ? vic__calloc(c, (size_t)S, sizeof *j->kdist, "kept list distances") : NULL;
+    j->kdist_bytes = j->kdist ? vic__calloc(c, (size_t)count, sizeof *j->kdist_bytes, "kept distance bytes") : NULL;
+    if (!j->kdist_bytes) { vic__slabs_close(z); return VIC_E_NOMEM; }
     /* beside kept lists: the later passes' values by id (densities and
      * labels), a slab's ranks and first edges (a kept slab whose edges do
      * not fit gives its lists back and makes them again); on the first
@@ -254,6 +257,10 @@ void vic__slabs_close(vic_slabs *z) {
     for (int64_t s = 0; s < z->plan.n_slabs; ++s) vick_slab_lists_free(j->kept[s]);
   free(j->kept);
   free(j->kept_bytes);
+  if (j->kdist)
+    for (int64_t s = 0; s < z->plan.n_slabs; ++s) free(j->kdist[s]);
+  free(j->kdist);
+  free(j->kdist_bytes);
   free(j->released);
   if (j->gathered)
     for (int64_t s = 0; s < z->plan.n_slabs; ++s) { free(j->gathered[s].pts); free(j->gathered[s].gid); }
@@ -337,21 +344,22 @@ static vic_status run_pass(vic_slabs *z, const char *what) {
   const double k0 = kernel_seconds(j), t0 = vic__now();
   vic_status s = run_pass_work(z, what);
   int64_t kept = 0, released = 0, gathered = 0;
-  size_t kept_bytes = 0, gathered_bytes = 0;
+  size_t kept_bytes = 0, gathered_bytes = 0, kdist_bytes = 0;
   if (j->kept) {
     for (int64_t q = 0; q < z->plan.n_slabs; ++q) { kept += j->kept[q] != NULL; gathered += j->gathered[q].pts != NULL; }
     for (int d = 0; d < j->count; ++d) {
       released += j->released[d];
       kept_bytes += j->kept_bytes[d];
       gathered_bytes += j->gathered_bytes[d];
+      kdist_bytes += j->kdist_bytes[d];
     }
   }
   vic__log(j->c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs on %d device%s (the busiest: host gathers %.3f s, device "
-           "calls %.3f s; kernels %.3f s); lists kept on the devices: %lld slabs, %.0f MiB (%lld given back for room); "
-           "gathers kept on the host: %lld slabs, %.0f MiB", what, vic__now() - t0, (long long)z->plan.n_slabs,
-           j->count, j->count == 1 ? "" : "s", most(j, j->t_gather), most(j, j->t_device), kernel_seconds(j) - k0,
-           (long long)kept, kept_bytes / 1048576.0, (long long)released, (long long)gathered,
-           gathered_bytes / 1048576.0);
+           "calls %.3f s; kernels %.3f s); lists kept on the devices: %lld slabs, %.0f MiB (%lld given back for room), "
+           "their distances on the host %.0f MiB; gathers kept on the host: %lld slabs, %.0f MiB", what,
+           vic__now() - t0, (long long)z->plan.n_slabs, j->count, j->count == 1 ? "" : "s", most(j, j->t_gather),
+           most(j, j->t_device), kernel_seconds(j) - k0, (long long)kept, kept_bytes / 1048576.0,
+           (long long)released, kdist_bytes / 1048576.0, (long long)gathered, gathered_bytes / 1048576.0);
   return s;
 }
 
@@ -389,7 +397,11 @@ vic_status vic__slabs_links(vic_slabs *z, const float *rho, float *rk, int32_t *
   j->delta = delta;
   j->up = up;
   j->is_max = is_max;
-  return later_pass(z, PASS_LINKS, rho, rk, "slab links");
+  const vic_status s = later_pass(z, PASS_LINKS, rho, rk, "slab links");
+  /* the edges read the lists' ids only */
+  if (j->kdist)
+    for (int64_t q = 0; q < z->plan.n_slabs; ++q) vic__slab_kdist_free(j, (int)(q % j->count), q);
+  return s;
 }
 
 vic_status vic__slabs_edges(vic_slabs *z, const float *rho, float *rk, const int32_t *lab, const int32_t *rank,

@@ -88,6 +88,12 @@ typedef struct {
    * need beside them (the keeping leaves those free) */
   vick_slab_lists **kept;
   size_t *kept_bytes;
+  /* per slab, beside its kept lists until the links are made: their
+   * distances on the host (own row r at r*k), which the kept lists do not
+   * hold (NULL where j->dist has them by id, or the lists are not kept);
+   * per device slot, their bytes (within gathered_cap with the gathers) */
+  float **kdist;
+  size_t *kdist_bytes;
   int64_t *released; /* per device: kept lists given back for room */
   size_t hold0, hold; /* on the first device, on the others */
   slab_gathered *gathered; /* per slab, where kept (pts NULL where not) */
@@ -152,6 +158,9 @@ int vic__slab_room(slab_job *j, int dev, size_t need);
 /* Slab s's kept lists on slot dev given back (the later passes make
  * them again). */
 void vic__slab_give_back(slab_job *j, int dev, int64_t s);
+/* Slab s's kept distances on the host (j->kdist) freed; their bytes. */
+void vic__slab_kdist_free(slab_job *j, int dev, int64_t s);
+size_t vic__slab_kdist_bytes(const slab_job *j, int64_t s);
 /* The "a slab needs ..." failure. */
 int vic__slab_too_big(slab_job *j, int dev, size_t need, int64_t m, int64_t n_rows);
 
