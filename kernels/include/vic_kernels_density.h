@@ -62,6 +62,14 @@ int vick_grid_knn_density(vick_call *call, const vick_points *x, int32_t k, cons
 typedef struct vick_slab_lists vick_slab_lists;
 size_t vick_slab_lists_bytes(int64_t n_own, int32_t k);
 void vick_slab_lists_free(vick_slab_lists *l); /* NULL is fine */
+/* Parked lists wait in host memory (vick_slab_lists_park: their device
+ * memory given back, for a step that needs it between two passes) until
+ * vick_slab_lists_unpark puts them on their device again (the call's
+ * device, under its budget); a failure leaves them where they were.  The
+ * kept-list calls take unparked lists only. */
+int vick_slab_lists_park(vick_call *call, vick_slab_lists *l);
+int vick_slab_lists_unpark(vick_call *call, vick_slab_lists *l);
+int vick_slab_lists_parked(const vick_slab_lists *l);
 /* While held (holds nest, from any thread), the pinned slots of the
  * staged copies stay allocated between calls, two pairs per device, and
  * the next calls on that device take them instead of pinning new host

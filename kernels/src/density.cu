@@ -351,8 +351,9 @@ typedef struct {
 
 extern "C" size_t vick_slab_lists_bytes(int64_t n_own, int32_t k) { return (size_t)n_own * ((size_t)k * 4 + 4); }
 
-extern "C" void vick_slab_lists_free(vick_slab_lists *l) {
-  if (!l) return;
+/* The device buffers of l freed (on its device; the caller's current
+ * device restored). */
+static void lists_device_free(vick_slab_lists *l) {
   int was = -1;
   if (cudaGetDevice(&was) != cudaSuccess) was = -1;
   if (cudaSetDevice(l->device) == cudaSuccess) {
@@ -361,7 +362,71 @@ extern "C" void vick_slab_lists_free(vick_slab_lists *l) {
   }
   if (was >= 0) cudaSetDevice(was);
   cudaGetLastError();
+  l->ids = l->self = NULL;
+}
+
+extern "C" void vick_slab_lists_free(vick_slab_lists *l) {
+  if (!l) return;
+  lists_device_free(l);
+  free(l->host_ids);
+  free(l->host_self);
   free(l);
+}
+
+extern "C" int vick_slab_lists_parked(const vick_slab_lists *l) { return l && l->host_ids; }
+
+/* Both arrays of l between host and device through the call's pinned slots. */
+static int lists_copy(vick_call *call, vick_slab_lists *l, int to_host) {
+  const size_t bi = (size_t)l->rows * (size_t)l->k * 4, bs = (size_t)l->rows * 4;
+  vick_env env;
+  vick_stage st;
+  memset(&st, 0, sizeof st);
+  vick_buf ids = {NULL, 0}, self = {NULL, 0};
+  int rc = vick_begin(call, &env);
+  if (rc == VICK_OK) rc = vick_stage_init(call, &st, 0);
+  if (rc == VICK_OK && to_host) {
+    rc = vick_staged_to_host(call, &env, &st, l->host_ids, l->ids, bi);
+    if (rc == VICK_OK) rc = vick_staged_to_host(call, &env, &st, l->host_self, l->self, bs);
+  } else if (rc == VICK_OK) {
+    rc = vick_buf_alloc(call, &env, &ids, bi, "parked slab lists");
+    if (rc == VICK_OK) rc = vick_buf_alloc(call, &env, &self, bs, "parked slab row ids");
+    if (rc == VICK_OK) rc = vick_staged_to_device(call, &env, &st, ids.p, l->host_ids, bi);
+    if (rc == VICK_OK) rc = vick_staged_to_device(call, &env, &st, self.p, l->host_self, bs);
+    if (rc == VICK_OK) { /* the lists hold them now, not this call */
+      l->ids = vick_buf_keep(&env, &ids);
+      l->self = vick_buf_keep(&env, &self);
+    }
+    vick_buf_free(&env, &ids);
+    vick_buf_free(&env, &self);
+  }
+  vick_stage_free(&st);
+  return vick_end(call, &env, rc);
+}
+
+extern "C" int vick_slab_lists_park(vick_call *call, vick_slab_lists *l) {
+  if (!l || l->host_ids || l->device != call->device)
+    return vick_fail(call, VICK_ARGUMENT, "slab lists to park: none, parked already, or on another device");
+  l->host_ids = malloc((size_t)l->rows * (size_t)l->k * 4);
+  l->host_self = l->host_ids ? malloc((size_t)l->rows * 4) : NULL;
+  int rc = l->host_self ? lists_copy(call, l, 1) : vick_fail(call, VICK_NOMEM, "no host memory to park slab lists");
+  if (rc != VICK_OK) { /* still on the device */
+    free(l->host_ids);
+    free(l->host_self);
+    l->host_ids = l->host_self = NULL;
+    return rc;
+  }
+  lists_device_free(l);
+  return VICK_OK;
+}
+
+extern "C" int vick_slab_lists_unpark(vick_call *call, vick_slab_lists *l) {
+  if (!l || !l->host_ids || l->device != call->device)
+    return vick_fail(call, VICK_ARGUMENT, "slab lists to take back: none, not parked, or on another device");
+  VICK_TRY(lists_copy(call, l, 0));
+  free(l->host_ids);
+  free(l->host_self);
+  l->host_ids = l->host_self = NULL;
+  return VICK_OK;
 }
 
 /* The own rows' list ids handed from the run's buffers to *keep, with

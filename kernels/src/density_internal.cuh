@@ -22,6 +22,7 @@ struct vick_slab_lists {
   int64_t rows;
   int32_t k;
   void *ids, *self;
+  void *host_ids, *host_self; /* while parked (vick_slab_lists_park): ids, self NULL */
 };
 
 /* As vick_grid_knn_density, leaving everything in out (buffers of env,

@@ -252,9 +252,9 @@ static int kept_ok(vick_call *call, const vick_slab_lists *l, int64_t n_all, con
   if (!l || l->rows < 1 || l->k < 2 || n_all < l->rows || n_all >= INT32_MAX)
     return vick_fail(call, VICK_ARGUMENT, "%s: no kept lists, or %lld rows in a set of %lld", what,
                      l ? (long long)l->rows : 0LL, (long long)n_all);
-  if (l->device != call->device)
-    return vick_fail(call, VICK_ARGUMENT, "%s: the lists are on device %d, the call on %d", what, l->device,
-                     call->device);
+  if (l->device != call->device || !l->ids)
+    return vick_fail(call, VICK_ARGUMENT, "%s: the lists are %s device %d, the call on %d", what,
+                     l->ids ? "on" : "parked on the host, from", l->device, call->device);
   return VICK_OK;
 }
 

@@ -205,8 +205,11 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
     j->kept_bytes = j->kept ? vic__calloc(c, (size_t)count, sizeof *j->kept_bytes, "kept list bytes") : NULL;
     j->released = j->kept_bytes ? vic__calloc(c, (size_t)count, sizeof *j->released, "released lists") : NULL;
     j->kdist = j->released ? vic__calloc(c, (size_t)S, sizeof *j->kdist, "kept list distances") : NULL;
-    j->kdist_bytes = j->kdist ? vic__calloc(c, (size_t)count, sizeof *j->kdist_bytes, "kept distance bytes") : NULL;
-    if (!j->kdist_bytes) { vic__slabs_close(z); return VIC_E_NOMEM; }
+    j->host_bytes = j->kdist ? vic__calloc(c, (size_t)count, sizeof *j->host_bytes, "kept host bytes") : NULL;
+    j->parked = j->host_bytes ? vic__calloc(c, (size_t)count, sizeof *j->parked, "parked lists") : NULL;
+    j->from_kept = j->parked ? vic__calloc(c, (size_t)count, sizeof *j->from_kept, "slabs from kept lists") : NULL;
+    j->remade = j->from_kept ? vic__calloc(c, (size_t)count, sizeof *j->remade, "slabs made again") : NULL;
+    if (!j->remade) { vic__slabs_close(z); return VIC_E_NOMEM; }
     /* beside kept lists: the later passes' values by id (densities and
      * labels), a slab's ranks and first edges (a kept slab whose edges do
      * not fit gives its lists back and makes them again); on the first
@@ -260,7 +263,10 @@ void vic__slabs_close(vic_slabs *z) {
   if (j->kdist)
     for (int64_t s = 0; s < z->plan.n_slabs; ++s) free(j->kdist[s]);
   free(j->kdist);
-  free(j->kdist_bytes);
+  free(j->host_bytes);
+  free(j->parked);
+  free(j->from_kept);
+  free(j->remade);
   free(j->released);
   if (j->gathered)
     for (int64_t s = 0; s < z->plan.n_slabs; ++s) { free(j->gathered[s].pts); free(j->gathered[s].gid); }
@@ -336,30 +342,45 @@ static vic_status run_pass_work(vic_slabs *z, const char *what) {
   return VIC_OK;
 }
 
+/* A pass's times and what the slabs keep after it. */
+static void log_pass(const vic_slabs *z, const char *what, double seconds, double kernels) {
+  const slab_job *j = &z->j;
+  int64_t kept = 0, released = 0, parked = 0, gathered = 0, from_kept = 0, remade = 0;
+  size_t kept_bytes = 0, gathered_bytes = 0, host_bytes = 0;
+  if (j->kept) {
+    for (int64_t q = 0; q < z->plan.n_slabs; ++q) { kept += j->kept[q] != NULL; gathered += j->gathered[q].pts != NULL; }
+    for (int d = 0; d < j->count; ++d) {
+      released += j->released[d];
+      parked += j->parked[d];
+      from_kept += j->from_kept[d];
+      remade += j->remade[d];
+      kept_bytes += j->kept_bytes[d];
+      gathered_bytes += j->gathered_bytes[d];
+      host_bytes += j->host_bytes[d];
+    }
+  }
+  char used[96] = "";
+  if (j->pass)
+    snprintf(used, sizeof used, "slabs from kept lists: %lld, made again: %lld; ", (long long)from_kept,
+             (long long)remade);
+  vic__log(j->c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs on %d device%s (the busiest: host gathers %.3f s, device "
+           "calls %.3f s; kernels %.3f s); %slists kept: %lld slabs, %.0f MiB on the devices (so far %lld given back "
+           "for room, %lld parked on the host), %.0f MiB of their distances or parked lists on the host; gathers kept "
+           "on the host: %lld slabs, %.0f MiB", what, seconds, (long long)z->plan.n_slabs, j->count,
+           j->count == 1 ? "" : "s", most(j, j->t_gather), most(j, j->t_device), kernels, used, (long long)kept,
+           kept_bytes / 1048576.0, (long long)released, (long long)parked, host_bytes / 1048576.0,
+           (long long)gathered, gathered_bytes / 1048576.0);
+}
+
 /* Runs the job's pass on every device and logs its times; the first
  * failure's status. */
 static vic_status run_pass(vic_slabs *z, const char *what) {
   slab_job *j = &z->j;
   for (int d = 0; d < j->count; ++d) j->t_gather[d] = j->t_device[d] = 0;
+  for (int d = 0; j->from_kept && d < j->count; ++d) j->from_kept[d] = j->remade[d] = 0;
   const double k0 = kernel_seconds(j), t0 = vic__now();
   vic_status s = run_pass_work(z, what);
-  int64_t kept = 0, released = 0, gathered = 0;
-  size_t kept_bytes = 0, gathered_bytes = 0, kdist_bytes = 0;
-  if (j->kept) {
-    for (int64_t q = 0; q < z->plan.n_slabs; ++q) { kept += j->kept[q] != NULL; gathered += j->gathered[q].pts != NULL; }
-    for (int d = 0; d < j->count; ++d) {
-      released += j->released[d];
-      kept_bytes += j->kept_bytes[d];
-      gathered_bytes += j->gathered_bytes[d];
-      kdist_bytes += j->kdist_bytes[d];
-    }
-  }
-  vic__log(j->c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs on %d device%s (the busiest: host gathers %.3f s, device "
-           "calls %.3f s; kernels %.3f s); lists kept on the devices: %lld slabs, %.0f MiB (%lld given back for room), "
-           "their distances on the host %.0f MiB; gathers kept on the host: %lld slabs, %.0f MiB", what,
-           vic__now() - t0, (long long)z->plan.n_slabs, j->count, j->count == 1 ? "" : "s", most(j, j->t_gather),
-           most(j, j->t_device), kernel_seconds(j) - k0, (long long)kept, kept_bytes / 1048576.0,
-           (long long)released, kdist_bytes / 1048576.0, (long long)gathered, gathered_bytes / 1048576.0);
+  log_pass(z, what, vic__now() - t0, kernel_seconds(j) - k0);
   return s;
 }
 
@@ -455,7 +476,7 @@ size_t vic__slabs_kept_bytes(const vic_slabs *z, int slot) {
 }
 
 void vic__slabs_release(vic_slabs *z, int slot, size_t need) {
-  if (z && z->j.kept && slot < z->j.count) vic__slab_room(&z->j, slot, need);
+  if (z && z->j.kept && slot < z->j.count) vic__slab_park(&z->j, slot, need);
 }
 
 vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,

@@ -91,9 +91,13 @@ typedef struct {
   /* per slab, beside its kept lists until the links are made: their
    * distances on the host (own row r at r*k), which the kept lists do not
    * hold (NULL where j->dist has them by id, or the lists are not kept);
-   * per device slot, their bytes (within gathered_cap with the gathers) */
+   * per device slot, the host bytes of those and of its lists parked on
+   * the host (within gathered_cap with the gathers), and how many lists
+   * were parked */
   float **kdist;
-  size_t *kdist_bytes;
+  size_t *host_bytes;
+  int64_t *parked;
+  int64_t *from_kept, *remade; /* per device, in a later pass: slabs run from kept lists, slabs made again */
   int64_t *released; /* per device: kept lists given back for room */
   size_t hold0, hold; /* on the first device, on the others */
   slab_gathered *gathered; /* per slab, where kept (pts NULL where not) */
@@ -161,6 +165,17 @@ void vic__slab_give_back(slab_job *j, int dev, int64_t s);
 /* Slab s's kept distances on the host (j->kdist) freed; their bytes. */
 void vic__slab_kdist_free(slab_job *j, int dev, int64_t s);
 size_t vic__slab_kdist_bytes(const slab_job *j, int64_t s);
+/* Lists kept on slot dev moved to the host (the last slabs' first; given
+ * back where the host has no room for them) until need bytes fit beside
+ * the others in the budget: a step between two passes takes their room,
+ * the next pass puts them back (vic__slab_unpark).  vic__slab_unpark:
+ * slab s's parked lists on its device again, 0 when they could not be
+ * (then given back: made again). */
+void vic__slab_park(slab_job *j, int dev, size_t need);
+int vic__slab_unpark(slab_job *j, int dev, int64_t s);
+/* Slab s's kept lists on slot dev freed once consumed by the last pass
+ * (not counted as given back). */
+void vic__slab_drop(slab_job *j, int dev, int64_t s);
 /* The "a slab needs ..." failure. */
 int vic__slab_too_big(slab_job *j, int dev, size_t need, int64_t m, int64_t n_rows);
 

@@ -170,10 +170,11 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
  * host holds (cached: their slab's first region could not prove them)
  * are left out -- their links not placed, no edges from them. */
 static int known_kept(slab_job *j, int dev, int64_t s) {
+  const vick_by_id *held = held_values(j, dev); /* before the call: its budget leaves them out */
   const vick_slab_lists *l = j->kept[s];
+  if (!l) return VICK_NOMEM; /* given back for the values' room: made again */
   const int64_t *own = j->order + j->start[s];
   const int64_t n_own = j->start[s + 1] - j->start[s]; /* the kept lists' rows */
-  const vick_by_id *held = held_values(j, dev); /* before the call: its budget leaves them out */
   vick_call one;
   vic__slab_call_begin(j, dev, &one);
   int rc = VICK_OK;
@@ -244,14 +245,17 @@ static int known_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, 
 /* A later pass over slab s: from its kept lists, or its lists made again
  * region by region. */
 int vic__slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
-  if (j->kept && j->kept[s]) {
+  if (j->kept && j->kept[s] && (!vick_slab_lists_parked(j->kept[s]) || vic__slab_unpark(j, dev, s))) {
     const int rc = known_kept(j, dev, s);
+    if (rc == VICK_OK) j->from_kept[dev]++;
+    if (rc == VICK_OK && j->pass == PASS_EDGES) vic__slab_drop(j, dev, s); /* the last pass is done with them */
     if (rc != VICK_NOMEM) return rc;
-    vic__slab_give_back(j, dev, s); /* no room beside the kept lists: made again */
+    if (j->kept[s]) vic__slab_give_back(j, dev, s); /* no room beside the kept lists: made again */
   }
   vick_call *call = &j->call[dev];
   const int64_t n_own = j->start[s + 1] - j->start[s];
   if (n_own == 0) return VICK_OK;
+  if (j->remade) j->remade[dev]++;
   const slab_gathered *g = j->gathered ? &j->gathered[s] : NULL;
   if (g && g->pts) { /* the density pass's gather of the slab's first region, all own rows first */
     const size_t need = vic__slab_bytes(g->m, n_own, j->k, j->x->d) + vic__slab_pass_bytes(j->x->n);

@@ -112,17 +112,74 @@ void vic__slab_call_end(slab_job *j, int dev, const vick_call *one, int rc) {
   if (rc != VICK_OK) memcpy(call->message, one->message, sizeof call->message);
 }
 
-void vic__slab_give_back(slab_job *j, int dev, int64_t s) {
-  j->kept_bytes[dev] -= vick_slab_lists_bytes(j->start[s + 1] - j->start[s], j->k);
+static size_t lists_bytes(const slab_job *j, int64_t s) {
+  return vick_slab_lists_bytes(j->start[s + 1] - j->start[s], j->k);
+}
+
+void vic__slab_drop(slab_job *j, int dev, int64_t s) {
+  if (!j->kept[s]) return;
+  if (vick_slab_lists_parked(j->kept[s])) j->host_bytes[dev] -= lists_bytes(j, s);
+  else j->kept_bytes[dev] -= lists_bytes(j, s);
   vick_slab_lists_free(j->kept[s]);
   j->kept[s] = NULL;
   vic__slab_kdist_free(j, dev, s);
+}
+
+void vic__slab_give_back(slab_job *j, int dev, int64_t s) {
+  vic__slab_drop(j, dev, s);
   j->released[dev]++;
+}
+
+void vic__slab_park(slab_job *j, int dev, size_t need) {
+  for (int64_t s = j->plan->n_slabs - 1; s >= 0 && need + j->kept_bytes[dev] > j->budget; --s) {
+    if (s % j->count != dev || !j->kept[s] || vick_slab_lists_parked(j->kept[s])) continue;
+    const size_t b = lists_bytes(j, s);
+    int rc = VICK_NOMEM;
+    if (j->gathered_bytes[dev] + j->host_bytes[dev] + b <= j->gathered_cap) {
+      vick_call one;
+      vic__slab_call_begin(j, dev, &one);
+      const double td = vic__now();
+      rc = vick_slab_lists_park(&one, j->kept[s]);
+      j->t_device[dev] += vic__now() - td;
+      vic__slab_call_end(j, dev, &one, VICK_OK); /* a failure gives them back instead */
+    }
+    if (rc != VICK_OK) {
+      vic__slab_give_back(j, dev, s);
+      continue;
+    }
+    j->kept_bytes[dev] -= b;
+    j->host_bytes[dev] += b;
+    j->parked[dev]++;
+  }
+}
+
+int vic__slab_unpark(slab_job *j, int dev, int64_t s) {
+  const size_t b = lists_bytes(j, s), hold = dev == 0 ? j->hold0 : j->hold;
+  /* room beside the later passes' hold: the device's other kept lists
+   * given back where needed, the last slabs' first */
+  for (int64_t q = j->plan->n_slabs - 1; q >= 0 && j->kept_bytes[dev] + b + hold > j->budget; --q)
+    if (q != s && q % j->count == dev && j->kept[q] && !vick_slab_lists_parked(j->kept[q])) vic__slab_give_back(j, dev, q);
+  int rc = VICK_NOMEM;
+  if (j->kept_bytes[dev] + b + hold <= j->budget) {
+    vick_call one;
+    vic__slab_call_begin(j, dev, &one);
+    const double td = vic__now();
+    rc = vick_slab_lists_unpark(&one, j->kept[s]);
+    j->t_device[dev] += vic__now() - td;
+    vic__slab_call_end(j, dev, &one, VICK_OK); /* a failure makes them again */
+  }
+  if (rc != VICK_OK) {
+    vic__slab_give_back(j, dev, s);
+    return 0;
+  }
+  j->host_bytes[dev] -= b;
+  j->kept_bytes[dev] += b;
+  return 1;
 }
 
 void vic__slab_kdist_free(slab_job *j, int dev, int64_t s) {
   if (!j->kdist || !j->kdist[s]) return;
-  j->kdist_bytes[dev] -= vic__slab_kdist_bytes(j, s);
+  j->host_bytes[dev] -= vic__slab_kdist_bytes(j, s);
   free(j->kdist[s]);
   j->kdist[s] = NULL;
 }
@@ -134,7 +191,7 @@ size_t vic__slab_kdist_bytes(const slab_job *j, int64_t s) {
 int vic__slab_room(slab_job *j, int dev, size_t need) {
   if (!j->kept) return need <= j->budget;
   for (int64_t s = j->plan->n_slabs - 1; s >= 0 && need + j->kept_bytes[dev] > j->budget; --s)
-    if (s % j->count == dev && j->kept[s]) vic__slab_give_back(j, dev, s);
+    if (s % j->count == dev && j->kept[s] && !vick_slab_lists_parked(j->kept[s])) vic__slab_give_back(j, dev, s);
   return need + j->kept_bytes[dev] <= j->budget;
 }
 
@@ -223,7 +280,7 @@ static int keep_fits(const slab_job *j, int dev, int64_t s, int64_t n_rows, size
   const size_t kept = j->kept_bytes[dev] + vick_slab_lists_bytes(n_rows, j->k);
   const size_t host = j->dist ? 0 : (size_t)n_rows * (size_t)j->k * sizeof(float);
   return kept + hold <= j->budget && (!more || kept + need <= j->budget) &&
-         j->gathered_bytes[dev] + j->kdist_bytes[dev] + host <= j->gathered_cap;
+         j->gathered_bytes[dev] + j->host_bytes[dev] + host <= j->gathered_cap;
 }
 
 static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, int64_t n_rows, const float *pts,
@@ -268,7 +325,7 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
     j->kept_bytes[dev] += vick_slab_lists_bytes(n_rows, k);
     if (kd) {
       j->kdist[u->slab] = kd;
-      j->kdist_bytes[dev] += (size_t)n_rows * (size_t)k * sizeof *kd;
+      j->host_bytes[dev] += (size_t)n_rows * (size_t)k * sizeof *kd;
       kd = NULL;
     }
   }
@@ -284,7 +341,7 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
      * and always for their lists' distances, which spare more (the lists
      * are then not made again at all) */
     const size_t dist_later = j->dist ? 0 : (size_t)later * (size_t)n_rows * (size_t)k * sizeof(float);
-    if (j->gathered_bytes[dev] + j->kdist_bytes[dev] + gb * (kl ? 1 + (size_t)later : 1) + dist_later <=
+    if (j->gathered_bytes[dev] + j->host_bytes[dev] + gb * (kl ? 1 + (size_t)later : 1) + dist_later <=
         j->gathered_cap) {
       j->gathered[u->slab] = (slab_gathered){st->pts, st->gid, m};
       j->gathered_bytes[dev] += gb;
