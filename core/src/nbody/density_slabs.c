@@ -243,6 +243,7 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
 void vic__slabs_close(vic_slabs *z) {
   if (!z) return;
   slab_job *j = &z->j;
+  vic__slab_cells_end(j);
 #ifdef _OPENMP
   if (j->count > 1) omp_set_max_active_levels(z->levels);
 #endif
@@ -397,7 +398,9 @@ vic_status vic__slabs_density(vic_slabs *z, const float *mass, double unit_mass,
   j->rk = rk;
   j->ids = ids;
   j->dist = dist;
+  vic__slab_cells_begin(j); /* for the leftovers, beside the slabs */
   vic_status s = run_pass(z, "slab density");
+  vic__slab_cells_end(j); /* where the leftovers did not take it */
   for (int d = 0; d < j->count; ++d)
     if (j->bad_row[d] >= 0 && (*bad_row < 0 || j->bad_row[d] < *bad_row)) *bad_row = j->bad_row[d];
   return s;

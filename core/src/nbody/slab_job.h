@@ -105,6 +105,9 @@ typedef struct {
   /* while the leftover rows run: a grid of the whole set, whose cells the
    * regions' gathers read instead of the slabs they span (NULL: slabs) */
   const vic_slab_cells *cells;
+  /* that grid, made on a host thread of its own while the density pass's
+   * slabs run (vic__slab_cells_begin), or NULL */
+  struct slab_cells_bg *cells_bg;
   /* a later pass on several devices: the slabs whose lists were kept at
    * its start (each on its own device, run there first); the others go
    * to whichever device is free, next_free the next of them to take */
@@ -194,5 +197,11 @@ int vic__slab_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own, 
 int vic__slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row);
 /* The density pass's leftover rows of every slab (slab_leftovers.c). */
 int vic__slab_leftovers(slab_job *j);
+/* The leftovers' grid of the whole set started on a host thread of its
+ * own, beside the density pass's slabs (nothing where no thread starts:
+ * the leftovers then make it); vic__slab_cells_end waits for it and
+ * frees what the leftovers did not take. */
+void vic__slab_cells_begin(slab_job *j);
+void vic__slab_cells_end(slab_job *j);
 
 #endif
