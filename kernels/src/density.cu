@@ -20,7 +20,6 @@
 #include "vic_kernels_exact.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define DENS_THREADS 256
@@ -402,51 +401,6 @@ static int lists_copy(vick_call *call, vick_slab_lists *l, int to_host) {
   }
   vick_stage_free(&st);
   return vick_end(call, &env, rc);
-}
-
-extern "C" int vick_slab_lists_parked(const vick_slab_lists *l) { return l && l->host_ids; }
-
-/* Both arrays of l between host and device through the call's pinned slots. */
-static int lists_copy(vick_call *call, vick_slab_lists *l, int to_host) {
-  const size_t bi = (size_t)l->rows * (size_t)l->k * 4, bs = (size_t)l->rows * 4;
-  vick_env env;
-  vick_stage st;
-  memset(&st, 0, sizeof st);
-  vick_buf ids = {NULL, 0}, self = {NULL, 0};
-  int rc = vick_begin(call, &env);
-  if (rc == VICK_OK) rc = vick_stage_init(call, &st, 0);
-  if (rc == VICK_OK && to_host) {
-    rc = vick_staged_to_host(call, &env, &st, l->host_ids, l->ids, bi);
-    if (rc == VICK_OK) rc = vick_staged_to_host(call, &env, &st, l->host_self, l->self, bs);
-  } else if (rc == VICK_OK) {
-    rc = vick_buf_alloc(call, &env, &ids, bi, "parked slab lists");
-    if (rc == VICK_OK) rc = vick_buf_alloc(call, &env, &self, bs, "parked slab row ids");
-    if (rc == VICK_OK) rc = vick_staged_to_device(call, &env, &st, ids.p, l->host_ids, bi);
-    if (rc == VICK_OK) rc = vick_staged_to_device(call, &env, &st, self.p, l->host_self, bs);
-    if (rc == VICK_OK) { /* the lists hold them now, not this call */
-      l->ids = vick_buf_keep(&env, &ids);
-      l->self = vick_buf_keep(&env, &self);
-    }
-    vick_buf_free(&env, &ids);
-    vick_buf_free(&env, &self);
-  }
-  vick_stage_free(&st);
-  return vick_end(call, &env, rc);
-}
-
-/* Host memory for parked lists: gigabytes, written once by the staged
- * copy's threads -- on 2 MiB pages where the system gives them (fewer
- * page faults), else plain. */
-static void *park_alloc(size_t bytes) {
-#ifdef __linux__
-  if (bytes >= ((size_t)64 << 20)) {
-    void *p = NULL;
-    if (posix_memalign(&p, (size_t)2 << 20, bytes) != 0) return NULL;
-    (void)madvise(p, bytes, MADV_HUGEPAGE); /* advice only */
-    return p;
-  }
-#endif
-  return malloc(bytes ? bytes : 1);
 }
 
 extern "C" int vick_slab_lists_park(vick_call *call, vick_slab_lists *l) {
