@@ -77,6 +77,7 @@ static void slab_slot(void *arg, int slot) {
     if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, stage, (double)(s + 1) / S))
       j->rc[slot] = vic__slab_fail(cs, VICK_CANCELLED, "cancelled during the slabs");
   }
+  vic__slab_prefetch_drop(j, slot); /* a next slab not run (a bad row, a failure) */
   if (j->held) { /* the pass's values by id leave the device with it */
     vick_by_id_free(j->held[slot]);
     j->held[slot] = NULL;
@@ -197,7 +198,8 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
   j->left = vic__calloc(c, (size_t)count, sizeof *j->left, "per-device leftover rows");
   j->t_gather = j->left ? vic__calloc(c, (size_t)count, sizeof *j->t_gather, "per-device times") : NULL;
   j->t_device = j->t_gather ? vic__calloc(c, (size_t)count, sizeof *j->t_device, "per-device times") : NULL;
-  if (!j->t_device) { vic__slabs_close(z); return VIC_E_NOMEM; }
+  j->prefetch = j->t_device ? vic__calloc(c, (size_t)count, sizeof *j->prefetch, "per-device gathers ahead") : NULL;
+  if (!j->prefetch) { vic__slabs_close(z); return VIC_E_NOMEM; }
   if (later) {
     j->cache = vic__calloc(c, (size_t)count, sizeof *j->cache, "per-device retried rows");
     j->cached = j->cache ? vic__calloc(c, (size_t)x->n, 1, "retried row flags") : NULL;
@@ -244,6 +246,9 @@ void vic__slabs_close(vic_slabs *z) {
   if (!z) return;
   slab_job *j = &z->j;
   vic__slab_cells_end(j);
+  if (j->prefetch)
+    for (int d = 0; d < j->count; ++d) vic__slab_prefetch_drop(j, d);
+  free(j->prefetch);
 #ifdef _OPENMP
   if (j->count > 1) omp_set_max_active_levels(z->levels);
 #endif

@@ -108,6 +108,10 @@ typedef struct {
   /* that grid, made on a host thread of its own while the density pass's
    * slabs run (vic__slab_cells_begin), or NULL */
   struct slab_cells_bg *cells_bg;
+  /* per device, in the density pass: the gather of its next slab's first
+   * region, made on a host thread of its own while the device answers the
+   * current slab (NULL: none) */
+  struct slab_prefetch **prefetch;
   /* a later pass on several devices: the slabs whose lists were kept at
    * its start (each on its own device, run there first); the others go
    * to whichever device is free, next_free the next of them to take */
@@ -153,6 +157,8 @@ typedef struct {
  * left: each gathers its region and answers its rows by the pass. */
 int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first, unsigned char *is_row,
                     const slab_pass *pass, void *user);
+/* Slot dev's prefetched gather waited for and freed where no task took it. */
+void vic__slab_prefetch_drop(slab_job *j, int dev);
 int vic__slab_push(slab_job *j, int dev, slab_stack *st, slab_task t);
 /* A copy of slot dev's call for one device call (budget less the lists
  * kept there and the values held there, counters cleared), and its

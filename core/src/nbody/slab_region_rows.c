@@ -11,6 +11,7 @@
 #include "slab_plan.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,67 @@ int vic__slab_too_big(slab_job *j, int dev, size_t need, int64_t m, int64_t n_ro
   return VICK_NOMEM;
 }
 
+/* A slab's first region gathered ahead, on a thread of its own: its own
+ * rows are the slab's bucket (the sorted rows read whole, no flags
+ * read), so the gather is the one vic__slab_tasks would make. */
+struct slab_prefetch {
+  pthread_t th;
+  const slab_job *j;
+  int64_t slab, m;
+  float *pts;
+  uint32_t *gid;
+  int rc;
+};
+
+static void *prefetch_main(void *arg) {
+  struct slab_prefetch *f = arg;
+  const slab_job *j = f->j;
+  const vic_slab_source src = {j->x, j->xs, j->start, j->order};
+  vic_region reg;
+  int64_t s_lo, s_hi;
+  vic__slab_region(j->x, j->plan, f->slab, j->h0, &reg);
+  vic__slab_span(j, &reg, &s_lo, &s_hi);
+  f->rc = -1; /* a slab outside its own span (none): the task gathers it, flags and all */
+  if (f->slab >= s_lo && f->slab <= s_hi)
+    f->rc = vic__slab_gather(&src, &reg, j->order + j->start[f->slab], j->start[f->slab + 1] - j->start[f->slab], s_lo,
+                             s_hi, f->slab, NULL, j->threads, &f->pts, &f->gid, &f->m);
+  return NULL;
+}
+
+/* Slab s's first region gathered ahead on slot dev (nothing where no
+ * thread starts: the task gathers it then). */
+static void prefetch_start(slab_job *j, int dev, int64_t s) {
+  if (!j->prefetch || j->prefetch[dev] || !j->xs || s >= j->plan->n_slabs || j->start[s + 1] == j->start[s]) return;
+  struct slab_prefetch *f = calloc(1, sizeof *f);
+  if (!f) return;
+  f->j = j;
+  f->slab = s;
+  if (pthread_create(&f->th, NULL, prefetch_main, f) != 0) { free(f); return; }
+  j->prefetch[dev] = f;
+}
+
+/* The gather of slab s ahead on slot dev, waited for: 1 with it (the
+ * caller's now), 0 where none was made for s. */
+static int prefetch_take(slab_job *j, int dev, int64_t s, float **pts, uint32_t **gid, int64_t *m) {
+  struct slab_prefetch *f = j->prefetch ? j->prefetch[dev] : NULL;
+  if (!f || f->slab != s) return 0;
+  pthread_join(f->th, NULL);
+  j->prefetch[dev] = NULL;
+  const int got = f->rc == 0;
+  if (got) { *pts = f->pts; *gid = f->gid; *m = f->m; }
+  free(f);
+  return got;
+}
+
+void vic__slab_prefetch_drop(slab_job *j, int dev) {
+  struct slab_prefetch *f = j->prefetch ? j->prefetch[dev] : NULL;
+  if (!f) return;
+  pthread_join(f->th, NULL);
+  j->prefetch[dev] = NULL;
+  if (f->rc == 0) { free(f->pts); free(f->gid); }
+  free(f);
+}
+
 int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first, unsigned char *is_row,
                     const slab_pass *ps, void *user) {
   const vic_data *x = j->x;
@@ -226,12 +288,18 @@ int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first,
     float *pts = NULL;
     uint32_t *gid = NULL;
     const double tg = vic__now();
-    const int got = j->cells ? vic__slab_cells_gather(j->cells, x, &tk.reg, tr, n_here, is_row, j->threads, &pts, &gid, &m)
-                             : vic__slab_gather(&src, &tk.reg, tr, n_here, s_lo, s_hi,
-                                                tk.own1 > 0 && n_here == tk.count ? tk.own1 - 1 : -1, is_row,
-                                                j->threads, &pts, &gid, &m);
+    /* a slab's first region in the density pass: maybe gathered ahead
+     * while the device answered the slab before; the device's next slab
+     * is gathered ahead while this one's call runs */
+    const int64_t own = tk.own1 > 0 && n_here == tk.count ? tk.own1 - 1 : -1;
+    const int ahead = !j->pass && !j->cells && own >= 0 && st.done == 1;
+    int got = ahead && prefetch_take(j, dev, own, &pts, &gid, &m) ? 0 : -1;
+    if (got != 0)
+      got = j->cells ? vic__slab_cells_gather(j->cells, x, &tk.reg, tr, n_here, is_row, j->threads, &pts, &gid, &m)
+                     : vic__slab_gather(&src, &tk.reg, tr, n_here, s_lo, s_hi, own, is_row, j->threads, &pts, &gid, &m);
     if (got != 0) rc = vic__slab_fail(call, VICK_NOMEM, "no host memory to gather a slab");
     j->t_gather[dev] += vic__now() - tg;
+    if (ahead && got == 0) prefetch_start(j, dev, own + j->count);
     for (int64_t t = 0; t < n_here; ++t) is_row[tr[t]] = 0;
     if (rc != VICK_OK) break;
     if (m <= j->k) { /* a tiny region: the whole set is the region */
