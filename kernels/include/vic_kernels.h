@@ -54,6 +54,12 @@ typedef struct {
 int vick_device_count(char *message, size_t size);
 /* Name and memory of a device for reports ("NVIDIA H100 80GB HBM3"). */
 int vick_device_info(int device, char *name, size_t size, size_t *free_bytes, size_t *total_bytes);
+/* While held (holds nest, from any thread), the pinned slots of the
+ * staged copies stay allocated between calls, two pairs per device, and
+ * the next calls on that device take them instead of pinning new host
+ * memory (slab runs make dozens of calls per device, a context many
+ * calls); the last release frees them. */
+void vick_pinned_keep(int hold);
 
 #ifdef __cplusplus
 }

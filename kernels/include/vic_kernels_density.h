@@ -70,12 +70,6 @@ void vick_slab_lists_free(vick_slab_lists *l); /* NULL is fine */
 int vick_slab_lists_park(vick_call *call, vick_slab_lists *l);
 int vick_slab_lists_unpark(vick_call *call, vick_slab_lists *l);
 int vick_slab_lists_parked(const vick_slab_lists *l);
-/* While held (holds nest, from any thread), the pinned slots of the
- * staged copies stay allocated between calls, two pairs per device, and
- * the next calls on that device take them instead of pinning new host
- * memory (slab runs make dozens of calls per device); the last release
- * frees them. */
-void vick_pinned_keep(int hold);
 
 /* One slab of a set too large for the device: x holds the slab's own
  * points (rows [0, n_own)) and a halo around them; key_ids (n entries)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "graph_search.cuh"
+#include "staged_pipeline.cuh"
 
 // Points popped and fetched together per step of a query (ggnn_search):
 // 2 balances a wider fetch against the registers it costs (1 and 4 were
@@ -283,6 +284,7 @@ struct vick_ggnn_searcher {
   std::mutex mu;
   cudaStream_t stream;
   cudaEvent_t ev_start, ev_stop;
+  vick_pipe pipe; // a hooked large batch in chunks under its kernels (stream[0] = stream)
   char *dev, *host;
   size_t dev_cap, host_cap;
   int smem_set; // dynamic shared memory the kernel may take so far
@@ -335,6 +337,7 @@ extern "C" void vick_ggnn_searcher_free(vick_ggnn_searcher *s) {
   cudaSetDevice(s->g->device);
   if (s->stream) cudaStreamSynchronize(s->stream);
   vick_gsearch_free(s->small);
+  vick_pipe_destroy(&s->pipe);
   vick_free_kept(s->dev);
   vick_pinned_free(s->host);
   if (s->ev_start) cudaEventDestroy(s->ev_start);
@@ -351,6 +354,7 @@ static int ggnn_searcher_make(vick_call *call, vick_env *env, vick_ggnn_searcher
   VICK_CUDA(call, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
   VICK_CUDA(call, cudaEventCreate(&s->ev_start));
   VICK_CUDA(call, cudaEventCreate(&s->ev_stop));
+  VICK_TRY(vick_pipe_create(call, &s->pipe, s->stream));
   ggnn_query_args a;
   ggnn_query_setup(g, m, k, 0.f, 0, &a);
   VICK_TRY(ggnn_searcher_reserve(call, env, s, m, k, a.slab * GGNN_WARPS_PER_BLOCK));
@@ -390,6 +394,41 @@ static int ggnn_fill_hooked(void *ctx, int thread, void *dst, int64_t row0, int6
   return h->in(h->ctx, thread, (float *)dst, row0, rows);
 }
 
+// Rows [a, a + rows) of a hooked batch: the batch's kernel over them alone
+// (one warp a query, nothing shared between queries, so the results are
+// those of one launch over the whole batch).
+struct ggnn_chunk_ctx {
+  ggnn_query_args a; // the whole batch's
+  size_t smem;
+};
+
+static int ggnn_chunk_launch(void *ctx, vick_call *call, cudaStream_t stream, int64_t a0, int64_t rows) {
+  const ggnn_chunk_ctx *x = (const ggnn_chunk_ctx *)ctx;
+  ggnn_query_args a = x->a;
+  a.q += a0 * a.d;
+  a.out_ids += a0 * a.kq;
+  a.out_d += a0 * a.kq;
+  a.m = rows;
+  ggnn_k_query<<<(unsigned)((rows + GGNN_WARPS_PER_BLOCK - 1) / GGNN_WARPS_PER_BLOCK), GGNN_WARPS_PER_BLOCK * 32,
+                 x->smem, stream>>>(a);
+  VICK_LAUNCH(call, "ggnn_k_query (chunk)");
+  return VICK_OK;
+}
+
+// A hooked batch large enough to gain, in chunks: the filling of the next
+// chunk's queries, the copies and the last chunk's results under the
+// kernels (staged_pipeline.cuh), as the graph search's large batches.
+static int ggnn_search_chunked(vick_call *call, vick_ggnn_searcher *s, const ggnn_query_args *a, size_t smem,
+                               int64_t m, int32_t k, size_t oi, size_t od, const vick_gsearch_hooks *h, int chunks) {
+  ggnn_chunk_ctx x = {*a, smem};
+  vick_pipe_job j = {m, a->d, k, s->host, (float *)s->dev, a->out_ids, a->out_d, (int64_t *)(s->host + oi),
+                     (float *)(s->host + od), 1, ggnn_chunk_launch, &x};
+  int team = call->threads > 0 ? call->threads : 1;
+  if (team > VICK_PIPE_TEAM) team = VICK_PIPE_TEAM;
+  const int rc = vick_pipe_run(call, &s->pipe, &j, h, chunks, team, "GGNN search (chunks under the copies)");
+  return rc == VICK_ARGUMENT ? vick_fail(call, VICK_ARGUMENT, "GGNN search: the queries were refused") : rc;
+}
+
 // The call on the searcher's resources: the queries up through the pinned
 // staging in pieces (gs_stage_rows: the caller's rows, or the hooks' in,
 // which validates them on the way), one launch, the results back, one
@@ -406,11 +445,13 @@ static int ggnn_search_on(vick_call *call, vick_ggnn_searcher *s, const float *q
   size_t oi, od, bytes;
   ggnn_search_layout(m, d, k, &oi, &od, &bytes);
   float *dq = (float *)s->dev;
-  if (h) VICK_TRY(gs_stage_rows(call, s->stream, dq, s->host, m, (size_t)d * 4, ggnn_fill_hooked, (void *)h));
-  else VICK_TRY(gs_stage_in(call, s->stream, dq, s->host, q, (size_t)m * d * 4));
   a.q = dq;
   a.out_ids = (int64_t *)(s->dev + oi);
   a.out_d = (float *)(s->dev + od);
+  const int chunks = h ? vick_pipe_chunks(m, d) : 0;
+  if (chunks) return ggnn_search_chunked(call, s, &a, smem, m, k, oi, od, h, chunks);
+  if (h) VICK_TRY(gs_stage_rows(call, s->stream, dq, s->host, m, (size_t)d * 4, ggnn_fill_hooked, (void *)h));
+  else VICK_TRY(gs_stage_in(call, s->stream, dq, s->host, q, (size_t)m * d * 4));
   VICK_CUDA(call, cudaEventRecord(s->ev_start, s->stream));
   ggnn_k_query<<<(unsigned)((m + GGNN_WARPS_PER_BLOCK - 1) / GGNN_WARPS_PER_BLOCK), GGNN_WARPS_PER_BLOCK * 32, smem,
                  s->stream>>>(a);

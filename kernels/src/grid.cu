@@ -394,7 +394,7 @@ typedef struct {
   vick_env env;
   vick_buf x, soa, mm, codes, codes2, ids, ids2, sp, tmp, qpos, nsel, out_ids, out_dist, out_rows, kid;
   cudaStream_t copy;   /* device-to-host copies of the streamed output */
-  void *pinned[2];     /* the two host slots */
+  vick_stage out;      /* the two host slots of the streamed output (a kept pair where one is free) */
   grid_events ev;
 } grid_ws;
 
@@ -418,9 +418,8 @@ static void grid_ws_free(grid_ws *w) {
     cudaStreamDestroy(w->copy);
     w->copy = NULL;
   }
+  vick_stage_free(&w->out);
   for (int i = 0; i < 2; ++i) {
-    vick_pinned_free(w->pinned[i]);
-    w->pinned[i] = NULL;
     if (w->ev.c_start[i]) cudaEventDestroy(w->ev.c_start[i]);
     if (w->ev.c_end[i]) cudaEventDestroy(w->ev.c_end[i]);
     w->ev.c_start[i] = w->ev.c_end[i] = NULL;
@@ -571,9 +570,11 @@ static int grid_prepare(vick_call *call, grid_ws *w, const vick_points *p, grid_
   if (need > vick_budget_left(&w->env))
     return vick_fail(call, VICK_NOMEM, "the grid needs %.1f MiB of device memory for %lld points; the budget has %.1f MiB",
                      need / 1048576.0, (long long)n, vick_budget_left(&w->env) / 1048576.0);
+  const double t_up = vick_now();
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->x, (size_t)n * row_bytes, "the points"));
-  if (p->stride == d && (size_t)n * row_bytes >= ((size_t)256 << 20)) {
-    /* large packed rows through pinned slots, many host threads filling them */
+  if (p->stride == d && (size_t)n * row_bytes >= VICK_STAGE_DEFAULT_BYTES) {
+    /* large packed rows through pinned slots, many host threads filling
+     * them: a pageable copy of them runs at the driver's staging speed */
     vick_stage st;
     int rc = vick_stage_init(call, &st, 0);
     if (rc == VICK_OK) rc = vick_staged_to_device(call, &w->env, &st, w->x.p, p->rows, (size_t)n * row_bytes);
@@ -586,6 +587,8 @@ static int grid_prepare(vick_call *call, grid_ws *w, const vick_points *p, grid_
     VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_transfer, NULL));
   }
 
+  /* host wall seconds of the upload (the steps after it: "grid sort") */
+  vick_stage_add(call, "grid points up", vick_now() - t_up);
   VICK_TRY(vick_timer_start(call, &w->env));
   grid_geom g;
   VICK_TRY(grid_geometry(call, w, p, &g));
@@ -704,7 +707,7 @@ static int stream_copy(vick_call *call, grid_ws *w, int k, int id_bytes, int by_
   vick_stream_chunk(pl, c, &a, &b);
   const int64_t r0 = slot * pl->chunk_rows + j * pl->piece_rows;
   const int64_t len = (a + (j + 1) * pl->piece_rows < b ? pl->piece_rows : b - a - j * pl->piece_rows);
-  char *h = (char *)w->pinned[s];
+  char *h = (char *)w->out.slot[s];
   const size_t ib = (size_t)k * id_bytes, db = (size_t)k * 4;
   VICK_CUDA(call, cudaStreamWaitEvent(w->copy, w->ev.k_end[slot], 0));
   VICK_CUDA(call, cudaEventRecord(w->ev.c_start[s], w->copy));
@@ -755,9 +758,10 @@ static int grid_stream(vick_call *call, grid_ws *w, const grid_geom &g, int64_t 
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_ids, (size_t)ring_rows * k * ib, "result ids"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_dist, (size_t)ring_rows * k * 4, "result distances"));
   if (!by_rows) VICK_TRY(vick_buf_alloc(call, &w->env, &w->out_rows, (size_t)ring_rows * 4, "result rows"));
+  /* slots of the default size can be a kept pair (no pinned allocation) */
+  const size_t slot_bytes = (size_t)pl.piece_rows * rb;
+  VICK_TRY(vick_stage_init(call, &w->out, slot_bytes <= VICK_STAGE_DEFAULT_BYTES ? 0 : slot_bytes));
   for (int s = 0; s < 2; ++s) {
-    VICK_TRY(vick_pinned_alloc(call, &w->pinned[s], (size_t)pl.piece_rows * rb, cudaHostAllocDefault,
-                               "grid result staging"));
     VICK_CUDA(call, cudaEventCreate(&w->ev.c_start[s]));
     VICK_CUDA(call, cudaEventCreate(&w->ev.c_end[s]));
   }
@@ -810,7 +814,7 @@ static int grid_stream(vick_call *call, grid_ws *w, const grid_geom &g, int64_t 
     int64_t a, b;
     vick_stream_chunk(&pl, c, &a, &b);
     const int64_t len = a + (j + 1) * pl.piece_rows < b ? pl.piece_rows : b - a - j * pl.piece_rows;
-    const char *h = (const char *)w->pinned[s];
+    const char *h = (const char *)w->out.slot[s];
     const double tw = vick_now();
     const uint32_t *rows = by_rows ? NULL : (const uint32_t *)(h + (size_t)pl.piece_rows * (rb - 4));
     const int stop = sink->write(sink->user, by_rows ? a + j * pl.piece_rows : 0, rows, len, k, h,

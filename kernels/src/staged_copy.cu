@@ -7,7 +7,6 @@
 #include <omp.h>
 #endif
 
-#define STAGE_DEFAULT_BYTES ((size_t)64 << 20)
 
 /* memcpy by `threads` host threads (0: OpenMP's default): one thread
  * writing pageable memory (page faults included) cannot keep up with the
@@ -80,11 +79,11 @@ extern "C" void vick_pinned_keep(int hold) {
 
 int vick_stage_init(vick_call *call, vick_stage *s, size_t bytes) {
   memset(s, 0, sizeof *s);
-  s->bytes = bytes ? bytes : STAGE_DEFAULT_BYTES;
+  s->bytes = bytes ? bytes : VICK_STAGE_DEFAULT_BYTES;
   s->device = call->device;
   s->kept = -1;
   const int d = call->device;
-  if (s->bytes == STAGE_DEFAULT_BYTES && d >= 0 && d < KEPT_DEVICES) {
+  if (s->bytes == VICK_STAGE_DEFAULT_BYTES && d >= 0 && d < KEPT_DEVICES) {
     pthread_mutex_lock(&kept_lock);
     for (int q = 0; q < KEPT_PAIRS && kept_holds > 0 && s->kept < 0; ++q) {
       kept_slots *k = &kept_pair[d][q];
@@ -106,7 +105,7 @@ int vick_stage_init(vick_call *call, vick_stage *s, size_t bytes) {
 void vick_stage_free(vick_stage *s) {
   const int d = s->device;
   int keep = 0;
-  if (s->slot[0] && s->slot[1] && s->bytes == STAGE_DEFAULT_BYTES && d >= 0 && d < KEPT_DEVICES) {
+  if (s->slot[0] && s->slot[1] && s->bytes == VICK_STAGE_DEFAULT_BYTES && d >= 0 && d < KEPT_DEVICES) {
     /* the slots' last copies are done before another stage may take them
      * (the copies wait for theirs, but a failed one may leave one queued) */
     int idle = 1;

@@ -28,7 +28,11 @@ typedef struct {
   int kept;           /* the slots are that device's kept pair */
 } vick_stage;
 
-/* Pinned slots of `bytes` each (0: a default).  vick_stage_free releases
+/* The slots' default size: only such slots are kept between calls
+ * (vick_pinned_keep). */
+#define VICK_STAGE_DEFAULT_BYTES ((size_t)64 << 20)
+
+/* Pinned slots of `bytes` each (0: VICK_STAGE_DEFAULT_BYTES).  vick_stage_free releases
  * them (also after a failed init; a zeroed stage is fine). */
 int vick_stage_init(vick_call *call, vick_stage *s, size_t bytes);
 void vick_stage_free(vick_stage *s);

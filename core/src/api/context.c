@@ -37,11 +37,16 @@ vic_status vic_ctx_create(const vic_ctx_options *o, vic_ctx **out) {
     return VIC_E_ARGUMENT;
   }
   atomic_init(&c->cancel, 0);
+  atomic_init(&c->pinned_held, 0);
   *out = c;
   return VIC_OK;
 }
 
-void vic_ctx_destroy(vic_ctx *c) { free(c); }
+void vic_ctx_destroy(vic_ctx *c) {
+  if (!c) return;
+  if (c->gpu_release) c->gpu_release(c);
+  free(c);
+}
 const char *vic_ctx_error(const vic_ctx *c) { return c ? c->error : "no context"; }
 void vic_ctx_cancel(vic_ctx *c) { if (c) atomic_store(&c->cancel, 1); }
 void vic_ctx_reset_cancel(vic_ctx *c) { if (c) atomic_store(&c->cancel, 0); }

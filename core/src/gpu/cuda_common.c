@@ -32,10 +32,23 @@ static vic_status probe_quiet(const vic_ctx *c, int *count, char *msg, size_t si
   return vic__device_set(c->opt.device, c->opt.devices, present, count, msg, size);
 }
 
+/* A context that uses a GPU keeps the staged copies' pinned slots for
+ * its life: pinning host memory costs more than many a call's copies. */
+static void release_pinned(vic_ctx *c) {
+  if (atomic_exchange(&c->pinned_held, 0)) vick_pinned_keep(0);
+}
+
+static void hold_pinned(vic_ctx *c) {
+  if (atomic_exchange(&c->pinned_held, 1)) return;
+  c->gpu_release = release_pinned;
+  vick_pinned_keep(1);
+}
+
 vic_status vic__cuda_probe(vic_ctx *c) {
   char msg[512];
   int count;
   vic_status s = probe_quiet(c, &count, msg, sizeof msg);
+  if (s == VIC_OK) hold_pinned(c);
   return s == VIC_OK ? VIC_OK : vic__fail(c, s, "%s", msg);
 }
 
@@ -43,6 +56,7 @@ vic_status vic__cuda_devices(vic_ctx *c, int *first, int *count) {
   char msg[512];
   vic_status s = probe_quiet(c, count, msg, sizeof msg);
   *first = c->opt.device;
+  if (s == VIC_OK) hold_pinned(c);
   return s == VIC_OK ? VIC_OK : vic__fail(c, s, "%s", msg);
 }
 

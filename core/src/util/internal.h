@@ -15,6 +15,8 @@ struct vic_ctx {
   char error[1024];
   atomic_int cancel;
   int warnings; /* warnings logged since the current public call began */
+  atomic_int pinned_held; /* holds the kernels' kept pinned slots (vick_pinned_keep) since its first GPU call */
+  void (*gpu_release)(vic_ctx *c); /* set by the GPU backend with the hold: gives it back at vic_ctx_destroy */
 };
 
 /* Records the message as the context's last error, logs it at ERROR level

@@ -143,12 +143,18 @@ void *vic__malloc_lists(vic_ctx *c, size_t bytes, const char *what) {
   return p;
 }
 
-/* Background population of a destination: threads take 64 MiB blocks of
+/* Background population of a destination: threads take blocks of
  * the ids, then the distances, in order, and ask the kernel to map them
  * writable (MADV_POPULATE_WRITE: the contents are not touched, so the
  * writers may fill the same pages meanwhile). */
 #define PREFAULT_MAX_THREADS 64
-#define PREFAULT_BLOCK ((size_t)64 << 20)
+/* Small enough that the end of a pass (which waits for each thread's
+ * current block) comes soon after it is asked for, even where populating
+ * threads share the page tables' locks and each moves slowly. */
+#define PREFAULT_BLOCK ((size_t)8 << 20)
+/* Below this many bytes of distances the writers fault their pages in
+ * themselves sooner than threads start. */
+#define PREFAULT_MIN_DIST ((size_t)16 << 20)
 struct vic__prefault {
 #ifdef __linux__
   char *base[2];
@@ -182,7 +188,7 @@ static void *prefault_main(void *arg) {
 vic__prefault *vic__lists_prefault(const vic__lists *dst, int64_t n, int32_t k, int threads) {
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
   const size_t entries = (size_t)n * (size_t)k;
-  if (entries * sizeof(float) < PREFAULT_BLOCK / 4 || threads < 1) return NULL;
+  if (entries * sizeof(float) < PREFAULT_MIN_DIST || threads < 1) return NULL;
   struct vic__prefault *p = calloc(1, sizeof *p);
   if (!p) return NULL; /* advice only */
   const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
