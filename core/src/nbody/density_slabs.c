@@ -126,7 +126,7 @@ static double first_halo(const vic_data *x, int32_t k) {
   return 2 * pow(vol * (double)k / (double)x->n, 1.0 / dims);
 }
 
-/* Host bytes the slabs' gathers and their kept lists' distances may keep
+/* Host bytes the slabs' gathers and their parked lists may keep
  * between the passes: a quarter of the machine's memory (none when it
  * cannot be read). */
 static size_t host_room(void) {
@@ -206,8 +206,7 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
     j->kept = j->cached ? vic__calloc(c, (size_t)S, sizeof *j->kept, "kept slab lists") : NULL;
     j->kept_bytes = j->kept ? vic__calloc(c, (size_t)count, sizeof *j->kept_bytes, "kept list bytes") : NULL;
     j->released = j->kept_bytes ? vic__calloc(c, (size_t)count, sizeof *j->released, "released lists") : NULL;
-    j->kdist = j->released ? vic__calloc(c, (size_t)S, sizeof *j->kdist, "kept list distances") : NULL;
-    j->host_bytes = j->kdist ? vic__calloc(c, (size_t)count, sizeof *j->host_bytes, "kept host bytes") : NULL;
+    j->host_bytes = j->released ? vic__calloc(c, (size_t)count, sizeof *j->host_bytes, "kept host bytes") : NULL;
     j->parked = j->host_bytes ? vic__calloc(c, (size_t)count, sizeof *j->parked, "parked lists") : NULL;
     j->from_kept = j->parked ? vic__calloc(c, (size_t)count, sizeof *j->from_kept, "slabs from kept lists") : NULL;
     j->remade = j->from_kept ? vic__calloc(c, (size_t)count, sizeof *j->remade, "slabs made again") : NULL;
@@ -266,9 +265,6 @@ void vic__slabs_close(vic_slabs *z) {
     for (int64_t s = 0; s < z->plan.n_slabs; ++s) vick_slab_lists_free(j->kept[s]);
   free(j->kept);
   free(j->kept_bytes);
-  if (j->kdist)
-    for (int64_t s = 0; s < z->plan.n_slabs; ++s) free(j->kdist[s]);
-  free(j->kdist);
   free(j->host_bytes);
   free(j->parked);
   free(j->from_kept);
@@ -371,7 +367,7 @@ static void log_pass(const vic_slabs *z, const char *what, double seconds, doubl
              (long long)remade);
   vic__log(j->c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs on %d device%s (the busiest: host gathers %.3f s, device "
            "calls %.3f s; kernels %.3f s); %slists kept: %lld slabs, %.0f MiB on the devices (so far %lld given back "
-           "for room, %lld parked on the host), %.0f MiB of their distances or parked lists on the host; gathers kept "
+           "for room, %lld parked on the host), %.0f MiB of parked lists on the host; gathers kept "
            "on the host: %lld slabs, %.0f MiB", what, seconds, (long long)z->plan.n_slabs, j->count,
            j->count == 1 ? "" : "s", most(j, j->t_gather), most(j, j->t_device), kernels, used, (long long)kept,
            kept_bytes / 1048576.0, (long long)released, (long long)parked, host_bytes / 1048576.0,
@@ -426,11 +422,7 @@ vic_status vic__slabs_links(vic_slabs *z, const float *rho, float *rk, int32_t *
   j->delta = delta;
   j->up = up;
   j->is_max = is_max;
-  const vic_status s = later_pass(z, PASS_LINKS, rho, rk, "slab links");
-  /* the edges read the lists' ids only */
-  if (j->kdist)
-    for (int64_t q = 0; q < z->plan.n_slabs; ++q) vic__slab_kdist_free(j, (int)(q % j->count), q);
-  return s;
+  return later_pass(z, PASS_LINKS, rho, rk, "slab links");
 }
 
 vic_status vic__slabs_edges(vic_slabs *z, const float *rho, float *rk, const int32_t *lab, const int32_t *rank,

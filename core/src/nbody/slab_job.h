@@ -88,13 +88,9 @@ typedef struct {
    * need beside them (the keeping leaves those free) */
   vick_slab_lists **kept;
   size_t *kept_bytes;
-  /* per slab, beside its kept lists until the links are made: their
-   * distances on the host (own row r at r*k), which the kept lists do not
-   * hold (NULL where j->dist has them by id, or the lists are not kept);
-   * per device slot, the host bytes of those and of its lists parked on
-   * the host (within gathered_cap with the gathers), and how many lists
-   * were parked */
-  float **kdist;
+  /* per device slot, the host bytes of its lists parked on the host
+   * (within gathered_cap with the gathers), and how many lists were
+   * parked */
   size_t *host_bytes;
   int64_t *parked;
   int64_t *from_kept, *remade; /* per device, in a later pass: slabs run from kept lists, slabs made again */
@@ -171,9 +167,6 @@ int vic__slab_room(slab_job *j, int dev, size_t need);
 /* Slab s's kept lists on slot dev given back (the later passes make
  * them again). */
 void vic__slab_give_back(slab_job *j, int dev, int64_t s);
-/* Slab s's kept distances on the host (j->kdist) freed; their bytes. */
-void vic__slab_kdist_free(slab_job *j, int dev, int64_t s);
-size_t vic__slab_kdist_bytes(const slab_job *j, int64_t s);
 /* Lists kept on slot dev moved to the host (the last slabs' first; given
  * back where the host has no room for them) until need bytes fit beside
  * the others in the budget: a step between two passes takes their room,

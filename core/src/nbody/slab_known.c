@@ -80,18 +80,18 @@ static void place_links(slab_job *j, const int64_t *tr, int64_t n, const int32_t
 }
 
 /* As place_links for a slab's kept lists, the deltas being the
- * distances of the parents' places col in the rows' lists: row t's in
- * kd (t*k, the slab's own rows in order) or, without kd, in the whole
- * set's lists j->dist by id. */
+ * distances of the parents' places col in the rows' lists: from the
+ * whole set's lists j->dist by id where the caller asked for them, else
+ * made again from the coordinates (vic__slab_list_dist). */
 static void place_links_col(slab_job *j, const int64_t *tr, int64_t n, const int32_t *pa, const int32_t *col,
-                            const float *kd, const int32_t *up, const int32_t *mx) {
+                            const int32_t *up, const int32_t *mx) {
   const int64_t k = j->k;
 #pragma omp parallel for schedule(static) num_threads(j->threads)
   for (int64_t t = 0; t < n; ++t) {
     const int64_t i = tr[t];
     if (j->cached && j->cached[i]) continue; /* the host's */
     j->parent[i] = pa[t];
-    j->delta[i] = col[t] < 0 ? 0.f : kd ? kd[t * k + col[t]] : j->dist[i * k + col[t]];
+    j->delta[i] = col[t] < 0 ? 0.f : j->dist ? j->dist[i * k + col[t]] : vic__slab_list_dist(j->x, i, pa[t]);
     j->up[i] = up[t];
     j->is_max[i] = mx[t];
   }
@@ -183,10 +183,8 @@ static int known_kept(slab_job *j, int dev, int64_t s) {
     int32_t *pa = malloc((size_t)n_own * sizeof *pa), *up = malloc((size_t)n_own * sizeof *up);
     int32_t *mx = malloc((size_t)n_own * sizeof *mx), *col = malloc((size_t)n_own * sizeof *col);
     if (!pa || !up || !mx || !col) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's links");
-    if (rc == VICK_OK && !j->dist && !(j->kdist && j->kdist[s]))
-      rc = vic__slab_fail(&one, VICK_ARGUMENT, "a slab's kept lists have no distances on the host");
     if (rc == VICK_OK) rc = vick_slab_links_kept(&one, l, j->x->n, j->rho, held, pa, col, up, mx);
-    if (rc == VICK_OK) place_links_col(j, own, n_own, pa, col, j->kdist ? j->kdist[s] : NULL, up, mx);
+    if (rc == VICK_OK) place_links_col(j, own, n_own, pa, col, up, mx);
     free(pa);
     free(up);
     free(mx);

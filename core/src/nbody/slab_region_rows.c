@@ -123,7 +123,6 @@ void vic__slab_drop(slab_job *j, int dev, int64_t s) {
   else j->kept_bytes[dev] -= lists_bytes(j, s);
   vick_slab_lists_free(j->kept[s]);
   j->kept[s] = NULL;
-  vic__slab_kdist_free(j, dev, s);
 }
 
 void vic__slab_give_back(slab_job *j, int dev, int64_t s) {
@@ -176,17 +175,6 @@ int vic__slab_unpark(slab_job *j, int dev, int64_t s) {
   j->host_bytes[dev] -= b;
   j->kept_bytes[dev] += b;
   return 1;
-}
-
-void vic__slab_kdist_free(slab_job *j, int dev, int64_t s) {
-  if (!j->kdist || !j->kdist[s]) return;
-  j->host_bytes[dev] -= vic__slab_kdist_bytes(j, s);
-  free(j->kdist[s]);
-  j->kdist[s] = NULL;
-}
-
-size_t vic__slab_kdist_bytes(const slab_job *j, int64_t s) {
-  return (size_t)(j->start[s + 1] - j->start[s]) * (size_t)j->k * sizeof(float);
 }
 
 int vic__slab_room(slab_job *j, int dev, size_t need) {
@@ -339,16 +327,14 @@ typedef struct {
  * device is still to run, a region as large as this one (need: its
  * estimate before the call; after it, what the call held, with a
  * twentieth more) -- the one during this pass, the other after it, so
- * each beside the kept lists, not both.  Their distances go to the host
- * (j->kdist) beside the device's kept gathers, within its share of the
- * host room. */
+ * each beside the kept lists, not both.  Their distances stay where
+ * they are made: the links make a parent's again from the coordinates
+ * (vic__slab_list_dist), the only one a later pass reads. */
 static int keep_fits(const slab_job *j, int dev, int64_t s, int64_t n_rows, size_t need) {
   const int more = s + j->count < j->plan->n_slabs;
   const size_t hold = dev == 0 ? j->hold0 : j->hold;
   const size_t kept = j->kept_bytes[dev] + vick_slab_lists_bytes(n_rows, j->k);
-  const size_t host = j->dist ? 0 : (size_t)n_rows * (size_t)j->k * sizeof(float);
-  return kept + hold <= j->budget && (!more || kept + need <= j->budget) &&
-         j->gathered_bytes[dev] + j->host_bytes[dev] + host <= j->gathered_cap;
+  return kept + hold <= j->budget && (!more || kept + need <= j->budget);
 }
 
 static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, int64_t n_rows, const float *pts,
@@ -374,15 +360,12 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
   }
   vick_slab_lists *kl = NULL;
   vick_slab_lists **want = first && j->kept && keep_fits(j, dev, u->slab, n_rows, 0) ? &kl : NULL;
-  /* the kept lists' distances, to the host (unless j->dist has them) */
-  float *kd = want && !j->dist ? vic__malloc_huge((size_t)n_rows * (size_t)k * sizeof *kd) : NULL;
-  if (want && !j->dist && !kd) want = NULL; /* no host memory for them: the lists are not kept */
   vick_call one;
   vic__slab_call_begin(j, dev, &one);
   int rc = keep ? vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, tid, tdist,
                                     NULL, &bad, NULL, NULL)
                 : vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids,
-                                    j->dist, tr, &bad, want, kd);
+                                    j->dist, tr, &bad, want, NULL);
   vic__slab_call_end(j, dev, &one, rc);
   if (kl && !keep_fits(j, dev, u->slab, n_rows, one.peak_bytes + one.peak_bytes / 20)) {
     vick_slab_lists_free(kl); /* the device's next slab would not fit beside them */
@@ -391,13 +374,7 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
   if (kl) {
     j->kept[u->slab] = kl;
     j->kept_bytes[dev] += vick_slab_lists_bytes(n_rows, k);
-    if (kd) {
-      j->kdist[u->slab] = kd;
-      j->host_bytes[dev] += (size_t)n_rows * (size_t)k * sizeof *kd;
-      kd = NULL;
-    }
   }
-  free(kd);
   if (rc == VICK_OK && first && bad < 0 && j->gathered) {
     /* the lists will be made again from the same gather: the host keeps
      * it -- also beside lists kept on the device, which a later pass may
@@ -405,12 +382,8 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
      * where the device's slabs still to come would fit too as large */
     const size_t gb = (size_t)m * ((size_t)x->d * sizeof *pts + sizeof *gid);
     const int64_t later = (j->plan->n_slabs - 1 - u->slab) / j->count;
-    /* room left for the device's later slabs' gathers beside kept lists,
-     * and always for their lists' distances, which spare more (the lists
-     * are then not made again at all) */
-    const size_t dist_later = j->dist ? 0 : (size_t)later * (size_t)n_rows * (size_t)k * sizeof(float);
-    if (j->gathered_bytes[dev] + j->host_bytes[dev] + gb * (kl ? 1 + (size_t)later : 1) + dist_later <=
-        j->gathered_cap) {
+    /* room left for the device's later slabs' gathers beside kept lists */
+    if (j->gathered_bytes[dev] + j->host_bytes[dev] + gb * (kl ? 1 + (size_t)later : 1) <= j->gathered_cap) {
       j->gathered[u->slab] = (slab_gathered){st->pts, st->gid, m};
       j->gathered_bytes[dev] += gb;
       st->pts = NULL;
