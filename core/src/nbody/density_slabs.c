@@ -48,6 +48,12 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
 
 static void slab_slot(void *arg, int slot) {
   slab_job *j = arg;
+#ifdef _OPENMP
+  /* the device's parallel regions without a team size of their own (the
+   * kernels' host loops) in its share too; a slot on a team's thread
+   * (several devices) sets only that thread's */
+  if (j->count > 1) omp_set_num_threads(j->threads);
+#endif
   unsigned char *is_row = calloc((size_t)j->x->n, 1);
   if (!is_row) {
     j->rc[slot] = vic__slab_fail(&j->call[slot], VICK_NOMEM, "no host memory for slab flags");
@@ -198,7 +204,8 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
   j->left = vic__calloc(c, (size_t)count, sizeof *j->left, "per-device leftover rows");
   j->t_gather = j->left ? vic__calloc(c, (size_t)count, sizeof *j->t_gather, "per-device times") : NULL;
   j->t_device = j->t_gather ? vic__calloc(c, (size_t)count, sizeof *j->t_device, "per-device times") : NULL;
-  j->prefetch = j->t_device ? vic__calloc(c, (size_t)count, sizeof *j->prefetch, "per-device gathers ahead") : NULL;
+  j->t_place = j->t_device ? vic__calloc(c, (size_t)count, sizeof *j->t_place, "per-device times") : NULL;
+  j->prefetch = j->t_place ? vic__calloc(c, (size_t)count, sizeof *j->prefetch, "per-device gathers ahead") : NULL;
   if (!j->prefetch) { vic__slabs_close(z); return VIC_E_NOMEM; }
   if (later) {
     j->cache = vic__calloc(c, (size_t)count, sizeof *j->cache, "per-device retried rows");
@@ -229,6 +236,9 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
   }
   for (int d = 0; d < count; ++d) {
     vic__cuda_call_init(c, &j->call[d], first + d, budget, count > 1);
+    /* each device's copies and host loops in its share of the threads:
+     * every device with all of them would run count teams of all */
+    j->call[d].threads = j->threads;
     j->bad_row[d] = -1;
   }
   /* the slabs' dozens of device calls reuse each device's pinned slots */
@@ -279,6 +289,7 @@ void vic__slabs_close(vic_slabs *z) {
   free(j->held);
   free(j->t_gather);
   free(j->t_device);
+  free(j->t_place);
   free(j->call);
   free(j->rc);
   free(j->bad_row);
@@ -344,8 +355,10 @@ static vic_status run_pass_work(vic_slabs *z, const char *what) {
   return VIC_OK;
 }
 
-/* A pass's times and what the slabs keep after it. */
-static void log_pass(const vic_slabs *z, const char *what, double seconds, double kernels) {
+/* A pass's times and what the slabs keep after it.  k0 / x0: each
+ * device's kernel and transfer seconds before the pass (or NULL). */
+static void log_pass(const vic_slabs *z, const char *what, double seconds, double kernels, const double *k0,
+                     const double *x0) {
   const slab_job *j = &z->j;
   int64_t kept = 0, released = 0, parked = 0, gathered = 0, from_kept = 0, remade = 0;
   size_t kept_bytes = 0, gathered_bytes = 0, host_bytes = 0;
@@ -365,11 +378,22 @@ static void log_pass(const vic_slabs *z, const char *what, double seconds, doubl
   if (j->pass)
     snprintf(used, sizeof used, "slabs from kept lists: %lld, made again: %lld; ", (long long)from_kept,
              (long long)remade);
+  /* where the busiest device's call time went: the host's work around
+   * the calls, kernels, copies, and the rest (allocations, waits) */
+  int b = 0;
+  for (int d = 1; d < j->count; ++d)
+    if (j->t_device[d] > j->t_device[b]) b = d;
+  char split[160] = "";
+  if (k0 && x0) {
+    const double kb = j->call[b].seconds_kernel - k0[b], xb = j->call[b].seconds_transfer - x0[b];
+    snprintf(split, sizeof split, " (on device %d: host work around the calls %.3f s, kernels %.3f s, copies %.3f s, "
+             "the rest %.3f s)", j->call[b].device, j->t_place[b], kb, xb, j->t_device[b] - j->t_place[b] - kb - xb);
+  }
   vic__log(j->c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs on %d device%s (the busiest: host gathers %.3f s, device "
-           "calls %.3f s; kernels %.3f s); %slists kept: %lld slabs, %.0f MiB on the devices (so far %lld given back "
+           "calls %.3f s%s; kernels %.3f s); %slists kept: %lld slabs, %.0f MiB on the devices (so far %lld given back "
            "for room, %lld parked on the host), %.0f MiB of parked lists on the host; gathers kept "
            "on the host: %lld slabs, %.0f MiB", what, seconds, (long long)z->plan.n_slabs, j->count,
-           j->count == 1 ? "" : "s", most(j, j->t_gather), most(j, j->t_device), kernels, used, (long long)kept,
+           j->count == 1 ? "" : "s", most(j, j->t_gather), most(j, j->t_device), split, kernels, used, (long long)kept,
            kept_bytes / 1048576.0, (long long)released, (long long)parked, host_bytes / 1048576.0,
            (long long)gathered, gathered_bytes / 1048576.0);
 }
@@ -378,11 +402,17 @@ static void log_pass(const vic_slabs *z, const char *what, double seconds, doubl
  * failure's status. */
 static vic_status run_pass(vic_slabs *z, const char *what) {
   slab_job *j = &z->j;
-  for (int d = 0; d < j->count; ++d) j->t_gather[d] = j->t_device[d] = 0;
+  for (int d = 0; d < j->count; ++d) j->t_gather[d] = j->t_device[d] = j->t_place[d] = 0;
   for (int d = 0; j->from_kept && d < j->count; ++d) j->from_kept[d] = j->remade[d] = 0;
-  const double k0 = kernel_seconds(j), t0 = vic__now();
+  double *k0 = malloc(2 * (size_t)j->count * sizeof *k0), *x0 = k0 ? k0 + j->count : NULL;
+  for (int d = 0; k0 && d < j->count; ++d) {
+    k0[d] = j->call[d].seconds_kernel;
+    x0[d] = j->call[d].seconds_transfer;
+  }
+  const double kern = kernel_seconds(j), t0 = vic__now();
   vic_status s = run_pass_work(z, what);
-  log_pass(z, what, vic__now() - t0, kernel_seconds(j) - k0);
+  log_pass(z, what, vic__now() - t0, kernel_seconds(j) - kern, k0, x0);
+  free(k0);
   return s;
 }
 

@@ -78,6 +78,8 @@ typedef struct {
   unsigned char *cached; /* n: the row is in a cache */
   row_list *left; /* per device, with a cache: rows the slabs' first regions could not prove */
   double *t_gather, *t_device; /* per device: seconds of host gathers and of device calls in this pass */
+  double *t_place; /* per device: of t_device, the host's work around the calls (results placed by id, values
+                      gathered for them) */
   /* a later pass's densities (and labels) by id, uploaded once per
    * device for all its calls of the pass (NULL: not yet, or each call
    * uploads its own); freed as the device's pass ends */

@@ -130,6 +130,7 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
   }
   int rc = ok ? VICK_OK : vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's per-point values");
   if (rc == VICK_OK) {
+    double tp = vic__now();
     if (!held) {
 #pragma omp parallel for schedule(static) num_threads(j->threads)
       for (int64_t t = 0; t < m; ++t) {
@@ -138,20 +139,25 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
       }
     }
     if (rank) gather_ranks(j, tr, n_rows, rank);
+    j->t_place[dev] += vic__now() - tp;
     vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
     vick_call one;
     vic__slab_call_begin(j, dev, &one);
     if (j->pass == PASS_LINKS) {
       rc = vick_slab_links(&one, &vp, j->k, n_rows, gid, x->n, rho, held, pa, de, up, mx);
+      tp = vic__now();
       if (rc == VICK_OK) place_links(j, tr, n_rows, pa, de, up, mx);
+      j->t_place[dev] += vic__now() - tp;
     } else {
       uint64_t *pair = NULL, *pos = NULL;
       int64_t u = 0;
       rc = vick_slab_edges(&one, &vp, j->k, n_rows, gid, x->n, rho, lab, held, rank, j->n_max, &pair, &pos, &u);
+      tp = vic__now();
       if (rc == VICK_OK && edges_append(&j->edges[dev], pair, pos, u) != 0)
         rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for the slabs' first edges");
       free(pair);
       free(pos);
+      j->t_place[dev] += vic__now() - tp;
     }
     vic__slab_call_end(j, dev, &one, rc);
   }
@@ -184,24 +190,30 @@ static int known_kept(slab_job *j, int dev, int64_t s) {
     int32_t *mx = malloc((size_t)n_own * sizeof *mx), *col = malloc((size_t)n_own * sizeof *col);
     if (!pa || !up || !mx || !col) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's links");
     if (rc == VICK_OK) rc = vick_slab_links_kept(&one, l, j->x->n, j->rho, held, pa, col, up, mx);
+    const double tp = vic__now();
     if (rc == VICK_OK) place_links_col(j, own, n_own, pa, col, up, mx);
     free(pa);
     free(up);
     free(mx);
     free(col);
+    j->t_place[dev] += vic__now() - tp;
   } else {
+    double tp = vic__now();
     int32_t *rank = malloc((size_t)n_own * sizeof *rank);
     if (!rank) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's ranks");
     else gather_ranks(j, own, n_own, rank);
     uint64_t *pair = NULL, *pos = NULL;
     int64_t u = 0;
+    j->t_place[dev] += vic__now() - tp;
     if (rc == VICK_OK)
       rc = vick_slab_edges_kept(&one, l, j->x->n, j->rho, j->lab, held, rank, j->n_max, &pair, &pos, &u);
+    tp = vic__now();
     if (rc == VICK_OK && edges_append(&j->edges[dev], pair, pos, u) != 0)
       rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for the slabs' first edges");
     free(pair);
     free(pos);
     free(rank);
+    j->t_place[dev] += vic__now() - tp;
   }
   j->t_device[dev] += vic__now() - td;
   vic__slab_call_end(j, dev, &one, rc);

@@ -52,7 +52,9 @@ static void leftover_slot(void *arg, int slot) {
 #define LEFTOVER_CELLS ((int64_t)1 << 18)
 
 /* The grid made beside the slabs: the density pass's device calls leave
- * the host's threads mostly idle, so half of them make it meanwhile. */
+ * the host's threads mostly idle, so a quarter of them make it meanwhile
+ * (it has the whole pass to finish; the devices' copies and their gathers
+ * ahead take the others). */
 struct slab_cells_bg {
   pthread_t th;
   const vic_data *x;
@@ -79,7 +81,7 @@ void vic__slab_cells_begin(slab_job *j) {
   b->x = j->x;
   b->threads = 1;
 #ifdef _OPENMP
-  b->threads = omp_get_max_threads() / 2 > 1 ? omp_get_max_threads() / 2 : 1;
+  b->threads = omp_get_max_threads() / 4 > 1 ? omp_get_max_threads() / 4 : 1;
 #endif
   if (pthread_create(&b->th, NULL, cells_main, b) != 0) {
     free(b);

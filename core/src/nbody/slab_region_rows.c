@@ -195,7 +195,9 @@ int vic__slab_too_big(slab_job *j, int dev, size_t need, int64_t m, int64_t n_ro
 
 /* A slab's first region gathered ahead, on a thread of its own: its own
  * rows are the slab's bucket (the sorted rows read whole, no flags
- * read), so the gather is the one vic__slab_tasks would make. */
+ * read), so the gather is the one vic__slab_tasks would make.  Half the
+ * device's share of the host threads: it has the device's whole current
+ * slab to finish in, beside that slab's copies. */
 struct slab_prefetch {
   pthread_t th;
   const slab_job *j;
@@ -216,7 +218,7 @@ static void *prefetch_main(void *arg) {
   f->rc = -1; /* a slab outside its own span (none): the task gathers it, flags and all */
   if (f->slab >= s_lo && f->slab <= s_hi)
     f->rc = vic__slab_gather(&src, &reg, j->order + j->start[f->slab], j->start[f->slab + 1] - j->start[f->slab], s_lo,
-                             s_hi, f->slab, NULL, j->threads, &f->pts, &f->gid, &f->m);
+                             s_hi, f->slab, NULL, j->threads / 2 > 1 ? j->threads / 2 : 1, &f->pts, &f->gid, &f->m);
   return NULL;
 }
 
@@ -337,8 +339,10 @@ static int keep_fits(const slab_job *j, int dev, int64_t s, int64_t n_rows, size
   return kept + hold <= j->budget && (!more || kept + need <= j->budget);
 }
 
-static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, int64_t n_rows, const float *pts,
-                       const uint32_t *gid, int64_t m, slab_stack *st, unsigned char *is_row, void *user) {
+/* rows_answer's work; *t_call: the seconds of its device call. */
+static int rows_answer_work(slab_job *j, int dev, const slab_task *tk, int64_t *tr, int64_t n_rows, const float *pts,
+                            const uint32_t *gid, int64_t m, slab_stack *st, unsigned char *is_row, void *user,
+                            double *t_call) {
   rows_pass *u = user;
   const vic_data *x = j->x;
   const int32_t k = j->k;
@@ -361,12 +365,14 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
   vick_slab_lists *kl = NULL;
   vick_slab_lists **want = first && j->kept && keep_fits(j, dev, u->slab, n_rows, 0) ? &kl : NULL;
   vick_call one;
+  const double tc = vic__now();
   vic__slab_call_begin(j, dev, &one);
   int rc = keep ? vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, tid, tdist,
                                     NULL, &bad, NULL, NULL)
                 : vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids,
                                     j->dist, tr, &bad, want, NULL);
   vic__slab_call_end(j, dev, &one, rc);
+  *t_call = vic__now() - tc;
   if (kl && !keep_fits(j, dev, u->slab, n_rows, one.peak_bytes + one.peak_bytes / 20)) {
     vick_slab_lists_free(kl); /* the device's next slab would not fit beside them */
     kl = NULL;
@@ -472,6 +478,17 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
   free(tmp);
   if (hi_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off + lo_n, hi_n, hi_reg, 0});
   if (rc == VICK_OK && lo_n) rc = vic__slab_push(j, dev, st, (slab_task){tk->off, lo_n, lo_reg, 0});
+  return rc;
+}
+
+/* The density pass's answer (slab_pass.answer): the device call, then
+ * its rows placed by id -- the host's part counted in j->t_place. */
+static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, int64_t n_rows, const float *pts,
+                       const uint32_t *gid, int64_t m, slab_stack *st, unsigned char *is_row, void *user) {
+  const double t0 = vic__now();
+  double tc = 0;
+  const int rc = rows_answer_work(j, dev, tk, tr, n_rows, pts, gid, m, st, is_row, user, &tc);
+  j->t_place[dev] += vic__now() - t0 - tc;
   return rc;
 }
 
