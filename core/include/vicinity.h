@@ -690,7 +690,11 @@ vic_status vic_sph_resample(vic_ctx *c, const vic_data *x, const float *mass, co
  * vic_knn_add: graph lists x (graph->n == x->n, ids 0..x->n-1, true
  * distances as vic_knn_build gives them); out lists x's rows then added's
  * rows (added row r is x->n + r), graph->k entries each.  added must have
- * x's d and metric and at least one row. */
+ * x's d and metric and at least one row.  On the GPU with graph->k <= 32
+ * no graph of the new rows is built and nothing merged: each new row's
+ * nearest rows of x are found by a graph search over x's lists and their
+ * reverse edges, and each row of x takes the new rows whose search found
+ * it or its first neighbours (the report's reason says which way ran). */
 vic_status vic_knn_add(vic_ctx *c, const vic_data *x, const vic_knn *graph, const vic_data *added,
                        const vic_build_options *o, vic_knn *out);
 /* Two graphs of disjoint row sets into the graph of their union: g1 lists

@@ -360,7 +360,7 @@ static int ggnn_searcher_make(vick_call *call, vick_env *env, vick_ggnn_searcher
   VICK_TRY(ggnn_searcher_reserve(call, env, s, m, k, a.slab * GGNN_WARPS_PER_BLOCK));
   if (small) {
     const double t0 = vick_now();
-    VICK_TRY(gs_create_borrowed(call, env, g->x, g->n, g->d, g->layer[0].graph, g->k, g->perm, &s->small));
+    VICK_TRY(gs_create_borrowed(call, env, g->x, g->n, g->d, g->layer[0].graph, g->k, g->perm, 0, &s->small));
     VICK_TRY(vick_gsearch_reserve(call, s->small, m < 1024 ? m : 1024, k < 128 ? k : 128));
     vick_stage_add(call, "small index", vick_now() - t0);
   }

@@ -88,9 +88,18 @@ int gs_pivot_launch(vick_call *call, const vick_gsearch *g, const float *q, int6
 /* A search index over rows and a graph already on the device, owned by
  * another index that outlives it (GGNN's bottom layer in its layer-0
  * order; dperm: the caller's id of each node, applied to the results);
- * its own arrays kept within env's budget. */
+ * its own arrays kept within env's budget.  pivots: how many to draw (0 =
+ * the default, at most GS_PIVOTS_MAX). */
 int gs_create_borrowed(vick_call *call, vick_env *env, const float *dx, int64_t n, int32_t d, const int32_t *dgraph,
-                       int32_t degree, const int32_t *dperm, vick_gsearch **out);
+                       int32_t degree, const int32_t *dperm, int32_t pivots, vick_gsearch **out);
+
+/* The large-batch search of m queries already on the device (dq, m x d)
+ * into device results (dids, ddist: m x k) on env's stream, in launches of
+ * at most `chunk` queries (the pivot candidates' scratch is sized by it);
+ * queued, not waited for.  The same results as vick_gsearch_query of those
+ * queries with p (p->procedure must be VICK_GSEARCH_LARGE). */
+int gs_query_device(vick_call *call, vick_env *env, const vick_gsearch *g, const float *dq, int64_t m, int k,
+                    const vick_gsearch_params *p, int64_t chunk, int64_t *dids, float *ddist);
 
 /* the pivot kernel, for loading it ahead of the first call */
 const void *gs_pivot_kernel_ptr(void);

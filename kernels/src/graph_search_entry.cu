@@ -400,7 +400,7 @@ int vick_gsearch_create(vick_call *call, const float *rows, int64_t n, int32_t d
 }
 
 int gs_create_borrowed(vick_call *call, vick_env *env, const float *dx, int64_t n, int32_t d, const int32_t *dgraph,
-                       int32_t degree, const int32_t *dperm, vick_gsearch **out) {
+                       int32_t degree, const int32_t *dperm, int32_t pivots, vick_gsearch **out) {
   *out = NULL;
   if (n < 1 || d < 1 || degree < 1 || n >= ((int64_t)1 << 31) - 1 || ((size_t)d + 3) / 4 * 16 * GS_PQT > 40000)
     return vick_fail(call, VICK_ARGUMENT, "graph search: a borrowed graph of n = %lld, d = %d, degree %d is not "
@@ -431,7 +431,7 @@ int gs_create_borrowed(vick_call *call, vick_env *env, const float *dx, int64_t 
   GS_STEP(cudaMemcpy(&repeat, dflag, sizeof(int), cudaMemcpyDeviceToHost));
   vick_buf_free(env, &flag);
   g->unique_rows = rc == VICK_OK && !repeat;
-  if (rc == VICK_OK) rc = gs_finish(call, env, g, 0);
+  if (rc == VICK_OK) rc = gs_finish(call, env, g, pivots);
   if (rc != VICK_OK) {
     gs_release(g);
     return rc;

@@ -459,6 +459,37 @@ int vick_gsearch_query_hooked(vick_call *call, const vick_gsearch *g, int64_t m,
   return gs_query(call, g, NULL, m, k, p, NULL, NULL, h);
 }
 
+int gs_query_device(vick_call *call, vick_env *env, const vick_gsearch *g, const float *dq, int64_t m, int k,
+                    const vick_gsearch_params *p, int64_t chunk, int64_t *dids, float *ddist) {
+  if (!g || !dq || !dids || !ddist || !p || m < 1 || k < 1 || k > 128 || chunk < 1 ||
+      p->procedure != VICK_GSEARCH_LARGE || !(p->delta >= 0.f))
+    return vick_fail(call, VICK_ARGUMENT, "graph search on device queries: needs a graph, queries, 1 <= k <= 128, "
+                     "the large procedure and delta >= 0");
+  const int64_t per = chunk < m ? chunk : m;
+  gs_plan P;
+  VICK_TRY(gs_plan_make(call, g, per, k, p, &P));
+  vick_buf near = {NULL, 0};
+  VICK_TRY(vick_buf_alloc(call, env, &near, (size_t)per * P.slices * GS_EMAX * 8, "graph search pivot candidates"));
+  gs_graph G = {g->x, g->g,      g->occl,           g->pid,   g->pcomp, g->members,           g->coff,
+                g->n, g->d,      g->degree,         p->occlusion_limit, P.slices, g->components == 1,
+                g->unique_rows,  g->perm};
+  int rc = VICK_OK;
+  for (int64_t a = 0; a < m && rc == VICK_OK; a += per) {
+    const int64_t rows = m - a < per ? m - a : per;
+    const float *q = dq + a * g->d;
+    rc = gs_pivot_launch(call, g, q, rows, P.slices, (unsigned long long *)near.p, NULL, env->stream);
+    if (rc == VICK_OK)
+      rc = gs_large_launch(call, env->stream, &P, G, q, (const unsigned long long *)near.p, rows, a, k, p->delta,
+                           dids + a * k, ddist + a * k);
+  }
+  if (rc == VICK_OK) {
+    const cudaError_t e = cudaStreamSynchronize(env->stream);
+    if (e != cudaSuccess) rc = vick_cuda_fail(call, e, "graph search on device queries", __FILE__, __LINE__);
+  }
+  vick_buf_free(env, &near);
+  return rc;
+}
+
 #define GS_SMALL_RESERVE 1024
 
 int vick_gsearch_reserve(vick_call *call, const vick_gsearch *g, int64_t m, int32_t k) {

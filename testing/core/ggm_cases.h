@@ -8,6 +8,7 @@
 
 #include "test_util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,6 +67,33 @@ static double gc_recall(const vic_knn *got, const vic_knn *exact, int64_t n) {
   return (double)hit / ((double)n * k);
 }
 
+/* Lists as vic_knn_build promises them: ascending true distances that are
+ * the rows' distances (to float rounding), no id twice, -1 only after a
+ * row's last entry and only where fewer than k other rows exist. */
+static void gc_lists_exact(const vic_knn *got, const float *rows, int32_t d, const char *what) {
+  int64_t bad_dist = 0, bad_order = 0, repeats = 0, padded = 0;
+  const int32_t k = got->k;
+  const int64_t want = got->n - 1 < k ? got->n - 1 : k;
+  for (int64_t u = 0; u < got->n; ++u) {
+    const int64_t *li = got->ids + u * k;
+    const float *ld = got->dist + u * k;
+    for (int32_t t = 0; t < k; ++t) {
+      if (li[t] < 0) { padded += t < want; continue; }
+      double s = 0;
+      for (int32_t j = 0; j < d; ++j) {
+        const double e = (double)rows[u * d + j] - rows[li[t] * d + j];
+        s += e * e;
+      }
+      bad_dist += fabs(sqrt(s) - ld[t]) > 1e-4 * (1 + sqrt(s));
+      bad_order += t > 0 && li[t - 1] >= 0 && ld[t] < ld[t - 1];
+      for (int32_t e = 0; e < t; ++e) repeats += li[e] == li[t];
+    }
+  }
+  VT_CHECK(bad_dist == 0 && bad_order == 0 && repeats == 0 && padded == 0,
+           "%s: %lld distances off, %lld out of order, %lld repeated ids, %lld missing entries", what,
+           (long long)bad_dist, (long long)bad_order, (long long)repeats, (long long)padded);
+}
+
 static vic_data gc_view(const float *rows, int64_t n, int32_t d) {
   vic_data x = {rows, n, d, 0, VIC_L2, NULL, NULL};
   return x;
@@ -88,7 +116,22 @@ static void gc_add_merge(const ggm_case *t, const float *rows, const vic_knn *ex
          vic_backend_name(out.report.backend), out.report.seconds_total);
   VT_CHECK(r >= t->min_recall, "add recall %.4f", r);
   VT_CHECK(out.report.backend == t->backend, "add ran on %s", vic_backend_name(out.report.backend));
+  gc_lists_exact(&out, rows, d, "add");
+  if (t->backend == VIC_BACKEND_CUDA) /* k <= 32 on the GPU: no new graph, no merge */
+    VT_CHECK(strstr(out.report.reason, "graph search") != NULL, "add ran as: %s", out.report.reason);
   vic_knn_free(&out);
+  /* against a rebuild of all rows by the same method: the add may not lose
+   * more than a little of its recall */
+  {
+    vic_data xa = gc_view(rows, n, d);
+    vic_knn full = {0};
+    VT_OK(c, vic_knn_build(c, &xa, &o, &full));
+    const double rb = gc_recall(&full, exact, n);
+    printf("%s rebuild of %lld rows: recall %.4f (%.3f s); the add %+.4f\n", t->test, (long long)n, rb,
+           full.report.seconds_total, r - rb);
+    VT_CHECK(r >= rb - 0.01, "add recall %.4f, rebuild %.4f", r, rb);
+    vic_knn_free(&full);
+  }
 
   /* a single new row, and bad input: each with its message, out left zeroed */
   vic_data x1 = gc_view(rows + n_old * d, 1, d);
@@ -99,6 +142,17 @@ static void gc_add_merge(const ggm_case *t, const float *rows, const vic_knn *ex
   VT_CHECK(vic_knn_add(c, &xo, &g, &bad_d, &o, &out) == VIC_E_ARGUMENT && strstr(vic_ctx_error(c), "d = "),
            "wrong d: %s", vic_ctx_error(c));
   VT_CHECK(out.ids == NULL && out.n == 0, "out not zeroed");
+  {
+    float *nan_rows = malloc((size_t)10 * d * sizeof *nan_rows);
+    memcpy(nan_rows, rows + n_old * d, (size_t)10 * d * sizeof *nan_rows);
+    nan_rows[3 * d + 1] = NAN;
+    vic_data bad_nan = gc_view(nan_rows, 10, d);
+    VT_CHECK(vic_knn_add(c, &xo, &g, &bad_nan, &o, &out) == VIC_E_NONFINITE && strstr(vic_ctx_error(c), "row 3") &&
+                 strstr(vic_ctx_error(c), "NaN"),
+             "NaN in the new rows: %s", vic_ctx_error(c));
+    VT_CHECK(out.ids == NULL && out.n == 0, "out not zeroed after NaN");
+    free(nan_rows);
+  }
   vic_data empty = gc_view(rows, 0, d);
   VT_CHECK(vic_knn_add(c, &xo, &g, &empty, &o, &out) == VIC_E_ARGUMENT && strstr(vic_ctx_error(c), "nothing to add"),
            "empty add: %s", vic_ctx_error(c));

@@ -100,53 +100,6 @@ static void check_scatter(int id_bytes, int threads, int32_t k, int contiguous, 
   free(dist);
 }
 
-/* Population in the background while pieces are scattered into the same
- * destination: every entry as written, the ones written before unchanged. */
-static void check_prefault(int id_bytes, int threads) {
-  const int64_t n = 262144, m = 65536;
-  const int32_t k = 16; /* 16 MiB of distances: large enough to be populated */
-  const size_t ib = (size_t)k * (size_t)id_bytes;
-  vic__lists d = {id_bytes, malloc((size_t)n * ib), malloc((size_t)n * k * sizeof(float))};
-  uint32_t *rows = malloc((size_t)m * 4);
-  char *ids = malloc((size_t)m * ib);
-  float *dist = malloc((size_t)m * k * sizeof(float));
-  if (!d.ids || !d.dist || !rows || !ids || !dist) { fprintf(stderr, "out of memory\n"); exit(1); }
-  /* the first quarter written before the population starts */
-  memset(d.ids, 0x5a, (size_t)m * ib);
-  for (int64_t i = 0; i < m * k; ++i) d.dist[i] = -2.f;
-  vic__prefault *pf = vic__lists_prefault(&d, n, k, threads);
-  for (int64_t p = 1; p < n / m; ++p) { /* the rest piece by piece, scattered */
-    for (int64_t r = 0; r < m; ++r) rows[r] = (uint32_t)((r * 40503) % m);
-    for (int64_t r = 0; r < m; ++r)
-      for (int32_t t = 0; t < k; ++t) {
-        const int64_t row = p * m + rows[r];
-        if (id_bytes == 4) ((int32_t *)ids)[r * k + t] = (int32_t)(row + t);
-        else ((int64_t *)ids)[r * k + t] = row * 1000 + t;
-        dist[r * k + t] = (float)row + 0.5f * (float)t;
-      }
-    vic__lists_scatter(&d, threads, p * m, rows, m, k, ids, dist);
-  }
-  vic__lists_prefault_end(pf);
-  int64_t bad = 0;
-  for (int64_t i = 0; i < n; ++i)
-    for (int32_t t = 0; t < k; ++t) {
-      const int64_t got = vic__lists_id(&d, i * k + t);
-      if (i < m) {
-        const int64_t want = id_bytes == 4 ? (int64_t)(int32_t)0x5a5a5a5a : (int64_t)0x5a5a5a5a5a5a5a5aLL;
-        bad += got != want || d.dist[i * k + t] != -2.f;
-      } else {
-        bad += got != (id_bytes == 4 ? i + t : i * 1000 + t) || d.dist[i * k + t] != (float)i + 0.5f * (float)t;
-      }
-    }
-  VT_CHECK(bad == 0, "populated while written, %d-byte ids, %d threads: %lld entries wrong", id_bytes, threads,
-           (long long)bad);
-  free(d.ids);
-  free(d.dist);
-  free(rows);
-  free(ids);
-  free(dist);
-}
-
 static void check_narrow_dnn1(void) {
   const int64_t n = 100000;
   const int32_t k = 3;
@@ -287,8 +240,6 @@ int main(void) {
     check_scatter(4, 2, 16, contiguous, 1);
     check_scatter(8, 3, 32, contiguous, 1);
   }
-  check_prefault(8, 3);
-  check_prefault(4, 2);
   check_narrow_dnn1();
   for (int slots = 1; slots <= 4; ++slots) {
     check_slot_teams(slots, 1);

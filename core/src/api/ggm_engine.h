@@ -55,6 +55,22 @@ vic_status vic__ggm_gpu_pairs_merge(vic_ctx *c, vic_ggm_step *st, vic_ggm_pairs 
                                     const int32_t *ids2, const float *dist2, int32_t k, int32_t *out_ids,
                                     float *out_dist);
 void vic__ggm_gpu_pairs_close(vic_ggm_pairs *w);
+/* The add by graph search over the old rows (vic_kernels_add.h; k <= 32):
+ * the old lists as given (ids, n_old x k), the result (n_old + n_new) x k
+ * with working distances, -1 / +inf after a row's last entry. */
+typedef struct {
+  int32_t width;   /* old rows searched for each new row */
+  int32_t degree;  /* search graph edges per old row (its list, then reverse edges) */
+  int32_t list;    /* the search's list */
+  float delta;     /* the search's probe threshold */
+  int32_t reverse; /* new rows an old row keeps of those whose search found it */
+  int32_t join;    /* list entries (found rows) whose finders each row also tries */
+  int32_t refine;  /* list entries whose own lists an old row tries */
+  int32_t pivots;  /* search entry pivots (0: the search's defaults) */
+} vic_add_plan;
+vic_status vic__ggm_gpu_add(vic_ctx *c, vic_ggm_step *st, const float *rows_old, int64_t n_old, const float *rows_new,
+                            int64_t n_new, int32_t d, const int64_t *old_ids, int32_t k, const vic_add_plan *p,
+                            int64_t *out_ids, float *out_dist);
 /* Device bytes of one pair workspace for shards of m rows with k-wide
  * results (0 without CUDA). */
 size_t vic__ggm_gpu_pair_bytes(int64_t m, int32_t d, const vic_ggm_params *p, int32_t k);

@@ -4,6 +4,7 @@
  * context. */
 #include "cuda_internal.h"
 #include "ggm_engine.h"
+#include "vic_kernels_add.h"
 #include "vic_kernels_ggm_pairs.h"
 #include "vic_kernels_gnnd.h"
 
@@ -55,6 +56,17 @@ vic_status vic__ggm_gpu_merge(vic_ctx *c, vic_ggm_step *st, const float *rows1, 
   vick_gnnd_graph g2 = {n2, p->K, (int32_t *)ids2, (float *)dist2};
   vick_gnnd_graph out = {n1 + n2, k, out_ids, out_dist};
   return finish(st, &call, vick_gnnd_merge_blocks(&call, rows1, n1, rows2, n2, d, &q, &g1, &g2, &out), "ggm merge");
+}
+
+vic_status vic__ggm_gpu_add(vic_ctx *c, vic_ggm_step *st, const float *rows_old, int64_t n_old, const float *rows_new,
+                            int64_t n_new, int32_t d, const int64_t *old_ids, int32_t k, const vic_add_plan *p,
+                            int64_t *out_ids, float *out_dist) {
+  vick_call call;
+  vic__cuda_call_init(c, &call, st->device, 0, st->threaded);
+  vick_add_params q = {p->width, p->degree, p->list, p->delta, p->reverse, p->join, p->refine, p->pivots, 0};
+  return finish(st, &call,
+                vick_knn_add_search(&call, rows_old, n_old, rows_new, n_new, d, old_ids, k, &q, out_ids, out_dist),
+                "add by graph search");
 }
 
 vic_status vic__ggm_gpu_pairs_open(vic_ctx *c, vic_ggm_step *st, int64_t m, int32_t d, const vic_ggm_params *p,

@@ -84,10 +84,10 @@ vic_status vic__cuda_grid_multi(vic_ctx *c, const vick_points *p, const vic_buil
   }
   grid_job job = {c, p, k, dst, threads, call, rc, count};
   vic_status st = vic__progress(c, "grid", 0.0);
-  /* the destination's pages mapped while the devices upload and sort */
-  vic__prefault *pf = st == VIC_OK ? vic__lists_prefault(dst, p->n, k, vic__threads(c)) : NULL;
+  /* the destination's pages are faulted in by the writers themselves: its
+   * huge-page advice makes that cheap, and threads mapping them ahead
+   * took the CPU from the devices' set-up */
   if (st == VIC_OK) vic__slots_run(count, 1, grid_slot, &job);
-  vic__lists_prefault_end(pf);
   for (int s = 0; st == VIC_OK && s < count; ++s)
     if (rc[s] != VICK_OK) st = vic__cuda_translate(c, rc[s], &call[s], VIC_METHOD_GRID);
   if (st == VIC_OK) st = vic__progress(c, "grid", 1.0);

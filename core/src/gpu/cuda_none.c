@@ -73,6 +73,15 @@ vic_status vic__ggm_gpu_merge(vic_ctx *c, vic_ggm_step *st, const float *rows1, 
   return VIC_E_NODEVICE;
 }
 
+vic_status vic__ggm_gpu_add(vic_ctx *c, vic_ggm_step *st, const float *rows_old, int64_t n_old, const float *rows_new,
+                            int64_t n_new, int32_t d, const int64_t *old_ids, int32_t k, const vic_add_plan *p,
+                            int64_t *out_ids, float *out_dist) {
+  (void)c; (void)rows_old; (void)n_old; (void)rows_new; (void)n_new; (void)d; (void)old_ids; (void)k; (void)p;
+  (void)out_ids; (void)out_dist;
+  snprintf(st->message, sizeof st->message, "this build of Vicinity has no CUDA backend");
+  return VIC_E_NODEVICE;
+}
+
 vic_status vic__ggm_gpu_pairs_open(vic_ctx *c, vic_ggm_step *st, int64_t m, int32_t d, const vic_ggm_params *p,
                                    int32_t k, vic_ggm_pairs **out) {
   (void)c; (void)m; (void)d; (void)p; (void)k;

@@ -2,7 +2,6 @@
 #define _GNU_SOURCE /* madvise, posix_memalign */
 #include "list_dest.h"
 
-#include <stdatomic.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -11,9 +10,7 @@ static int omp_get_thread_num(void) { return 0; }
 static int omp_get_num_threads(void) { return 1; }
 #endif
 #ifdef __linux__
-#include <pthread.h>
 #include <sys/mman.h>
-#include <unistd.h>
 #endif
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -143,84 +140,3 @@ void *vic__malloc_lists(vic_ctx *c, size_t bytes, const char *what) {
   return p;
 }
 
-/* Background population of a destination: threads take blocks of
- * the ids, then the distances, in order, and ask the kernel to map them
- * writable (MADV_POPULATE_WRITE: the contents are not touched, so the
- * writers may fill the same pages meanwhile). */
-#define PREFAULT_MAX_THREADS 64
-/* Small enough that the end of a pass (which waits for each thread's
- * current block) comes soon after it is asked for, even where populating
- * threads share the page tables' locks and each moves slowly. */
-#define PREFAULT_BLOCK ((size_t)8 << 20)
-/* Below this many bytes of distances the writers fault their pages in
- * themselves sooner than threads start. */
-#define PREFAULT_MIN_DIST ((size_t)16 << 20)
-struct vic__prefault {
-#ifdef __linux__
-  char *base[2];
-  size_t bytes[2], blocks[2];
-  atomic_size_t next; /* next block over both regions */
-  atomic_int stop;
-  int threads;
-  pthread_t th[PREFAULT_MAX_THREADS];
-#endif
-  int unused;
-};
-
-#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
-static void *prefault_main(void *arg) {
-  struct vic__prefault *p = arg;
-  for (;;) {
-    if (atomic_load_explicit(&p->stop, memory_order_relaxed)) break;
-    size_t b = atomic_fetch_add(&p->next, 1);
-    int r = b < p->blocks[0] ? 0 : 1;
-    if (r == 1) b -= p->blocks[0];
-    if (b >= p->blocks[r]) break;
-    size_t off = b * PREFAULT_BLOCK, len = p->bytes[r] - off < PREFAULT_BLOCK ? p->bytes[r] - off : PREFAULT_BLOCK;
-    /* an older kernel (EINVAL) or memory that cannot be populated: the
-     * writers fault the pages in themselves, as without this */
-    if (madvise(p->base[r] + off, len, MADV_POPULATE_WRITE) != 0) atomic_store(&p->stop, 1);
-  }
-  return NULL;
-}
-#endif
-
-vic__prefault *vic__lists_prefault(const vic__lists *dst, int64_t n, int32_t k, int threads) {
-#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
-  const size_t entries = (size_t)n * (size_t)k;
-  if (entries * sizeof(float) < PREFAULT_MIN_DIST || threads < 1) return NULL;
-  struct vic__prefault *p = calloc(1, sizeof *p);
-  if (!p) return NULL; /* advice only */
-  const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-  void *const from[2] = {dst->ids, dst->dist};
-  const size_t len[2] = {entries * (size_t)dst->id_bytes, entries * sizeof(float)};
-  for (int r = 0; r < 2; ++r) { /* whole pages inside the region */
-    uintptr_t a = ((uintptr_t)from[r] + page - 1) & ~(page - 1), e = ((uintptr_t)from[r] + len[r]) & ~(page - 1);
-    p->base[r] = (char *)a;
-    p->bytes[r] = e > a ? e - a : 0;
-    p->blocks[r] = (p->bytes[r] + PREFAULT_BLOCK - 1) / PREFAULT_BLOCK;
-  }
-  atomic_init(&p->next, 0);
-  atomic_init(&p->stop, 0);
-  if (threads > PREFAULT_MAX_THREADS) threads = PREFAULT_MAX_THREADS;
-  for (p->threads = 0; p->threads < threads; ++p->threads)
-    if (pthread_create(&p->th[p->threads], NULL, prefault_main, p) != 0) break;
-  if (p->threads == 0) {
-    free(p);
-    return NULL;
-  }
-  return p;
-#else
-  (void)dst, (void)n, (void)k, (void)threads;
-  return NULL;
-#endif
-}
-
-void vic__lists_prefault_end(vic__prefault *p) {
-  if (!p) return;
-#ifdef __linux__
-  atomic_store(&p->stop, 1);
-  for (int t = 0; t < p->threads; ++t) pthread_join(p->th[t], NULL);
-#endif
-  free(p);
-}

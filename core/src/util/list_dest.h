@@ -31,17 +31,6 @@ static inline int64_t vic__lists_id(const vic__lists *d, int64_t i) {
 /* d_nn1 statistics (column 0) of n filled lists into the report. */
 void vic__lists_dnn1(const vic__lists *d, int64_t n, int32_t k, int threads, vic_report *r);
 
-/* A destination's pages mapped in the background while the lists are
- * computed (Linux 5.14+), so that the writers find them in place: a fresh
- * destination costs one page fault per page whoever touches it first, and
- * the device's set-up leaves the host's cores idle.  NULL when there is
- * nothing to do (small lists, another system); the contents are not
- * changed, so writers may fill the destination meanwhile.  _end stops
- * what is left and waits for the threads. */
-typedef struct vic__prefault vic__prefault;
-vic__prefault *vic__lists_prefault(const vic__lists *dst, int64_t n, int32_t k, int threads);
-void vic__lists_prefault_end(vic__prefault *p);
-
 /* Host memory for n*k-entry result lists: like vic__malloc, but large
  * buffers are asked to come in huge pages (Linux), so that writing a fresh
  * result faults 512 times less often.  Released with free(). */
