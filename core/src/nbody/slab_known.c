@@ -186,8 +186,9 @@ static int known_kept(slab_job *j, int dev, int64_t s) {
   int rc = VICK_OK;
   const double td = vic__now();
   if (j->pass == PASS_LINKS) {
-    int32_t *pa = malloc((size_t)n_own * sizeof *pa), *up = malloc((size_t)n_own * sizeof *up);
-    int32_t *mx = malloc((size_t)n_own * sizeof *mx), *col = malloc((size_t)n_own * sizeof *col);
+    /* a slab's rows' results (huge-page advice: few faults) */
+    int32_t *pa = vic__malloc_huge((size_t)n_own * sizeof *pa), *up = vic__malloc_huge((size_t)n_own * sizeof *up);
+    int32_t *mx = vic__malloc_huge((size_t)n_own * sizeof *mx), *col = vic__malloc_huge((size_t)n_own * sizeof *col);
     if (!pa || !up || !mx || !col) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's links");
     if (rc == VICK_OK) rc = vick_slab_links_kept(&one, l, j->x->n, j->rho, held, pa, col, up, mx);
     const double tp = vic__now();
@@ -199,7 +200,7 @@ static int known_kept(slab_job *j, int dev, int64_t s) {
     j->t_place[dev] += vic__now() - tp;
   } else {
     double tp = vic__now();
-    int32_t *rank = malloc((size_t)n_own * sizeof *rank);
+    int32_t *rank = vic__malloc_huge((size_t)n_own * sizeof *rank);
     if (!rank) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's ranks");
     else gather_ranks(j, own, n_own, rank);
     uint64_t *pair = NULL, *pos = NULL;

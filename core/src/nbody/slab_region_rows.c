@@ -505,11 +505,12 @@ int vic__slab_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own, 
   vick_call *call = &j->call[dev];
   if (n_own == 0) return VICK_OK;
   rows_pass u = {NULL, NULL, NULL, NULL, slab, mid};
-  int64_t *rows = malloc((size_t)n_own * sizeof *rows);
-  u.rk = malloc((size_t)n_own * sizeof *u.rk);
-  if (j->knn) u.knn = malloc((size_t)n_own * sizeof *u.knn);
-  if (j->sph) u.sph = malloc((size_t)n_own * sizeof *u.sph);
-  if (j->h) u.h = malloc((size_t)n_own * sizeof *u.h);
+  /* per row of a slab (huge-page advice: few faults) */
+  int64_t *rows = vic__malloc_huge((size_t)n_own * sizeof *rows);
+  u.rk = vic__malloc_huge((size_t)n_own * sizeof *u.rk);
+  if (j->knn) u.knn = vic__malloc_huge((size_t)n_own * sizeof *u.knn);
+  if (j->sph) u.sph = vic__malloc_huge((size_t)n_own * sizeof *u.sph);
+  if (j->h) u.h = vic__malloc_huge((size_t)n_own * sizeof *u.h);
   int rc = VICK_OK;
   if (!rows || !u.rk || (j->knn && !u.knn) || (j->sph && !u.sph) || (j->h && !u.h))
     rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's results");
