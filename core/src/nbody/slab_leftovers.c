@@ -28,6 +28,11 @@ typedef struct {
 static void leftover_slot(void *arg, int slot) {
   leftover_job *lj = arg;
   slab_job *j = lj->j;
+#ifdef _OPENMP
+  /* a slot on a team's thread (several devices): its device's parallel
+   * regions in its share of the host threads, as the slabs' (slab_slot) */
+  if (omp_in_parallel()) omp_set_num_threads(j->threads);
+#endif
   unsigned char *is_row = calloc((size_t)j->x->n, 1);
   if (!is_row) {
     j->rc[slot] = vic__slab_fail(&j->call[slot], VICK_NOMEM, "no host memory for leftover flags");
