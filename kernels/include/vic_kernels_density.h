@@ -52,14 +52,24 @@ int vick_grid_knn_density(vick_call *call, const vick_points *x, int32_t k, cons
                           const vick_density_params *p, float *knn_density, float *sph_density,
                           float *smoothing_length, int64_t *ids, float *dist, int64_t *bad_row);
 
-/* A slab's own rows' lists (ids in the whole set, true distances) and
- * their ids, kept on their device by vick_slab_density for the later
- * passes of density + peaks (vick_slab_links_kept, vick_slab_edges_kept)
- * so that those do not make them again.  vick_slab_lists_bytes: the
- * device bytes they hold (n_own * (8 k + 4)). */
+/* A slab's own rows' list ids (in the whole set) and the rows' ids,
+ * kept on their device by vick_slab_density for the later passes of
+ * density + peaks (vick_slab_links_kept, vick_slab_edges_kept) so that
+ * those do not make them again; the distances, which only the links
+ * read (one per row), go to the host instead (keep_dist), so that a
+ * device keeps twice the slabs.  vick_slab_lists_bytes: the device bytes
+ * they hold (n_own * (4 k + 4)). */
 typedef struct vick_slab_lists vick_slab_lists;
 size_t vick_slab_lists_bytes(int64_t n_own, int32_t k);
 void vick_slab_lists_free(vick_slab_lists *l); /* NULL is fine */
+/* Parked lists wait in host memory (vick_slab_lists_park: their device
+ * memory given back, for a step that needs it between two passes) until
+ * vick_slab_lists_unpark puts them on their device again (the call's
+ * device, under its budget); a failure leaves them where they were.  The
+ * kept-list calls take unparked lists only. */
+int vick_slab_lists_park(vick_call *call, vick_slab_lists *l);
+int vick_slab_lists_unpark(vick_call *call, vick_slab_lists *l);
+int vick_slab_lists_parked(const vick_slab_lists *l);
 
 /* One slab of a set too large for the device: x holds the slab's own
  * points (rows [0, n_own)) and a halo around them; key_ids (n entries)
@@ -71,12 +81,13 @@ void vick_slab_lists_free(vick_slab_lists *l); /* NULL is fine */
  * densities (any NULL), ids / dist (n_own*k, or NULL; with row_of, the
  * whole set's n_all*k arrays, own row r going to row row_of[r]).  *bad_row: the
  * first own row whose list cannot give a density, or -1.  keep: NULL,
- * or *keep receives the own rows' lists left on the device (NULL when
- * *bad_row >= 0 or on failure). */
+ * or *keep receives the own rows' list ids left on the device (NULL when
+ * *bad_row >= 0 or on failure), and keep_dist (host, n_own*k, own row r
+ * at r*k; or NULL where dist has them) their distances. */
 int vick_slab_density(vick_call *call, const vick_points *x, int32_t k, int64_t n_own, const uint32_t *key_ids,
                       int64_t n_all, const float *mass, const vick_density_params *p, float *knn_density,
                       float *sph_density, float *smoothing_length, float *rk, int32_t *ids, float *dist,
-                      const int64_t *row_of, int64_t *bad_row, vick_slab_lists **keep);
+                      const int64_t *row_of, int64_t *bad_row, vick_slab_lists **keep, float *keep_dist);
 
 #ifdef __cplusplus
 }

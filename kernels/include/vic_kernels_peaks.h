@@ -116,11 +116,14 @@ int vick_slab_edges(vick_call *call, const vick_points *x, int32_t k, int64_t n_
                     const int32_t *rank, int64_t n_max, uint64_t **pair, uint64_t **pos, int64_t *count);
 /* The same two steps from a slab's lists kept by vick_slab_density
  * (its own rows in the order it took them): rho and lab (n_all, host)
- * by id in the whole set; the outputs and rank (n_own) by own row.  An
- * own row whose rank is negative gives no edges (the caller answers it
- * elsewhere); its links are computed and left to the caller to ignore. */
+ * by id in the whole set; the outputs and rank (n_own) by own row.  The
+ * kept lists hold no distances: instead of delta, col receives the place
+ * of each row's parent in its list (-1: none), whose distance the caller
+ * has (vick_slab_density's keep_dist).  An own row whose rank is
+ * negative gives no edges (the caller answers it elsewhere); its links
+ * are computed and left to the caller to ignore. */
 int vick_slab_links_kept(vick_call *call, const vick_slab_lists *l, int64_t n_all, const float *rho,
-                         const vick_by_id *held, int32_t *parent, float *delta, int32_t *up, int32_t *is_max);
+                         const vick_by_id *held, int32_t *parent, int32_t *col, int32_t *up, int32_t *is_max);
 int vick_slab_edges_kept(vick_call *call, const vick_slab_lists *l, int64_t n_all, const float *rho,
                          const int32_t *lab, const vick_by_id *held, const int32_t *rank, int64_t n_max,
                          uint64_t **pair, uint64_t **pos, int64_t *count);

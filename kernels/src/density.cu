@@ -349,24 +349,89 @@ typedef struct {
   vick_buf rk;
 } slab_ws;
 
-extern "C" size_t vick_slab_lists_bytes(int64_t n_own, int32_t k) { return (size_t)n_own * ((size_t)k * 8 + 4); }
+extern "C" size_t vick_slab_lists_bytes(int64_t n_own, int32_t k) { return (size_t)n_own * ((size_t)k * 4 + 4); }
 
-extern "C" void vick_slab_lists_free(vick_slab_lists *l) {
-  if (!l) return;
+/* The device buffers of l freed (on its device; the caller's current
+ * device restored). */
+static void lists_device_free(vick_slab_lists *l) {
   int was = -1;
   if (cudaGetDevice(&was) != cudaSuccess) was = -1;
   if (cudaSetDevice(l->device) == cudaSuccess) {
     cudaFree(l->ids);
-    cudaFree(l->dist);
     cudaFree(l->self);
   }
   if (was >= 0) cudaSetDevice(was);
   cudaGetLastError();
+  l->ids = l->self = NULL;
+}
+
+extern "C" void vick_slab_lists_free(vick_slab_lists *l) {
+  if (!l) return;
+  lists_device_free(l);
+  free(l->host_ids);
+  free(l->host_self);
   free(l);
 }
 
-/* The own rows' lists handed from the run's buffers to *keep, with the
- * rows' ids (the run no longer counts them). */
+extern "C" int vick_slab_lists_parked(const vick_slab_lists *l) { return l && l->host_ids; }
+
+/* Both arrays of l between host and device through the call's pinned slots. */
+static int lists_copy(vick_call *call, vick_slab_lists *l, int to_host) {
+  const size_t bi = (size_t)l->rows * (size_t)l->k * 4, bs = (size_t)l->rows * 4;
+  vick_env env;
+  vick_stage st;
+  memset(&st, 0, sizeof st);
+  vick_buf ids = {NULL, 0}, self = {NULL, 0};
+  int rc = vick_begin(call, &env);
+  if (rc == VICK_OK) rc = vick_stage_init(call, &st, 0);
+  if (rc == VICK_OK && to_host) {
+    rc = vick_staged_to_host(call, &env, &st, l->host_ids, l->ids, bi);
+    if (rc == VICK_OK) rc = vick_staged_to_host(call, &env, &st, l->host_self, l->self, bs);
+  } else if (rc == VICK_OK) {
+    rc = vick_buf_alloc(call, &env, &ids, bi, "parked slab lists");
+    if (rc == VICK_OK) rc = vick_buf_alloc(call, &env, &self, bs, "parked slab row ids");
+    if (rc == VICK_OK) rc = vick_staged_to_device(call, &env, &st, ids.p, l->host_ids, bi);
+    if (rc == VICK_OK) rc = vick_staged_to_device(call, &env, &st, self.p, l->host_self, bs);
+    if (rc == VICK_OK) { /* the lists hold them now, not this call */
+      l->ids = vick_buf_keep(&env, &ids);
+      l->self = vick_buf_keep(&env, &self);
+    }
+    vick_buf_free(&env, &ids);
+    vick_buf_free(&env, &self);
+  }
+  vick_stage_free(&st);
+  return vick_end(call, &env, rc);
+}
+
+extern "C" int vick_slab_lists_park(vick_call *call, vick_slab_lists *l) {
+  if (!l || l->host_ids || l->device != call->device)
+    return vick_fail(call, VICK_ARGUMENT, "slab lists to park: none, parked already, or on another device");
+  l->host_ids = malloc((size_t)l->rows * (size_t)l->k * 4);
+  l->host_self = l->host_ids ? malloc((size_t)l->rows * 4) : NULL;
+  int rc = l->host_self ? lists_copy(call, l, 1) : vick_fail(call, VICK_NOMEM, "no host memory to park slab lists");
+  if (rc != VICK_OK) { /* still on the device */
+    free(l->host_ids);
+    free(l->host_self);
+    l->host_ids = l->host_self = NULL;
+    return rc;
+  }
+  lists_device_free(l);
+  return VICK_OK;
+}
+
+extern "C" int vick_slab_lists_unpark(vick_call *call, vick_slab_lists *l) {
+  if (!l || !l->host_ids || l->device != call->device)
+    return vick_fail(call, VICK_ARGUMENT, "slab lists to take back: none, not parked, or on another device");
+  VICK_TRY(lists_copy(call, l, 0));
+  free(l->host_ids);
+  free(l->host_self);
+  l->host_ids = l->host_self = NULL;
+  return VICK_OK;
+}
+
+/* The own rows' list ids handed from the run's buffers to *keep, with
+ * the rows' ids (the run no longer counts them); the distances stay the
+ * run's (the caller has them on the host). */
 static int slab_keep(vick_call *call, slab_ws *w, int64_t n_own, int32_t k, const uint32_t *key_ids,
                      vick_slab_lists **keep) {
   vick_density_dev *d = &w->dev;
@@ -381,14 +446,13 @@ static int slab_keep(vick_call *call, slab_ws *w, int64_t n_own, int32_t k, cons
   *keep = l; /* the caller releases it on any failure from here */
   VICK_TRY(vick_staged_to_device(call, &w->env, &w->stage, l->self, key_ids, (size_t)n_own * 4));
   l->ids = vick_buf_keep(&w->env, &d->ids);
-  l->dist = vick_buf_keep(&w->env, &d->dist);
   return VICK_OK;
 }
 
 static int slab_run(vick_call *call, slab_ws *w, const vick_points *x, int32_t k, int64_t n_own,
                     const uint32_t *key_ids, int64_t n_all, const float *mass, const vick_density_params *p,
                     float *knn, float *sph, float *h, float *rk, int32_t *ids, float *dist, const int64_t *row_of,
-                    int64_t *bad_row, vick_slab_lists **keep) {
+                    int64_t *bad_row, vick_slab_lists **keep, float *keep_dist) {
   vick_density_dev *d = &w->dev;
   vick_grid_rows rows = {0, n_own, key_ids};
   VICK_TRY(vick_grid_density_dev(call, &w->env, x, k, &rows, n_all, mass, p, knn != NULL, sph != NULL, h != NULL, d,
@@ -413,7 +477,10 @@ static int slab_run(vick_call *call, slab_ws *w, const vick_points *x, int32_t k
     if (ids) VICK_TRY(vick_staged_to_host(call, &w->env, st, ids, d->ids.p, total * 4));
     if (dist) VICK_TRY(vick_staged_to_host(call, &w->env, st, dist, d->dist.p, total * 4));
   }
-  if (keep && *bad_row < 0) VICK_TRY(slab_keep(call, w, n_own, k, key_ids, keep));
+  if (keep && *bad_row < 0) {
+    if (keep_dist) VICK_TRY(vick_staged_to_host(call, &w->env, st, keep_dist, d->dist.p, total * 4));
+    VICK_TRY(slab_keep(call, w, n_own, k, key_ids, keep));
+  }
   return vick_poll(call, "density", 1.0);
 }
 
@@ -421,7 +488,7 @@ extern "C" int vick_slab_density(vick_call *call, const vick_points *x, int32_t 
                                  const uint32_t *key_ids, int64_t n_all, const float *mass,
                                  const vick_density_params *p, float *knn_density, float *sph_density,
                                  float *smoothing_length, float *rk, int32_t *ids, float *dist, const int64_t *row_of,
-                                 int64_t *bad_row, vick_slab_lists **keep) {
+                                 int64_t *bad_row, vick_slab_lists **keep, float *keep_dist) {
   if (keep) *keep = NULL;
   if (!x || !bad_row || !key_ids || !rk) return vick_fail(call, VICK_ARGUMENT, "slab density: missing arguments");
   *bad_row = -1;
@@ -434,7 +501,7 @@ extern "C" int vick_slab_density(vick_call *call, const vick_points *x, int32_t 
   int rc = vick_begin(call, &w.env);
   if (rc == VICK_OK)
     rc = slab_run(call, &w, x, k, n_own, key_ids, n_all, mass, p, knn_density, sph_density, smoothing_length, rk, ids,
-                  dist, row_of, bad_row, keep);
+                  dist, row_of, bad_row, keep, keep_dist);
   if (rc != VICK_OK && keep && *keep) {
     vick_slab_lists_free(*keep);
     *keep = NULL;

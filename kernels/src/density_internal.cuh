@@ -15,12 +15,14 @@ typedef struct {
 } vick_density_dev;
 
 /* A slab's lists kept on its device (vic_kernels_density.h): rows x k
- * int32 ids and true distances, the rows' ids in the whole set. */
+ * int32 ids (their distances went to the host), the rows' ids in the
+ * whole set. */
 struct vick_slab_lists {
   int device;
   int64_t rows;
   int32_t k;
-  void *ids, *dist, *self;
+  void *ids, *self;
+  void *host_ids, *host_self; /* while parked (vick_slab_lists_park): ids, self NULL */
 };
 
 /* As vick_grid_knn_density, leaving everything in out (buffers of env,

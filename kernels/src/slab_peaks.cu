@@ -33,23 +33,25 @@ __global__ void sp_scatter_kernel(const uint32_t *key, const int32_t *v, int64_t
   if (l < m) v_all[key[l]] = v[l];
 }
 
-/* peaks.cu's list_kernel for the own rows (ids self[r]). */
+/* peaks.cu's list_kernel for the own rows (ids self[r]).  Without the
+ * distances (kept lists: the host has them), col[r] receives the
+ * parent's place in the row (-1: none) instead of delta[r]. */
 __global__ void sp_links_kernel(const int32_t *ids, const float *dist, const float *rho, const uint32_t *self,
-                                int64_t rows, int64_t n_all, int32_t k, int32_t *parent, float *delta, int32_t *up,
-                                int32_t *is_max) {
+                                int64_t rows, int64_t n_all, int32_t k, int32_t *parent, float *delta, int32_t *col,
+                                int32_t *up, int32_t *is_max) {
   const int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   const int64_t i = self[r];
-  int32_t p = -2, g = -1;
-  float dl = 0.f;
+  int32_t p = -2, g = -1, pc = -1;
   for (int32_t t = 0; t < k; ++t) {
     const int64_t j = ids[r * (int64_t)k + t];
     if (j < 0 || j >= n_all || j == i || !sp_denser(rho, (int32_t)j, (int32_t)i)) continue;
-    if (p == -2) { p = (int32_t)j; dl = dist[r * (int64_t)k + t]; }
+    if (p == -2) { p = (int32_t)j; pc = t; }
     if (g < 0 || sp_denser(rho, (int32_t)j, g)) g = (int32_t)j;
   }
   parent[r] = p;
-  delta[r] = dl;
+  if (dist) delta[r] = pc >= 0 ? dist[r * (int64_t)k + pc] : 0.f;
+  else col[r] = pc;
   up[r] = g >= 0 ? g : (int32_t)i;
   is_max[r] = p == -2;
 }
@@ -210,20 +212,22 @@ static int sp_lists(vick_call *call, sp_ws *w, const vick_points *x, int32_t k, 
 }
 
 /* The links of own rows self (n_own, ids in the set) from their lists
- * ids / dist with the densities by id in w->rho_all (the timer runs). */
+ * ids / dist with the densities by id in w->rho_all (the timer runs);
+ * without dist, the parents' places in the rows (col) instead of delta. */
 static int links_finish(vick_call *call, sp_ws *w, const int32_t *ids, const float *dist, const uint32_t *self,
-                        int32_t k, int64_t n_own, int64_t n_all, int32_t *parent, float *delta, int32_t *up,
-                        int32_t *is_max) {
+                        int32_t k, int64_t n_own, int64_t n_all, int32_t *parent, float *delta, int32_t *col,
+                        int32_t *up, int32_t *is_max) {
   const size_t b = (size_t)n_own * 4;
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out0, b, "slab parents"));
-  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out1, b, "slab deltas"));
+  VICK_TRY(vick_buf_alloc(call, &w->env, &w->out1, b, dist ? "slab deltas" : "slab parent places"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out2, b, "slab basin pointers"));
   VICK_TRY(vick_buf_alloc(call, &w->env, &w->out3, b, "slab maxima flags"));
-  SP_LAUNCH(sp_links_kernel, n_own, ids, dist, sp_rho(w), self, n_own, n_all, k,
-            (int32_t *)w->out0.p, (float *)w->out1.p, (int32_t *)w->out2.p, (int32_t *)w->out3.p);
+  SP_LAUNCH(sp_links_kernel, n_own, ids, dist, sp_rho(w), self, n_own, n_all, k, (int32_t *)w->out0.p,
+            dist ? (float *)w->out1.p : (float *)NULL, dist ? (int32_t *)NULL : (int32_t *)w->out1.p,
+            (int32_t *)w->out2.p, (int32_t *)w->out3.p);
   VICK_TRY(vick_timer_stop(call, &w->env, &call->seconds_kernel, "slab peaks"));
   VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, parent, w->out0.p, b));
-  VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, delta, w->out1.p, b));
+  VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, dist ? (void *)delta : (void *)col, w->out1.p, b));
   VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, up, w->out2.p, b));
   VICK_TRY(vick_staged_to_host(call, &w->env, &w->stage, is_max, w->out3.p, b));
   return vick_poll(call, "peaks", 0.5);
@@ -234,7 +238,7 @@ static int links_run(vick_call *call, sp_ws *w, const vick_points *x, int32_t k,
                      int32_t *up, int32_t *is_max) {
   VICK_TRY(sp_lists(call, w, x, k, n_own, key_ids, n_all, rho, &w->rho_all));
   return links_finish(call, w, (const int32_t *)w->dev.ids.p, (const float *)w->dev.dist.p,
-                      (const uint32_t *)w->key.p, k, n_own, n_all, parent, delta, up, is_max);
+                      (const uint32_t *)w->key.p, k, n_own, n_all, parent, delta, NULL, up, is_max);
 }
 
 /* Values by id over the whole set (host, n_all) into *all. */
@@ -248,16 +252,16 @@ static int kept_ok(vick_call *call, const vick_slab_lists *l, int64_t n_all, con
   if (!l || l->rows < 1 || l->k < 2 || n_all < l->rows || n_all >= INT32_MAX)
     return vick_fail(call, VICK_ARGUMENT, "%s: no kept lists, or %lld rows in a set of %lld", what,
                      l ? (long long)l->rows : 0LL, (long long)n_all);
-  if (l->device != call->device)
-    return vick_fail(call, VICK_ARGUMENT, "%s: the lists are on device %d, the call on %d", what, l->device,
-                     call->device);
+  if (l->device != call->device || !l->ids)
+    return vick_fail(call, VICK_ARGUMENT, "%s: the lists are %s device %d, the call on %d", what,
+                     l->ids ? "on" : "parked on the host, from", l->device, call->device);
   return VICK_OK;
 }
 
 extern "C" int vick_slab_links_kept(vick_call *call, const vick_slab_lists *l, int64_t n_all, const float *rho,
-                                    const vick_by_id *held, int32_t *parent, float *delta, int32_t *up,
+                                    const vick_by_id *held, int32_t *parent, int32_t *col, int32_t *up,
                                     int32_t *is_max) {
-  if ((!rho && !held) || !parent || !delta || !up || !is_max)
+  if ((!rho && !held) || !parent || !col || !up || !is_max)
     return vick_fail(call, VICK_ARGUMENT, "slab links (kept lists): missing arguments");
   VICK_TRY(kept_ok(call, l, n_all, "slab links (kept lists)"));
   VICK_TRY(held_ok(call, held, n_all, 0, "slab links (kept lists)"));
@@ -269,8 +273,8 @@ extern "C" int vick_slab_links_kept(vick_call *call, const vick_slab_lists *l, i
   if (rc == VICK_OK && !held) rc = sp_by_id(call, &w, n_all, rho, &w.rho_all, "densities by id");
   if (rc == VICK_OK) rc = vick_timer_start(call, &w.env);
   if (rc == VICK_OK)
-    rc = links_finish(call, &w, (const int32_t *)l->ids, (const float *)l->dist, (const uint32_t *)l->self, l->k,
-                      l->rows, n_all, parent, delta, up, is_max);
+    rc = links_finish(call, &w, (const int32_t *)l->ids, NULL, (const uint32_t *)l->self, l->k, l->rows, n_all,
+                      parent, NULL, col, up, is_max);
   sp_free(&w);
   return vick_end(call, &w.env, rc);
 }

@@ -13,6 +13,7 @@
 #include "peaks_rules.h"
 #include "prominence.h"
 #include "slab_rows.h"
+#include "list_dest.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -232,13 +233,16 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   const size_t entries = (size_t)n * (size_t)k, b4 = (size_t)n * 4;
   slab_host h;
   memset(&h, 0, sizeof h);
-  h.rk = vic__malloc(c, b4, "k-th distances");
-  h.delta = h.rk ? vic__malloc(c, b4, "deltas (slabs)") : NULL;
-  h.parent = h.delta ? vic__malloc(c, b4, "parents (slabs)") : NULL;
-  h.up = h.parent ? vic__malloc(c, b4, "basin pointers (slabs)") : NULL;
-  h.is_max = h.up ? vic__malloc(c, b4, "local maxima (slabs)") : NULL;
-  h.lab = h.is_max ? vic__malloc(c, b4, "basin labels (slabs)") : NULL;
-  h.rank = h.lab ? vic__malloc(c, b4, "density ranks (slabs)") : NULL;
+  /* with the huge-page advice: the passes' writers fault these in
+   * (scattered by id, or copied from the device) a few 2 MiB pages at a
+   * time instead of a million 4 KiB ones a slab */
+  h.rk = vic__malloc_lists(c, b4, "k-th distances");
+  h.delta = h.rk ? vic__malloc_lists(c, b4, "deltas (slabs)") : NULL;
+  h.parent = h.delta ? vic__malloc_lists(c, b4, "parents (slabs)") : NULL;
+  h.up = h.parent ? vic__malloc_lists(c, b4, "basin pointers (slabs)") : NULL;
+  h.is_max = h.up ? vic__malloc_lists(c, b4, "local maxima (slabs)") : NULL;
+  h.lab = h.is_max ? vic__malloc_lists(c, b4, "basin labels (slabs)") : NULL;
+  h.rank = h.lab ? vic__malloc_lists(c, b4, "density ranks (slabs)") : NULL;
   if (h.rank && ids) h.lid = vic__malloc(c, entries * sizeof *h.lid, "neighbour ids (int32)");
   if (!h.rank || (ids && !h.lid)) { slab_host_free(&h); return VIC_E_NOMEM; }
   vic_slabs *z = NULL;

@@ -48,6 +48,12 @@ static int run_slab(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
 
 static void slab_slot(void *arg, int slot) {
   slab_job *j = arg;
+#ifdef _OPENMP
+  /* the device's parallel regions without a team size of their own (the
+   * kernels' host loops) in its share too; a slot on a team's thread
+   * (several devices) sets only that thread's */
+  if (j->count > 1) omp_set_num_threads(j->threads);
+#endif
   unsigned char *is_row = calloc((size_t)j->x->n, 1);
   if (!is_row) {
     j->rc[slot] = vic__slab_fail(&j->call[slot], VICK_NOMEM, "no host memory for slab flags");
@@ -77,6 +83,7 @@ static void slab_slot(void *arg, int slot) {
     if (j->rc[slot] == VICK_OK && cs->progress && cs->progress(cs->user, stage, (double)(s + 1) / S))
       j->rc[slot] = vic__slab_fail(cs, VICK_CANCELLED, "cancelled during the slabs");
   }
+  vic__slab_prefetch_drop(j, slot); /* a next slab not run (a bad row, a failure) */
   if (j->held) { /* the pass's values by id leave the device with it */
     vick_by_id_free(j->held[slot]);
     j->held[slot] = NULL;
@@ -125,8 +132,9 @@ static double first_halo(const vic_data *x, int32_t k) {
   return 2 * pow(vol * (double)k / (double)x->n, 1.0 / dims);
 }
 
-/* Host bytes the slabs' gathers may keep between the passes: a quarter
- * of the machine's memory (none when it cannot be read). */
+/* Host bytes the slabs' gathers and their parked lists may keep
+ * between the passes: a quarter of the machine's memory (none when it
+ * cannot be read). */
 static size_t host_room(void) {
 #if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
   const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
@@ -196,14 +204,20 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
   j->left = vic__calloc(c, (size_t)count, sizeof *j->left, "per-device leftover rows");
   j->t_gather = j->left ? vic__calloc(c, (size_t)count, sizeof *j->t_gather, "per-device times") : NULL;
   j->t_device = j->t_gather ? vic__calloc(c, (size_t)count, sizeof *j->t_device, "per-device times") : NULL;
-  if (!j->t_device) { vic__slabs_close(z); return VIC_E_NOMEM; }
+  j->t_place = j->t_device ? vic__calloc(c, (size_t)count, sizeof *j->t_place, "per-device times") : NULL;
+  j->prefetch = j->t_place ? vic__calloc(c, (size_t)count, sizeof *j->prefetch, "per-device gathers ahead") : NULL;
+  if (!j->prefetch) { vic__slabs_close(z); return VIC_E_NOMEM; }
   if (later) {
     j->cache = vic__calloc(c, (size_t)count, sizeof *j->cache, "per-device retried rows");
     j->cached = j->cache ? vic__calloc(c, (size_t)x->n, 1, "retried row flags") : NULL;
     j->kept = j->cached ? vic__calloc(c, (size_t)S, sizeof *j->kept, "kept slab lists") : NULL;
     j->kept_bytes = j->kept ? vic__calloc(c, (size_t)count, sizeof *j->kept_bytes, "kept list bytes") : NULL;
     j->released = j->kept_bytes ? vic__calloc(c, (size_t)count, sizeof *j->released, "released lists") : NULL;
-    if (!j->released) { vic__slabs_close(z); return VIC_E_NOMEM; }
+    j->host_bytes = j->released ? vic__calloc(c, (size_t)count, sizeof *j->host_bytes, "kept host bytes") : NULL;
+    j->parked = j->host_bytes ? vic__calloc(c, (size_t)count, sizeof *j->parked, "parked lists") : NULL;
+    j->from_kept = j->parked ? vic__calloc(c, (size_t)count, sizeof *j->from_kept, "slabs from kept lists") : NULL;
+    j->remade = j->from_kept ? vic__calloc(c, (size_t)count, sizeof *j->remade, "slabs made again") : NULL;
+    if (!j->remade) { vic__slabs_close(z); return VIC_E_NOMEM; }
     /* beside kept lists: the later passes' values by id (densities and
      * labels), a slab's ranks and first edges (a kept slab whose edges do
      * not fit gives its lists back and makes them again); on the first
@@ -222,6 +236,9 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
   }
   for (int d = 0; d < count; ++d) {
     vic__cuda_call_init(c, &j->call[d], first + d, budget, count > 1);
+    /* each device's copies and host loops in its share of the threads:
+     * every device with all of them would run count teams of all */
+    j->call[d].threads = j->threads;
     j->bad_row[d] = -1;
   }
   /* the slabs' dozens of device calls reuse each device's pinned slots */
@@ -237,6 +254,10 @@ vic_status vic__slabs_open(vic_ctx *c, const vic_data *x, int32_t k, size_t budg
 void vic__slabs_close(vic_slabs *z) {
   if (!z) return;
   slab_job *j = &z->j;
+  vic__slab_cells_end(j);
+  if (j->prefetch)
+    for (int d = 0; d < j->count; ++d) vic__slab_prefetch_drop(j, d);
+  free(j->prefetch);
 #ifdef _OPENMP
   if (j->count > 1) omp_set_max_active_levels(z->levels);
 #endif
@@ -254,6 +275,10 @@ void vic__slabs_close(vic_slabs *z) {
     for (int64_t s = 0; s < z->plan.n_slabs; ++s) vick_slab_lists_free(j->kept[s]);
   free(j->kept);
   free(j->kept_bytes);
+  free(j->host_bytes);
+  free(j->parked);
+  free(j->from_kept);
+  free(j->remade);
   free(j->released);
   if (j->gathered)
     for (int64_t s = 0; s < z->plan.n_slabs; ++s) { free(j->gathered[s].pts); free(j->gathered[s].gid); }
@@ -264,6 +289,7 @@ void vic__slabs_close(vic_slabs *z) {
   free(j->held);
   free(j->t_gather);
   free(j->t_device);
+  free(j->t_place);
   free(j->call);
   free(j->rc);
   free(j->bad_row);
@@ -329,29 +355,64 @@ static vic_status run_pass_work(vic_slabs *z, const char *what) {
   return VIC_OK;
 }
 
-/* Runs the job's pass on every device and logs its times; the first
- * failure's status. */
-static vic_status run_pass(vic_slabs *z, const char *what) {
-  slab_job *j = &z->j;
-  for (int d = 0; d < j->count; ++d) j->t_gather[d] = j->t_device[d] = 0;
-  const double k0 = kernel_seconds(j), t0 = vic__now();
-  vic_status s = run_pass_work(z, what);
-  int64_t kept = 0, released = 0, gathered = 0;
-  size_t kept_bytes = 0, gathered_bytes = 0;
+/* A pass's times and what the slabs keep after it.  k0 / x0: each
+ * device's kernel and transfer seconds before the pass (or NULL). */
+static void log_pass(const vic_slabs *z, const char *what, double seconds, double kernels, const double *k0,
+                     const double *x0) {
+  const slab_job *j = &z->j;
+  int64_t kept = 0, released = 0, parked = 0, gathered = 0, from_kept = 0, remade = 0;
+  size_t kept_bytes = 0, gathered_bytes = 0, host_bytes = 0;
   if (j->kept) {
     for (int64_t q = 0; q < z->plan.n_slabs; ++q) { kept += j->kept[q] != NULL; gathered += j->gathered[q].pts != NULL; }
     for (int d = 0; d < j->count; ++d) {
       released += j->released[d];
+      parked += j->parked[d];
+      from_kept += j->from_kept[d];
+      remade += j->remade[d];
       kept_bytes += j->kept_bytes[d];
       gathered_bytes += j->gathered_bytes[d];
+      host_bytes += j->host_bytes[d];
     }
   }
+  char used[96] = "";
+  if (j->pass)
+    snprintf(used, sizeof used, "slabs from kept lists: %lld, made again: %lld; ", (long long)from_kept,
+             (long long)remade);
+  /* where the busiest device's call time went: the host's work around
+   * the calls, kernels, copies, and the rest (allocations, waits) */
+  int b = 0;
+  for (int d = 1; d < j->count; ++d)
+    if (j->t_device[d] > j->t_device[b]) b = d;
+  char split[160] = "";
+  if (k0 && x0) {
+    const double kb = j->call[b].seconds_kernel - k0[b], xb = j->call[b].seconds_transfer - x0[b];
+    snprintf(split, sizeof split, " (on device %d: host work around the calls %.3f s, kernels %.3f s, copies %.3f s, "
+             "the rest %.3f s)", j->call[b].device, j->t_place[b], kb, xb, j->t_device[b] - j->t_place[b] - kb - xb);
+  }
   vic__log(j->c, VIC_LOG_INFO, "%s: %.3f s over %lld slabs on %d device%s (the busiest: host gathers %.3f s, device "
-           "calls %.3f s; kernels %.3f s); lists kept on the devices: %lld slabs, %.0f MiB (%lld given back for room); "
-           "gathers kept on the host: %lld slabs, %.0f MiB", what, vic__now() - t0, (long long)z->plan.n_slabs,
-           j->count, j->count == 1 ? "" : "s", most(j, j->t_gather), most(j, j->t_device), kernel_seconds(j) - k0,
-           (long long)kept, kept_bytes / 1048576.0, (long long)released, (long long)gathered,
-           gathered_bytes / 1048576.0);
+           "calls %.3f s%s; kernels %.3f s); %slists kept: %lld slabs, %.0f MiB on the devices (so far %lld given back "
+           "for room, %lld parked on the host), %.0f MiB of parked lists on the host; gathers kept "
+           "on the host: %lld slabs, %.0f MiB", what, seconds, (long long)z->plan.n_slabs, j->count,
+           j->count == 1 ? "" : "s", most(j, j->t_gather), most(j, j->t_device), split, kernels, used, (long long)kept,
+           kept_bytes / 1048576.0, (long long)released, (long long)parked, host_bytes / 1048576.0,
+           (long long)gathered, gathered_bytes / 1048576.0);
+}
+
+/* Runs the job's pass on every device and logs its times; the first
+ * failure's status. */
+static vic_status run_pass(vic_slabs *z, const char *what) {
+  slab_job *j = &z->j;
+  for (int d = 0; d < j->count; ++d) j->t_gather[d] = j->t_device[d] = j->t_place[d] = 0;
+  for (int d = 0; j->from_kept && d < j->count; ++d) j->from_kept[d] = j->remade[d] = 0;
+  double *k0 = malloc(2 * (size_t)j->count * sizeof *k0), *x0 = k0 ? k0 + j->count : NULL;
+  for (int d = 0; k0 && d < j->count; ++d) {
+    k0[d] = j->call[d].seconds_kernel;
+    x0[d] = j->call[d].seconds_transfer;
+  }
+  const double kern = kernel_seconds(j), t0 = vic__now();
+  vic_status s = run_pass_work(z, what);
+  log_pass(z, what, vic__now() - t0, kernel_seconds(j) - kern, k0, x0);
+  free(k0);
   return s;
 }
 
@@ -368,7 +429,9 @@ vic_status vic__slabs_density(vic_slabs *z, const float *mass, double unit_mass,
   j->rk = rk;
   j->ids = ids;
   j->dist = dist;
+  vic__slab_cells_begin(j); /* for the leftovers, beside the slabs */
   vic_status s = run_pass(z, "slab density");
+  vic__slab_cells_end(j); /* where the leftovers did not take it */
   for (int d = 0; d < j->count; ++d)
     if (j->bad_row[d] >= 0 && (*bad_row < 0 || j->bad_row[d] < *bad_row)) *bad_row = j->bad_row[d];
   return s;
@@ -443,7 +506,7 @@ size_t vic__slabs_kept_bytes(const vic_slabs *z, int slot) {
 }
 
 void vic__slabs_release(vic_slabs *z, int slot, size_t need) {
-  if (z && z->j.kept && slot < z->j.count) vic__slab_room(&z->j, slot, need);
+  if (z && z->j.kept && slot < z->j.count) vic__slab_park(&z->j, slot, need);
 }
 
 vic_status vic__slab_density(vic_ctx *c, const vic_data *x, int32_t k, const float *mass, double unit_mass,

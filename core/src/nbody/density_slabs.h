@@ -50,9 +50,10 @@ vic_status vic__slabs_edges(vic_slabs *z, const float *rho, float *rk, const int
                             int64_t n_max, uint64_t **pair, uint64_t **pos, int64_t *count);
 void vic__slabs_stats(const vic_slabs *z, vic_slab_stats *st);
 /* Device bytes of the lists the slabs keep on the device of slot (0: the
- * first device) for the later passes; vic__slabs_release gives them back
- * (the last slabs' first) until need bytes fit beside them in the budget
- * (the later passes then make those lists again). */
+ * first device) for the later passes; vic__slabs_release parks them on
+ * the host (the last slabs' first; given back where the host has no room:
+ * the later passes then make those lists again) until need bytes fit
+ * beside them in the budget; the next pass puts them back. */
 size_t vic__slabs_kept_bytes(const vic_slabs *z, int slot);
 void vic__slabs_release(vic_slabs *z, int slot, size_t need);
 void vic__slabs_close(vic_slabs *z);

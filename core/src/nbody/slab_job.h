@@ -78,6 +78,8 @@ typedef struct {
   unsigned char *cached; /* n: the row is in a cache */
   row_list *left; /* per device, with a cache: rows the slabs' first regions could not prove */
   double *t_gather, *t_device; /* per device: seconds of host gathers and of device calls in this pass */
+  double *t_place; /* per device: of t_device, the host's work around the calls (results placed by id, values
+                      gathered for them) */
   /* a later pass's densities (and labels) by id, uploaded once per
    * device for all its calls of the pass (NULL: not yet, or each call
    * uploads its own); freed as the device's pass ends */
@@ -88,6 +90,12 @@ typedef struct {
    * need beside them (the keeping leaves those free) */
   vick_slab_lists **kept;
   size_t *kept_bytes;
+  /* per device slot, the host bytes of its lists parked on the host
+   * (within gathered_cap with the gathers), and how many lists were
+   * parked */
+  size_t *host_bytes;
+  int64_t *parked;
+  int64_t *from_kept, *remade; /* per device, in a later pass: slabs run from kept lists, slabs made again */
   int64_t *released; /* per device: kept lists given back for room */
   size_t hold0, hold; /* on the first device, on the others */
   slab_gathered *gathered; /* per slab, where kept (pts NULL where not) */
@@ -95,6 +103,13 @@ typedef struct {
   /* while the leftover rows run: a grid of the whole set, whose cells the
    * regions' gathers read instead of the slabs they span (NULL: slabs) */
   const vic_slab_cells *cells;
+  /* that grid, made on a host thread of its own while the density pass's
+   * slabs run (vic__slab_cells_begin), or NULL */
+  struct slab_cells_bg *cells_bg;
+  /* per device, in the density pass: the gather of its next slab's first
+   * region, made on a host thread of its own while the device answers the
+   * current slab (NULL: none) */
+  struct slab_prefetch **prefetch;
   /* a later pass on several devices: the slabs whose lists were kept at
    * its start (each on its own device, run there first); the others go
    * to whichever device is free, next_free the next of them to take */
@@ -140,6 +155,8 @@ typedef struct {
  * left: each gathers its region and answers its rows by the pass. */
 int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first, unsigned char *is_row,
                     const slab_pass *pass, void *user);
+/* Slot dev's prefetched gather waited for and freed where no task took it. */
+void vic__slab_prefetch_drop(slab_job *j, int dev);
 int vic__slab_push(slab_job *j, int dev, slab_stack *st, slab_task t);
 /* A copy of slot dev's call for one device call (budget less the lists
  * kept there and the values held there, counters cleared), and its
@@ -152,6 +169,17 @@ int vic__slab_room(slab_job *j, int dev, size_t need);
 /* Slab s's kept lists on slot dev given back (the later passes make
  * them again). */
 void vic__slab_give_back(slab_job *j, int dev, int64_t s);
+/* Lists kept on slot dev moved to the host (the last slabs' first; given
+ * back where the host has no room for them) until need bytes fit beside
+ * the others in the budget: a step between two passes takes their room,
+ * the next pass puts them back (vic__slab_unpark).  vic__slab_unpark:
+ * slab s's parked lists on its device again, 0 when they could not be
+ * (then given back: made again). */
+void vic__slab_park(slab_job *j, int dev, size_t need);
+int vic__slab_unpark(slab_job *j, int dev, int64_t s);
+/* Slab s's kept lists on slot dev freed once consumed by the last pass
+ * (not counted as given back). */
+void vic__slab_drop(slab_job *j, int dev, int64_t s);
 /* The "a slab needs ..." failure. */
 int vic__slab_too_big(slab_job *j, int dev, size_t need, int64_t m, int64_t n_rows);
 
@@ -170,5 +198,11 @@ int vic__slab_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own, 
 int vic__slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row);
 /* The density pass's leftover rows of every slab (slab_leftovers.c). */
 int vic__slab_leftovers(slab_job *j);
+/* The leftovers' grid of the whole set started on a host thread of its
+ * own, beside the density pass's slabs (nothing where no thread starts:
+ * the leftovers then make it); vic__slab_cells_end waits for it and
+ * frees what the leftovers did not take. */
+void vic__slab_cells_begin(slab_job *j);
+void vic__slab_cells_end(slab_job *j);
 
 #endif

@@ -79,6 +79,24 @@ static void place_links(slab_job *j, const int64_t *tr, int64_t n, const int32_t
   }
 }
 
+/* As place_links for a slab's kept lists, the deltas being the
+ * distances of the parents' places col in the rows' lists: from the
+ * whole set's lists j->dist by id where the caller asked for them, else
+ * made again from the coordinates (vic__slab_list_dist). */
+static void place_links_col(slab_job *j, const int64_t *tr, int64_t n, const int32_t *pa, const int32_t *col,
+                            const int32_t *up, const int32_t *mx) {
+  const int64_t k = j->k;
+#pragma omp parallel for schedule(static) num_threads(j->threads)
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t i = tr[t];
+    if (j->cached && j->cached[i]) continue; /* the host's */
+    j->parent[i] = pa[t];
+    j->delta[i] = col[t] < 0 ? 0.f : j->dist ? j->dist[i * k + col[t]] : vic__slab_list_dist(j->x, i, pa[t]);
+    j->up[i] = up[t];
+    j->is_max[i] = mx[t];
+  }
+}
+
 static void gather_ranks(const slab_job *j, const int64_t *tr, int64_t n, int32_t *rank) {
 #pragma omp parallel for schedule(static) num_threads(j->threads)
   for (int64_t t = 0; t < n; ++t) rank[t] = j->cached && j->cached[tr[t]] ? -1 : j->rank[tr[t]];
@@ -112,6 +130,7 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
   }
   int rc = ok ? VICK_OK : vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's per-point values");
   if (rc == VICK_OK) {
+    double tp = vic__now();
     if (!held) {
 #pragma omp parallel for schedule(static) num_threads(j->threads)
       for (int64_t t = 0; t < m; ++t) {
@@ -120,20 +139,25 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
       }
     }
     if (rank) gather_ranks(j, tr, n_rows, rank);
+    j->t_place[dev] += vic__now() - tp;
     vick_points vp = {pts, m, x->d, x->d, VICK_METRIC_L2, x->box};
     vick_call one;
     vic__slab_call_begin(j, dev, &one);
     if (j->pass == PASS_LINKS) {
       rc = vick_slab_links(&one, &vp, j->k, n_rows, gid, x->n, rho, held, pa, de, up, mx);
+      tp = vic__now();
       if (rc == VICK_OK) place_links(j, tr, n_rows, pa, de, up, mx);
+      j->t_place[dev] += vic__now() - tp;
     } else {
       uint64_t *pair = NULL, *pos = NULL;
       int64_t u = 0;
       rc = vick_slab_edges(&one, &vp, j->k, n_rows, gid, x->n, rho, lab, held, rank, j->n_max, &pair, &pos, &u);
+      tp = vic__now();
       if (rc == VICK_OK && edges_append(&j->edges[dev], pair, pos, u) != 0)
         rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for the slabs' first edges");
       free(pair);
       free(pos);
+      j->t_place[dev] += vic__now() - tp;
     }
     vic__slab_call_end(j, dev, &one, rc);
   }
@@ -152,38 +176,45 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
  * host holds (cached: their slab's first region could not prove them)
  * are left out -- their links not placed, no edges from them. */
 static int known_kept(slab_job *j, int dev, int64_t s) {
+  const vick_by_id *held = held_values(j, dev); /* before the call: its budget leaves them out */
   const vick_slab_lists *l = j->kept[s];
+  if (!l) return VICK_NOMEM; /* given back for the values' room: made again */
   const int64_t *own = j->order + j->start[s];
   const int64_t n_own = j->start[s + 1] - j->start[s]; /* the kept lists' rows */
-  const vick_by_id *held = held_values(j, dev); /* before the call: its budget leaves them out */
   vick_call one;
   vic__slab_call_begin(j, dev, &one);
   int rc = VICK_OK;
   const double td = vic__now();
   if (j->pass == PASS_LINKS) {
-    int32_t *pa = malloc((size_t)n_own * sizeof *pa), *up = malloc((size_t)n_own * sizeof *up);
-    int32_t *mx = malloc((size_t)n_own * sizeof *mx);
-    float *de = malloc((size_t)n_own * sizeof *de);
-    if (!pa || !up || !mx || !de) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's links");
-    if (rc == VICK_OK) rc = vick_slab_links_kept(&one, l, j->x->n, j->rho, held, pa, de, up, mx);
-    if (rc == VICK_OK) place_links(j, own, n_own, pa, de, up, mx);
+    /* a slab's rows' results (huge-page advice: few faults) */
+    int32_t *pa = vic__malloc_huge((size_t)n_own * sizeof *pa), *up = vic__malloc_huge((size_t)n_own * sizeof *up);
+    int32_t *mx = vic__malloc_huge((size_t)n_own * sizeof *mx), *col = vic__malloc_huge((size_t)n_own * sizeof *col);
+    if (!pa || !up || !mx || !col) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's links");
+    if (rc == VICK_OK) rc = vick_slab_links_kept(&one, l, j->x->n, j->rho, held, pa, col, up, mx);
+    const double tp = vic__now();
+    if (rc == VICK_OK) place_links_col(j, own, n_own, pa, col, up, mx);
     free(pa);
     free(up);
     free(mx);
-    free(de);
+    free(col);
+    j->t_place[dev] += vic__now() - tp;
   } else {
-    int32_t *rank = malloc((size_t)n_own * sizeof *rank);
+    double tp = vic__now();
+    int32_t *rank = vic__malloc_huge((size_t)n_own * sizeof *rank);
     if (!rank) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's ranks");
     else gather_ranks(j, own, n_own, rank);
     uint64_t *pair = NULL, *pos = NULL;
     int64_t u = 0;
+    j->t_place[dev] += vic__now() - tp;
     if (rc == VICK_OK)
       rc = vick_slab_edges_kept(&one, l, j->x->n, j->rho, j->lab, held, rank, j->n_max, &pair, &pos, &u);
+    tp = vic__now();
     if (rc == VICK_OK && edges_append(&j->edges[dev], pair, pos, u) != 0)
       rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for the slabs' first edges");
     free(pair);
     free(pos);
     free(rank);
+    j->t_place[dev] += vic__now() - tp;
   }
   j->t_device[dev] += vic__now() - td;
   vic__slab_call_end(j, dev, &one, rc);
@@ -225,14 +256,17 @@ static int known_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, 
 /* A later pass over slab s: from its kept lists, or its lists made again
  * region by region. */
 int vic__slab_known(slab_job *j, int dev, int64_t s, unsigned char *is_row) {
-  if (j->kept && j->kept[s]) {
+  if (j->kept && j->kept[s] && (!vick_slab_lists_parked(j->kept[s]) || vic__slab_unpark(j, dev, s))) {
     const int rc = known_kept(j, dev, s);
+    if (rc == VICK_OK) j->from_kept[dev]++;
+    if (rc == VICK_OK && j->pass == PASS_EDGES) vic__slab_drop(j, dev, s); /* the last pass is done with them */
     if (rc != VICK_NOMEM) return rc;
-    vic__slab_give_back(j, dev, s); /* no room beside the kept lists: made again */
+    if (j->kept[s]) vic__slab_give_back(j, dev, s); /* no room beside the kept lists: made again */
   }
   vick_call *call = &j->call[dev];
   const int64_t n_own = j->start[s + 1] - j->start[s];
   if (n_own == 0) return VICK_OK;
+  if (j->remade) j->remade[dev]++;
   const slab_gathered *g = j->gathered ? &j->gathered[s] : NULL;
   if (g && g->pts) { /* the density pass's gather of the slab's first region, all own rows first */
     const size_t need = vic__slab_bytes(g->m, n_own, j->k, j->x->d) + vic__slab_pass_bytes(j->x->n);

@@ -3,9 +3,13 @@
 #include "backend_cuda.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #ifdef VIC_WITH_CUDA
 #include "slab_job.h"
@@ -24,6 +28,11 @@ typedef struct {
 static void leftover_slot(void *arg, int slot) {
   leftover_job *lj = arg;
   slab_job *j = lj->j;
+#ifdef _OPENMP
+  /* a slot on a team's thread (several devices): its device's parallel
+   * regions in its share of the host threads, as the slabs' (slab_slot) */
+  if (omp_in_parallel()) omp_set_num_threads(j->threads);
+#endif
   unsigned char *is_row = calloc((size_t)j->x->n, 1);
   if (!is_row) {
     j->rc[slot] = vic__slab_fail(&j->call[slot], VICK_NOMEM, "no host memory for leftover flags");
@@ -46,6 +55,67 @@ static void leftover_slot(void *arg, int slot) {
 #define LEFTOVER_TARGET_GROUPS 64
 /* The whole set's grid for the leftovers: cells of about 4,000 points at 10^9 */
 #define LEFTOVER_CELLS ((int64_t)1 << 18)
+
+/* The grid made beside the slabs: the density pass's device calls leave
+ * the host's threads mostly idle, so a quarter of them make it meanwhile
+ * (it has the whole pass to finish; the devices' copies and their gathers
+ * ahead take the others). */
+struct slab_cells_bg {
+  pthread_t th;
+  const vic_data *x;
+  int threads, rc;
+  vic_slab_cells cells;
+  double seconds;
+};
+
+static void *cells_main(void *arg) {
+  struct slab_cells_bg *b = arg;
+#ifdef _OPENMP
+  omp_set_num_threads(b->threads); /* this thread's teams only */
+#endif
+  const double t0 = vic__now();
+  b->rc = vic__slab_cells_make(b->x, LEFTOVER_CELLS, &b->cells);
+  b->seconds = vic__now() - t0;
+  return NULL;
+}
+
+void vic__slab_cells_begin(slab_job *j) {
+  if (j->cells_bg) return;
+  struct slab_cells_bg *b = calloc(1, sizeof *b);
+  if (!b) return;
+  b->x = j->x;
+  b->threads = 1;
+#ifdef _OPENMP
+  b->threads = omp_get_max_threads() / 4 > 1 ? omp_get_max_threads() / 4 : 1;
+#endif
+  if (pthread_create(&b->th, NULL, cells_main, b) != 0) {
+    free(b);
+    return;
+  }
+  j->cells_bg = b;
+}
+
+/* Waits for the grid made beside the slabs; 0 with it in *g (the
+ * caller's now), -1 when none was started or it could not be made. */
+static int cells_take(slab_job *j, vic_slab_cells *g, double *seconds, double *waited) {
+  struct slab_cells_bg *b = j->cells_bg;
+  if (!b) return -1;
+  const double t0 = vic__now();
+  pthread_join(b->th, NULL);
+  *waited = vic__now() - t0;
+  *seconds = b->seconds;
+  j->cells_bg = NULL;
+  const int rc = b->rc;
+  if (rc == 0) *g = b->cells;
+  free(b);
+  return rc == 0 ? 0 : -1;
+}
+
+void vic__slab_cells_end(slab_job *j) {
+  vic_slab_cells g;
+  double s, w;
+  if (cells_take(j, &g, &s, &w) == 0) vic__slab_cells_free(&g);
+}
 
 typedef struct {
   const slab_job *j;
@@ -106,7 +176,10 @@ int vic__slab_leftovers(slab_job *j) {
   const int64_t n = x->n;
   int64_t L = 0;
   for (int d = 0; d < j->count; ++d) L += j->left[d].count;
-  if (L == 0) return VICK_OK;
+  if (L == 0) {
+    vic__slab_cells_end(j);
+    return VICK_OK;
+  }
   vick_call *call = &j->call[0];
   int64_t *rows = malloc((size_t)L * sizeof *rows), *tmp = malloc((size_t)L * sizeof *tmp);
   int64_t *scratch = malloc((size_t)L * sizeof *scratch);
@@ -118,7 +191,7 @@ int vic__slab_leftovers(slab_job *j) {
   int groups = 0;
   vic_slab_cells cells;
   memset(&cells, 0, sizeof cells);
-  double t_cells = 0;
+  double t_cells = 0, t_waited = -1;
   const double t0 = vic__now();
   if (rc == VICK_OK) {
     int64_t a = 0;
@@ -132,9 +205,13 @@ int vic__slab_leftovers(slab_job *j) {
     size_t kept = 0;
     for (int d = 0; j->kept && d < j->count; ++d)
       if (j->kept_bytes[d] > kept) kept = j->kept_bytes[d];
-    const double tc = vic__now();
-    if (vic__slab_cells_make(x, LEFTOVER_CELLS, &cells) == 0) j->cells = &cells;
-    t_cells = vic__now() - tc;
+    if (cells_take(j, &cells, &t_cells, &t_waited) == 0) j->cells = &cells; /* made beside the slabs */
+    else {
+      t_waited = -1;
+      const double tc = vic__now();
+      if (vic__slab_cells_make(x, LEFTOVER_CELLS, &cells) == 0) j->cells = &cells;
+      t_cells = vic__now() - tc;
+    }
     group_ctx gc = {j, j->cells, (j->mass ? (size_t)n * 4 : 0) + (j->cache ? vic__slab_pass_bytes(n) : 0),
                     j->budget - kept, 0};
     /* not worth the counting where the kept lists leave the groups less
@@ -202,8 +279,10 @@ int vic__slab_leftovers(slab_job *j) {
       if (rc == VICK_OK && hi_n) rc = vic__slab_rows(j, 0, tmp + ne + lo_n, hi_n, &hi, mid, is_row, -1);
     }
   }
-  vic__log(j->c, VIC_LOG_INFO, "leftover rows answered in %.3f s (%s%.3f s)", vic__now() - t0,
-           j->cells ? "the whole set's grid of cells " : "no grid of cells: ", t_cells);
+  char made[96] = "";
+  if (j->cells && t_waited >= 0) snprintf(made, sizeof made, ", made beside the slabs, waited for %.3f s", t_waited);
+  vic__log(j->c, VIC_LOG_INFO, "leftover rows answered in %.3f s (%s%.3f s%s)", vic__now() - t0,
+           j->cells ? "the whole set's grid of cells " : "no grid of cells: ", t_cells, made);
   j->cells = NULL;
   vic__slab_cells_free(&cells);
   free(rows);

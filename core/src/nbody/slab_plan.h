@@ -37,6 +37,14 @@ typedef struct {
 /* The coordinate of a row as the grids store it (periodic axes wrapped). */
 double vic__slab_coord(const vic_data *x, int64_t i, int j);
 
+/* The distance from point a to its neighbour b exactly as the grids put
+ * it in a's list (slab_list_dist.c): the minimum-image differences of the
+ * stored coordinates (cpu_grid.c scan_range, grid.cu grid_dist), their
+ * squares summed in float axis by axis, a correctly rounded sqrt
+ * (cpu_grid.c finish_row, density.cu true_dist_kernel) -- each step one
+ * IEEE operation in both, so the list's own float, bit for bit. */
+float vic__slab_list_dist(const vic_data *x, int64_t a, int64_t b);
+
 /* Cut x into n_slabs slabs along its widest open axis (axis 0 when all
  * are periodic): equal counts up to the resolution of a fine histogram.
  * VIC_E_NOMEM on failure; vic__slab_plan_free releases. */

@@ -11,6 +11,7 @@
 #include "slab_plan.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,17 +113,74 @@ void vic__slab_call_end(slab_job *j, int dev, const vick_call *one, int rc) {
   if (rc != VICK_OK) memcpy(call->message, one->message, sizeof call->message);
 }
 
-void vic__slab_give_back(slab_job *j, int dev, int64_t s) {
-  j->kept_bytes[dev] -= vick_slab_lists_bytes(j->start[s + 1] - j->start[s], j->k);
+static size_t lists_bytes(const slab_job *j, int64_t s) {
+  return vick_slab_lists_bytes(j->start[s + 1] - j->start[s], j->k);
+}
+
+void vic__slab_drop(slab_job *j, int dev, int64_t s) {
+  if (!j->kept[s]) return;
+  if (vick_slab_lists_parked(j->kept[s])) j->host_bytes[dev] -= lists_bytes(j, s);
+  else j->kept_bytes[dev] -= lists_bytes(j, s);
   vick_slab_lists_free(j->kept[s]);
   j->kept[s] = NULL;
+}
+
+void vic__slab_give_back(slab_job *j, int dev, int64_t s) {
+  vic__slab_drop(j, dev, s);
   j->released[dev]++;
+}
+
+void vic__slab_park(slab_job *j, int dev, size_t need) {
+  for (int64_t s = j->plan->n_slabs - 1; s >= 0 && need + j->kept_bytes[dev] > j->budget; --s) {
+    if (s % j->count != dev || !j->kept[s] || vick_slab_lists_parked(j->kept[s])) continue;
+    const size_t b = lists_bytes(j, s);
+    int rc = VICK_NOMEM;
+    if (j->gathered_bytes[dev] + j->host_bytes[dev] + b <= j->gathered_cap) {
+      vick_call one;
+      vic__slab_call_begin(j, dev, &one);
+      const double td = vic__now();
+      rc = vick_slab_lists_park(&one, j->kept[s]);
+      j->t_device[dev] += vic__now() - td;
+      vic__slab_call_end(j, dev, &one, VICK_OK); /* a failure gives them back instead */
+    }
+    if (rc != VICK_OK) {
+      vic__slab_give_back(j, dev, s);
+      continue;
+    }
+    j->kept_bytes[dev] -= b;
+    j->host_bytes[dev] += b;
+    j->parked[dev]++;
+  }
+}
+
+int vic__slab_unpark(slab_job *j, int dev, int64_t s) {
+  const size_t b = lists_bytes(j, s), hold = dev == 0 ? j->hold0 : j->hold;
+  /* room beside the later passes' hold: the device's other kept lists
+   * given back where needed, the last slabs' first */
+  for (int64_t q = j->plan->n_slabs - 1; q >= 0 && j->kept_bytes[dev] + b + hold > j->budget; --q)
+    if (q != s && q % j->count == dev && j->kept[q] && !vick_slab_lists_parked(j->kept[q])) vic__slab_give_back(j, dev, q);
+  int rc = VICK_NOMEM;
+  if (j->kept_bytes[dev] + b + hold <= j->budget) {
+    vick_call one;
+    vic__slab_call_begin(j, dev, &one);
+    const double td = vic__now();
+    rc = vick_slab_lists_unpark(&one, j->kept[s]);
+    j->t_device[dev] += vic__now() - td;
+    vic__slab_call_end(j, dev, &one, VICK_OK); /* a failure makes them again */
+  }
+  if (rc != VICK_OK) {
+    vic__slab_give_back(j, dev, s);
+    return 0;
+  }
+  j->host_bytes[dev] -= b;
+  j->kept_bytes[dev] += b;
+  return 1;
 }
 
 int vic__slab_room(slab_job *j, int dev, size_t need) {
   if (!j->kept) return need <= j->budget;
   for (int64_t s = j->plan->n_slabs - 1; s >= 0 && need + j->kept_bytes[dev] > j->budget; --s)
-    if (s % j->count == dev && j->kept[s]) vic__slab_give_back(j, dev, s);
+    if (s % j->count == dev && j->kept[s] && !vick_slab_lists_parked(j->kept[s])) vic__slab_give_back(j, dev, s);
   return need + j->kept_bytes[dev] <= j->budget;
 }
 
@@ -133,6 +191,69 @@ int vic__slab_too_big(slab_job *j, int dev, size_t need, int64_t m, int64_t n_ro
            "raise it to at least %.0f MiB", need / 1048576.0, (long long)m, (long long)n_rows, j->budget / 1048576.0,
            need / 1048576.0);
   return VICK_NOMEM;
+}
+
+/* A slab's first region gathered ahead, on a thread of its own: its own
+ * rows are the slab's bucket (the sorted rows read whole, no flags
+ * read), so the gather is the one vic__slab_tasks would make.  Half the
+ * device's share of the host threads: it has the device's whole current
+ * slab to finish in, beside that slab's copies. */
+struct slab_prefetch {
+  pthread_t th;
+  const slab_job *j;
+  int64_t slab, m;
+  float *pts;
+  uint32_t *gid;
+  int rc;
+};
+
+static void *prefetch_main(void *arg) {
+  struct slab_prefetch *f = arg;
+  const slab_job *j = f->j;
+  const vic_slab_source src = {j->x, j->xs, j->start, j->order};
+  vic_region reg;
+  int64_t s_lo, s_hi;
+  vic__slab_region(j->x, j->plan, f->slab, j->h0, &reg);
+  vic__slab_span(j, &reg, &s_lo, &s_hi);
+  f->rc = -1; /* a slab outside its own span (none): the task gathers it, flags and all */
+  if (f->slab >= s_lo && f->slab <= s_hi)
+    f->rc = vic__slab_gather(&src, &reg, j->order + j->start[f->slab], j->start[f->slab + 1] - j->start[f->slab], s_lo,
+                             s_hi, f->slab, NULL, j->threads / 2 > 1 ? j->threads / 2 : 1, &f->pts, &f->gid, &f->m);
+  return NULL;
+}
+
+/* Slab s's first region gathered ahead on slot dev (nothing where no
+ * thread starts: the task gathers it then). */
+static void prefetch_start(slab_job *j, int dev, int64_t s) {
+  if (!j->prefetch || j->prefetch[dev] || !j->xs || s >= j->plan->n_slabs || j->start[s + 1] == j->start[s]) return;
+  struct slab_prefetch *f = calloc(1, sizeof *f);
+  if (!f) return;
+  f->j = j;
+  f->slab = s;
+  if (pthread_create(&f->th, NULL, prefetch_main, f) != 0) { free(f); return; }
+  j->prefetch[dev] = f;
+}
+
+/* The gather of slab s ahead on slot dev, waited for: 1 with it (the
+ * caller's now), 0 where none was made for s. */
+static int prefetch_take(slab_job *j, int dev, int64_t s, float **pts, uint32_t **gid, int64_t *m) {
+  struct slab_prefetch *f = j->prefetch ? j->prefetch[dev] : NULL;
+  if (!f || f->slab != s) return 0;
+  pthread_join(f->th, NULL);
+  j->prefetch[dev] = NULL;
+  const int got = f->rc == 0;
+  if (got) { *pts = f->pts; *gid = f->gid; *m = f->m; }
+  free(f);
+  return got;
+}
+
+void vic__slab_prefetch_drop(slab_job *j, int dev) {
+  struct slab_prefetch *f = j->prefetch ? j->prefetch[dev] : NULL;
+  if (!f) return;
+  pthread_join(f->th, NULL);
+  j->prefetch[dev] = NULL;
+  if (f->rc == 0) { free(f->pts); free(f->gid); }
+  free(f);
 }
 
 int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first, unsigned char *is_row,
@@ -157,12 +278,18 @@ int vic__slab_tasks(slab_job *j, int dev, int64_t *rows, const slab_task *first,
     float *pts = NULL;
     uint32_t *gid = NULL;
     const double tg = vic__now();
-    const int got = j->cells ? vic__slab_cells_gather(j->cells, x, &tk.reg, tr, n_here, is_row, j->threads, &pts, &gid, &m)
-                             : vic__slab_gather(&src, &tk.reg, tr, n_here, s_lo, s_hi,
-                                                tk.own1 > 0 && n_here == tk.count ? tk.own1 - 1 : -1, is_row,
-                                                j->threads, &pts, &gid, &m);
+    /* a slab's first region in the density pass: maybe gathered ahead
+     * while the device answered the slab before; the device's next slab
+     * is gathered ahead while this one's call runs */
+    const int64_t own = tk.own1 > 0 && n_here == tk.count ? tk.own1 - 1 : -1;
+    const int ahead = !j->pass && !j->cells && own >= 0 && st.done == 1;
+    int got = ahead && prefetch_take(j, dev, own, &pts, &gid, &m) ? 0 : -1;
+    if (got != 0)
+      got = j->cells ? vic__slab_cells_gather(j->cells, x, &tk.reg, tr, n_here, is_row, j->threads, &pts, &gid, &m)
+                     : vic__slab_gather(&src, &tk.reg, tr, n_here, s_lo, s_hi, own, is_row, j->threads, &pts, &gid, &m);
     if (got != 0) rc = vic__slab_fail(call, VICK_NOMEM, "no host memory to gather a slab");
     j->t_gather[dev] += vic__now() - tg;
+    if (ahead && got == 0) prefetch_start(j, dev, own + j->count);
     for (int64_t t = 0; t < n_here; ++t) is_row[tr[t]] = 0;
     if (rc != VICK_OK) break;
     if (m <= j->k) { /* a tiny region: the whole set is the region */
@@ -198,18 +325,24 @@ typedef struct {
 } rows_pass;
 
 /* Whether slab s's lists (n_rows) may stay on slot dev: beside those kept
- * there already, the later passes' needs and, while another slab of the
+ * there already, the later passes' needs, and, while another slab of the
  * device is still to run, a region as large as this one (need: its
  * estimate before the call; after it, what the call held, with a
- * twentieth more). */
+ * twentieth more) -- the one during this pass, the other after it, so
+ * each beside the kept lists, not both.  Their distances stay where
+ * they are made: the links make a parent's again from the coordinates
+ * (vic__slab_list_dist), the only one a later pass reads. */
 static int keep_fits(const slab_job *j, int dev, int64_t s, int64_t n_rows, size_t need) {
   const int more = s + j->count < j->plan->n_slabs;
   const size_t hold = dev == 0 ? j->hold0 : j->hold;
-  return j->kept_bytes[dev] + vick_slab_lists_bytes(n_rows, j->k) + hold + (more ? need : 0) <= j->budget;
+  const size_t kept = j->kept_bytes[dev] + vick_slab_lists_bytes(n_rows, j->k);
+  return kept + hold <= j->budget && (!more || kept + need <= j->budget);
 }
 
-static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, int64_t n_rows, const float *pts,
-                       const uint32_t *gid, int64_t m, slab_stack *st, unsigned char *is_row, void *user) {
+/* rows_answer's work; *t_call: the seconds of its device call. */
+static int rows_answer_work(slab_job *j, int dev, const slab_task *tk, int64_t *tr, int64_t n_rows, const float *pts,
+                            const uint32_t *gid, int64_t m, slab_stack *st, unsigned char *is_row, void *user,
+                            double *t_call) {
   rows_pass *u = user;
   const vic_data *x = j->x;
   const int32_t k = j->k;
@@ -232,12 +365,14 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
   vick_slab_lists *kl = NULL;
   vick_slab_lists **want = first && j->kept && keep_fits(j, dev, u->slab, n_rows, 0) ? &kl : NULL;
   vick_call one;
+  const double tc = vic__now();
   vic__slab_call_begin(j, dev, &one);
   int rc = keep ? vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, tid, tdist,
-                                    NULL, &bad, NULL)
+                                    NULL, &bad, NULL, NULL)
                 : vick_slab_density(&one, &vp, k, n_rows, gid, x->n, j->mass, &j->p, knn, sph, h, rk, j->ids,
-                                    j->dist, tr, &bad, want);
+                                    j->dist, tr, &bad, want, NULL);
   vic__slab_call_end(j, dev, &one, rc);
+  *t_call = vic__now() - tc;
   if (kl && !keep_fits(j, dev, u->slab, n_rows, one.peak_bytes + one.peak_bytes / 20)) {
     vick_slab_lists_free(kl); /* the device's next slab would not fit beside them */
     kl = NULL;
@@ -253,7 +388,8 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
      * where the device's slabs still to come would fit too as large */
     const size_t gb = (size_t)m * ((size_t)x->d * sizeof *pts + sizeof *gid);
     const int64_t later = (j->plan->n_slabs - 1 - u->slab) / j->count;
-    if (j->gathered_bytes[dev] + gb * (kl ? 1 + (size_t)later : 1) <= j->gathered_cap) {
+    /* room left for the device's later slabs' gathers beside kept lists */
+    if (j->gathered_bytes[dev] + j->host_bytes[dev] + gb * (kl ? 1 + (size_t)later : 1) <= j->gathered_cap) {
       j->gathered[u->slab] = (slab_gathered){st->pts, st->gid, m};
       j->gathered_bytes[dev] += gb;
       st->pts = NULL;
@@ -345,6 +481,17 @@ static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, i
   return rc;
 }
 
+/* The density pass's answer (slab_pass.answer): the device call, then
+ * its rows placed by id -- the host's part counted in j->t_place. */
+static int rows_answer(slab_job *j, int dev, const slab_task *tk, int64_t *tr, int64_t n_rows, const float *pts,
+                       const uint32_t *gid, int64_t m, slab_stack *st, unsigned char *is_row, void *user) {
+  const double t0 = vic__now();
+  double tc = 0;
+  const int rc = rows_answer_work(j, dev, tk, tr, n_rows, pts, gid, m, st, is_row, user, &tc);
+  j->t_place[dev] += vic__now() - t0 - tc;
+  return rc;
+}
+
 /* Rows rows_in[0, n_own) of the density pass on the device of slot dev,
  * in reg0 first, then the rows that fail the gap test in regions around
  * their k-th-distance balls -- one for the rows below mid along the
@@ -358,11 +505,12 @@ int vic__slab_rows(slab_job *j, int dev, const int64_t *rows_in, int64_t n_own, 
   vick_call *call = &j->call[dev];
   if (n_own == 0) return VICK_OK;
   rows_pass u = {NULL, NULL, NULL, NULL, slab, mid};
-  int64_t *rows = malloc((size_t)n_own * sizeof *rows);
-  u.rk = malloc((size_t)n_own * sizeof *u.rk);
-  if (j->knn) u.knn = malloc((size_t)n_own * sizeof *u.knn);
-  if (j->sph) u.sph = malloc((size_t)n_own * sizeof *u.sph);
-  if (j->h) u.h = malloc((size_t)n_own * sizeof *u.h);
+  /* per row of a slab (huge-page advice: few faults) */
+  int64_t *rows = vic__malloc_huge((size_t)n_own * sizeof *rows);
+  u.rk = vic__malloc_huge((size_t)n_own * sizeof *u.rk);
+  if (j->knn) u.knn = vic__malloc_huge((size_t)n_own * sizeof *u.knn);
+  if (j->sph) u.sph = vic__malloc_huge((size_t)n_own * sizeof *u.sph);
+  if (j->h) u.h = vic__malloc_huge((size_t)n_own * sizeof *u.h);
   int rc = VICK_OK;
   if (!rows || !u.rk || (j->knn && !u.knn) || (j->sph && !u.sph) || (j->h && !u.h))
     rc = vic__slab_fail(call, VICK_NOMEM, "no host memory for a slab's results");
