@@ -108,7 +108,7 @@ static void exact_small(const float *rows, int64_t n, int32_t d, int32_t K, int3
  * up to W with reverse edges.  The joins through the rows' neighbours
  * carry most of the new-to-new pairs (without them a CPU simulation of
  * the add lost 0.03 recall on old rows and 0.09 on new ones). */
-static vic_add_plan add_plan(int32_t k) {
+vic_add_plan vic__add_plan(int32_t k) {
   vic_add_plan p;
   p.width = k <= 16 ? 32 : 64;
   p.degree = p.width;
@@ -174,7 +174,7 @@ static vic_status add_search(vic_ctx *c, vic_ggm_step *st, const vic_data *a, co
                              vic_knn *out) {
   const int64_t n = a->n + b->n;
   const int32_t k = ga->k;
-  const vic_add_plan p = add_plan(k);
+  const vic_add_plan p = vic__add_plan(k);
   out->ids = vic__malloc_lists(c, (size_t)n * k * sizeof *out->ids, "neighbour ids");
   out->dist = vic__malloc_lists(c, (size_t)n * k * sizeof *out->dist, "neighbour distances");
   if (!out->ids || !out->dist) { vic_knn_free(out); vic__knn_clear(out); return VIC_E_NOMEM; }

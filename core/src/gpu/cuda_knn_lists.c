@@ -143,6 +143,11 @@ vic_status vic__cuda_gnnd_lists(vic_ctx *c, const vic_data *x, const vic_build_o
   if (s != VIC_OK) return s;
   vic_ggm_params compact;
   compact.K = 0;
+  if (!x->box && count > 1) { /* several devices: shards built in parallel, joined by cross searches */
+    int taken;
+    s = vic__cuda_gnnd_multi(c, x, o, k, first, count, ids, dist, rep, &taken);
+    if (s != VIC_OK || taken) return s;
+  }
   if (!x->box) { /* beyond the device budget, or shard_size: half rows or out of core (knn_sharded.c) */
     int taken;
     s = vic__gnnd_out_of_core(c, x, o, k, ids, dist, rep, &taken, &compact);
