@@ -224,6 +224,8 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
     how = "half-precision rows";
   }
   *taken = 1;
+  vic_report *out_rep = rep, local = *rep; /* the report changes only when the build succeeds */
+  rep = &local;
   const int slots = S < count ? S : count;
   const double t0 = vic__now();
   float *packed = NULL;
@@ -310,6 +312,7 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
   vic__report_reason(rep, "GNND over %d GPUs: %d shards of %lld rows built in parallel (%s), each ordered pair of "
                      "shards joined by one graph search (%d rounds)", slots, S, (long long)m, how, S - 1);
   vic__log(c, VIC_LOG_INFO, "GNND over %d GPUs: %lld rows in %.3f s", slots, (long long)x->n, vic__now() - t0);
+  *out_rep = local;
 
 done:
   for (int tk = 0; j.tid && tk < S; ++tk) free(j.tid[tk]);

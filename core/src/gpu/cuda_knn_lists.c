@@ -146,7 +146,13 @@ vic_status vic__cuda_gnnd_lists(vic_ctx *c, const vic_data *x, const vic_build_o
   if (!x->box && count > 1) { /* several devices: shards built in parallel, joined by cross searches */
     int taken;
     s = vic__cuda_gnnd_multi(c, x, o, k, first, count, ids, dist, rep, &taken);
-    if (s != VIC_OK || taken) return s;
+    if (s == VIC_E_NOMEM) { /* a device or the host ran short: the one-device builds still may fit */
+      vic__log(c, VIC_LOG_WARNING, "GNND over %d GPUs failed (%s); building on device %d alone", count,
+               vic_ctx_error(c), first);
+      c->error[0] = '\0';
+    } else if (s != VIC_OK || taken) {
+      return s;
+    }
   }
   if (!x->box) { /* beyond the device budget, or shard_size: half rows or out of core (knn_sharded.c) */
     int taken;
