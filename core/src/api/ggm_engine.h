@@ -28,6 +28,7 @@ typedef struct {
   char message[512];
   double seconds_kernel, seconds_transfer;
   vic_report *stages;         /* non-NULL (one step alone): the kernel's stages are added to it */
+  int threads;                /* host threads of the step's own parallel work; 0 = the context's */
 } vic_ggm_step;
 
 /* The GNND parameters of a build: K = max(gnnd.k_build (0: 64), k) rounded

@@ -15,6 +15,7 @@
 #include "ggm_common.h"
 #include "vic_kernels_add.h"
 #include "vic_kernels_gnnd.h"
+#include "slot_threads.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -52,6 +53,7 @@ static int64_t shard_rows(const multi_job *j, int s) {
 static vic_status build_shard(multi_job *j, int g, int s) {
   vick_call call;
   vic__cuda_call_init(j->c, &call, j->step[g].device, j->budget, 1);
+  call.threads = j->step[g].threads;
   const int64_t f = shard_first(j, s), ns = shard_rows(j, s);
   int rc = vick_gnnd_knn(&call, j->rows + (size_t)f * j->d, ns, j->d, j->k, j->q, j->own + f * j->k,
                          j->own_dist + f * j->k);
@@ -102,7 +104,7 @@ static vic_status run_phase(multi_job *j, vic_report *rep) {
     k0[g] = j->step[g].seconds_kernel;
     x0[g] = j->step[g].seconds_transfer;
   }
-  vic__cuda_parallel(j->slots, run_slot, j);
+  vic__slots_run(j->slots, 1, run_slot, j); /* each slot's copies get its share of the cores */
   double kmax = 0, xmax = 0;
   for (int g = 0; g < j->slots; ++g) {
     if (j->step[g].seconds_kernel - k0[g] > kmax) kmax = j->step[g].seconds_kernel - k0[g];
@@ -264,6 +266,7 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
   for (int g = 0; g < slots; ++g) {
     j.step[g].device = first + g;
     j.step[g].threaded = 1;
+    j.step[g].threads = vic__slot_threads(vic__threads(c), slots);
   }
   vic__log(c, VIC_LOG_INFO, "GNND over %d GPUs: %d shards of %lld rows (%s), %d rounds of cross searches", slots, S,
            (long long)m, how, S - 1);
