@@ -28,7 +28,7 @@ enum { MULTI_MIN_ROWS = 4000000 };
 typedef struct {
   vic_ctx *c;
   const float *rows; /* packed, prepared */
-  int64_t n, m;      /* rows, rows per shard (the last may be shorter) */
+  int64_t n, m;      /* rows, the most rows of a shard */
   int32_t d, k;
   int S, slots, first;
   size_t budget;              /* per device, as given to the kernels (0: what they find free) */
@@ -44,11 +44,9 @@ typedef struct {
   double *busy;               /* per slot: wall seconds of this phase */
 } multi_job;
 
-static int64_t shard_first(const multi_job *j, int s) { return (int64_t)s * j->m; }
-static int64_t shard_rows(const multi_job *j, int s) {
-  const int64_t f = shard_first(j, s);
-  return j->n - f < j->m ? j->n - f : j->m;
-}
+/* Shards of floor(n / S) or one more rows, consecutive. */
+static int64_t shard_first(const multi_job *j, int s) { return (int64_t)s * j->n / j->S; }
+static int64_t shard_rows(const multi_job *j, int s) { return shard_first(j, s + 1) - shard_first(j, s); }
 
 static vic_status build_shard(multi_job *j, int g, int s) {
   vick_call call;
@@ -198,11 +196,11 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
   int S = (int)((want + count - 1) / count * count);
   while (S <= 4096) {
     const int64_t m = (x->n + S - 1) / S;
-    if (m > 2 * (int64_t)ap.width && (budget == 0 || cross_bytes(m, m, x->d, k, &ap) <= budget)) break;
+    if (x->n / S > 2 * (int64_t)ap.width && (budget == 0 || cross_bytes(m, m, x->d, k, &ap) <= budget)) break;
     S += count;
   }
   const int64_t m = (x->n + S - 1) / S;
-  if (S > 4096 || m <= 2 * (int64_t)ap.width || x->n - (int64_t)(S - 1) * m < 2) {
+  if (S > 4096 || x->n / S <= 2 * (int64_t)ap.width) {
     if (forced) /* shards too small for the cross searches: the single-device paths */
       return VIC_OK;
     return vic__fail(c, VIC_E_NOMEM,
@@ -273,16 +271,13 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
 
   double t = vic__now();
   if ((s = run_phase(&j, rep)) != VIC_OK) goto done;
-  {
-    const int32_t kk = k;
+  for (int sh = 0; sh < S; ++sh) { /* the shards' own lists start the rows' lists, ids made global */
+    const int64_t f = shard_first(&j, sh), e = (f + shard_rows(&j, sh)) * k;
 #pragma omp parallel for schedule(static, 65536) num_threads(vic__threads(c))
-    for (int64_t u = 0; u < x->n; ++u) {
-      const int64_t f = u / m * m;
-      for (int32_t e = 0; e < kk; ++e) {
-        const int64_t id = j.own[u * kk + e];
-        ids[u * kk + e] = id < 0 ? -1 : f + id;
-        if (id < 0) dist[u * kk + e] = INFINITY;
-      }
+    for (int64_t i = f * k; i < e; ++i) {
+      const int64_t id = j.own[i];
+      ids[i] = id < 0 ? -1 : f + id;
+      if (id < 0) dist[i] = INFINITY;
     }
   }
   vic__report_stage(rep, "shard builds", vic__now() - t);
