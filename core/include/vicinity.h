@@ -122,9 +122,9 @@ typedef struct {
                           device..device+N-1, VIC_DEVICES_ALL = every device from `device` on.  The exact
                           grid kNN splits its queries over them; a sharded GGNN build puts shard s on the
                           s-th mod N; the density and peak calls spread their slabs over them when a set
-                          does not fit one device (device_memory_budget); GNND's kNN build of 4M rows or
-                          more (or cut by shard_size) builds shards on them in parallel, joined by graph
-                          searches.  Other results do not depend on the count. */
+                          does not fit one device (device_memory_budget); GNND's kNN build of 16M rows or
+                          more, over one device's budget or cut by shard_size builds shards on them in
+                          parallel, joined by graph searches.  Other results do not depend on the count. */
   int threads;         /* CPU threads; 0 = all available */
   uint64_t seed;       /* seed of every random choice; results are reproducible per seed */
   void (*log)(void *user, vic_log_level level, const char *message);

@@ -21,9 +21,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Below this many rows one device builds faster than shards plus their
- * cross searches (the searches upload every pair's rows). */
-enum { MULTI_MIN_ROWS = 4000000 };
+/* Below this many rows, where the fp32 build fits one device, that build
+ * is about as fast as shards plus their cross searches (each search
+ * uploads both shards' rows). */
+enum { MULTI_MIN_ROWS = 16000000 };
 
 typedef struct {
   vic_ctx *c;
@@ -180,7 +181,6 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
   *taken = 0;
   const int forced = o->shard_size > 0 && x->n > o->shard_size;
   if (count < 2 || k > 32 || x->box || x->metric == VIC_INNER_PRODUCT) return VIC_OK;
-  if (!forced && x->n < MULTI_MIN_ROWS) return VIC_OK;
   vic_ggm_params p;
   if (vic__ggm_params(c, o, k, &p) != VIC_OK) { c->error[0] = '\0'; return VIC_OK; } /* GNND words it */
   if (count > 64) count = 64;
@@ -189,6 +189,14 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
     const size_t b = device_budget(o, first + g);
     if (b < budget) budget = b;
   }
+  const size_t need = vic__ggm_gpu_build_bytes(x->n, x->d, &p);
+  char why[160];
+  if (forced) snprintf(why, sizeof why, "shard_size %lld", (long long)o->shard_size);
+  else if (budget && need > budget)
+    snprintf(why, sizeof why, "fp32 GNND needs %.0f MiB, one device has %.0f MiB", need / 1048576.0,
+             budget / 1048576.0);
+  else if (x->n >= MULTI_MIN_ROWS) snprintf(why, sizeof why, "%lld rows", (long long)x->n);
+  else return VIC_OK;
   const vic_add_plan ap = vic__add_plan(k);
   /* shards: a multiple of the devices, at least shard_size's count when
    * forced, more until one cross search fits a device */
@@ -307,8 +315,8 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
   vic__report_stage(rep, "true distances", vic__now() - t);
   rep->slabs = S;
   rep->devices_used = slots;
-  vic__report_reason(rep, "GNND over %d GPUs: %d shards of %lld rows built in parallel (%s), each ordered pair of "
-                     "shards joined by one graph search (%d rounds)", slots, S, (long long)m, how, S - 1);
+  vic__report_reason(rep, "GNND over %d GPUs (%s): %d shards of %lld rows built in parallel (%s), each ordered "
+                     "pair of shards joined by one graph search (%d rounds)", slots, why, S, (long long)m, how, S - 1);
   vic__log(c, VIC_LOG_INFO, "GNND over %d GPUs: %lld rows in %.3f s", slots, (long long)x->n, vic__now() - t0);
   *out_rep = local;
 
