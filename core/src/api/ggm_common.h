@@ -37,6 +37,11 @@ vic_status vic__ggm_lists_out(vic_ctx *c, vic_metric m, int64_t n, int32_t k, co
 vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int64_t *ids,
                                  float *dist, vic_report *rep, int *taken, vic_ggm_params *compact);
 
+/* The iteration cap of GNND with lists narrowed to k's segments: narrower
+ * lists gain less per iteration and need more of them to converge (the
+ * converge test still ends the descent when it stops improving). */
+enum { VIC_GNND_NARROW_ITERATIONS = 20 };
+
 /* The compact build's parameters for n rows under budget bytes (K as in p
  * or narrowed to k's segments, samples lowered): 1 with *q set when one
  * fits, else 0. */

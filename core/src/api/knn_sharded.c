@@ -372,11 +372,10 @@ vic_status vic_knn_build_sharded(vic_ctx *c, const vic_data *x, const vic_build_
 
 /* The compact build's parameters under budget: K as given, samples down
  * to half of p's; else K narrowed to k's segments, samples down to 8, and
- * the iteration cap raised to GNND_NARROW_ITERATIONS: narrower lists gain
+ * the iteration cap raised to VIC_GNND_NARROW_ITERATIONS: narrower lists gain
  * less per iteration and need more of them to converge (the converge test
  * still ends the descent when it stops improving).  1 with *q set when one
  * fits. */
-enum { GNND_NARROW_ITERATIONS = 20 };
 
 int vic__gnnd_compact_plan(const vic_ggm_params *p, int64_t n, int32_t d, int32_t k, size_t budget, vic_ggm_params *q) {
   const int32_t Ks[2] = {p->K, (k + 31) / 32 * 32};
@@ -386,7 +385,7 @@ int vic__gnnd_compact_plan(const vic_ggm_params *p, int64_t n, int32_t d, int32_
     if (floor > p->samples) floor = p->samples;
     *q = *p;
     q->K = Ks[i];
-    if (i == 1 && q->iterations < GNND_NARROW_ITERATIONS) q->iterations = GNND_NARROW_ITERATIONS;
+    if (i == 1 && q->iterations < VIC_GNND_NARROW_ITERATIONS) q->iterations = VIC_GNND_NARROW_ITERATIONS;
     for (q->samples = p->samples; q->samples >= floor; --q->samples)
       if (vic__ggm_gpu_compact_bytes(n, d, k, q) <= budget) return 1;
   }
