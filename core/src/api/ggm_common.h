@@ -51,7 +51,8 @@ int vic__gnnd_compact_plan(const vic_ggm_params *p, int64_t n, int32_t d, int32_
  * (*taken = 1, true lists in ids/dist) when count >= 2, k <= 32, L2 or
  * cosine rows without a box, and n is large, its fp32 build over one
  * device's budget or shard_size cuts it; else nothing is done.  VIC_E_NOMEM
- * (with *taken either way) where no shard plan fits or a device ran short:
+ * (with *taken either way) where no shard plan fits or a device ran short,
+ * VIC_E_DEVICE / VIC_E_UNSUPPORTED where a device failed or refused a step:
  * the caller may build on one device instead.  x: prepared rows. */
 vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int first,
                                 int count, int64_t *ids, float *dist, vic_report *rep, int *taken);

@@ -145,10 +145,13 @@ vic_status vic__cuda_gnnd_lists(vic_ctx *c, const vic_data *x, const vic_build_o
   compact.K = 0;
   if (!x->box && count > 1) { /* several devices: shards built in parallel, joined by cross searches */
     int taken;
+    const double t = vic__now();
     s = vic__cuda_gnnd_multi(c, x, o, k, first, count, ids, dist, rep, &taken);
-    if (s == VIC_E_NOMEM) { /* a device or the host ran short: the one-device builds still may fit */
+    if (s == VIC_E_NOMEM || s == VIC_E_DEVICE || s == VIC_E_UNSUPPORTED) {
+      /* a device or the host ran short, or a device refused a step: the one-device builds may still run */
       vic__log(c, VIC_LOG_WARNING, "GNND over %d GPUs failed (%s); building on device %d alone", count,
                vic_ctx_error(c), first);
+      if (taken) vic__report_stage(rep, "multi-GPU attempt (failed)", vic__now() - t);
       c->error[0] = '\0';
     } else if (s != VIC_OK || taken) {
       return s;
