@@ -122,8 +122,9 @@ typedef struct {
                           device..device+N-1, VIC_DEVICES_ALL = every device from `device` on.  The exact
                           grid kNN splits its queries over them; a sharded GGNN build puts shard s on the
                           s-th mod N; the density and peak calls spread their slabs over them when a set
-                          does not fit one device (device_memory_budget).  Results do not depend on the
-                          count. */
+                          does not fit one device (device_memory_budget); GNND's kNN build of 16M rows or
+                          more, over one device's budget or cut by shard_size builds shards on them in
+                          parallel, joined by graph searches.  Other results do not depend on the count. */
   int threads;         /* CPU threads; 0 = all available */
   uint64_t seed;       /* seed of every random choice; results are reproducible per seed */
   void (*log)(void *user, vic_log_level level, const char *message);
@@ -292,7 +293,9 @@ typedef struct {
                                      ceil(n / shard_size) independent graphs of consecutive rows
                                      (Sec. 5.5), on the context's devices; queries ask every shard
                                      and merge; for-all lists merge each point's own-shard list with
-                                     its queries into the other shards.  GNND: its own shards. */
+                                     its queries into the other shards.  GNND: its own shards (on
+                                     several devices: built in parallel, every ordered pair of shards
+                                     joined by one graph search). */
   size_t device_memory_budget;    /* bytes; 0 = what the device has free.  GNND beyond it: in memory
                                      with half-precision rows where that fits (lists re-ranked in
                                      fp32; K and p lowered, iterations raised as needed; the report's

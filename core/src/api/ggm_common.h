@@ -37,4 +37,23 @@ vic_status vic__ggm_lists_out(vic_ctx *c, vic_metric m, int64_t n, int32_t k, co
 vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int64_t *ids,
                                  float *dist, vic_report *rep, int *taken, vic_ggm_params *compact);
 
+/* The iteration cap of GNND with lists narrowed to k's segments: narrower
+ * lists gain less per iteration and need more of them to converge (the
+ * converge test still ends the descent when it stops improving). */
+enum { VIC_GNND_NARROW_ITERATIONS = 20 };
+
+/* The compact build's parameters for n rows under budget bytes (K as in p
+ * or narrowed to k's segments, samples lowered): 1 with *q set when one
+ * fits, else 0. */
+int vic__gnnd_compact_plan(const vic_ggm_params *p, int64_t n, int32_t d, int32_t k, size_t budget, vic_ggm_params *q);
+
+/* vic_knn_build's GNND over the context's devices (cuda_gnnd_multi.c): taken
+ * (*taken = 1, true lists in ids/dist) when count >= 2, k <= 32, L2 or
+ * cosine rows without a box, and n is large, its fp32 build over one
+ * device's budget or shard_size cuts it; else nothing is done.  VIC_E_NOMEM
+ * (with *taken either way) where no shard plan fits or a device ran short,
+ * VIC_E_DEVICE / VIC_E_UNSUPPORTED where a device failed or refused a step:
+ * the caller may build on one device instead.  x: prepared rows. */
+vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int first,
+                                int count, int64_t *ids, float *dist, vic_report *rep, int *taken);
 #endif

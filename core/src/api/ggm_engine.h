@@ -28,6 +28,7 @@ typedef struct {
   char message[512];
   double seconds_kernel, seconds_transfer;
   vic_report *stages;         /* non-NULL (one step alone): the kernel's stages are added to it */
+  int threads;                /* host threads of the step's own parallel work; 0 = the context's */
 } vic_ggm_step;
 
 /* The GNND parameters of a build: K = max(gnnd.k_build (0: 64), k) rounded
@@ -68,6 +69,8 @@ typedef struct {
   int32_t refine;  /* list entries whose own lists an old row tries */
   int32_t pivots;  /* search entry pivots (0: the search's defaults) */
 } vic_add_plan;
+/* The add's parameters for k-entry lists (knn_grow.c). */
+vic_add_plan vic__add_plan(int32_t k);
 vic_status vic__ggm_gpu_add(vic_ctx *c, vic_ggm_step *st, const float *rows_old, int64_t n_old, const float *rows_new,
                             int64_t n_new, int32_t d, const int64_t *old_ids, int32_t k, const vic_add_plan *p,
                             int64_t *out_ids, float *out_dist);

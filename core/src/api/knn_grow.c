@@ -108,7 +108,7 @@ static void exact_small(const float *rows, int64_t n, int32_t d, int32_t K, int3
  * up to W with reverse edges.  The joins through the rows' neighbours
  * carry most of the new-to-new pairs (without them a CPU simulation of
  * the add lost 0.03 recall on old rows and 0.09 on new ones). */
-static vic_add_plan add_plan(int32_t k) {
+vic_add_plan vic__add_plan(int32_t k) {
   vic_add_plan p;
   p.width = k <= 16 ? 32 : 64;
   p.degree = p.width;
@@ -174,7 +174,7 @@ static vic_status add_search(vic_ctx *c, vic_ggm_step *st, const vic_data *a, co
                              vic_knn *out) {
   const int64_t n = a->n + b->n;
   const int32_t k = ga->k;
-  const vic_add_plan p = add_plan(k);
+  const vic_add_plan p = vic__add_plan(k);
   out->ids = vic__malloc_lists(c, (size_t)n * k * sizeof *out->ids, "neighbour ids");
   out->dist = vic__malloc_lists(c, (size_t)n * k * sizeof *out->dist, "neighbour distances");
   if (!out->ids || !out->dist) { vic_knn_free(out); vic__knn_clear(out); return VIC_E_NOMEM; }
@@ -202,7 +202,7 @@ static vic_status merge_blocks(vic_ctx *c, const vic_build_options *o, int gpu, 
   const double t = vic__now();
   vic_status s = VIC_E_NODEVICE;
   if (gpu) {
-    vic_ggm_step st = {c->opt.device, 0, "", 0, 0, NULL};
+    vic_ggm_step st = {c->opt.device, 0, "", 0, 0, NULL, 0};
     s = vic__ggm_gpu_merge(c, &st, j->a->rows, j->a->n, j->b->rows, j->b->n, j->a->d, p, j->ia, j->da, j->ib, j->db, k,
                            oi, od);
     rep->seconds_kernel += st.seconds_kernel;
@@ -269,7 +269,7 @@ static vic_status grow(vic_ctx *c, const vic_data *xa, const vic_knn *ga, const 
   if ((s = vic__ggm_rows(c, xb, call, &vb, &owned_b)) != VIC_OK) goto done;
   if (!gb && gpu && k <= 32) {
     if ((s = lists_check(c, ga, xa->n, "the graph")) != VIC_OK) goto done;
-    vic_ggm_step st = {c->opt.device, 0, "", 0, 0, &rep};
+    vic_ggm_step st = {c->opt.device, 0, "", 0, 0, &rep, 0};
     vic__report_stage(&rep, "checks", vic__now() - t0);
     s = add_search(c, &st, &va, ga, &vb, out);
     rep.seconds_kernel += st.seconds_kernel;
@@ -311,7 +311,7 @@ static vic_status grow(vic_ctx *c, const vic_data *xa, const vic_knn *ga, const 
     } else {
       s = VIC_E_NODEVICE;
       if (gpu) {
-        vic_ggm_step st = {c->opt.device, 0, "", 0, 0, NULL};
+        vic_ggm_step st = {c->opt.device, 0, "", 0, 0, NULL, 0};
         s = vic__ggm_gpu_build(c, &st, vb.rows, vb.n, vb.d, &p, ib, db);
         rep.seconds_kernel += st.seconds_kernel;
         rep.seconds_transfer += st.seconds_transfer;

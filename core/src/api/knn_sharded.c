@@ -372,13 +372,12 @@ vic_status vic_knn_build_sharded(vic_ctx *c, const vic_data *x, const vic_build_
 
 /* The compact build's parameters under budget: K as given, samples down
  * to half of p's; else K narrowed to k's segments, samples down to 8, and
- * the iteration cap raised to GNND_NARROW_ITERATIONS: narrower lists gain
+ * the iteration cap raised to VIC_GNND_NARROW_ITERATIONS: narrower lists gain
  * less per iteration and need more of them to converge (the converge test
  * still ends the descent when it stops improving).  1 with *q set when one
  * fits. */
-enum { GNND_NARROW_ITERATIONS = 20 };
 
-static int compact_plan(const vic_ggm_params *p, int64_t n, int32_t d, int32_t k, size_t budget, vic_ggm_params *q) {
+int vic__gnnd_compact_plan(const vic_ggm_params *p, int64_t n, int32_t d, int32_t k, size_t budget, vic_ggm_params *q) {
   const int32_t Ks[2] = {p->K, (k + 31) / 32 * 32};
   for (int i = 0; i < 2; ++i) {
     if (i == 1 && Ks[1] >= Ks[0]) break;
@@ -386,7 +385,7 @@ static int compact_plan(const vic_ggm_params *p, int64_t n, int32_t d, int32_t k
     if (floor > p->samples) floor = p->samples;
     *q = *p;
     q->K = Ks[i];
-    if (i == 1 && q->iterations < GNND_NARROW_ITERATIONS) q->iterations = GNND_NARROW_ITERATIONS;
+    if (i == 1 && q->iterations < VIC_GNND_NARROW_ITERATIONS) q->iterations = VIC_GNND_NARROW_ITERATIONS;
     for (q->samples = p->samples; q->samples >= floor; --q->samples)
       if (vic__ggm_gpu_compact_bytes(n, d, k, q) <= budget) return 1;
   }
@@ -409,7 +408,7 @@ vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_
    * memory's drift between this measure and the kernels' own (they refuse
    * a build over their budget) */
   const size_t slack = budget / 64 < ((size_t)128 << 20) ? budget / 64 : ((size_t)128 << 20);
-  if (!forced && compact_plan(&p, x->n, x->d, k, budget - slack, compact)) {
+  if (!forced && vic__gnnd_compact_plan(&p, x->n, x->d, k, budget - slack, compact)) {
     vic__log(c, VIC_LOG_WARNING,
              "building the kNN graph of %lld rows in memory with half-precision rows (GNND needs %.0f MiB in fp32, "
              "over the budget of %.0f MiB): lists of %d, %d samples, up to %d iterations, the candidates re-ranked "

@@ -63,6 +63,7 @@ vic_status vic__ggm_gpu_add(vic_ctx *c, vic_ggm_step *st, const float *rows_old,
                             int64_t *out_ids, float *out_dist) {
   vick_call call;
   vic__cuda_call_init(c, &call, st->device, 0, st->threaded);
+  if (st->threads > 0) call.threads = st->threads;
   vick_add_params q = {p->width, p->degree, p->list, p->delta, p->reverse, p->join, p->refine, p->pivots, 0};
   return finish(st, &call,
                 vick_knn_add_search(&call, rows_old, n_old, rows_new, n_new, d, old_ids, k, &q, out_ids, out_dist),

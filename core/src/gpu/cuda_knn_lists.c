@@ -143,6 +143,20 @@ vic_status vic__cuda_gnnd_lists(vic_ctx *c, const vic_data *x, const vic_build_o
   if (s != VIC_OK) return s;
   vic_ggm_params compact;
   compact.K = 0;
+  if (!x->box && count > 1) { /* several devices: shards built in parallel, joined by cross searches */
+    int taken;
+    const double t = vic__now();
+    s = vic__cuda_gnnd_multi(c, x, o, k, first, count, ids, dist, rep, &taken);
+    if (s == VIC_E_NOMEM || s == VIC_E_DEVICE || s == VIC_E_UNSUPPORTED) {
+      /* a device or the host ran short, or a device refused a step: the one-device builds may still run */
+      vic__log(c, VIC_LOG_WARNING, "GNND over %d GPUs failed (%s); building on device %d alone", count,
+               vic_ctx_error(c), first);
+      if (taken) vic__report_stage(rep, "multi-GPU attempt (failed)", vic__now() - t);
+      c->error[0] = '\0';
+    } else if (s != VIC_OK || taken) {
+      return s;
+    }
+  }
   if (!x->box) { /* beyond the device budget, or shard_size: half rows or out of core (knn_sharded.c) */
     int taken;
     s = vic__gnnd_out_of_core(c, x, o, k, ids, dist, rep, &taken, &compact);
