@@ -370,6 +370,13 @@ vic_status vic_knn_build_sharded(vic_ctx *c, const vic_data *x, const vic_build_
   return VIC_OK;
 }
 
+void vic__gnnd_large_plan(const vic_build_options *o, int32_t k, vic_ggm_params *p) {
+  if (o->gnnd.k_build != 0) return;
+  const int32_t narrow = (k + 31) / 32 * 32;
+  if (narrow < p->K) p->K = narrow;
+  if (p->iterations < VIC_GNND_NARROW_ITERATIONS) p->iterations = VIC_GNND_NARROW_ITERATIONS;
+}
+
 /* The compact build's parameters under budget: K as given, samples down
  * to half of p's; else K narrowed to k's segments, samples down to 8, and
  * the iteration cap raised to VIC_GNND_NARROW_ITERATIONS: narrower lists gain
@@ -381,7 +388,7 @@ int vic__gnnd_compact_plan(const vic_ggm_params *p, int64_t n, int32_t d, int32_
   const int32_t Ks[2] = {p->K, (k + 31) / 32 * 32};
   for (int i = 0; i < 2; ++i) {
     if (i == 1 && Ks[1] >= Ks[0]) break;
-    int32_t floor = i == 0 ? (p->samples + 1) / 2 : 8;
+    int32_t floor = i == 0 && Ks[0] > Ks[1] ? (p->samples + 1) / 2 : 8; /* narrow lists: down to 8 */
     if (floor > p->samples) floor = p->samples;
     *q = *p;
     q->K = Ks[i];
@@ -408,7 +415,9 @@ vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_
    * memory's drift between this measure and the kernels' own (they refuse
    * a build over their budget) */
   const size_t slack = budget / 64 < ((size_t)128 << 20) ? budget / 64 : ((size_t)128 << 20);
-  if (!forced && vic__gnnd_compact_plan(&p, x->n, x->d, k, budget - slack, compact)) {
+  vic_ggm_params large = p;
+  vic__gnnd_large_plan(o, k, &large);
+  if (!forced && vic__gnnd_compact_plan(&large, x->n, x->d, k, budget - slack, compact)) {
     vic__log(c, VIC_LOG_WARNING,
              "building the kNN graph of %lld rows in memory with half-precision rows (GNND needs %.0f MiB in fp32, "
              "over the budget of %.0f MiB): lists of %d, %d samples, up to %d iterations, the candidates re-ranked "

@@ -215,15 +215,10 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
                      "GNND over %d GPUs: no shard count gives a cross search of two shards within the device budget "
                      "of %.0f MiB (%lld rows of d = %d)", count, budget / 1048576.0, (long long)x->n, (int)x->d);
   }
-  /* the shards' builds: where the caller left the list width to us, lists
-   * narrowed to k's segments with the narrow cap on iterations (at 10M x 96
-   * that plan reached higher recall than the default K 64 in less time);
+  /* the shards' builds: the large builds' plan (vic__gnnd_large_plan);
    * fp32 rows, or half-precision rows where fp32 does not fit */
   vic_ggm_params b = p;
-  if (o->gnnd.k_build == 0) {
-    b.K = (k + 31) / 32 * 32;
-    if (b.iterations < VIC_GNND_NARROW_ITERATIONS) b.iterations = VIC_GNND_NARROW_ITERATIONS;
-  }
+  vic__gnnd_large_plan(o, k, &b);
   vick_gnnd_params q = {b.K, b.samples, b.iterations, b.converge, 0, 0, 0};
   vic_ggm_params compact;
   char how[96];
