@@ -83,7 +83,7 @@ static void test_planted(void) {
   for (int64_t i = off; i < n; ++i) {
     owner[i] = -1;
     for (int j = 0; j < 3; ++j) {
-      xyz[3 * i + j] = (float)(box * nb_unif(&seed));
+      xyz[3 * i + j] = (float)(box * vt_unif(&seed));
       vel[3 * i + j] = (float)(hot * nb_gauss(&seed));
     }
   }
@@ -298,7 +298,7 @@ static void test_lattice(void) {
   for (int64_t i = 0; i < n; ++i) {
     const int64_t c[3] = {i % side, (i / side) % side, i / ((int64_t)side * side)};
     for (int j = 0; j < 3; ++j) {
-      double v = (c[j] + 0.5 + 0.05 * (2 * nb_unif(&seed) - 1)) / side;
+      double v = (c[j] + 0.5 + 0.05 * (2 * vt_unif(&seed) - 1)) / side;
       xyz[3 * i + j] = (float)(v - floor(v));
     }
   }

@@ -403,11 +403,11 @@ static void test_cells(const char *name, const vic_data *x, int64_t max_cells) {
   make_plan(x, 4, &p);
   for (int trial = 0; trial < 60; ++trial) {
     vic_region r;
-    const int64_t i = (int64_t)(nb_unif(&s) * (double)n) % n;
+    const int64_t i = (int64_t)(vt_unif(&s) * (double)n) % n;
     if (trial % 6 == 5) { /* a slab-like region: one axis bounded */
       vic__slab_region(x, &p, trial % 4, 0.1, &r);
     } else {
-      vic__ball_region(x, i, 0.05 + 2.0 * nb_unif(&s) * nb_unif(&s), &r);
+      vic__ball_region(x, i, 0.05 + 2.0 * vt_unif(&s) * vt_unif(&s), &r);
       if (trial % 6 == 4) { vic_region b; vic__ball_region(x, (i * 7 + 3) % n, 0.3, &b); vic__region_union(&r, &b); }
     }
     /* own rows: a few points, inside or not, flagged */

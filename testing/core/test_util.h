@@ -58,8 +58,15 @@ float *vt_clusters(int64_t n, int32_t d, int clusters, uint64_t seed);
  * share centres and rows); otherwise from a stream of their own, so rows
  * of different seeds (data and queries) share the centres. */
 float *vt_blobs(int64_t n, int32_t d, int clusters, double spread, uint64_t seed, uint64_t centre_seed);
+/* The next value of the splitmix64 stream *s, the stream behind every
+ * vt_ data maker. */
+uint64_t vt_splitmix(uint64_t *s);
+/* A uniform double in [0, 1) from the splitmix64 stream *s. */
+double vt_unif(uint64_t *s);
 /* One standard normal draw from the splitmix64 stream *s (Box-Muller). */
 double vt_gauss(uint64_t *s);
+/* The next value of the xorshift64 (13, 7, 17) stream *s (state nonzero). */
+uint64_t vt_xorshift(uint64_t *s);
 
 /* n rows of d "pixels" shaped like a small image set (MNIST's stand-in,
  * so that no test needs the real files): ten classes, each a mean image in
@@ -91,7 +98,7 @@ int vt_load_data(const char *relative, vio_matrix *m);
 const char *vt_tmp_path(const char *test, const char *name, char *buf, size_t size);
 /* Whole-file read (malloc'd, NULL when unreadable) and write (exit on failure). */
 unsigned char *vt_read_file(const char *path, long *len);
-void vt_write_file(const char *path, const unsigned char *bytes, long len);
+void vt_write_file(const char *path, const void *bytes, long len);
 
 /* Scale for test sizes: 1 normally, smaller under sanitizers (VIC_TEST_SMALL). */
 int vt_small(void);
