@@ -118,6 +118,23 @@ static inline void nb_halo(float *xyz, int64_t n, uint64_t seed) {
   nb_plummer(xyz + 3 * at, n_env, 0.5, origin, 0.85, seed + 7);
 }
 
+/* The halos of the tests that once ran on a simulation's halo only: the
+ * synthetic one (nb_halo, 32000 particles) always, the simulated one
+ * (nbody/halo_low_res.npy, 32314 particles) when the data folder has it. */
+static inline void nb_each_halo(void (*check)(const char *label, const vio_matrix m)) {
+  vio_matrix m = {0};
+  m.n = 32000;
+  m.d = 3;
+  m.rows = malloc((size_t)m.n * 3 * sizeof(float));
+  nb_halo(m.rows, m.n, 5);
+  check("synthetic halo", m);
+  free(m.rows);
+  if (!vt_load_data("nbody/halo_low_res.npy", &m)) return;
+  VT_CHECK(m.n == 32314 && m.d == 3, "halo shape %lld x %d", (long long)m.n, (int)m.d);
+  check("simulated halo", m);
+  vio_free(&m);
+}
+
 /* Shrinking-sphere centre (Power et al. 2003): start from the centre of
  * mass and the radius enclosing every particle, then repeatedly shrink
  * the radius by 2.5% and re-centre on the particles inside, until fewer

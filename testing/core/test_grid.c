@@ -345,22 +345,6 @@ static void check_halo(const char *label, const vio_matrix m) {
   vic_ctx_destroy(c);
 }
 
-/* The synthetic halo (nbody_models.h) always, the simulated one when the
- * data folder has it. */
-static void test_halo(void) {
-  vio_matrix m = {0};
-  m.n = 32000;
-  m.d = 3;
-  m.rows = malloc((size_t)m.n * 3 * sizeof(float));
-  nb_halo(m.rows, m.n, 5);
-  check_halo("synthetic halo", m);
-  free(m.rows);
-  if (!vt_load_data("nbody/halo_low_res.npy", &m)) return;
-  VT_CHECK(m.n == 32314 && m.d == 3, "halo shape %lld x %d", (long long)m.n, (int)m.d);
-  check_halo("simulated halo", m);
-  vio_free(&m);
-}
-
 int main(void) {
   test_random_dims();
   test_duplicates_and_ties();
@@ -371,6 +355,6 @@ int main(void) {
   test_wide_ids();
   test_cancel();
   test_unsupported();
-  test_halo();
+  nb_each_halo(check_halo);
   return vt_finish("test_grid");
 }
