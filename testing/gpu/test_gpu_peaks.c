@@ -155,11 +155,8 @@ static float *planted(int64_t n, float L, int wrap, uint64_t seed) {
 }
 
 static void check_halo(void) {
-  char buf[1024], err[512];
-  const char *path = vt_data_path("nbody/halo_low_res.npy", buf, sizeof buf);
-  if (!path) { printf("halo_low_res.npy not found: halo part skipped\n"); return; }
   vio_matrix m;
-  if (vio_load(path, &m, err, sizeof err) != 0) { VT_CHECK(0, "%s", err); return; }
+  if (!vt_load_data("nbody/halo_low_res.npy", &m)) return;
   vic_data x = {m.rows, m.n, m.d, 0, VIC_L2, NULL};
   check("halo_low_res", &x, 32, NULL, NULL);
   vic_peak_options po;
