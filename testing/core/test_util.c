@@ -183,6 +183,18 @@ void vt_naive_knn(const vic_data *x, const vic_data *q, int32_t k, int64_t *ids,
   }
 }
 
+int64_t vt_order_violations(const vic_knn *r) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < r->n; ++i)
+    for (int32_t t = 1; t < r->k; ++t) {
+      float a = r->dist[i * r->k + t - 1], b = r->dist[i * r->k + t];
+      int64_t ia = r->ids[i * r->k + t - 1], ib = r->ids[i * r->k + t];
+      if (ib < 0) continue;
+      bad += a > b || (a == b && ia > ib) || ia < 0;
+    }
+  return bad;
+}
+
 int64_t vt_compare_knn(const vic_knn *got, const int64_t *ref_ids, const double *ref_dist, double rel) {
   int64_t bad = 0;
   int32_t k = got->k;

@@ -87,6 +87,10 @@ void vt_naive_knn(const vic_data *x, const vic_data *q, int32_t k, int64_t *ids,
 /* Compare lists with a reference: ids equal except where distances tie
  * (within rel), and distances within rel.  Returns mismatching rows. */
 int64_t vt_compare_knn(const vic_knn *got, const int64_t *ref_ids, const double *ref_dist, double rel);
+/* Neighbours out of (distance, id) order: adjacent pairs of a row where
+ * the first comes later, or where an empty slot (id -1) comes before a
+ * neighbour; 0 when every list is ascending with its empty slots last. */
+int64_t vt_order_violations(const vic_knn *r);
 
 /* Path of a file under VICINITY_DATA_DIR (or ../shared/data), NULL when absent. */
 const char *vt_data_path(const char *relative, char *buf, size_t size);
