@@ -183,6 +183,19 @@ void vt_naive_knn(const vic_data *x, const vic_data *q, int32_t k, int64_t *ids,
   }
 }
 
+int64_t vt_naive_mismatch(const vic_knn *got, const vic_data *x, const vic_data *q, int32_t k, double rel) {
+  const int64_t rows = q ? q->n : x->n;
+  if (got->n != rows || got->k != k) return rows;
+  int64_t *ref = malloc((size_t)rows * k * sizeof *ref);
+  double *refd = malloc((size_t)rows * k * sizeof *refd);
+  if (!ref || !refd) { fprintf(stderr, "vt_naive_mismatch: out of memory\n"); exit(1); }
+  vt_naive_knn(x, q, k, ref, refd);
+  const int64_t bad = vt_compare_knn(got, ref, refd, rel);
+  free(ref);
+  free(refd);
+  return bad;
+}
+
 int64_t vt_order_violations(const vic_knn *r) {
   int64_t bad = 0;
   for (int64_t i = 0; i < r->n; ++i)

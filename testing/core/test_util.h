@@ -87,6 +87,10 @@ void vt_naive_knn(const vic_data *x, const vic_data *q, int32_t k, int64_t *ids,
 /* Compare lists with a reference: ids equal except where distances tie
  * (within rel), and distances within rel.  Returns mismatching rows. */
 int64_t vt_compare_knn(const vic_knn *got, const int64_t *ref_ids, const double *ref_dist, double rel);
+/* vt_compare_knn of got with the naive reference of k neighbours
+ * (vt_naive_knn of x, or of the rows of q); every row counts as differing
+ * when got is not the reference's shape (q or x rows by k). */
+int64_t vt_naive_mismatch(const vic_knn *got, const vic_data *x, const vic_data *q, int32_t k, double rel);
 /* Neighbours out of (distance, id) order: adjacent pairs of a row where
  * the first comes later, or where an empty slot (id -1) comes before a
  * neighbour; 0 when every list is ascending with its empty slots last. */
