@@ -196,6 +196,15 @@ int64_t vt_naive_mismatch(const vic_knn *got, const vic_data *x, const vic_data 
   return bad;
 }
 
+double vt_recall(const vic_knn *got, const vic_knn *ref) {
+  int64_t hit = 0;
+  for (int64_t i = 0; i < ref->n; ++i)
+    for (int32_t t = 0; t < ref->k; ++t)
+      for (int32_t u = 0; u < got->k; ++u)
+        if (got->ids[i * got->k + u] == ref->ids[i * ref->k + t]) { hit++; break; }
+  return (double)hit / (double)(ref->n * ref->k);
+}
+
 int64_t vt_order_violations(const vic_knn *r) {
   int64_t bad = 0;
   for (int64_t i = 0; i < r->n; ++i)

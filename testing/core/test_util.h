@@ -95,6 +95,9 @@ int64_t vt_naive_mismatch(const vic_knn *got, const vic_data *x, const vic_data 
  * the first comes later, or where an empty slot (id -1) comes before a
  * neighbour; 0 when every list is ascending with its empty slots last. */
 int64_t vt_order_violations(const vic_knn *r);
+/* Recall of got against reference lists ref: the fraction of ref's
+ * entries (ref->n by ref->k) whose id is in got's row. */
+double vt_recall(const vic_knn *got, const vic_knn *ref);
 
 /* Path of a file under VICINITY_DATA_DIR (or ../shared/data), NULL when absent. */
 const char *vt_data_path(const char *relative, char *buf, size_t size);
