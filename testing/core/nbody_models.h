@@ -191,11 +191,4 @@ static inline void nb_nfw(float *xyz, int64_t n, double rs, double x_max, const 
   }
 }
 
-/* A standard normal deviate (Box-Muller). */
-static inline double nb_gauss(uint64_t *s) {
-  double u = vt_unif(s);
-  while (u <= 0) u = vt_unif(s);
-  return sqrt(-2.0 * log(u)) * cos(2.0 * NB_PI * vt_unif(s));
-}
-
 #endif

@@ -75,7 +75,7 @@ static void test_planted(void) {
     nb_nfw(xyz + 3 * off, h[p].n, h[p].r200 / h[p].c, 2 * h[p].c, h[p].centre, box, 7 + p);
     for (int64_t i = off; i < off + h[p].n; ++i) {
       owner[i] = p;
-      for (int j = 0; j < 3; ++j) vel[3 * i + j] = (float)(h[p].vbulk[j] + h[p].sigma * nb_gauss(&seed));
+      for (int j = 0; j < 3; ++j) vel[3 * i + j] = (float)(h[p].vbulk[j] + h[p].sigma * vt_gauss(&seed));
     }
     off += h[p].n;
   }
@@ -84,7 +84,7 @@ static void test_planted(void) {
     owner[i] = -1;
     for (int j = 0; j < 3; ++j) {
       xyz[3 * i + j] = (float)(box * vt_unif(&seed));
-      vel[3 * i + j] = (float)(hot * nb_gauss(&seed));
+      vel[3 * i + j] = (float)(hot * vt_gauss(&seed));
     }
   }
   const double L[3] = {box, box, box};
