@@ -63,6 +63,22 @@ def polydata(xyz, arrays=None):
     return pd.VTKObject
 
 
+def update_caught(proxy):
+    """Updates proxy with VTK's messages caught while it runs (pvpython
+    prints them through the output window too); returns them."""
+    from vtkmodules.vtkCommonCore import vtkOutputWindow, vtkStringOutputWindow
+    shown = vtkOutputWindow.GetInstance()
+    shown.Register(None)
+    messages = vtkStringOutputWindow()
+    vtkOutputWindow.SetInstance(messages)
+    try:
+        proxy.UpdatePipeline()
+    finally:
+        vtkOutputWindow.SetInstance(shown)
+        shown.UnRegister(None)
+    return messages.GetOutput()
+
+
 def write_pieces(workdir, pvtp, pieces):
     """Writes every piece, (file name, xyz, arrays or None), as a .vtp in
     workdir and the .pvtp named pvtp that lists them, its point-data
