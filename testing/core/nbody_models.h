@@ -10,15 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NB_PI 3.14159265358979323846
+#include "test_util.h" /* vt_unif: the seeded stream */
 
-static inline uint64_t nb_next(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static inline double nb_unif(uint64_t *s) { return (nb_next(s) >> 11) * (1.0 / 9007199254740992.0); }
+#define NB_PI 3.14159265358979323846
 
 /* Plummer number density of n_total particles with scale radius a:
  * 3 n_total / (4 pi a^3) (1 + r^2/a^2)^(-5/2). */
@@ -34,10 +28,10 @@ static inline double nb_plummer_density(double n_total, double a, double r) {
 static inline void nb_plummer(float *xyz, int64_t n, double a, const double centre[3], double x_max, uint64_t seed) {
   uint64_t s = seed;
   for (int64_t i = 0; i < n; ++i) {
-    double X = nb_unif(&s) * x_max;
-    while (X <= 0) X = nb_unif(&s) * x_max;
+    double X = vt_unif(&s) * x_max;
+    while (X <= 0) X = vt_unif(&s) * x_max;
     double r = a / sqrt(pow(X, -2.0 / 3.0) - 1.0);
-    double cz = 2.0 * nb_unif(&s) - 1.0, phi = 2.0 * NB_PI * nb_unif(&s);
+    double cz = 2.0 * vt_unif(&s) - 1.0, phi = 2.0 * NB_PI * vt_unif(&s);
     double sz = sqrt(1.0 - cz * cz);
     xyz[3 * i + 0] = (float)(centre[0] + r * sz * cos(phi));
     xyz[3 * i + 1] = (float)(centre[1] + r * sz * sin(phi));
@@ -98,8 +92,8 @@ static inline double nb_gas_sphere_density(double r) { return 1.0 / (2.0 * NB_PI
 static inline void nb_gas_sphere(float *xyz, float *mass, int64_t n, uint64_t seed) {
   uint64_t s = seed;
   for (int64_t i = 0; i < n; ++i) {
-    const double r = sqrt(nb_unif(&s));
-    const double cz = 2.0 * nb_unif(&s) - 1.0, phi = 2.0 * NB_PI * nb_unif(&s), sz = sqrt(1.0 - cz * cz);
+    const double r = sqrt(vt_unif(&s));
+    const double cz = 2.0 * vt_unif(&s) - 1.0, phi = 2.0 * NB_PI * vt_unif(&s), sz = sqrt(1.0 - cz * cz);
     xyz[3 * i] = (float)(r * sz * cos(phi));
     xyz[3 * i + 1] = (float)(r * sz * sin(phi));
     xyz[3 * i + 2] = (float)(r * cz);
@@ -122,6 +116,23 @@ static inline void nb_halo(float *xyz, int64_t n, uint64_t seed) {
   int64_t at = n_main;
   for (int k = 0; k < 3; ++k, at += n_sub) nb_plummer(xyz + 3 * at, n_sub, sub[k][3], sub[k], 0.99, seed + 1 + k);
   nb_plummer(xyz + 3 * at, n_env, 0.5, origin, 0.85, seed + 7);
+}
+
+/* The halos of the tests that once ran on a simulation's halo only: the
+ * synthetic one (nb_halo, 32000 particles) always, the simulated one
+ * (nbody/halo_low_res.npy, 32314 particles) when the data folder has it. */
+static inline void nb_each_halo(void (*check)(const char *label, const vio_matrix m)) {
+  vio_matrix m = {0};
+  m.n = 32000;
+  m.d = 3;
+  m.rows = malloc((size_t)m.n * 3 * sizeof(float));
+  nb_halo(m.rows, m.n, 5);
+  check("synthetic halo", m);
+  free(m.rows);
+  if (!vt_load_data("nbody/halo_low_res.npy", &m)) return;
+  VT_CHECK(m.n == 32314 && m.d == 3, "halo shape %lld x %d", (long long)m.n, (int)m.d);
+  check("simulated halo", m);
+  vio_free(&m);
 }
 
 /* Shrinking-sphere centre (Power et al. 2003): start from the centre of
@@ -167,24 +178,17 @@ static inline void nb_nfw(float *xyz, int64_t n, double rs, double x_max, const 
   uint64_t s = seed;
   const double mmax = nb_nfw_m(x_max);
   for (int64_t i = 0; i < n; ++i) {
-    const double target = nb_unif(&s) * mmax;
+    const double target = vt_unif(&s) * mmax;
     double lo = 0, hi = x_max;
     for (int it = 0; it < 60; ++it) {
       const double mid = 0.5 * (lo + hi);
       if (nb_nfw_m(mid) < target) lo = mid; else hi = mid;
     }
     const double r = rs * 0.5 * (lo + hi);
-    const double cz = 2.0 * nb_unif(&s) - 1.0, phi = 2.0 * NB_PI * nb_unif(&s), sz = sqrt(1.0 - cz * cz);
+    const double cz = 2.0 * vt_unif(&s) - 1.0, phi = 2.0 * NB_PI * vt_unif(&s), sz = sqrt(1.0 - cz * cz);
     const double p[3] = {centre[0] + r * sz * cos(phi), centre[1] + r * sz * sin(phi), centre[2] + r * cz};
     for (int j = 0; j < 3; ++j) xyz[3 * i + j] = (float)(box > 0 ? p[j] - box * floor(p[j] / box) : p[j]);
   }
-}
-
-/* A standard normal deviate (Box-Muller). */
-static inline double nb_gauss(uint64_t *s) {
-  double u = nb_unif(s);
-  while (u <= 0) u = nb_unif(s);
-  return sqrt(-2.0 * log(u)) * cos(2.0 * NB_PI * nb_unif(s));
 }
 
 #endif

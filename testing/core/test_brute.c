@@ -20,18 +20,6 @@ static vic_ctx *ctx_opts(int threads, int (*progress)(void *, const char *, doub
   return vt_ctx_make(&o);
 }
 
-static int64_t ordered_violations(const vic_knn *r) {
-  int64_t bad = 0;
-  for (int64_t i = 0; i < r->n; ++i)
-    for (int32_t t = 1; t < r->k; ++t) {
-      float a = r->dist[i * r->k + t - 1], b = r->dist[i * r->k + t];
-      int64_t ia = r->ids[i * r->k + t - 1], ib = r->ids[i * r->k + t];
-      if (ib < 0) continue;
-      bad += a > b || (a == b && ia > ib) || ia < 0;
-    }
-  return bad;
-}
-
 /* All-points lists by brute force against the reference. */
 static void check_build(const char *what, const vic_data *x, int32_t k) {
   vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
@@ -41,17 +29,12 @@ static void check_build(const char *what, const vic_data *x, int32_t k) {
   o.k = k;
   vic_knn r;
   VT_OK(c, vic_knn_build(c, x, &o, &r));
-  int64_t *ref = malloc((size_t)x->n * r.k * sizeof *ref);
-  double *refd = malloc((size_t)x->n * r.k * sizeof *refd);
-  vt_naive_knn(x, NULL, r.k, ref, refd);
-  int64_t bad = vt_compare_knn(&r, ref, refd, 1e-4);
+  int64_t bad = vt_naive_mismatch(&r, x, NULL, r.k, 1e-4);
   VT_CHECK(bad == 0, "%s: %lld of %lld rows differ", what, (long long)bad, (long long)x->n);
-  VT_CHECK(ordered_violations(&r) == 0, "%s: lists not ascending by (distance, id)", what);
+  VT_CHECK(vt_order_violations(&r) == 0, "%s: lists not ascending by (distance, id)", what);
   for (int64_t i = 0; i < x->n; ++i)
     for (int32_t t = 0; t < r.k; ++t)
       if (r.ids[i * r.k + t] == i) { VT_CHECK(0, "%s: row %lld finds itself", what, (long long)i); i = x->n; break; }
-  free(ref);
-  free(refd);
   vic_knn_free(&r);
   vic_ctx_destroy(c);
 }
@@ -63,14 +46,9 @@ static void check_query(const char *what, const vic_data *x, const vic_data *q, 
   VT_OK(c, vic_knn_query_exact(c, x, q, k, &r));
   VT_CHECK(r.n == q->n && r.k == k, "%s: shape %lld x %d", what, (long long)r.n, (int)r.k);
   VT_CHECK(r.report.method == expect, "%s: method %s", what, vic_method_name(r.report.method));
-  int64_t *ref = malloc((size_t)q->n * k * sizeof *ref);
-  double *refd = malloc((size_t)q->n * k * sizeof *refd);
-  vt_naive_knn(x, q, k, ref, refd);
-  int64_t bad = vt_compare_knn(&r, ref, refd, 1e-4);
+  int64_t bad = vt_naive_mismatch(&r, x, q, k, 1e-4);
   VT_CHECK(bad == 0, "%s: %lld of %lld query rows differ", what, (long long)bad, (long long)q->n);
-  VT_CHECK(ordered_violations(&r) == 0, "%s: lists not ascending by (distance, id)", what);
-  free(ref);
-  free(refd);
+  VT_CHECK(vt_order_violations(&r) == 0, "%s: lists not ascending by (distance, id)", what);
   vic_knn_free(&r);
   vic_ctx_destroy(c);
 }

@@ -130,25 +130,9 @@ static void check_halo(const char *label, const vio_matrix m) {
   vic_ctx_destroy(c);
 }
 
-/* The synthetic halo (nbody_models.h: main body at the origin, three
- * subhalos, an envelope) always, the simulated one when the data folder
- * has it. */
-static void test_halo(void) {
-  vio_matrix m = {0};
-  m.n = 32000;
-  m.d = 3;
-  m.rows = malloc((size_t)m.n * 3 * sizeof(float));
-  nb_halo(m.rows, m.n, 5);
-  check_halo("synthetic halo", m);
-  free(m.rows);
-  if (!vt_load_data("nbody/halo_low_res.npy", &m)) return;
-  check_halo("simulated halo", m);
-  vio_free(&m);
-}
-
 int main(void) {
   test_planted();
   test_uniform();
-  test_halo();
+  nb_each_halo(check_halo);
   return vt_finish("test_density_peaks");
 }

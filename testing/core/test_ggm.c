@@ -4,7 +4,7 @@
 #include "ggm_cases.h"
 
 int main(void) {
-  const int small = getenv("VIC_TEST_SMALL") != NULL;
+  const int small = vt_small();
   ggm_case t = {VIC_BACKEND_CPU, 1, small ? 1200 : 3000, 16, 10, 0.9, "test_ggm"};
   float *rows = vt_clusters(t.n, t.d, 12, 5);
   vic_knn exact = {0};

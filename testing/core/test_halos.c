@@ -75,7 +75,7 @@ static void test_planted(void) {
     nb_nfw(xyz + 3 * off, h[p].n, h[p].r200 / h[p].c, 2 * h[p].c, h[p].centre, box, 7 + p);
     for (int64_t i = off; i < off + h[p].n; ++i) {
       owner[i] = p;
-      for (int j = 0; j < 3; ++j) vel[3 * i + j] = (float)(h[p].vbulk[j] + h[p].sigma * nb_gauss(&seed));
+      for (int j = 0; j < 3; ++j) vel[3 * i + j] = (float)(h[p].vbulk[j] + h[p].sigma * vt_gauss(&seed));
     }
     off += h[p].n;
   }
@@ -83,8 +83,8 @@ static void test_planted(void) {
   for (int64_t i = off; i < n; ++i) {
     owner[i] = -1;
     for (int j = 0; j < 3; ++j) {
-      xyz[3 * i + j] = (float)(box * nb_unif(&seed));
-      vel[3 * i + j] = (float)(hot * nb_gauss(&seed));
+      xyz[3 * i + j] = (float)(box * vt_unif(&seed));
+      vel[3 * i + j] = (float)(hot * vt_gauss(&seed));
     }
   }
   const double L[3] = {box, box, box};
@@ -298,7 +298,7 @@ static void test_lattice(void) {
   for (int64_t i = 0; i < n; ++i) {
     const int64_t c[3] = {i % side, (i / side) % side, i / ((int64_t)side * side)};
     for (int j = 0; j < 3; ++j) {
-      double v = (c[j] + 0.5 + 0.05 * (2 * nb_unif(&seed) - 1)) / side;
+      double v = (c[j] + 0.5 + 0.05 * (2 * vt_unif(&seed) - 1)) / side;
       xyz[3 * i + j] = (float)(v - floor(v));
     }
   }

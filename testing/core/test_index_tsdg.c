@@ -12,15 +12,6 @@
 /* Scratch files of this test (test_util's helpers under a short name). */
 static const char *tmp_path(const char *name, char *buf, size_t size) { return vt_tmp_path("tsdg", name, buf, size); }
 
-static double recall(const vic_knn *r, const vic_knn *e) {
-  int64_t hit = 0;
-  for (int64_t i = 0; i < e->n; ++i)
-    for (int32_t t = 0; t < e->k; ++t)
-      for (int32_t u = 0; u < r->k; ++u)
-        if (r->ids[i * r->k + u] == e->ids[i * e->k + t]) { hit++; break; }
-  return (double)hit / (double)(e->n * e->k);
-}
-
 int main(void) {
   vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 5);
   const int64_t n = vt_small() ? 1500 : 5000, m = 200;
@@ -46,7 +37,7 @@ int main(void) {
   so.k = 10;
   vic_knn got;
   VT_OK(c, vic_index_search(c, ix, &q, &so, &got));
-  double r = recall(&got, &exact);
+  double r = vt_recall(&got, &exact);
   printf("TSDG (CPU) n=%lld: recall@10 %.4f (%s)\n", (long long)n, r, got.report.reason);
   VT_CHECK(r >= 0.9, "TSDG recall@10 %.4f", r);
   int64_t bad = 0;
@@ -58,7 +49,7 @@ int main(void) {
   so.occlusion_limit = 1;
   vic_knn narrow;
   VT_OK(c, vic_index_search(c, ix, &q, &so, &narrow));
-  printf("TSDG occlusion limit 1: recall@10 %.4f\n", recall(&narrow, &exact));
+  printf("TSDG occlusion limit 1: recall@10 %.4f\n", vt_recall(&narrow, &exact));
   vic_knn_free(&narrow);
   so.occlusion_limit = 0;
 
@@ -111,7 +102,7 @@ int main(void) {
     VT_OK(c, vic_knn_build(c, &x, &ko, &ex));
     ko.method = VIC_METHOD_TSDG;
     VT_OK(c, vic_knn_build(c, &x, &ko, &tl));
-    double rr = recall(&tl, &ex);
+    double rr = vt_recall(&tl, &ex);
     int64_t self = 0;
     for (int64_t i = 0; i < n; ++i)
       for (int t = 0; t < 10; ++t) self += tl.ids[i * 10 + t] == i;
@@ -149,7 +140,7 @@ int main(void) {
       vic_knn gi;
       eo.entry_points = counts[t];
       VT_OK(c, vic_index_search(c, isl, &qi, &eo, &gi));
-      rec[t] = recall(&gi, &ei);
+      rec[t] = vt_recall(&gi, &ei);
       printf("TSDG (CPU) on %d islands, %d entry points: recall@10 %.4f (%s)\n", islands, (int)counts[t], rec[t],
              gi.report.reason);
       vic_knn_free(&gi);

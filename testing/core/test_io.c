@@ -19,28 +19,30 @@ static const char *tmp_path(const char *name, char *buf, size_t size) {
   return buf;
 }
 
-static void write_bytes(const char *path, const void *data, size_t size) {
-  FILE *f = fopen(path, "wb");
-  if (!f || fwrite(data, 1, size, f) != size) { fprintf(stderr, "cannot write %s\n", path); exit(1); }
-  fclose(f);
-}
-
-/* A .npy file with the given header dict, padded as NumPy does (v1). */
-static void write_npy(const char *path, const char *dict, const void *data, size_t size, int version) {
+/* A .npy file of the given format version (1: uint16 header length, 2:
+ * uint32) with the header dict padded as NumPy does, the values written
+ * after it as they are; through gzip when gz is set. */
+static void write_npy(const char *path, const char *dict, const void *data, size_t size, int version, int gz) {
   char hdr[256];
-  size_t pre = version == 1 ? 10 : 12;
+  const size_t pre = version == 1 ? 10 : 12;
   int len = snprintf(hdr, sizeof hdr, "%s", dict);
   while ((pre + (size_t)len + 1) % 64) hdr[len++] = ' ';
   hdr[len++] = '\n';
-  unsigned char buf[4096];
-  memcpy(buf, "\x93NUMPY", 6);
-  buf[6] = (unsigned char)version;
-  buf[7] = 0;
-  if (version == 1) { buf[8] = (unsigned char)(len & 0xff); buf[9] = (unsigned char)(len >> 8); }
-  else { buf[8] = (unsigned char)(len & 0xff); buf[9] = (unsigned char)(len >> 8); buf[10] = buf[11] = 0; }
-  memcpy(buf + pre, hdr, (size_t)len);
-  memcpy(buf + pre + (size_t)len, data, size);
-  write_bytes(path, buf, pre + (size_t)len + size);
+  const unsigned char head[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', (unsigned char)version, 0, (unsigned char)(len & 0xff),
+                                  (unsigned char)(len >> 8), 0, 0};
+  int ok;
+  if (gz) {
+    gzFile g = gzopen(path, "wb");
+    ok = g && gzwrite(g, head, (unsigned)pre) == (int)pre && gzwrite(g, hdr, (unsigned)len) == len &&
+         (size == 0 || gzwrite(g, data, (unsigned)size) == (int)size);
+    if (g && gzclose(g) != Z_OK) ok = 0;
+  } else {
+    FILE *f = fopen(path, "wb");
+    ok = f && fwrite(head, 1, pre, f) == pre && fwrite(hdr, 1, (size_t)len, f) == (size_t)len &&
+         fwrite(data, 1, size, f) == size;
+    if (f && fclose(f) != 0) ok = 0;
+  }
+  if (!ok) { fprintf(stderr, "cannot write %s\n", path); exit(1); }
 }
 
 /* Loading must fail, leave the matrix zeroed and say `expect`. */
@@ -67,28 +69,6 @@ static void expect_matrix(const char *path, int64_t n, int32_t d, const float *w
   vio_free(&m);
 }
 
-/* A large .npy (v1) with the values written after the header as they are. */
-static void write_npy_large(const char *path, const char *dict, const void *data, size_t size, int gz) {
-  char hdr[256];
-  int len = snprintf(hdr, sizeof hdr, "%s", dict);
-  while ((10 + (size_t)len + 1) % 64) hdr[len++] = ' ';
-  hdr[len++] = '\n';
-  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(len & 0xff), (unsigned char)(len >> 8)};
-  if (gz) {
-    gzFile g = gzopen(path, "wb");
-    if (!g || gzwrite(g, pre, 10) != 10 || gzwrite(g, hdr, (unsigned)len) != len ||
-        gzwrite(g, data, (unsigned)size) != (int)size) { fprintf(stderr, "cannot write %s\n", path); exit(1); }
-    gzclose(g);
-    return;
-  }
-  FILE *f = fopen(path, "wb");
-  if (!f || fwrite(pre, 1, 10, f) != 10 || fwrite(hdr, 1, (size_t)len, f) != (size_t)len || fwrite(data, 1, size, f) != size) {
-    fprintf(stderr, "cannot write %s\n", path);
-    exit(1);
-  }
-  fclose(f);
-}
-
 /* Files large enough to be read by several threads (uncompressed), the
  * same values as through the compressed stream; a cut file fails. */
 static void test_npy_large(void) {
@@ -105,15 +85,15 @@ static void test_npy_large(void) {
   }
   char dict[128];
   snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (%lld, 3), }", (long long)n);
-  write_npy_large(tmp_path("large4.npy", p, sizeof p), dict, f4, (size_t)n * 3 * 4, 0);
+  write_npy(tmp_path("large4.npy", p, sizeof p), dict, f4, (size_t)n * 3 * 4, 1, 0);
   expect_matrix(p, n, 3, f4);
-  write_npy_large(tmp_path("large4.npy.gz", p, sizeof p), dict, f4, (size_t)n * 3 * 4, 1);
+  write_npy(tmp_path("large4.npy.gz", p, sizeof p), dict, f4, (size_t)n * 3 * 4, 1, 1);
   expect_matrix(p, n, 3, f4);
   /* a cut file: the header's size check refuses it before any read */
-  write_npy_large(tmp_path("large4cut.npy", p, sizeof p), dict, f4, (size_t)n * 3 * 4 - 4, 0);
+  write_npy(tmp_path("large4cut.npy", p, sizeof p), dict, f4, (size_t)n * 3 * 4 - 4, 1, 0);
   expect_failure(p, "truncated");
   snprintf(dict, sizeof dict, "{'descr': '<f8', 'fortran_order': False, 'shape': (%lld, 3), }", (long long)n);
-  write_npy_large(tmp_path("large8.npy", p, sizeof p), dict, f8, (size_t)n * 3 * 8, 0);
+  write_npy(tmp_path("large8.npy", p, sizeof p), dict, f8, (size_t)n * 3 * 8, 1, 0);
   expect_matrix(p, n, 3, want8);
   free(f4);
   free(f8);
@@ -124,30 +104,30 @@ static void test_npy(void) {
   char p[256];
   float f4[6] = {1, 2, 3, 4, 5, 6.5f};
   double f8[6] = {1, 2, 3, 4, 5, 6.5};
-  write_npy(tmp_path("a.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", f4, sizeof f4, 1);
+  write_npy(tmp_path("a.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", f4, sizeof f4, 1, 0);
   expect_matrix(p, 2, 3, f4);
-  write_npy(tmp_path("b.npy", p, sizeof p), "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), }", f8, sizeof f8, 2);
+  write_npy(tmp_path("b.npy", p, sizeof p), "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), }", f8, sizeof f8, 2, 0);
   expect_matrix(p, 3, 2, f4);
-  write_npy(tmp_path("c.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", f4, sizeof f4, 1);
+  write_npy(tmp_path("c.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", f4, sizeof f4, 1, 0);
   expect_matrix(p, 6, 1, f4);
 
-  write_npy(tmp_path("trunc.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 3), }", f4, sizeof f4, 1);
+  write_npy(tmp_path("trunc.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 3), }", f4, sizeof f4, 1, 0);
   expect_failure(p, "truncated");
-  write_npy(tmp_path("int.npy", p, sizeof p), "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", f4, sizeof f4, 1);
+  write_npy(tmp_path("int.npy", p, sizeof p), "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", f4, sizeof f4, 1, 0);
   expect_failure(p, "dtype '<i4'");
-  write_npy(tmp_path("fort.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", f4, sizeof f4, 1);
+  write_npy(tmp_path("fort.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", f4, sizeof f4, 1, 0);
   expect_failure(p, "Fortran");
-  write_npy(tmp_path("big.npy", p, sizeof p), "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", f4, sizeof f4, 1);
+  write_npy(tmp_path("big.npy", p, sizeof p), "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", f4, sizeof f4, 1, 0);
   expect_failure(p, "big-endian");
-  write_npy(tmp_path("3d.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3), }", f4, sizeof f4, 1);
+  write_npy(tmp_path("3d.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3), }", f4, sizeof f4, 1, 0);
   expect_failure(p, "3-d array");
-  write_npy(tmp_path("noshape.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, }", f4, sizeof f4, 1);
+  write_npy(tmp_path("noshape.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, }", f4, sizeof f4, 1, 0);
   expect_failure(p, "malformed");
-  write_npy(tmp_path("empty.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3), }", f4, 0, 1);
+  write_npy(tmp_path("empty.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3), }", f4, 0, 1, 0);
   expect_failure(p, "empty");
-  write_bytes(tmp_path("magic.npy", p, sizeof p), "NUMPY not really", 16);
+  vt_write_file(tmp_path("magic.npy", p, sizeof p), "NUMPY not really", 16);
   expect_failure(p, "magic");
-  write_bytes(tmp_path("short.npy", p, sizeof p), "\x93NUMPY\x01", 7);
+  vt_write_file(tmp_path("short.npy", p, sizeof p), "\x93NUMPY\x01", 7);
   expect_failure(p, "truncated");
 }
 
@@ -171,22 +151,22 @@ static void test_vecs(void) {
   int32_t three = 3, four = 4;
   memcpy(raw, &three, 4); memcpy(raw + 4, f, 12);
   memcpy(raw + 16, &three, 4); memcpy(raw + 20, f, 6);
-  write_bytes(tmp_path("trunc.fvecs", p, sizeof p), raw, 26);
+  vt_write_file(tmp_path("trunc.fvecs", p, sizeof p), raw, 26);
   expect_failure(p, "truncated");
   memcpy(raw + 16, &four, 4); memcpy(raw + 20, f, 12);
-  write_bytes(tmp_path("ragged.fvecs", p, sizeof p), raw, 32);
+  vt_write_file(tmp_path("ragged.fvecs", p, sizeof p), raw, 32);
   expect_failure(p, "row 1 has dimension 4");
   unsigned char raw2[36];
   memcpy(raw2, &three, 4); memcpy(raw2 + 4, f, 12);
   int32_t two = 2;
   memcpy(raw2 + 16, &two, 4); memcpy(raw2 + 20, f, 8);
   memcpy(raw2 + 28, &two, 4); memcpy(raw2 + 32, f, 4);
-  write_bytes(tmp_path("ragged2.fvecs", p, sizeof p), raw2, 36);
+  vt_write_file(tmp_path("ragged2.fvecs", p, sizeof p), raw2, 36);
   expect_failure(p, "dimension 2");
   int32_t neg = -5;
-  write_bytes(tmp_path("neg.fvecs", p, sizeof p), &neg, 4);
+  vt_write_file(tmp_path("neg.fvecs", p, sizeof p), &neg, 4);
   expect_failure(p, "implausible");
-  write_bytes(tmp_path("empty.fvecs", p, sizeof p), "", 0);
+  vt_write_file(tmp_path("empty.fvecs", p, sizeof p), "", 0);
   expect_failure(p, "empty");
   VT_CHECK(vio_load_ivecs(tmp_path("missing.ivecs", p, sizeof p), &back, err, sizeof err) == -1 &&
                strstr(err, "cannot open"), "missing ivecs: %s", err);
@@ -196,16 +176,16 @@ static void test_idx(void) {
   char p[256];
   unsigned char idx[16 + 6] = {0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 3, 0, 7, 255, 1, 2, 3};
   float want[6] = {0, 7, 255, 1, 2, 3};
-  write_bytes(tmp_path("a.idx3-ubyte", p, sizeof p), idx, sizeof idx);
+  vt_write_file(tmp_path("a.idx3-ubyte", p, sizeof p), idx, sizeof idx);
   expect_matrix(p, 2, 3, want);
   gzFile g = gzopen(tmp_path("b-idx3-ubyte.gz", p, sizeof p), "wb");
   gzwrite(g, idx, sizeof idx);
   gzclose(g);
   expect_matrix(p, 2, 3, want);
-  write_bytes(tmp_path("trunc.idx", p, sizeof p), idx, sizeof idx - 1);
+  vt_write_file(tmp_path("trunc.idx", p, sizeof p), idx, sizeof idx - 1);
   expect_failure(p, "truncated");
   unsigned char flt[16 + 8] = {0, 0, 0x0D, 1, 0, 0, 0, 2};
-  write_bytes(tmp_path("float.idx", p, sizeof p), flt, sizeof flt);
+  vt_write_file(tmp_path("float.idx", p, sizeof p), flt, sizeof flt);
   expect_failure(p, "type 0x0d");
   /* a gzip stream cut in the middle */
   g = gzopen(tmp_path("cut.gz", p, sizeof p), "wb");
@@ -217,7 +197,7 @@ static void test_idx(void) {
   unsigned char comp[8192];
   size_t clen = fread(comp, 1, sizeof comp, f);
   fclose(f);
-  write_bytes(p, comp, clen / 2);
+  vt_write_file(p, comp, clen / 2);
   expect_failure(p, "");
 }
 
@@ -249,7 +229,7 @@ static void test_gadget(void) {
   char p[256], err[512];
   unsigned char buf[1024];
   size_t len = make_gadget(buf, 0);
-  write_bytes(tmp_path("snap.dat", p, sizeof p), buf, len);
+  vt_write_file(tmp_path("snap.dat", p, sizeof p), buf, len);
   vio_matrix pos, vel;
   float *mass = NULL;
   VT_CHECK(vio_load_gadget(p, &pos, &vel, &mass, err, sizeof err) == 0, "%s", err);
@@ -263,18 +243,18 @@ static void test_gadget(void) {
   for (int i = 0; i < 15; ++i) want[i] = (float)i;
   expect_matrix(p, 5, 3, want); /* vio_load recognises the header record */
 
-  write_bytes(tmp_path("trunc.dat", p, sizeof p), buf, len - 30);
+  vt_write_file(tmp_path("trunc.dat", p, sizeof p), buf, len - 30);
   VT_CHECK(vio_load_gadget(p, &pos, &vel, &mass, err, sizeof err) == -1 && strstr(err, "truncated"), "truncated: %s", err);
   VT_CHECK(pos.rows == NULL && vel.rows == NULL && mass == NULL, "outputs zeroed");
-  write_bytes(tmp_path("short.dat", p, sizeof p), buf, 100);
+  vt_write_file(tmp_path("short.dat", p, sizeof p), buf, 100);
   expect_failure(p, "Gadget");
   len = make_gadget(buf, 1);
-  write_bytes(tmp_path("marker.dat", p, sizeof p), buf, len);
+  vt_write_file(tmp_path("marker.dat", p, sizeof p), buf, len);
   expect_failure(p, "end marker");
   uint32_t eight = 8;
   memcpy(buf, &eight, 4);
   VT_CHECK(vio_load_gadget(p, &pos, NULL, NULL, err, sizeof err) == -1, "bad first marker");
-  write_bytes(tmp_path("fmt2.dat", p, sizeof p), buf, 64);
+  vt_write_file(tmp_path("fmt2.dat", p, sizeof p), buf, 64);
   VT_CHECK(vio_load_gadget(p, &pos, NULL, NULL, err, sizeof err) == -1 && strstr(err, "not a Gadget"), "marker 8 without HEAD: %s", err);
 }
 
@@ -282,18 +262,18 @@ static void test_csv(void) {
   char p[256];
   const char *good = "x,y,z\n1,2,3\n\n# comment\n4, 5, 6.5\n";
   float want[6] = {1, 2, 3, 4, 5, 6.5f};
-  write_bytes(tmp_path("a.csv", p, sizeof p), good, strlen(good));
+  vt_write_file(tmp_path("a.csv", p, sizeof p), good, strlen(good));
   expect_matrix(p, 2, 3, want);
   const char *blank = "1 2 3\r\n4\t5 6.5";
-  write_bytes(tmp_path("b.txt", p, sizeof p), blank, strlen(blank));
+  vt_write_file(tmp_path("b.txt", p, sizeof p), blank, strlen(blank));
   expect_matrix(p, 2, 3, want);
   const char *ragged = "1,2,3\n4,5\n";
-  write_bytes(tmp_path("ragged.csv", p, sizeof p), ragged, strlen(ragged));
+  vt_write_file(tmp_path("ragged.csv", p, sizeof p), ragged, strlen(ragged));
   expect_failure(p, "line 2 has 2 columns");
   const char *word = "a,b\n1,2\n3,oops\n";
-  write_bytes(tmp_path("word.csv", p, sizeof p), word, strlen(word));
+  vt_write_file(tmp_path("word.csv", p, sizeof p), word, strlen(word));
   expect_failure(p, "line 3: 'oops'");
-  write_bytes(tmp_path("hdr.csv", p, sizeof p), "a,b\n", 4);
+  vt_write_file(tmp_path("hdr.csv", p, sizeof p), "a,b\n", 4);
   expect_failure(p, "no numeric rows");
 }
 
@@ -301,27 +281,27 @@ static void test_csv(void) {
  * documented (vic_io.h), never a silently different matrix. */
 static void test_csv_strict(void) {
   char p[256];
-  write_bytes(tmp_path("empty-fields.csv", p, sizeof p), ",,,\n,,\n", 7);
+  vt_write_file(tmp_path("empty-fields.csv", p, sizeof p), ",,,\n,,\n", 7);
   expect_failure(p, "line 1: field 1 is empty");
-  write_bytes(tmp_path("gap.csv", p, sizeof p), "1,,2\n3,4,5\n", strlen("1,,2\n3,4,5\n"));
+  vt_write_file(tmp_path("gap.csv", p, sizeof p), "1,,2\n3,4,5\n", strlen("1,,2\n3,4,5\n"));
   expect_failure(p, "line 1: field 2 is empty");
-  write_bytes(tmp_path("trailing.csv", p, sizeof p), "1,2\n3,4,\n", strlen("1,2\n3,4,\n"));
+  vt_write_file(tmp_path("trailing.csv", p, sizeof p), "1,2\n3,4,\n", strlen("1,2\n3,4,\n"));
   expect_failure(p, "line 2: field 3 is empty");
-  write_bytes(tmp_path("nul.csv", p, sizeof p), "1,2\n3,\0004\n", 9);
+  vt_write_file(tmp_path("nul.csv", p, sizeof p), "1,2\n3,\0004\n", 9);
   expect_failure(p, "line 2 holds a NUL byte");
   const char bom[] = "\xEF\xBB\xBF" "1,2\n3,4\n";
   float want_bom[4] = {1, 2, 3, 4};
-  write_bytes(tmp_path("bom.csv", p, sizeof p), bom, strlen(bom));
+  vt_write_file(tmp_path("bom.csv", p, sizeof p), bom, strlen(bom));
   expect_matrix(p, 2, 2, want_bom);
   const char bom_hdr[] = "\xEF\xBB\xBF" "a,b\n1,2\n3,4\n";
-  write_bytes(tmp_path("bom-header.csv", p, sizeof p), bom_hdr, strlen(bom_hdr));
+  vt_write_file(tmp_path("bom-header.csv", p, sizeof p), bom_hdr, strlen(bom_hdr));
   expect_matrix(p, 2, 2, want_bom);
-  write_bytes(tmp_path("tiny.csv", p, sizeof p), "1e-50,2\n", strlen("1e-50,2\n"));
+  vt_write_file(tmp_path("tiny.csv", p, sizeof p), "1e-50,2\n", strlen("1e-50,2\n"));
   expect_failure(p, "line 1: '1e-50' is outside what a float holds");
-  write_bytes(tmp_path("huge.csv", p, sizeof p), "1,2\n-1e39,2\n", strlen("1,2\n-1e39,2\n"));
+  vt_write_file(tmp_path("huge.csv", p, sizeof p), "1,2\n-1e39,2\n", strlen("1,2\n-1e39,2\n"));
   expect_failure(p, "line 2: '-1e39' is outside what a float holds");
   float want_small[4] = {0, 1e-30f, 3.25f, -2};
-  write_bytes(tmp_path("small.csv", p, sizeof p), "0;1e-30\n3.25 ; -2\n", strlen("0;1e-30\n3.25 ; -2\n"));
+  vt_write_file(tmp_path("small.csv", p, sizeof p), "0;1e-30\n3.25 ; -2\n", strlen("0;1e-30\n3.25 ; -2\n"));
   expect_matrix(p, 2, 2, want_small);
 }
 
@@ -345,7 +325,7 @@ static void test_huge_headers(void) {
   float some[15] = {0};
   /* .npy: 2^30 x 3 float32 declared, 60 bytes present */
   write_npy(tmp_path("huge.npy", p, sizeof p), "{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824, 3), }",
-            some, sizeof some, 1);
+            some, sizeof some, 1, 0);
   expect_failure(p, "declares 1073741824 x 3 float32 values");
   long len = 0;
   unsigned char *bytes = vt_read_file(p, &len);
@@ -356,7 +336,7 @@ static void test_huge_headers(void) {
   expect_failure(p, "truncated");
   /* IDX: 2^30 rows of 3 bytes declared, 6 present */
   unsigned char idx[12 + 6] = {0, 0, 8, 2, 0x40, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4, 5, 6};
-  write_bytes(tmp_path("huge.idx", p, sizeof p), idx, sizeof idx);
+  vt_write_file(tmp_path("huge.idx", p, sizeof p), idx, sizeof idx);
   expect_failure(p, "declares 1073741824 x 3 bytes");
   g = gzopen(tmp_path("huge-idx2-ubyte.gz", p, sizeof p), "wb");
   gzwrite(g, idx, sizeof idx);
@@ -364,7 +344,7 @@ static void test_huge_headers(void) {
   expect_failure(p, "truncated");
   /* .fvecs(.gz): a first row of 2^24 components, 16 bytes of them present */
   unsigned char vec[4 + 16] = {0, 0, 0, 1};
-  write_bytes(tmp_path("huge.fvecs", p, sizeof p), vec, sizeof vec);
+  vt_write_file(tmp_path("huge.fvecs", p, sizeof p), vec, sizeof vec);
   expect_failure(p, "row 0 is incomplete");
   g = gzopen(tmp_path("huge.fvecs.gz", p, sizeof p), "wb");
   gzwrite(g, vec, sizeof vec);
@@ -378,7 +358,7 @@ static void test_huge_headers(void) {
   memcpy(gad + 4, npart, sizeof npart);
   memcpy(gad + 260, &m256, 4);
   memcpy(gad + 264, &mpos, 4);
-  write_bytes(tmp_path("huge.dat", p, sizeof p), gad, sizeof gad);
+  vt_write_file(tmp_path("huge.dat", p, sizeof p), gad, sizeof gad);
   expect_failure(p, "(1200000000 bytes) is cut short");
 #if !defined(__SANITIZE_ADDRESS__)
   if (limited) setrlimit(RLIMIT_DATA, &old);
@@ -388,9 +368,9 @@ static void test_huge_headers(void) {
 static void test_misc(void) {
   char p[256];
   expect_failure(tmp_path("does-not-exist.npy", p, sizeof p), "cannot open");
-  write_bytes(tmp_path("thing.bin", p, sizeof p), "hello world", 11);
+  vt_write_file(tmp_path("thing.bin", p, sizeof p), "hello world", 11);
   expect_failure(p, "unrecognised format");
-  write_bytes(tmp_path("empty.bin", p, sizeof p), "", 0);
+  vt_write_file(tmp_path("empty.bin", p, sizeof p), "", 0);
   expect_failure(p, "empty");
   vio_matrix m;
   char err[64];

@@ -15,13 +15,6 @@
 #include <string.h>
 #include <time.h>
 
-static uint64_t next(uint64_t *s) {
-  *s ^= *s << 13;
-  *s ^= *s >> 7;
-  *s ^= *s << 17;
-  return *s;
-}
-
 static int64_t find64(int64_t *up, int64_t i) {
   while (up[i] != i) { up[i] = up[up[i]]; i = up[i]; }
   return i;
@@ -53,16 +46,17 @@ static event_set make_set(int64_t m, int64_t e, uint64_t seed) {
   event_set s = {m, e, malloc((size_t)m * 4), malloc((size_t)(e ? e : 1) * 4), malloc((size_t)(e ? e : 1) * 4),
                  malloc((size_t)(e ? e : 1) * 4)};
   uint64_t r = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (int64_t q = 0; q < m; ++q) s.rho_max[q] = (float)(1 + next(&r) % 64) * (next(&r) % 3 ? 1.0f : 10.0f);
+  for (int64_t q = 0; q < m; ++q)
+    s.rho_max[q] = (float)(1 + vt_xorshift(&r) % 64) * (vt_xorshift(&r) % 3 ? 1.0f : 10.0f);
   for (int64_t t = 0; t < e; ++t) {
-    const uint64_t kind = next(&r) % 16;
+    const uint64_t kind = vt_xorshift(&r) % 16;
     if (kind == 0 && t > 0) { s.a[t] = s.b[t - 1]; s.b[t] = s.a[t - 1]; }
     else {
-      s.a[t] = (int32_t)(next(&r) % (uint64_t)m);
-      s.b[t] = kind == 1 ? s.a[t] : (int32_t)(next(&r) % (uint64_t)m);
+      s.a[t] = (int32_t)(vt_xorshift(&r) % (uint64_t)m);
+      s.b[t] = kind == 1 ? s.a[t] : (int32_t)(vt_xorshift(&r) % (uint64_t)m);
     }
     const float lo = s.rho_max[s.a[t]] < s.rho_max[s.b[t]] ? s.rho_max[s.a[t]] : s.rho_max[s.b[t]];
-    s.rho_e[t] = lo * (float)(0.05 + 0.95 * (double)(next(&r) % 1000) / 999.0);
+    s.rho_e[t] = lo * (float)(0.05 + 0.95 * (double)(vt_xorshift(&r) % 1000) / 999.0);
   }
   return s;
 }

@@ -51,6 +51,17 @@ static void buckets_free(buckets *b) {
   free(b->xs);
 }
 
+/* The slabs whose range meets r along the cut axis: all of them when r
+ * wraps there, open sides reaching the first or last slab. */
+static void span(const vic_slab_plan *p, const vic_region *r, int64_t *s_lo, int64_t *s_hi) {
+  const int a = p->axis;
+  *s_lo = 0;
+  *s_hi = p->n_slabs - 1;
+  if (r->period[a] > 0) return;
+  if (isfinite(r->lo[a])) *s_lo = vic__slab_of(p, r->lo[a]);
+  if (isfinite(r->hi[a])) *s_hi = vic__slab_of(p, r->hi[a]);
+}
+
 /* The plain gather: own rows, then each spanned slab's other points
  * inside r in bucket order. */
 static int64_t plain(const vic_data *x, const buckets *b, const vic_region *r, const int64_t *rows, int64_t n_rows,
@@ -113,11 +124,8 @@ static void test_set(const char *name, const vic_data *x, int64_t S, double halo
   for (int64_t s = 0; s < S; ++s) {
     vic_region reg;
     vic__slab_region(x, &b.p, s, halo, &reg);
-    int64_t s_lo = 0, s_hi = S - 1;
-    if (!(reg.period[b.p.axis] > 0)) {
-      if (isfinite(reg.lo[b.p.axis])) s_lo = vic__slab_of(&b.p, reg.lo[b.p.axis]);
-      if (isfinite(reg.hi[b.p.axis])) s_hi = vic__slab_of(&b.p, reg.hi[b.p.axis]);
-    }
+    int64_t s_lo, s_hi;
+    span(&b.p, &reg, &s_lo, &s_hi);
     const int64_t n_own = b.start[s + 1] - b.start[s];
     char what[160];
     /* the slab's own rows in bucket order: whole or not */
@@ -130,11 +138,8 @@ static void test_set(const char *name, const vic_data *x, int64_t S, double halo
     if (nr > 0) {
       vic_region ball;
       vic__ball_region(x, rows[0], 4 * halo, &ball);
-      int64_t a = 0, z = S - 1;
-      if (!(ball.period[b.p.axis] > 0)) {
-        if (isfinite(ball.lo[b.p.axis])) a = vic__slab_of(&b.p, ball.lo[b.p.axis]);
-        if (isfinite(ball.hi[b.p.axis])) z = vic__slab_of(&b.p, ball.hi[b.p.axis]);
-      }
+      int64_t a, z;
+      span(&b.p, &ball, &a, &z);
       if (a > s) a = s;
       if (z < s) z = s;
       snprintf(what, sizeof what, "%s, slab %lld's retried rows", name, (long long)s);

@@ -38,10 +38,17 @@ static double kth(const vic_data *x, int64_t i, int32_t k, const unsigned char *
   return m >= k ? buf[k - 1] : INFINITY;
 }
 
-static void test_cuts(const char *name, const vic_data *x, int64_t S, double tolerance) {
+/* The plan of S slabs over x, made by a CPU context of its own (the plan
+ * keeps nothing of it); the test ends when the plan cannot be made. */
+static void make_plan(const vic_data *x, int64_t S, vic_slab_plan *p) {
   vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
+  VT_OK(c, vic__slab_plan_make(c, x, S, p));
+  vic_ctx_destroy(c);
+}
+
+static void test_cuts(const char *name, const vic_data *x, int64_t S, double tolerance) {
   vic_slab_plan p;
-  VT_OK(c, vic__slab_plan_make(c, x, S, &p));
+  make_plan(x, S, &p);
   VT_CHECK(p.n_slabs == S && p.axis >= 0 && p.axis < x->d, "%s: plan %lld slabs axis %d", name, (long long)p.n_slabs,
            p.axis);
   for (int64_t s = 0; s < S; ++s) VT_CHECK(p.cut[s] <= p.cut[s + 1], "%s: cuts not ascending at %lld", name, (long long)s);
@@ -61,7 +68,6 @@ static void test_cuts(const char *name, const vic_data *x, int64_t S, double tol
              (long long)s, (long long)count[s], want);
   free(count);
   vic__slab_plan_free(&p);
-  vic_ctx_destroy(c);
 }
 
 /* For slab regions with a halo too small for some rows: whenever the
@@ -69,9 +75,8 @@ static void test_cuts(const char *name, const vic_data *x, int64_t S, double tol
  * over all points (the region holds the true neighbours); balls from the
  * region's k-th distance hold every true neighbour and pass the test. */
 static void test_exactness(const char *name, const vic_data *x, int32_t k, int64_t S, double h) {
-  vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
   vic_slab_plan p;
-  VT_OK(c, vic__slab_plan_make(c, x, S, &p));
+  make_plan(x, S, &p);
   const int64_t n = x->n;
   unsigned char *in = malloc((size_t)n);
   double *buf = malloc((size_t)n * sizeof *buf);
@@ -117,7 +122,6 @@ static void test_exactness(const char *name, const vic_data *x, int32_t k, int64
   free(in);
   free(buf);
   vic__slab_plan_free(&p);
-  vic_ctx_destroy(c);
 }
 
 static void test_arcs(void) {
@@ -160,9 +164,8 @@ static void test_memory(void) {
  * the others sit in the half of the slab they belong to, and their new
  * region proves each of them exact and holds its true neighbours. */
 static void test_split(const char *name, const vic_data *x, int32_t k, int64_t S, double halo) {
-  vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
   vic_slab_plan p;
-  VT_OK(c, vic__slab_plan_make(c, x, S, &p));
+  make_plan(x, S, &p);
   const int64_t n = x->n;
   double *buf = malloc((size_t)n * sizeof *buf);
   float *rk = malloc((size_t)n * sizeof *rk);
@@ -222,7 +225,6 @@ static void test_split(const char *name, const vic_data *x, int32_t k, int64_t S
   free(flags);
   free(seen);
   vic__slab_plan_free(&p);
-  vic_ctx_destroy(c);
 }
 
 
@@ -263,9 +265,8 @@ static int fits_cap(int64_t points, int64_t rows, void *user) {
  * large one all rows go in one group, and with one too small for a
  * single row's ball the grouping gives up (0). */
 static void test_groups(const char *name, const vic_data *x, int32_t k, int64_t S, double halo, int spread) {
-  vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
   vic_slab_plan p;
-  VT_OK(c, vic__slab_plan_make(c, x, S, &p));
+  make_plan(x, S, &p);
   const int64_t n = x->n;
   unsigned char *in = malloc((size_t)n);
   double *buf = malloc((size_t)n * sizeof *buf);
@@ -368,7 +369,6 @@ static void test_groups(const char *name, const vic_data *x, int32_t k, int64_t 
   free(tk);
   free(rows);
   vic__slab_plan_free(&p);
-  vic_ctx_destroy(c);
 }
 
 /* The whole set's grid of cells for the leftover rows (slab_cells.c):
@@ -400,15 +400,14 @@ static void test_cells(const char *name, const vic_data *x, int64_t max_cells) {
   int64_t small = 0, tries = 0;
   /* the slab plan the slab-like regions below are cut from, made once */
   vic_slab_plan p;
-  vic_ctx *pc = vt_ctx(VIC_BACKEND_CPU, 1);
-  VT_OK(pc, vic__slab_plan_make(pc, x, 4, &p));
+  make_plan(x, 4, &p);
   for (int trial = 0; trial < 60; ++trial) {
     vic_region r;
-    const int64_t i = (int64_t)(nb_unif(&s) * (double)n) % n;
+    const int64_t i = (int64_t)(vt_unif(&s) * (double)n) % n;
     if (trial % 6 == 5) { /* a slab-like region: one axis bounded */
       vic__slab_region(x, &p, trial % 4, 0.1, &r);
     } else {
-      vic__ball_region(x, i, 0.05 + 2.0 * nb_unif(&s) * nb_unif(&s), &r);
+      vic__ball_region(x, i, 0.05 + 2.0 * vt_unif(&s) * vt_unif(&s), &r);
       if (trial % 6 == 4) { vic_region b; vic__ball_region(x, (i * 7 + 3) % n, 0.3, &b); vic__region_union(&r, &b); }
     }
     /* own rows: a few points, inside or not, flagged */
@@ -447,7 +446,6 @@ static void test_cells(const char *name, const vic_data *x, int64_t max_cells) {
     free(gid);
   }
   vic__slab_plan_free(&p);
-  vic_ctx_destroy(pc);
   /* the grid has to narrow small regions down (one cell: all points) */
   if (g.cells >= 200) VT_CHECK(small * 2 > tries, "%s: only %lld of %lld regions bound below a quarter of the set", name,
                               (long long)small, (long long)tries);

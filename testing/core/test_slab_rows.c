@@ -117,22 +117,20 @@ static void check_from_links(int64_t n, int64_t m, uint64_t seed) {
   int64_t *mpt = malloc((size_t)m * 8), *mpar = malloc((size_t)m * 8);
   float *mdel = malloc((size_t)m * 4), *msal = malloc((size_t)m * 4);
   uint64_t r = seed * 0x9E3779B97F4A7C15ull + 7;
-#define NEXT() (r ^= r << 13, r ^= r >> 7, r ^= r << 17, r)
   for (int64_t i = 0; i < n; ++i) {
-    lp[i] = (int32_t)(NEXT() % (uint64_t)n);
-    const uint64_t kind = NEXT() % 64;
-    ld[i] = kind == 0 ? 0.0f : kind == 1 ? 1e-40f : (float)(NEXT() % 100000) * 1e-3f;
-    rho[i] = kind == 2 ? 1e-39f : (float)(NEXT() % 100000) * 0.37f;
+    lp[i] = (int32_t)(vt_xorshift(&r) % (uint64_t)n);
+    const uint64_t kind = vt_xorshift(&r) % 64;
+    ld[i] = kind == 0 ? 0.0f : kind == 1 ? 1e-40f : (float)(vt_xorshift(&r) % 100000) * 1e-3f;
+    rho[i] = kind == 2 ? 1e-39f : (float)(vt_xorshift(&r) % 100000) * 0.37f;
   }
   /* m distinct maxima in ascending id, links -2 there as the slabs leave them */
   for (int64_t q = 0; q < m; ++q) {
-    mpt[q] = q * (n / m) + (int64_t)(NEXT() % (uint64_t)(n / m));
+    mpt[q] = q * (n / m) + (int64_t)(vt_xorshift(&r) % (uint64_t)(n / m));
     lp[mpt[q]] = -2;
-    mpar[q] = q == 0 ? -1 : (int64_t)(NEXT() % (uint64_t)n);
-    mdel[q] = (float)(NEXT() % 1000) * 0.01f;
+    mpar[q] = q == 0 ? -1 : (int64_t)(vt_xorshift(&r) % (uint64_t)n);
+    mdel[q] = (float)(vt_xorshift(&r) % 1000) * 0.01f;
     msal[q] = rho[mpt[q]] * mdel[q];
   }
-#undef NEXT
   /* the device's way */
   int32_t *dp = malloc((size_t)n * 4);
   float *dd = malloc((size_t)n * 4), *ds = malloc((size_t)n * 4);

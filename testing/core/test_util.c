@@ -49,22 +49,28 @@ vic_ctx *vt_ctx_threads(int threads, uint64_t seed) {
   return vt_ctx_make(&o);
 }
 
-static uint64_t mix(uint64_t *s) {
+uint64_t vt_splitmix(uint64_t *s) {
   uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
-static double unif(uint64_t *s) { return (mix(s) >> 11) * (1.0 / 9007199254740992.0); }
+double vt_unif(uint64_t *s) { return (vt_splitmix(s) >> 11) * (1.0 / 9007199254740992.0); }
 double vt_gauss(uint64_t *s) {
-  double u = unif(s), v = unif(s);
+  double u = vt_unif(s), v = vt_unif(s);
   return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
+}
+uint64_t vt_xorshift(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
 }
 
 float *vt_uniform(int64_t n, int32_t d, float scale, uint64_t seed) {
   float *x = malloc((size_t)n * (size_t)d * sizeof(float));
   uint64_t s = seed;
-  for (int64_t i = 0; i < n * d; ++i) x[i] = (float)(unif(&s) * scale);
+  for (int64_t i = 0; i < n * d; ++i) x[i] = (float)(vt_unif(&s) * scale);
   return x;
 }
 
@@ -75,7 +81,7 @@ float *vt_blobs(int64_t n, int32_t d, int clusters, double spread, uint64_t seed
   for (int64_t i = 0; i < (int64_t)clusters * d; ++i) centres[i] = (float)(spread * vt_gauss(from));
   float *x = malloc((size_t)n * (size_t)d * sizeof(float));
   for (int64_t i = 0; i < n; ++i) {
-    int c = (int)(mix(&s) % (uint64_t)clusters);
+    int c = (int)(vt_splitmix(&s) % (uint64_t)clusters);
     for (int32_t j = 0; j < d; ++j) x[i * d + j] = centres[c * d + j] + (float)vt_gauss(&s);
   }
   free(centres);
@@ -94,10 +100,10 @@ float *vt_digits(int64_t n, int32_t d, uint64_t seed) {
     fprintf(stderr, "vt_digits: out of memory\n");
     exit(1);
   }
-  for (int64_t i = 0; i < (int64_t)CLASSES * d; ++i) mean[i] = (float)(255.0 * (double)(mix(&s) >> 11) / 9007199254740992.0);
+  for (int64_t i = 0; i < (int64_t)CLASSES * d; ++i) mean[i] = (float)(255.0 * (double)(vt_splitmix(&s) >> 11) / 9007199254740992.0);
   for (int64_t i = 0; i < (int64_t)CLASSES * STROKES * d; ++i) stroke[i] = (float)(20.0 * vt_gauss(&s));
   for (int64_t i = 0; i < n; ++i) {
-    const int c = (int)(mix(&s) % CLASSES);
+    const int c = (int)(vt_splitmix(&s) % CLASSES);
     double z[STROKES];
     for (int t = 0; t < STROKES; ++t) z[t] = vt_gauss(&s);
     for (int32_t j = 0; j < d; ++j) {
@@ -175,6 +181,40 @@ void vt_naive_knn(const vic_data *x, const vic_data *q, int32_t k, int64_t *ids,
     }
     for (int32_t t = size; t < k; ++t) { ri[t] = -1; rd[t] = INFINITY; }
   }
+}
+
+int64_t vt_naive_mismatch(const vic_knn *got, const vic_data *x, const vic_data *q, int32_t k, double rel) {
+  const int64_t rows = q ? q->n : x->n;
+  if (got->n != rows || got->k != k) return rows;
+  int64_t *ref = malloc((size_t)rows * k * sizeof *ref);
+  double *refd = malloc((size_t)rows * k * sizeof *refd);
+  if (!ref || !refd) { fprintf(stderr, "vt_naive_mismatch: out of memory\n"); exit(1); }
+  vt_naive_knn(x, q, k, ref, refd);
+  const int64_t bad = vt_compare_knn(got, ref, refd, rel);
+  free(ref);
+  free(refd);
+  return bad;
+}
+
+double vt_recall(const vic_knn *got, const vic_knn *ref) {
+  int64_t hit = 0;
+  for (int64_t i = 0; i < ref->n; ++i)
+    for (int32_t t = 0; t < ref->k; ++t)
+      for (int32_t u = 0; u < got->k; ++u)
+        if (got->ids[i * got->k + u] == ref->ids[i * ref->k + t]) { hit++; break; }
+  return (double)hit / (double)(ref->n * ref->k);
+}
+
+int64_t vt_order_violations(const vic_knn *r) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < r->n; ++i)
+    for (int32_t t = 1; t < r->k; ++t) {
+      float a = r->dist[i * r->k + t - 1], b = r->dist[i * r->k + t];
+      int64_t ia = r->ids[i * r->k + t - 1], ib = r->ids[i * r->k + t];
+      if (ib < 0) continue;
+      bad += a > b || (a == b && ia > ib) || ia < 0;
+    }
+  return bad;
 }
 
 int64_t vt_compare_knn(const vic_knn *got, const int64_t *ref_ids, const double *ref_dist, double rel) {
@@ -261,9 +301,10 @@ unsigned char *vt_read_file(const char *path, long *len) {
   return b;
 }
 
-void vt_write_file(const char *path, const unsigned char *bytes, long len) {
+void vt_write_file(const char *path, const void *bytes, long len) {
   FILE *f = fopen(path, "wb");
   if (!f) { perror(path); exit(1); }
-  fwrite(bytes, 1, (size_t)len, f);
-  fclose(f);
+  int ok = fwrite(bytes, 1, (size_t)len, f) == (size_t)len;
+  if (fclose(f) != 0) ok = 0;
+  if (!ok) { fprintf(stderr, "cannot write %s\n", path); exit(1); }
 }

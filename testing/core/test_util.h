@@ -58,8 +58,15 @@ float *vt_clusters(int64_t n, int32_t d, int clusters, uint64_t seed);
  * share centres and rows); otherwise from a stream of their own, so rows
  * of different seeds (data and queries) share the centres. */
 float *vt_blobs(int64_t n, int32_t d, int clusters, double spread, uint64_t seed, uint64_t centre_seed);
+/* The next value of the splitmix64 stream *s, the stream behind every
+ * vt_ data maker. */
+uint64_t vt_splitmix(uint64_t *s);
+/* A uniform double in [0, 1) from the splitmix64 stream *s. */
+double vt_unif(uint64_t *s);
 /* One standard normal draw from the splitmix64 stream *s (Box-Muller). */
 double vt_gauss(uint64_t *s);
+/* The next value of the xorshift64 (13, 7, 17) stream *s (state nonzero). */
+uint64_t vt_xorshift(uint64_t *s);
 
 /* n rows of d "pixels" shaped like a small image set (MNIST's stand-in,
  * so that no test needs the real files): ten classes, each a mean image in
@@ -80,6 +87,17 @@ void vt_naive_knn(const vic_data *x, const vic_data *q, int32_t k, int64_t *ids,
 /* Compare lists with a reference: ids equal except where distances tie
  * (within rel), and distances within rel.  Returns mismatching rows. */
 int64_t vt_compare_knn(const vic_knn *got, const int64_t *ref_ids, const double *ref_dist, double rel);
+/* vt_compare_knn of got with the naive reference of k neighbours
+ * (vt_naive_knn of x, or of the rows of q); every row counts as differing
+ * when got is not the reference's shape (q or x rows by k). */
+int64_t vt_naive_mismatch(const vic_knn *got, const vic_data *x, const vic_data *q, int32_t k, double rel);
+/* Neighbours out of (distance, id) order: adjacent pairs of a row where
+ * the first comes later, or where an empty slot (id -1) comes before a
+ * neighbour; 0 when every list is ascending with its empty slots last. */
+int64_t vt_order_violations(const vic_knn *r);
+/* Recall of got against reference lists ref: the fraction of ref's
+ * entries (ref->n by ref->k) whose id is in got's row. */
+double vt_recall(const vic_knn *got, const vic_knn *ref);
 
 /* Path of a file under VICINITY_DATA_DIR (or ../shared/data), NULL when absent. */
 const char *vt_data_path(const char *relative, char *buf, size_t size);
@@ -91,7 +109,7 @@ int vt_load_data(const char *relative, vio_matrix *m);
 const char *vt_tmp_path(const char *test, const char *name, char *buf, size_t size);
 /* Whole-file read (malloc'd, NULL when unreadable) and write (exit on failure). */
 unsigned char *vt_read_file(const char *path, long *len);
-void vt_write_file(const char *path, const unsigned char *bytes, long len);
+void vt_write_file(const char *path, const void *bytes, long len);
 
 /* Scale for test sizes: 1 normally, smaller under sanitizers (VIC_TEST_SMALL). */
 int vt_small(void);

@@ -1,5 +1,5 @@
 """Exact k-NN of query rows in a base set, shared by ivecs_truth.py,
-query_truth_ivecs.py and grnnd_truth.py: candidates from a float32 matrix
+query_truth_ivecs.py, grnnd_truth.py, ggnn_truth.py and gnnd_truth.py: candidates from a float32 matrix
 product on the GPU (torch, no tf32), the best `cand` of each query re-ranked
 in float64, ties to the lower id."""
 import numpy as np
@@ -12,17 +12,23 @@ def fvecs(path):
     return np.ascontiguousarray(raw.reshape(-1, d + 1)[:, 1:])
 
 
-def exact_knn(x, q, k, cand, out):
-    """The k nearest base rows of every query, ascending, into out (queries x k int32)."""
+def exact_knn(x, q, k, cand, out, self_rows=None):
+    """The k nearest base rows of every query, ascending, into out (queries x k int32).
+    self_rows[i]: the base row of query i, left out (or None)."""
     torch.backends.cuda.matmul.allow_tf32 = False
     X = torch.from_numpy(x).cuda()
     sq = (X * X).sum(1)
     for s in range(0, q.shape[0], 1024):
         Q = torch.from_numpy(q[s:s + 1024]).cuda()
         dd = (Q * Q).sum(1)[:, None] - 2 * Q @ X.T + sq[None, :]
+        if self_rows is not None:
+            r = torch.from_numpy(np.asarray(self_rows[s:s + 1024], dtype=np.int64)).cuda()
+            dd[torch.arange(len(r)), r] = float('inf')
         ci_all = dd.topk(cand, largest=False).indices.cpu().numpy()
         for i, ci in enumerate(ci_all):
             ex = ((x[ci].astype(np.float64) - q[s + i].astype(np.float64)) ** 2).sum(1)
+            if self_rows is not None:
+                ex[ci == self_rows[s + i]] = np.inf
             out[s + i] = ci[np.lexsort((ci, ex))[:k]]
     return out
 

@@ -39,7 +39,7 @@ static void compare(const char *what, const char *field, const float *got, const
 static float *random_masses(int64_t n, uint64_t seed) {
   float *m = malloc((size_t)n * sizeof *m);
   uint64_t s = seed;
-  for (int64_t i = 0; i < n; ++i) m[i] = (float)(0.5 + nb_unif(&s)); /* 0.5 .. 1.5 */
+  for (int64_t i = 0; i < n; ++i) m[i] = (float)(0.5 + vt_unif(&s)); /* 0.5 .. 1.5 */
   return m;
 }
 

@@ -146,20 +146,17 @@ static float *planted(int64_t n, float L, int wrap, uint64_t seed) {
     nb_plummer(x + 3 * c * per, per, scale[c] * L, ctr, 0.99, seed + 1 + c);
   }
   for (int64_t i = 4 * per; i < n; ++i)
-    for (int j = 0; j < 3; ++j) x[3 * i + j] = (float)(nb_unif(&s) * L);
+    for (int j = 0; j < 3; ++j) x[3 * i + j] = (float)(vt_unif(&s) * L);
   for (int64_t i = 0; i < 3 * n; ++i) {
     if (wrap) { double v = fmod((double)x[i], (double)L); x[i] = (float)(v < 0 ? v + L : v); if (x[i] >= L) x[i] = 0.f; }
-    else if (x[i] < 0 || x[i] > L) x[i] = (float)(nb_unif(&s) * L); /* far tails back into the box */
+    else if (x[i] < 0 || x[i] > L) x[i] = (float)(vt_unif(&s) * L); /* far tails back into the box */
   }
   return x;
 }
 
 static void check_halo(void) {
-  char buf[1024], err[512];
-  const char *path = vt_data_path("nbody/halo_low_res.npy", buf, sizeof buf);
-  if (!path) { printf("halo_low_res.npy not found: halo part skipped\n"); return; }
   vio_matrix m;
-  if (vio_load(path, &m, err, sizeof err) != 0) { VT_CHECK(0, "%s", err); return; }
+  if (!vt_load_data("nbody/halo_low_res.npy", &m)) return;
   vic_data x = {m.rows, m.n, m.d, 0, VIC_L2, NULL};
   check("halo_low_res", &x, 32, NULL, NULL);
   vic_peak_options po;
@@ -185,7 +182,7 @@ int main(int argc, char **argv) {
   check("planted Plummer", &xp, 32, NULL, NULL);
   float *mass = malloc((size_t)n * sizeof(float));
   uint64_t s = 7;
-  for (int64_t i = 0; i < n; ++i) mass[i] = (float)(0.5 + nb_unif(&s));
+  for (int64_t i = 0; i < n; ++i) mass[i] = (float)(0.5 + vt_unif(&s));
   check("planted Plummer", &xp, 32, mass, NULL);
   vic_peak_options many;
   vic_peak_options_init(&many);

@@ -15,17 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double recall_vs(const vic_knn *got, const vic_knn *ref) {
-  int64_t hit = 0;
-  for (int64_t i = 0; i < ref->n; ++i)
-    for (int32_t t = 0; t < ref->k; ++t) {
-      int found = 0;
-      for (int32_t u = 0; u < got->k && !found; ++u) found = got->ids[i * got->k + u] == ref->ids[i * ref->k + t];
-      hit += found;
-    }
-  return (double)hit / (double)(ref->n * ref->k);
-}
-
 static void test_auto_gnnd(void) {
   const int64_t n = 30000;
   const int32_t d = 16;
@@ -96,7 +85,7 @@ static void test_ggnn_index(vic_metric metric) {
   vic_knn got, ref;
   VT_OK(gpu, vic_index_search(gpu, ix, &q, &so, &got));
   VT_OK(cpu, vic_index_search(cpu, ex, &q, &so, &ref));
-  double rc = recall_vs(&got, &ref);
+  double rc = vt_recall(&got, &ref);
   VT_CHECK(rc >= 0.9, "%s GGNN index recall@10 %.4f", vic_metric_name(metric), rc);
   VT_CHECK(got.report.method == VIC_METHOD_GGNN && got.report.backend == VIC_BACKEND_CUDA, "search report %s on %s",
            vic_method_name(got.report.method), vic_backend_name(got.report.backend));
@@ -170,7 +159,7 @@ static void test_auto_index(void) {
   vic_knn got, ref, again;
   VT_OK(gpu, vic_index_search(gpu, ix, &q, &so, &got));
   VT_OK(cpu, vic_index_search(cpu, ex, &q, &so, &ref));
-  double rc = recall_vs(&got, &ref);
+  double rc = vt_recall(&got, &ref);
   VT_CHECK(rc >= 0.9, "AUTO (GRNND) index recall@10 %.4f", rc);
   /* the edges live on the device only: saving copies them back, and a
    * CPU context searches the loaded index by its host edges */
@@ -179,14 +168,14 @@ static void test_auto_index(void) {
   VT_OK(cpu, vic_index_load(cpu, path, &x, &back));
   remove(path);
   VT_OK(cpu, vic_index_search(cpu, back, &q, &so, &again));
-  double rb = recall_vs(&again, &ref);
+  double rb = vt_recall(&again, &ref);
   VT_CHECK(rb >= 0.9, "loaded AUTO index on the CPU: recall@10 %.4f", rb);
   /* the device-only index searched on a CPU context: its edges come back for the CPU search */
   vic_knn_free(&again);
   VT_OK(cpu, vic_index_search(cpu, ix, &q, &so, &again));
-  VT_CHECK(again.report.backend == VIC_BACKEND_CPU && recall_vs(&again, &ref) >= 0.9,
+  VT_CHECK(again.report.backend == VIC_BACKEND_CPU && vt_recall(&again, &ref) >= 0.9,
            "device-built index on a CPU context: %s, recall@10 %.4f", vic_backend_name(again.report.backend),
-           recall_vs(&again, &ref));
+           vt_recall(&again, &ref));
   printf("AUTO index: %s, recall@10 %.4f (loaded, CPU %.4f); %s\n", vic_method_name(br->method), rc, rb, br->reason);
   vic_knn_free(&got);
   vic_knn_free(&ref);

@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
   uint64_t s = 7;
   for (int64_t i = 0; i < n_all; ++i) key[i] = (uint32_t)i;
   for (int64_t i = n_all - 1; i > 0; --i) { /* Fisher-Yates */
-    const int64_t r = (int64_t)(nb_unif(&s) * (double)(i + 1));
+    const int64_t r = (int64_t)(vt_unif(&s) * (double)(i + 1));
     const uint32_t t = key[i];
     key[i] = key[r];
     key[r] = t;
@@ -57,8 +57,8 @@ int main(int argc, char **argv) {
   for (int64_t r = 0; r < n_all; ++r) memcpy(xs + 3 * r, pts + 3 * (int64_t)key[r], 3 * sizeof *xs);
   /* densities with ties (a few hundred values), basins, density ranks (some rows answered elsewhere: -1) */
   for (int64_t i = 0; i < n_all; ++i) {
-    rho_all[i] = (float)(1 + (int64_t)(nb_unif(&s) * 300));
-    lab_all[i] = (int32_t)(nb_unif(&s) * (double)n_max);
+    rho_all[i] = (float)(1 + (int64_t)(vt_unif(&s) * 300));
+    lab_all[i] = (int32_t)(vt_unif(&s) * (double)n_max);
   }
   for (int64_t r = 0; r < n_all; ++r) {
     rho_x[r] = rho_all[key[r]];

@@ -241,7 +241,7 @@ static float *plummers(int64_t n, uint64_t seed) {
   for (int s = 0; s < 3; ++s) nb_plummer(x + 3 * s * per, per, a[s], c[s], 0.999, seed + (uint64_t)s);
   uint64_t st = seed * 7 + 1;
   for (int64_t i = 3 * per; i < n; ++i)
-    for (int j = 0; j < 3; ++j) x[3 * i + j] = (float)(10 * nb_unif(&st));
+    for (int j = 0; j < 3; ++j) x[3 * i + j] = (float)(10 * vt_unif(&st));
   return x;
 }
 
@@ -271,7 +271,7 @@ int main(int argc, char **argv) {
   check("Plummer with tails", &xp, 32, NULL, present);
   float *mass = malloc((size_t)n * sizeof(float));
   uint64_t s = 9;
-  for (int64_t i = 0; i < n; ++i) mass[i] = (float)(0.5 + nb_unif(&s));
+  for (int64_t i = 0; i < n; ++i) mass[i] = (float)(0.5 + vt_unif(&s));
   check("Plummer with tails, masses", &xp, 16, mass, present);
   const double box[3] = {10, 10, 10};
   for (int64_t i = 0; i < 3 * n; ++i) {

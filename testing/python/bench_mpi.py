@@ -18,28 +18,13 @@ import vic_pvtest as t
 
 _, extra = t.setup(globals())
 workdir, mode = extra[0], extra[1]
-PIECE = '    <Piece Source="piece_%d_%d.vtp"/>\n'
-PVTP = """<?xml version="1.0"?>
-<VTKFile type="PPolyData" version="0.1" byte_order="LittleEndian" header_type="UInt32">
-  <PPolyData GhostLevel="0">
-    <PPoints><PDataArray type="Float32" NumberOfComponents="3"/></PPoints>
-%s  </PPolyData>
-</VTKFile>
-"""
 if mode == "make":
-    from vtkmodules.vtkIOXML import vtkXMLPolyDataWriter
     n = int(extra[2])
     os.makedirs(workdir, exist_ok=True)
     xyz = np.random.default_rng(3).uniform(0, 1, size=(n, 3)).astype(np.float32)
     for ranks in map(int, extra[3:]):
-        for i, part in enumerate(np.array_split(xyz, ranks)):
-            w = vtkXMLPolyDataWriter()
-            w.SetInputData(t.polydata(part))
-            w.SetFileName(os.path.join(workdir, "piece_%d_%d.vtp" % (ranks, i)))
-            w.SetDataModeToBinary()
-            w.Write()
-        with open(os.path.join(workdir, "cloud_%d.pvtp" % ranks), "w") as f:
-            f.write(PVTP % "".join(PIECE % (ranks, i) for i in range(ranks)))
+        t.write_pieces(workdir, "cloud_%d.pvtp" % ranks,
+                       [("piece_%d_%d.vtp" % (ranks, i), part, None) for i, part in enumerate(np.array_split(xyz, ranks))])
 else:
     k = int(extra[2])
     ranks = sm.vtkProcessModule.GetProcessModule().GetNumberOfLocalPartitions()

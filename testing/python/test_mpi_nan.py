@@ -27,36 +27,15 @@ import vic_pvtest as t
 _, extra = t.setup(globals())
 workdir, mode = extra[0], extra[1]
 N, D, K = 9000, 4, 8
-PVTP = """<?xml version="1.0"?>
-<VTKFile type="PPolyData" version="0.1" byte_order="LittleEndian" header_type="UInt32">
-  <PPolyData GhostLevel="0">
-    <PPointData>
-      <PDataArray type="Float32" Name="features" NumberOfComponents="%d"/>
-      <PDataArray type="Float32" Name="mass"/>
-    </PPointData>
-    <PPoints><PDataArray type="Float32" NumberOfComponents="3"/></PPoints>
-%s  </PPolyData>
-</VTKFile>
-"""
 # The rows the messages must name: coordinates, features, masses.
 BAD_POINT, BAD_FEATURE, BAD_MASS = 7010, 5020, 6100
 
 
 def write_pieces(prefix, xyz, feats, mass):
-    from vtkmodules.vtkIOXML import vtkXMLPolyDataWriter
     for ranks in (1, 2, 3):
-        entries = ""
-        for i, rows in enumerate(np.array_split(np.arange(N), ranks)):
-            piece = "%s_%d_%d.vtp" % (prefix, ranks, i)
-            w = vtkXMLPolyDataWriter()
-            w.SetInputData(t.polydata(xyz[rows], {"features": feats[rows], "mass": mass[rows]}))
-            w.SetFileName(os.path.join(workdir, piece))
-            w.SetDataModeToBinary()  # inline base64 (see test_mpi_pvbatch.py)
-            if not w.Write():
-                t.fail("could not write " + piece)
-            entries += '    <Piece Source="%s"/>\n' % piece
-        with open(os.path.join(workdir, "%s_%d.pvtp" % (prefix, ranks)), "w") as f:
-            f.write(PVTP % (D, entries))
+        t.write_pieces(workdir, "%s_%d.pvtp" % (prefix, ranks),
+                       [("%s_%d_%d.vtp" % (prefix, ranks, i), xyz[rows], {"features": feats[rows], "mass": mass[rows]})
+                        for i, rows in enumerate(np.array_split(np.arange(N), ranks))])
 
 
 def empty(proxy, port=0):

@@ -27,25 +27,7 @@ _, extra = t.setup(globals())
 workdir, mode = extra[0], extra[1]
 K = 12
 REF = os.path.join(workdir, "reference.npz")
-PIECE = '    <Piece Source="piece_%d_%d.vtp"/>\n'
-PVTP = """<?xml version="1.0"?>
-<VTKFile type="PPolyData" version="0.1" byte_order="LittleEndian" header_type="UInt32">
-  <PPolyData GhostLevel="0">
-    <PPoints><PDataArray type="Float32" NumberOfComponents="3"/></PPoints>
-%s  </PPolyData>
-</VTKFile>
-"""
 BLOB = np.array([1.0, 0.5, 0.5])
-
-
-def write_vtp(path, xyz):
-    from vtkmodules.vtkIOXML import vtkXMLPolyDataWriter
-    w = vtkXMLPolyDataWriter()
-    w.SetInputData(t.polydata(xyz))
-    w.SetFileName(path)
-    w.SetDataModeToBinary()  # inline base64: appended data trips Debian's expat (see README)
-    if not w.Write():
-        t.fail("could not write " + path)
 
 
 def arrays(proxy, port=0):
@@ -105,11 +87,8 @@ if mode == "serial":
     xyz = np.vstack([box, blob]).astype(np.float32)
     xyz = xyz[rng.permutation(len(xyz))]  # pieces are not spatial: the filters must move points
     for ranks in (1, 2, 3):
-        pieces = np.array_split(xyz, ranks)
-        for i, part in enumerate(pieces):
-            write_vtp(os.path.join(workdir, "piece_%d_%d.vtp" % (ranks, i)), part)
-        with open(os.path.join(workdir, "cloud_%d.pvtp" % ranks), "w") as f:
-            f.write(PVTP % "".join(PIECE % (ranks, i) for i in range(ranks)))
+        t.write_pieces(workdir, "cloud_%d.pvtp" % ranks,
+                       [("piece_%d_%d.vtp" % (ranks, i), part, None) for i, part in enumerate(np.array_split(xyz, ranks))])
     graph, density, peaks = run_filters(XMLPolyDataReader(FileName=[os.path.join(workdir, "piece_1_0.vtp")]))
     g, _ = arrays(graph)
     d, dfield = arrays(density)

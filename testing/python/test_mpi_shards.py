@@ -31,17 +31,6 @@ _, extra = t.setup(globals())
 workdir, mode = extra[0], extra[1]
 N, D, K, KP, Q = 3000, 32, 10, 8, 40
 REF = os.path.join(workdir, "shards_reference.npz")
-PVTP = """<?xml version="1.0"?>
-<VTKFile type="PPolyData" version="0.1" byte_order="LittleEndian" header_type="UInt32">
-  <PPolyData GhostLevel="0">
-    <PPointData>
-      <PDataArray type="Float32" Name="features" NumberOfComponents="%d"/>
-      <PDataArray type="Float64" Name="serial"/>
-    </PPointData>
-    <PPoints><PDataArray type="Float32" NumberOfComponents="3"/></PPoints>
-%s  </PPolyData>
-</VTKFile>
-"""
 HANDLE = [0.31, 0.62, 0.45]
 POINT_ID = 1234
 NNDESCENT_GRAPH = "NN-Descent (approximate)"
@@ -50,22 +39,10 @@ NNDESCENT_INDEX = "NN-Descent Graph (approximate)"
 
 def write_set(name, xyz, feats, sizes):
     """Pieces of the given sizes (in global order) and their .pvtp."""
-    from vtkmodules.vtkIOXML import vtkXMLPolyDataWriter
     bounds = np.concatenate([[0], np.cumsum(sizes)])
-    entries = ""
-    for i in range(len(sizes)):
-        a, b = bounds[i], bounds[i + 1]
-        piece = "%s_%d.vtp" % (name, i)
-        w = vtkXMLPolyDataWriter()
-        w.SetInputData(t.polydata(xyz[a:b], {"features": feats[a:b],
-                                             "serial": np.arange(a, b, dtype=np.float64)}))
-        w.SetFileName(os.path.join(workdir, piece))
-        w.SetDataModeToBinary()  # inline base64 (see test_mpi_pvbatch.py)
-        if not w.Write():
-            t.fail("could not write " + piece)
-        entries += '    <Piece Source="%s"/>\n' % piece
-    with open(os.path.join(workdir, name + ".pvtp"), "w") as f:
-        f.write(PVTP % (feats.shape[1], entries))
+    t.write_pieces(workdir, name + ".pvtp",
+                   [("%s_%d.vtp" % (name, i), xyz[a:b], {"features": feats[a:b], "serial": np.arange(a, b, dtype=np.float64)})
+                    for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))])
 
 
 def fetch(proxy):

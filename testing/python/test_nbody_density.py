@@ -31,7 +31,6 @@ import numpy as np
 from paraview import servermanager as sm
 from paraview.simple import *  # noqa: F401,F403
 from vtkmodules.numpy_interface import dataset_adapter as dsa
-from vtkmodules.vtkCommonCore import vtkOutputWindow, vtkStringOutputWindow
 
 import vic_pvtest as t
 
@@ -104,19 +103,8 @@ def density(xyz, arrays, **props):
     f = kNNDensity(Input=t.source(xyz, arrays))
     for name, value in props.items():
         setattr(f, name, value)
-    # Catch the filter's messages only while it runs: pvpython prints
-    # through the output window too.
-    shown = vtkOutputWindow.GetInstance()
-    shown.Register(None)
-    messages = vtkStringOutputWindow()
-    vtkOutputWindow.SetInstance(messages)
-    try:
-        f.UpdatePipeline()
-    finally:
-        vtkOutputWindow.SetInstance(shown)
-        shown.UnRegister(None)
-    out = dsa.WrapDataObject(sm.Fetch(f))
-    return out, messages.GetOutput()
+    messages = t.update_caught(f)
+    return dsa.WrapDataObject(sm.Fetch(f)), messages
 
 
 def radial_medians(xyz, rho, profile, r_lo, r_hi, bins):

@@ -19,7 +19,6 @@ import numpy as np
 from paraview import servermanager as sm
 from paraview.simple import *  # noqa: F401,F403
 from vtkmodules.numpy_interface import dataset_adapter as dsa
-from vtkmodules.vtkCommonCore import vtkOutputWindow, vtkStringOutputWindow
 
 import vic_pvtest as t
 
@@ -27,16 +26,8 @@ data_dir, _ = t.setup(globals())
 
 
 def run(proxy):
-    shown = vtkOutputWindow.GetInstance()
-    shown.Register(None)
-    messages = vtkStringOutputWindow()
-    vtkOutputWindow.SetInstance(messages)
-    try:
-        proxy.UpdatePipeline()
-    finally:
-        vtkOutputWindow.SetInstance(shown)
-        shown.UnRegister(None)
-    return sm.Fetch(proxy), messages.GetOutput()
+    messages = t.update_caught(proxy)
+    return sm.Fetch(proxy), messages
 
 
 def image(out, name):

@@ -63,6 +63,57 @@ def polydata(xyz, arrays=None):
     return pd.VTKObject
 
 
+def update_caught(proxy):
+    """Updates proxy with VTK's messages caught while it runs (pvpython
+    prints them through the output window too); returns them."""
+    from vtkmodules.vtkCommonCore import vtkOutputWindow, vtkStringOutputWindow
+    shown = vtkOutputWindow.GetInstance()
+    shown.Register(None)
+    messages = vtkStringOutputWindow()
+    vtkOutputWindow.SetInstance(messages)
+    try:
+        proxy.UpdatePipeline()
+    finally:
+        vtkOutputWindow.SetInstance(shown)
+        shown.UnRegister(None)
+    return messages.GetOutput()
+
+
+def write_pieces(workdir, pvtp, pieces):
+    """Writes every piece, (file name, xyz, arrays or None), as a .vtp in
+    workdir and the .pvtp named pvtp that lists them, its point-data
+    entries from the pieces' arrays (the same names and types in each).
+    Binary .vtp, inline base64: appended data trips Debian's expat (see
+    README).  Fails the test when a piece cannot be written."""
+    from vtkmodules.vtkIOXML import vtkXMLPolyDataWriter
+    entries, arrays = "", {}
+    for name, xyz, piece_arrays in pieces:
+        w = vtkXMLPolyDataWriter()
+        w.SetInputData(polydata(xyz, piece_arrays))
+        w.SetFileName(os.path.join(workdir, name))
+        w.SetDataModeToBinary()
+        if not w.Write():
+            fail("could not write " + name)
+        entries += '    <Piece Source="%s"/>\n' % name
+        arrays = piece_arrays or {}
+    point_data = ""
+    if arrays:
+        types = {np.dtype(np.float32): "Float32", np.dtype(np.float64): "Float64"}
+        point_data = "    <PPointData>\n"
+        for name, values in arrays.items():
+            values = np.asarray(values)
+            width = ' NumberOfComponents="%d"' % values.shape[1] if values.ndim > 1 else ""
+            point_data += '      <PDataArray type="%s" Name="%s"%s/>\n' % (types[values.dtype], name, width)
+        point_data += "    </PPointData>\n"
+    with open(os.path.join(workdir, pvtp), "w") as f:
+        f.write('<?xml version="1.0"?>\n'
+                '<VTKFile type="PPolyData" version="0.1" byte_order="LittleEndian" header_type="UInt32">\n'
+                '  <PPolyData GhostLevel="0">\n' + point_data +
+                '    <PPoints><PDataArray type="Float32" NumberOfComponents="3"/></PPoints>\n' + entries +
+                '  </PPolyData>\n'
+                '</VTKFile>\n')
+
+
 def source(xyz, arrays=None):
     """A pipeline source holding the points (builtin session only)."""
     tp = TrivialProducer()

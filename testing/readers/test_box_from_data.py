@@ -24,11 +24,12 @@ import numpy as np
 from paraview import servermanager as sm
 from paraview.simple import LoadPlugin, OpenDataFile
 from vtkmodules.numpy_interface import dataset_adapter as dsa
-from vtkmodules.vtkCommonCore import vtkOutputWindow, vtkStringOutputWindow
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
+sys.path.insert(0, os.path.join(here, "..", "python"))
 import snapshot_files as sf  # noqa: E402
+import vic_pvtest as t  # noqa: E402
 
 build_dir, readme, workdir = sys.argv[1:4]
 plugin = os.path.join(build_dir, "lib/paraview-5.11/plugins/Vicinity/Vicinity.so")
@@ -45,17 +46,9 @@ def check(cond, message):
 
 def run(proxy):
     """Updates proxy; returns (point arrays, error messages)."""
-    shown = vtkOutputWindow.GetInstance()
-    shown.Register(None)
-    capture = vtkStringOutputWindow()
-    vtkOutputWindow.SetInstance(capture)
-    try:
-        proxy.UpdatePipeline()
-    finally:
-        vtkOutputWindow.SetInstance(shown)
-        shown.UnRegister(None)
+    messages = t.update_caught(proxy)
     w = dsa.WrapDataObject(sm.Fetch(proxy))
-    return {name: np.asarray(w.PointData[name]) for name in w.PointData.keys()}, capture.GetOutput()
+    return {name: np.asarray(w.PointData[name]) for name in w.PointData.keys()}, messages
 
 
 BIG = 50000.0

@@ -21,7 +21,9 @@ from paraview.simple import LoadPlugin, OpenDataFile, ProcessIdScalars
 from vtkmodules.numpy_interface import dataset_adapter as dsa
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import snapshot_files as sf  # noqa: E402
+import vic_pvtest as t  # noqa: E402
 
 plugin, writer, workdir, mode = sys.argv[1:5]
 LoadPlugin(plugin, remote=False, ns=globals())
@@ -136,19 +138,8 @@ if mode == "serial":
         blob = f.read()
     with open(bad, "wb") as f:
         f.write(blob[: len(blob) // 2])
-    from vtkmodules.vtkCommonCore import vtkOutputWindow, vtkStringOutputWindow
     broken = GadgetSnapshotReaderVicinity(FileName=bad)  # noqa: F821 (LoadPlugin's proxy)
-    # catch the messages only while it runs: pvpython prints through the output window too
-    shown = vtkOutputWindow.GetInstance()
-    shown.Register(None)
-    capture = vtkStringOutputWindow()
-    vtkOutputWindow.SetInstance(capture)
-    try:
-        broken.UpdatePipeline()
-    finally:
-        vtkOutputWindow.SetInstance(shown)
-        shown.UnRegister(None)
-    message = capture.GetOutput()
+    message = t.update_caught(broken)
     check("truncated Gadget file" in message and "broken.gadget" in message,
           "a truncated file's message: %r" % message[-300:])
     check(sm.Fetch(broken).GetNumberOfPoints() == 0, "a truncated file gives no points")
