@@ -256,11 +256,7 @@ int vic__slab_cells_gather(const vic_slab_cells *g, const vic_data *x, const vic
   float *p = malloc((size_t)(m > 0 ? m : 1) * (size_t)d * sizeof *p);
   uint32_t *ids = malloc((size_t)(m > 0 ? m : 1) * sizeof *ids);
   if (!p || !ids) { free(p); free(ids); free(cell); free(cnt); return -1; }
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t t = 0; t < n_rows; ++t) {
-    memcpy(p + t * d, x->rows + rows[t] * stride, (size_t)d * sizeof *p);
-    ids[t] = (uint32_t)rows[t];
-  }
+  vic__slab_rows_copy(x, rows, n_rows, threads, p, ids);
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
   for (int64_t q = 0; q < nc; ++q) {
     int64_t at = n_rows + cnt[q];

@@ -54,6 +54,16 @@ int vic__slab_bucket(const vic_data *x, const vic_slab_plan *p, int64_t *start, 
   return 0;
 }
 
+void vic__slab_rows_copy(const vic_data *x, const int64_t *rows, int64_t n_rows, int threads, float *p, uint32_t *ids) {
+  const int d = x->d;
+  const int64_t stride = x->stride ? x->stride : d;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int64_t t = 0; t < n_rows; ++t) {
+    memcpy(p + t * d, x->rows + rows[t] * stride, (size_t)d * sizeof *p);
+    ids[t] = (uint32_t)rows[t];
+  }
+}
+
 int vic__slab_gather(const vic_slab_source *src, const vic_region *r, const int64_t *rows, int64_t n_rows,
                      int64_t s_lo, int64_t s_hi, int64_t own, const unsigned char *is_row, int threads, float **pts,
                      uint32_t **gid, int64_t *n_out) {
@@ -100,11 +110,7 @@ int vic__slab_gather(const vic_slab_source *src, const vic_region *r, const int6
       g[t] = (uint32_t)rows[t];
     }
   } else {
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (int64_t t = 0; t < n_rows; ++t) {
-      memcpy(p + t * d, x->rows + rows[t] * stride, (size_t)d * sizeof *p);
-      g[t] = (uint32_t)rows[t];
-    }
+    vic__slab_rows_copy(x, rows, n_rows, threads, p, g);
   }
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads)
   for (int64_t b = 0; b < nb; ++b) {

@@ -75,6 +75,10 @@ void vic__slab_split(const vic_data *x, const float *rk, const vic_region *reg, 
                      int64_t n, int64_t *tmp, unsigned char *flags, int64_t *n_exact, int64_t *lo_n, vic_region *lo,
                      int64_t *hi_n, vic_region *hi);
 
+/* The listed rows' coordinates packed into p (d floats each) and their ids
+ * into ids, by `threads` threads: the own rows that start every gather. */
+void vic__slab_rows_copy(const vic_data *x, const int64_t *rows, int64_t n_rows, int threads, float *p, uint32_t *ids);
+
 /* Where a slab gather reads the points (slab_gather.c): the ids bucketed
  * by slab (slab s owns order[start[s] .. start[s+1]), ascending ids) and,
  * where it could be made, xs: the rows in that order (row t is point
