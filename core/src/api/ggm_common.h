@@ -45,6 +45,9 @@ enum { VIC_GNND_NARROW_ITERATIONS = 20 };
 /* The compact build's parameters for n rows under budget bytes (K as in p
  * or narrowed to k's segments, samples lowered): 1 with *q set when one
  * fits, else 0. */
+/* A device's budget for GGM and GNND builds: the options' budget, else
+ * nine tenths of what the device has free. */
+size_t vic__ggm_device_budget(const vic_build_options *o, int device);
 int vic__gnnd_compact_plan(const vic_ggm_params *p, int64_t n, int32_t d, int32_t k, size_t budget, vic_ggm_params *q);
 /* A build too large for one device's fp32 lists (half rows, or shards over
  * several devices): where the caller left the list width to us (k_build

@@ -157,9 +157,9 @@ static int64_t rows_for_budget(int64_t n, int32_t d, int32_t k, const vic_ggm_pa
   return lo;
 }
 
-static size_t device_budget(const vic_build_options *o, int first) {
+size_t vic__ggm_device_budget(const vic_build_options *o, int device) {
   if (o->device_memory_budget) return o->device_memory_budget;
-  return vic__ggm_gpu_free_bytes(first) / 10 * 9;
+  return vic__ggm_gpu_free_bytes(device) / 10 * 9;
 }
 
 /* The sharded build on prepared, packed rows v into true lists (n x k). */
@@ -174,7 +174,7 @@ static vic_status sharded(vic_ctx *c, const vic_data *v, vic_metric metric, cons
   int64_t max_rows = so->shard_rows;
   size_t budget = 0;
   if (max_rows <= 0) {
-    budget = gpu ? device_budget(o, first) : o->device_memory_budget;
+    budget = gpu ? vic__ggm_device_budget(o, first) : o->device_memory_budget;
     max_rows = budget ? rows_for_budget(v->n, v->d, k, &p, budget, gpu) : v->n;
   }
   if (max_rows <= p.K)
@@ -408,7 +408,7 @@ vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_
   int first, count;
   vic_status s = vic__ggm_gpu_devices(c, &first, &count);
   if (s != VIC_OK) return s;
-  const size_t budget = device_budget(o, first), need = vic__ggm_gpu_build_bytes(x->n, x->d, &p);
+  const size_t budget = vic__ggm_device_budget(o, first), need = vic__ggm_gpu_build_bytes(x->n, x->d, &p);
   const int forced = o->shard_size > 0 && x->n > o->shard_size;
   if (!forced && (need <= budget || budget == 0)) return VIC_OK;
   /* the plan leaves 1/64 of the budget (128 MiB at most) for the free

@@ -171,11 +171,6 @@ static size_t cross_bytes(int64_t na, int64_t nb, int32_t d, int32_t k, const vi
   return b + (size_t)na * 4 + ((size_t)512 << 20); /* the search's component labels and per-chunk scratch */
 }
 
-static size_t device_budget(const vic_build_options *o, int dev) {
-  if (o->device_memory_budget) return o->device_memory_budget;
-  return vic__ggm_gpu_free_bytes(dev) / 10 * 9;
-}
-
 vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int first,
                                 int count, int64_t *ids, float *dist, vic_report *rep, int *taken) {
   *taken = 0;
@@ -184,9 +179,9 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
   vic_ggm_params p;
   if (vic__ggm_params(c, o, k, &p) != VIC_OK) { c->error[0] = '\0'; return VIC_OK; } /* GNND words it */
   if (count > 64) count = 64;
-  size_t budget = device_budget(o, first);
+  size_t budget = vic__ggm_device_budget(o, first);
   for (int g = 1; g < count; ++g) {
-    const size_t b = device_budget(o, first + g);
+    const size_t b = vic__ggm_device_budget(o, first + g);
     if (b < budget) budget = b;
   }
   const size_t need = vic__ggm_gpu_build_bytes(x->n, x->d, &p);
