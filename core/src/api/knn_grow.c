@@ -44,29 +44,38 @@ vic_status vic__ggm_backend(vic_ctx *c, int *gpu) {
   return VIC_OK;
 }
 
-vic_status vic__ggm_lists_in(vic_ctx *c, const vic_knn *g, int64_t n, vic_metric m, const char *what, int32_t K,
-                             int32_t *ids, float *dist) {
+/* The given lists are this data's: ids in -1..n-1 and never the row itself
+ * (also the first check of vic__ggm_lists_in). */
+static vic_status lists_check(vic_ctx *c, const vic_knn *g, int64_t n, const char *what) {
   if (!g || !g->ids || !g->dist) return vic__fail(c, VIC_E_ARGUMENT, "%s: no lists", what);
   if (g->n != n)
     return vic__fail(c, VIC_E_ARGUMENT, "%s lists %lld rows but its data has %lld", what, (long long)g->n, (long long)n);
+  int64_t bad = INT64_MAX; /* the first row that fails */
+#pragma omp parallel for schedule(static, 65536) num_threads(vic__threads(c)) reduction(min : bad)
+  for (int64_t u = 0; u < n; ++u)
+    for (int32_t t = 0; t < g->k; ++t) {
+      const int64_t id = g->ids[u * g->k + t];
+      if ((id >= n || id < -1 || id == u) && u < bad) bad = u;
+    }
+  if (bad < INT64_MAX)
+    return vic__fail(c, VIC_E_ARGUMENT, "%s: row %lld lists an id outside 0..%lld or itself (not this data's graph?)",
+                     what, (long long)bad, (long long)n - 1);
+  return VIC_OK;
+}
+
+vic_status vic__ggm_lists_in(vic_ctx *c, const vic_knn *g, int64_t n, vic_metric m, const char *what, int32_t K,
+                             int32_t *ids, float *dist) {
+  vic_status s = lists_check(c, g, n, what);
+  if (s != VIC_OK) return s;
   if (g->k < 1 || g->k > K) return vic__fail(c, VIC_E_ARGUMENT, "%s: k = %d outside 1..%d", what, (int)g->k, (int)K);
-  int64_t bad = -1;
 #pragma omp parallel for schedule(static) num_threads(vic__threads(c))
   for (int64_t u = 0; u < n; ++u) {
     for (int32_t t = 0; t < K; ++t) {
-      int64_t id = t < g->k ? g->ids[u * g->k + t] : -1;
-      if (id >= n || id < -1 || id == u) {
-#pragma omp critical(vic_ggm_bad)
-        if (bad < 0 || u < bad) bad = u;
-        id = -1;
-      }
+      const int64_t id = t < g->k ? g->ids[u * g->k + t] : -1;
       ids[u * K + t] = (int32_t)id;
       dist[u * K + t] = id < 0 ? INFINITY : vic__ggm_work_of_true(m, g->dist[u * g->k + t]);
     }
   }
-  if (bad >= 0)
-    return vic__fail(c, VIC_E_ARGUMENT, "%s: row %lld lists an id outside 0..%lld or itself (not this data's graph?)",
-                     what, (long long)bad, (long long)n - 1);
   return VIC_OK;
 }
 
@@ -121,24 +130,6 @@ vic_add_plan vic__add_plan(int32_t k) {
   return p;
 }
 
-/* The given lists are this data's: ids in -1..n-1 and never the row itself
- * (the message as vic__ggm_lists_in words it). */
-static vic_status lists_check(vic_ctx *c, const vic_knn *g, int64_t n, const char *what) {
-  if (!g || !g->ids || !g->dist) return vic__fail(c, VIC_E_ARGUMENT, "%s: no lists", what);
-  if (g->n != n)
-    return vic__fail(c, VIC_E_ARGUMENT, "%s lists %lld rows but its data has %lld", what, (long long)g->n, (long long)n);
-  int64_t bad = INT64_MAX; /* the first row that fails */
-#pragma omp parallel for schedule(static, 65536) num_threads(vic__threads(c)) reduction(min : bad)
-  for (int64_t u = 0; u < n; ++u)
-    for (int32_t t = 0; t < g->k; ++t) {
-      const int64_t id = g->ids[u * g->k + t];
-      if ((id >= n || id < -1 || id == u) && u < bad) bad = u;
-    }
-  if (bad < INT64_MAX)
-    return vic__fail(c, VIC_E_ARGUMENT, "%s: row %lld lists an id outside 0..%lld or itself (not this data's graph?)",
-                     what, (long long)bad, (long long)n - 1);
-  return VIC_OK;
-}
 
 /* Rows the device left with fewer than min(k, n - 1) entries (a new row
  * whose search found too few rows) get their exact lists by a scan of all
