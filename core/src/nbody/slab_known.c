@@ -65,33 +65,23 @@ static const vick_by_id *held_values(slab_job *j, int dev) {
 
 /* A later pass's per-row results put by id: links of rows tr[0, n)
  * (those the host holds, cached, left to it); the density ranks they
- * take to the device (-1 for the cached). */
+ * take to the device (-1 for the cached).  The deltas: de, or for a
+ * slab's kept lists (de NULL) the distances of the parents' places col in
+ * the rows' lists -- from the whole set's lists j->dist by id where the
+ * caller asked for them, else made again from the coordinates
+ * (vic__slab_list_dist). */
 static void place_links(slab_job *j, const int64_t *tr, int64_t n, const int32_t *pa, const float *de,
-                        const int32_t *up, const int32_t *mx) {
-#pragma omp parallel for schedule(static) num_threads(j->threads)
-  for (int64_t t = 0; t < n; ++t) {
-    const int64_t i = tr[t];
-    if (j->cached && j->cached[i]) continue; /* the host's */
-    j->parent[i] = pa[t];
-    j->delta[i] = de[t];
-    j->up[i] = up[t];
-    j->is_max[i] = mx[t];
-  }
-}
-
-/* As place_links for a slab's kept lists, the deltas being the
- * distances of the parents' places col in the rows' lists: from the
- * whole set's lists j->dist by id where the caller asked for them, else
- * made again from the coordinates (vic__slab_list_dist). */
-static void place_links_col(slab_job *j, const int64_t *tr, int64_t n, const int32_t *pa, const int32_t *col,
-                            const int32_t *up, const int32_t *mx) {
+                        const int32_t *col, const int32_t *up, const int32_t *mx) {
   const int64_t k = j->k;
 #pragma omp parallel for schedule(static) num_threads(j->threads)
   for (int64_t t = 0; t < n; ++t) {
     const int64_t i = tr[t];
     if (j->cached && j->cached[i]) continue; /* the host's */
     j->parent[i] = pa[t];
-    j->delta[i] = col[t] < 0 ? 0.f : j->dist ? j->dist[i * k + col[t]] : vic__slab_list_dist(j->x, i, pa[t]);
+    j->delta[i] = de                 ? de[t]
+                  : col[t] < 0       ? 0.f
+                  : j->dist          ? j->dist[i * k + col[t]]
+                                     : vic__slab_list_dist(j->x, i, pa[t]);
     j->up[i] = up[t];
     j->is_max[i] = mx[t];
   }
@@ -146,7 +136,7 @@ static int known_device(slab_job *j, int dev, const int64_t *tr, int64_t n_rows,
     if (j->pass == PASS_LINKS) {
       rc = vick_slab_links(&one, &vp, j->k, n_rows, gid, x->n, rho, held, pa, de, up, mx);
       tp = vic__now();
-      if (rc == VICK_OK) place_links(j, tr, n_rows, pa, de, up, mx);
+      if (rc == VICK_OK) place_links(j, tr, n_rows, pa, de, NULL, up, mx);
       j->t_place[dev] += vic__now() - tp;
     } else {
       uint64_t *pair = NULL, *pos = NULL;
@@ -192,7 +182,7 @@ static int known_kept(slab_job *j, int dev, int64_t s) {
     if (!pa || !up || !mx || !col) rc = vic__slab_fail(&one, VICK_NOMEM, "no host memory for a slab's links");
     if (rc == VICK_OK) rc = vick_slab_links_kept(&one, l, j->x->n, j->rho, held, pa, col, up, mx);
     const double tp = vic__now();
-    if (rc == VICK_OK) place_links_col(j, own, n_own, pa, col, up, mx);
+    if (rc == VICK_OK) place_links(j, own, n_own, pa, NULL, col, up, mx);
     free(pa);
     free(up);
     free(mx);
