@@ -144,17 +144,11 @@ typedef struct {
   uint64_t *pair, *pos;
 } slab_host;
 
+/* GBs each at large n: given back beside the caller's next steps */
 static void slab_host_free(slab_host *h) {
-  free(h->rk);
-  free(h->delta);
-  free(h->lid);
-  free(h->parent);
-  free(h->up);
-  free(h->is_max);
-  free(h->lab);
-  free(h->rank);
-  free(h->pair);
-  free(h->pos);
+  void *const all[] = {h->rk, h->delta, h->lid, h->parent, h->up, h->is_max, h->lab, h->rank, h->pair, h->pos};
+  vic__free_beside(all, sizeof all / sizeof all[0]);
+  memset(h, 0, sizeof *h);
 }
 
 /* The prominence of the maxima (host, one thread: a chain of random
@@ -245,13 +239,20 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   h.rank = h.lab ? vic__malloc_lists(c, b4, "density ranks (slabs)") : NULL;
   if (h.rank && ids) h.lid = vic__malloc(c, entries * sizeof *h.lid, "neighbour ids (int32)");
   if (!h.rank || (ids && !h.lid)) { slab_host_free(&h); return VIC_E_NOMEM; }
+  /* where the time went between the passes' own lines */
+  double t_open = vic__now(), t_density = 0, t_links = 0, t_room = 0, t_basins = 0, t_edges = 0, t_close = 0;
   vic_slabs *z = NULL;
   vic_status s = vic__slabs_open(c, x, k, budget, vic__slab_pass_bytes(n), 1, &z);
+  t_open = vic__now() - t_open;
+  double t = vic__now();
   if (s == VIC_OK)
     s = vic__slabs_density(z, mass, unit_mass, sph, knn_density, sph_density, smoothing_length, h.rk, h.lid, dist,
                            bad_row);
   if (s == VIC_OK && *bad_row < 0) s = vic__progress(c, "peaks", 0.2);
+  t_density = vic__now() - t;
+  t = vic__now();
   if (s == VIC_OK && *bad_row < 0) s = vic__slabs_links(z, knn_density, h.rk, h.parent, h.delta, h.up, h.is_max);
+  t_links = vic__now() - t;
   vick_call call;
   vic__cuda_call_init(c, &call, c->opt.device, budget, 0);
   vick_peaks_run *run = NULL;
@@ -263,8 +264,14 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   int64_t n_max = 0, n_edges = 0;
   size_t kept0 = 0, peak_between = 0; /* lists the slabs keep on the first device meanwhile */
   if (s == VIC_OK && *bad_row < 0) {
-    vic__slabs_release(z, 0, need); /* the lists kept on the first device make room for its per-point steps */
+    /* the lists kept on the first device make room for the density order
+     * and basins; the maxima's search comes once the edges pass has
+     * consumed them */
+    t = vic__now();
+    vic__slabs_release(z, 0, vic__peaks_basins_bytes(n));
     kept0 = vic__slabs_kept_bytes(z, 0);
+    t_room = vic__now() - t;
+    t = vic__now();
     call.memory_budget = budget > kept0 ? budget - kept0 : 1;
     rc = vick_peaks_begin_links(&call, n, k, knn_density, h.up, h.is_max, h.lab, h.rank, &n_max, &run);
     if (rc == VICK_NOMEM && kept0) { /* no room beside them: the edges pass makes them again */
@@ -276,20 +283,26 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
     if (rc != VICK_OK) s = vic__kernel_status(c, rc, &call, "peaks between the slabs");
     peak_between = call.peak_bytes + kept0;
     call.memory_budget = budget;
+    t_basins = vic__now() - t;
   }
   /* the basins are on the device now */
   free(h.up);
   free(h.is_max);
   h.up = h.is_max = NULL;
+  t = vic__now();
   if (s == VIC_OK && *bad_row < 0) s = vic__slabs_edges(z, knn_density, h.rk, h.lab, h.rank, n_max, &h.pair, &h.pos,
                                                          &n_edges);
+  t_edges = vic__now() - t;
   vic_slab_stats st;
   memset(&st, 0, sizeof st);
   if (z) vic__slabs_stats(z, &st);
+  t = vic__now();
   vic__slabs_close(z);
+  t_close = vic__now() - t;
+  double t_after = 0;
   if (s == VIC_OK && *bad_row < 0) {
     vick_points pts = {x->rows, n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
-    const double t_after = vic__now();
+    t_after = vic__now();
     double t_prominence = 0, t_maxima = 0;
     rc = vick_peaks_add_edges(&call, run, h.pair, h.pos, n_edges, &info);
     const double t_events = vic__now() - t_after;
@@ -306,7 +319,9 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
                  "beside the prominence on a host thread, %.3f s; climb and finish the rest)", vic__now() - t_after,
                  t_events, t_maxima, t_prominence);
     }
+    t_after = vic__now() - t_after;
   }
+  t = vic__now();
   host_ws_free(&hw);
   if (run) {
     rc = vick_peaks_end(&call, run, rc);
@@ -314,6 +329,11 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   }
   if (s == VIC_OK && *bad_row < 0 && ids) vic__ids_widen(ids, h.lid, entries);
   slab_host_free(&h);
+  const double t_end = vic__now() - t;
+  vic__log(c, VIC_LOG_INFO, "GPU density + peaks in slabs, step by step: slabs planned and rows sorted %.3f s, density "
+           "pass %.3f s, links pass %.3f s, room on the first device %.3f s, density order and basins %.3f s, edges "
+           "pass %.3f s, slab runs closed %.3f s, after the edges %.3f s, the run ended and host arrays freed %.3f s",
+           t_open, t_density, t_links, t_room, t_basins, t_edges, t_close, t_after, t_end);
   if (s != VIC_OK || *bad_row >= 0) {
     vic_peaks_free(out);
     return s;

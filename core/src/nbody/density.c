@@ -201,12 +201,15 @@ vic_status vic__cpu_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, co
 /* Densities from the GPU that a float did not hold (inf, NaN, or 0 from an
  * underflow: r_k^d leaves the range in high d) are recomputed on the CPU,
  * which works in logs and names the cause. */
-int vic__density_needs_cpu_check(int64_t n, const float *mass, const float *knn_density, const float *sph_density) {
+int vic__density_needs_cpu_check(vic_ctx *c, int64_t n, const float *mass, const float *knn_density,
+                                 const float *sph_density) {
+  int bad = 0;
+#pragma omp parallel for schedule(static) num_threads(vic__threads(c)) reduction(| : bad) if (n > 1000000)
   for (int64_t i = 0; i < n; ++i) {
-    if (knn_density && (!isfinite(knn_density[i]) || (knn_density[i] < FLT_MIN && !mass))) return 1;
-    if (sph_density && (!isfinite(sph_density[i]) || (sph_density[i] < FLT_MIN && !mass))) return 1;
+    if (knn_density && (!isfinite(knn_density[i]) || (knn_density[i] < FLT_MIN && !mass))) bad |= 1;
+    if (sph_density && (!isfinite(sph_density[i]) || (sph_density[i] < FLT_MIN && !mass))) bad |= 1;
   }
-  return 0;
+  return bad;
 }
 
 vic_status vic_density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const float *mass,
@@ -237,7 +240,7 @@ vic_status vic__density(vic_ctx *c, const vic_data *x, const vic_knn *nn, const 
   if ((s = vic__density_use_gpu(c, "density", &gpu)) != VIC_OK) return s;
   if (gpu) {
     s = vic__cuda_density(c, x, nn, mass, unit_mass, o.sph, knn_density, sph_density, smoothing_length);
-    if (s == VIC_OK && !vic__density_needs_cpu_check(x->n, mass, knn_density, sph_density)) return vic__progress(c, "density", 1.0);
+    if (s == VIC_OK && !vic__density_needs_cpu_check(c, x->n, mass, knn_density, sph_density)) return vic__progress(c, "density", 1.0);
     if (s == VIC_OK) return vic__cpu_density(c, x, nn, mass, unit_mass, o.sph, knn_density, sph_density, smoothing_length);
     if ((s = vic__density_after_gpu(c, s, "density")) != VIC_OK) return s;
   }
@@ -328,7 +331,7 @@ vic_status vic__knn_density(vic_ctx *c, const vic_data *x, int32_t k, const floa
       vic_knn_free(&out);
       return vic__fail_duplicate_row(c, bad, k);
     }
-    if (s == VIC_OK && !vic__density_needs_cpu_check(x->n, mass, knn_density, sph_density)) {
+    if (s == VIC_OK && !vic__density_needs_cpu_check(c, x->n, mass, knn_density, sph_density)) {
       if (nn) {
         vic__finish_device_lists(c, &out, 1, t0);
         *nn = out;

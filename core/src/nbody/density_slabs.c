@@ -280,8 +280,16 @@ void vic__slabs_close(vic_slabs *z) {
   free(j->from_kept);
   free(j->remade);
   free(j->released);
+  /* the slabs' gathers and the rows in slab order: the set's size several
+   * times over, given back beside the caller's next steps */
+  const size_t n_big = 3 + (j->gathered ? 2 * (size_t)z->plan.n_slabs : 0);
+  void **big = malloc(n_big * sizeof *big);
+  size_t nb = 0;
   if (j->gathered)
-    for (int64_t s = 0; s < z->plan.n_slabs; ++s) { free(j->gathered[s].pts); free(j->gathered[s].gid); }
+    for (int64_t s = 0; s < z->plan.n_slabs; ++s) {
+      if (big) { big[nb++] = j->gathered[s].pts; big[nb++] = j->gathered[s].gid; }
+      else { free(j->gathered[s].pts); free(j->gathered[s].gid); }
+    }
   free(j->gathered);
   free(j->gathered_bytes);
   if (j->held)
@@ -295,8 +303,15 @@ void vic__slabs_close(vic_slabs *z) {
   free(j->bad_row);
   free(j->retried);
   free(z->start);
-  free(z->order);
-  free(z->xs);
+  if (big) {
+    big[nb++] = z->order;
+    big[nb++] = z->xs;
+    vic__free_beside(big, nb);
+    free(big);
+  } else {
+    free(z->order);
+    free(z->xs);
+  }
   if (z->pinned) vick_pinned_keep(0);
   vic__slab_plan_free(&z->plan);
   free(z);
@@ -470,14 +485,17 @@ vic_status vic__slabs_edges(vic_slabs *z, const float *rho, float *rk, const int
   uint64_t *a = vic__malloc(j->c, (size_t)total * sizeof *a + 8, "first edges of the slabs");
   uint64_t *b = a ? vic__malloc(j->c, (size_t)total * sizeof *b + 8, "first edges of the slabs") : NULL;
   if (!b) { free(a); return VIC_E_NOMEM; }
-  int64_t at = 0;
+  /* a device's edges into their place, the devices' side by side: each
+   * copy also faults in its part of the fresh arrays */
+#pragma omp parallel for schedule(static, 1) num_threads(j->count) if (j->count > 1)
   for (int d = 0; d < j->count; ++d) {
+    int64_t at = 0;
+    for (int e = 0; e < d; ++e) at += j->edges[e].count;
     edge_list *l = &j->edges[d];
     if (l->count) {
       memcpy(a + at, l->pair, (size_t)l->count * sizeof *a);
       memcpy(b + at, l->pos, (size_t)l->count * sizeof *b);
     }
-    at += l->count;
     free(l->pair);
     free(l->pos);
     memset(l, 0, sizeof *l);

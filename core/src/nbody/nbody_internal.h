@@ -35,7 +35,8 @@ vic_status vic__fail_duplicate_row(vic_ctx *c, int64_t row, int32_t k);
 /* Nonzero when GPU densities hold a value a float did not (inf, NaN, or an
  * underflow to 0 or a subnormal without masses): the CPU recomputes them
  * in logs and names the cause. */
-int vic__density_needs_cpu_check(int64_t n, const float *mass, const float *knn_density, const float *sph_density);
+int vic__density_needs_cpu_check(vic_ctx *c, int64_t n, const float *mass, const float *knn_density,
+                                 const float *sph_density);
 /* The report of finished device lists: exact (recall 1), total time since
  * t0, warnings, and the d_nn1 statistics when the lists were kept. */
 void vic__finish_device_lists(vic_ctx *c, vic_knn *lists, int kept, double t0);

@@ -165,6 +165,10 @@ size_t vic__slab_pass_bytes(int64_t n);
  * (vick_peaks_begin_links, vick_peaks_add_edges) for n points, the
  * slabs' first edges aside. */
 size_t vic__peaks_links_bytes(int64_t n, int d);
+/* The part of those bytes the density order and basins take
+ * (vick_peaks_begin_links), while the slabs' lists are still kept for
+ * the edges pass; the maxima's search comes after them. */
+size_t vic__peaks_basins_bytes(int64_t n);
 /* Device bytes of the in-core run of n points (densities, or densities
  * and peaks): more than the budget sends the call to the slabs. */
 size_t vic__in_core_bytes(int64_t n, int32_t k, int d, int peaks);

@@ -89,6 +89,10 @@ void *vic__malloc(vic_ctx *c, size_t bytes, const char *what);
  * message.  free() releases. */
 #define VIC_HUGE_MIN ((size_t)16 << 20)
 void *vic__malloc_huge(size_t bytes);
+/* free() of every pointer (NULL allowed) on a detached thread, or here
+ * where no thread starts: for buffers of many GB whose release the caller
+ * need not wait for (free_beside.c). */
+void vic__free_beside(void *const *p, size_t count);
 void *vic__calloc(vic_ctx *c, size_t count, size_t size, const char *what);
 
 static inline const float *vic__row(const vic_data *x, int64_t i) {
