@@ -136,7 +136,9 @@ int vick_slab_edges_kept(vick_call *call, const vick_slab_lists *l, int64_t n_al
  * k-th distances, n), then the other points' links (parent, delta: host,
  * n each, as vick_slab_links gives them; read until it returns): the rest
  * of info as vick_peaks_begin fills it.  Then climb and finish as after
- * vick_peaks_begin. */
+ * vick_peaks_begin.  vick_peaks_add_edges takes the run's device budget
+ * again from call->memory_budget (the room the caller kept beside
+ * vick_peaks_begin_links, the slabs' lists, is free by then). */
 int vick_peaks_add_edges(vick_call *call, vick_peaks_run *run, const uint64_t *pair, const uint64_t *pos,
                          int64_t count, vick_peaks_info *info);
 int vick_peaks_maxima(vick_call *call, vick_peaks_run *run, const vick_points *x, const float *rk,

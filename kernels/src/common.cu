@@ -100,6 +100,15 @@ int vick_begin_on(vick_call *call, vick_env *env, int device) {
   return VICK_OK;
 }
 
+int vick_budget_again(vick_call *call, vick_env *env) {
+  VICK_CUDA(call, cudaSetDevice(call->device));
+  size_t f = 0, t = 0;
+  VICK_CUDA(call, cudaMemGetInfo(&f, &t));
+  const size_t usable = env->used + f / 10 * 9; /* the same reserve as vick_begin_on */
+  env->budget = (call->memory_budget && call->memory_budget < usable) ? call->memory_budget : usable;
+  return VICK_OK;
+}
+
 int vick_end(vick_call *call, vick_env *env, int rc) {
   if (env->ev_a) cudaEventDestroy(env->ev_a);
   if (env->ev_b) cudaEventDestroy(env->ev_b);

@@ -90,6 +90,10 @@ int vick_begin(vick_call *call, vick_env *env);
 /* vick_begin on a given device: calls on an index run where its arrays
  * live, whatever call->device says. */
 int vick_begin_on(vick_call *call, vick_env *env, int device);
+/* A run that spans several calls takes its budget again from the new
+ * call's memory_budget: what the caller held beside it at the start may be
+ * gone (the memory the run holds counts against it as before). */
+int vick_budget_again(vick_call *call, vick_env *env);
 /* Release the stream and events, set seconds_total; returns rc unchanged. */
 int vick_end(vick_call *call, vick_env *env, int rc);
 

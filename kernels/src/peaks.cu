@@ -851,7 +851,8 @@ extern "C" int vick_peaks_add_edges(vick_call *call, vick_peaks_run *r, const ui
   info->n = r->n;
   begin_ws w;
   memset(&w, 0, sizeof w);
-  int rc = edges_run(call, r, &w, pair, pos, count, info);
+  int rc = vick_budget_again(call, &r->env); /* the slabs' kept lists are gone */
+  if (rc == VICK_OK) rc = edges_run(call, r, &w, pair, pos, count, info);
   begin_ws_free(&r->env, &w);
   return rc;
 }

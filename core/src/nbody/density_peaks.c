@@ -36,7 +36,6 @@ static vic_status on_gpu(vic_ctx *c, const vic_data *x, int32_t k, const float *
                          const vic_density_options *o, const vic_peak_options *po, vic_knn *nn, float *knn_density,
                          float *sph_density, float *smoothing_length, vic_peaks *out, double t0, int *done) {
   *done = 0;
-  const double t_checks = vic__now() - t0;
   vic_knn lists;
   vic_status s = vic__device_grid_lists(c, x, k, nn != NULL, "densities and peaks", &lists);
   if (s != VIC_OK) return s;
@@ -51,11 +50,7 @@ static vic_status on_gpu(vic_ctx *c, const vic_data *x, int32_t k, const float *
     vic_knn_free(&lists);
     return vic__density_after_gpu(c, s, "grid + density + peaks");
   }
-  const double t_range = vic__now();
-  const int out_of_range = vic__density_needs_cpu_check(c, x->n, mass, knn_density, sph_density);
-  vic__log(c, VIC_LOG_DEBUG, "density + peaks: input checks %.3f s before the device, the densities' range %.3f s "
-           "after it", t_checks, vic__now() - t_range);
-  if (out_of_range) {
+  if (vic__density_needs_cpu_check(c, x->n, mass, knn_density, sph_density)) {
     vic_knn_free(&lists); /* densities out of float range: the CPU path names them, no peaks from them */
     vic_peaks_free(out);
     return VIC_OK;

@@ -485,21 +485,23 @@ vic_status vic__slabs_edges(vic_slabs *z, const float *rho, float *rk, const int
   uint64_t *a = vic__malloc(j->c, (size_t)total * sizeof *a + 8, "first edges of the slabs");
   uint64_t *b = a ? vic__malloc(j->c, (size_t)total * sizeof *b + 8, "first edges of the slabs") : NULL;
   if (!b) { free(a); return VIC_E_NOMEM; }
+  int64_t *at = vic__malloc(j->c, (size_t)j->count * sizeof *at, "edge offsets");
+  if (!at) { free(a); free(b); return VIC_E_NOMEM; }
+  for (int d = 0; d < j->count; ++d) at[d] = d ? at[d - 1] + j->edges[d - 1].count : 0;
   /* a device's edges into their place, the devices' side by side: each
    * copy also faults in its part of the fresh arrays */
 #pragma omp parallel for schedule(static, 1) num_threads(j->count) if (j->count > 1)
   for (int d = 0; d < j->count; ++d) {
-    int64_t at = 0;
-    for (int e = 0; e < d; ++e) at += j->edges[e].count;
     edge_list *l = &j->edges[d];
     if (l->count) {
-      memcpy(a + at, l->pair, (size_t)l->count * sizeof *a);
-      memcpy(b + at, l->pos, (size_t)l->count * sizeof *b);
+      memcpy(a + at[d], l->pair, (size_t)l->count * sizeof *a);
+      memcpy(b + at[d], l->pos, (size_t)l->count * sizeof *b);
     }
     free(l->pair);
     free(l->pos);
     memset(l, 0, sizeof *l);
   }
+  free(at);
   *pair = a;
   *pos = b;
   *count = total;
