@@ -4,7 +4,7 @@
  * shards that fit (a multiple of the devices, at least the wanted count),
  * a larger budget never takes more shards, and a budget nothing fits gets
  * 0.  The 10M x 96 case of issue 23: a quarter of GNND's fp32 need
- * (4,482 MiB) gives 4 shards of 2.5M rows, 12 searches.  Runs in CI. */
+ * (4,482 MiB) gives 3 shards of 3.33M rows, 6 searches.  Runs in CI. */
 #include "cross_plan.h"
 #include "test_util.h"
 
@@ -15,14 +15,15 @@ static vic_add_plan plan(int32_t k, int64_t chunk) {
 }
 
 int main(void) {
-  const vic_add_plan one = plan(10, 131072), multi = plan(10, 0);
+  const vic_add_plan one = plan(10, 16384), multi = plan(10, 0);
   const size_t MiB = (size_t)1 << 20;
 
   /* the add's buffers (rows of both, old lists, graph, counts, found rows,
    * reverse lists, results) and the search's scratch, exactly */
   const int64_t na = 1000, nb = 700;
   const size_t buffers = (size_t)(na + nb) * 96 * 4 + (size_t)na * 10 * 8 + (size_t)na * 32 * 4 + (size_t)na * 8 +
-                         (size_t)nb * 32 * 12 + (size_t)na * 16 * 4 + (size_t)(na + nb) * 10 * 8 + (size_t)na * 4;
+                         (size_t)nb * 32 * 4 + (size_t)nb * 32 * 12 + (size_t)na * 16 * 4 + (size_t)(na + nb) * 10 * 8 +
+                         (size_t)na * 4;
   VT_CHECK(vic__cross_bytes(na, nb, 96, 10, &multi) == buffers + 512 * MiB, "flat scratch: %zu",
            vic__cross_bytes(na, nb, 96, 10, &multi));
   VT_CHECK(vic__cross_bytes(na, nb, 96, 10, &one) == buffers + (size_t)nb * 4096 + (size_t)na * 4 +
@@ -30,17 +31,17 @@ int main(void) {
            "chunked scratch: %zu", vic__cross_bytes(na, nb, 96, 10, &one));
   /* the scratch stops growing at the chunk */
   const size_t a = vic__cross_bytes(200000, 200000, 96, 10, &one), b = vic__cross_bytes(200000, 300000, 96, 10, &one);
-  VT_CHECK(b - a == (size_t)100000 * (96 * 4 + 32 * 12 + 10 * 8), "past the chunk: %zu", b - a);
+  VT_CHECK(b - a == (size_t)100000 * (96 * 4 + 32 * 4 + 10 * 8), "past the chunk: %zu", b - a);
 
   /* issue 23's case: 10M x 96 under 4,482 MiB less the slack of 70 MiB */
   const size_t fit = 4482 * MiB - 4482 * MiB / 64;
   int S = vic__cross_shards(10000000, 96, 10, &one, 1, 2, fit);
-  VT_CHECK(S == 4, "10M x 96 under a quarter: %d shards", S);
-  VT_CHECK(vic__cross_bytes(2500000, 2500000, 96, 10, &one) <= fit &&
-               vic__cross_bytes(3333334, 3333334, 96, 10, &one) > fit,
-           "4 fit, 3 do not");
+  VT_CHECK(S == 3, "10M x 96 under a quarter: %d shards", S);
+  VT_CHECK(vic__cross_bytes(3333334, 3333334, 96, 10, &one) <= fit &&
+               vic__cross_bytes(5000000, 5000000, 96, 10, &one) > fit,
+           "3 fit, 2 do not");
   printf("10M x 96, budget 4482 MiB: %d shards, a search holds %.0f MiB\n", S,
-         vic__cross_bytes(2500000, 2500000, 96, 10, &one) / (double)MiB);
+         vic__cross_bytes(3333334, 3333334, 96, 10, &one) / (double)MiB);
 
   /* the fewest, monotone in the budget, a multiple of the devices */
   int last = 1 << 30;

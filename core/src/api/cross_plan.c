@@ -3,10 +3,11 @@
 
 size_t vic__cross_bytes(int64_t na, int64_t nb, int32_t d, int32_t k, const vic_add_plan *p) {
   const size_t n = (size_t)(na + nb);
+  const int64_t chunk = p->chunk > 0 ? p->chunk : 262144, per = nb < chunk ? nb : chunk;
   const size_t b = n * d * 4 + (size_t)na * k * 8 + (size_t)na * p->degree * 4 + (size_t)na * 8 +
-                   (size_t)nb * p->width * 12 + (size_t)na * p->reverse * 4 + n * k * 8;
-  const size_t scratch = p->chunk > 0 ? (size_t)(nb < p->chunk ? nb : p->chunk) * 4096 + (size_t)na * 4 +
-                                            (size_t)8192 * ((size_t)d * 4 + 8) + ((size_t)4 << 20)
+                   (size_t)nb * p->width * 4 + (size_t)per * p->width * 12 + (size_t)na * p->reverse * 4 + n * k * 8;
+  const size_t scratch = p->chunk > 0 ? (size_t)per * 4096 + (size_t)na * 4 + (size_t)8192 * ((size_t)d * 4 + 8) +
+                                            ((size_t)4 << 20)
                                       : ((size_t)512 << 20);
   return b + (size_t)na * 4 + scratch;
 }

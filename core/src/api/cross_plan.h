@@ -8,8 +8,9 @@
 #include "ggm_engine.h"
 
 /* Device bytes of one cross search of na old and nb new rows of d floats
- * (the add's buffers in vic_kernels_add.h's layout, and its search's
- * scratch): with p->chunk set, the pivot candidates of that many queries
+ * (the add's buffers in knn_add.cu's layout: the found rows' 32-bit ids,
+ * the search's 64-bit ids and distances of one chunk of new rows; and the
+ * search's scratch): with p->chunk set, the pivot candidates of that many queries
  * at the most slices (32 x 16 entries of 8 bytes a query), the component
  * labels and members, the most pivots' rows and 4 MiB for the search's
  * workspace; else those at a flat 512 MiB. */

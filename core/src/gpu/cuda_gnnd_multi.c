@@ -187,10 +187,11 @@ static size_t device_budget(const vic_build_options *o, int dev) {
   return vic__ggm_gpu_free_bytes(dev) / 10 * 9;
 }
 
-/* Queries per search launch of the one-device plan: the pivot scratch
- * stays at 512 MiB at most, and a launch still fills an H100 many times
- * over (one warp per query). */
-enum { ONE_DEVICE_CHUNK = 131072 };
+/* Queries per search launch of the one-device plan: the pivot scratch and
+ * the search's 64-bit results stay under 70 MiB (at 10M x 96 under a
+ * quarter of the fp32 need, 3 shards fit where 131072 needed 4), and a
+ * launch still fills an H100 about twice over (one warp a query). */
+enum { ONE_DEVICE_CHUNK = 16384 };
 
 static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int first,
                               int count, const char *one_why, int64_t *ids, float *dist, vic_report *rep,
