@@ -306,6 +306,7 @@ static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_opt
     j.step[g].threaded = 1;
     j.step[g].threads = vic__slot_threads(vic__threads(c), slots);
     j.step[g].budget = one ? o->device_memory_budget : 0; /* one device: the caller's budget binds the searches too */
+    j.step[g].stages = one ? rep : NULL; /* one device: the searches' stages, summed over the tasks */
   }
   if (one)
     vic__log(c, VIC_LOG_WARNING, "building the kNN graph of %lld rows out of core (%s): %d GNND shards of %lld rows "
