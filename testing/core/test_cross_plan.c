@@ -4,7 +4,10 @@
  * shards that fit (a multiple of the devices, at least the wanted count),
  * a larger budget never takes more shards, and a budget nothing fits gets
  * 0.  The 10M x 96 case of issue 23: a quarter of GNND's fp32 need
- * (4,482 MiB) gives 3 shards of 3.33M rows, 6 searches.  Runs in CI. */
+ * (4,482 MiB) gives 3 shards of 3.33M rows, 6 searches, with the add's
+ * searches and with the one-device plan's narrower ones
+ * (vic__cross_add_plan: k rounded up to 16 wide, the add's graph degree).
+ * Runs in CI. */
 #include "cross_plan.h"
 #include "test_util.h"
 
@@ -32,6 +35,24 @@ int main(void) {
   /* the scratch stops growing at the chunk */
   const size_t a = vic__cross_bytes(200000, 200000, 96, 10, &one), b = vic__cross_bytes(200000, 300000, 96, 10, &one);
   VT_CHECK(b - a == (size_t)100000 * (96 * 4 + 32 * 4 + 10 * 8), "past the chunk: %zu", b - a);
+
+  /* the one-device searches: k rounded up to 16 wide, never wider than
+   * the add's, within the kernel's ranges, the add's graph degree */
+  for (int32_t kk = 1; kk <= 32; ++kk) {
+    const vic_add_plan a = vic__add_plan(kk), x = vic__cross_add_plan(kk);
+    VT_CHECK(x.width >= kk && x.width % 16 == 0 && x.width - kk < 16 && x.width <= a.width, "k %d: width %d", kk,
+             x.width);
+    VT_CHECK(x.list == 2 * x.width && x.degree == a.degree && x.degree > kk && x.degree <= 128, "k %d: list %d degree %d",
+             kk, x.list, x.degree);
+    VT_CHECK(x.join <= x.width && x.join >= 1 && x.reverse == a.reverse, "k %d: join %d reverse %d", kk, x.join,
+             x.reverse);
+  }
+  vic_add_plan narrow = vic__cross_add_plan(10);
+  narrow.chunk = 16384;
+  VT_CHECK(vic__cross_bytes(na, nb, 96, 10, &narrow) < vic__cross_bytes(na, nb, 96, 10, &one), "narrower, not smaller");
+  VT_CHECK(vic__cross_shards(10000000, 96, 10, &narrow, 1, 2, 4482 * MiB - 4482 * MiB / 64) == 3,
+           "10M x 96 under a quarter, narrow searches: %d shards",
+           vic__cross_shards(10000000, 96, 10, &narrow, 1, 2, 4482 * MiB - 4482 * MiB / 64));
 
   /* issue 23's case: 10M x 96 under 4,482 MiB less the slack of 70 MiB */
   const size_t fit = 4482 * MiB - 4482 * MiB / 64;

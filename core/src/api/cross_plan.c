@@ -1,6 +1,14 @@
 /* The cross-search shard plan (cross_plan.h). */
 #include "cross_plan.h"
 
+vic_add_plan vic__cross_add_plan(int32_t k) {
+  vic_add_plan p = vic__add_plan(k);
+  p.width = (k + 15) / 16 * 16;
+  p.list = 2 * p.width;
+  if (p.join > p.width) p.join = p.width;
+  return p;
+}
+
 size_t vic__cross_bytes(int64_t na, int64_t nb, int32_t d, int32_t k, const vic_add_plan *p) {
   const size_t n = (size_t)(na + nb);
   const int64_t chunk = p->chunk > 0 ? p->chunk : 262144, per = nb < chunk ? nb : chunk;

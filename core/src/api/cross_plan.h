@@ -7,6 +7,16 @@
 
 #include "ggm_engine.h"
 
+/* The one-device plan's search parameters for k-entry lists: the add's
+ * (vic__add_plan) with the width narrowed to k rounded up to 16.  The
+ * add's width is sized so that an old row is found by the new rows whose
+ * lists it would enter, its only way to get them; here every ordered pair
+ * of shards is searched, so each row looks for its own k nearest rows of
+ * every other shard itself.  The search graph keeps the add's degree (how
+ * well the old shard's graph leads a search, not how many rows it keeps),
+ * the search list twice the width, the joins at most the width. */
+vic_add_plan vic__cross_add_plan(int32_t k);
+
 /* Device bytes of one cross search of na old and nb new rows of d floats
  * (the add's buffers in knn_add.cu's layout: the found rows' 32-bit ids,
  * the search's 64-bit ids and distances of one chunk of new rows; and the

@@ -213,10 +213,12 @@ static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_opt
              budget / 1048576.0);
   else if (x->n >= MULTI_MIN_ROWS) snprintf(why, sizeof why, "%lld rows", (long long)x->n);
   else return VIC_OK;
-  vic_add_plan ap = vic__add_plan(k);
-  /* one device: the budget less the slack the half-row plan leaves for the
-   * free memory's drift (vic__gnnd_out_of_core), the search's launches
-   * bounded so that its scratch is counted */
+  /* one device: the searches narrowed to what each row needs of the
+   * other shards (vic__cross_add_plan), the budget less the slack the
+   * half-row plan leaves for the free memory's drift
+   * (vic__gnnd_out_of_core), the search's launches bounded so that its
+   * scratch is counted; several GPUs: the add's plan */
+  vic_add_plan ap = one ? vic__cross_add_plan(k) : vic__add_plan(k);
   size_t fit = budget;
   if (one) {
     ap.chunk = ONE_DEVICE_CHUNK;
@@ -352,8 +354,8 @@ static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_opt
   for (int g = 0; g < slots; ++g)
     if ((int64_t)j.step[g].peak > rep->device_peak_bytes) rep->device_peak_bytes = (int64_t)j.step[g].peak;
   if (one)
-    vic__report_reason(rep, "out of core, one GPU (%s): %d shards of %lld rows (%s), %d graph searches, 1 per "
-                       "ordered pair", why, S, (long long)m, how, S * (S - 1));
+    vic__report_reason(rep, "out of core, one GPU (%s): %d shards of %lld rows (%s), %d graph searches of width %d, "
+                       "1 per ordered pair", why, S, (long long)m, how, S * (S - 1), (int)ap.width);
   else
     vic__report_reason(rep, "GNND over %d GPUs (%s): %d shards of %lld rows (%s), 1 graph search per ordered pair, %d "
                        "rounds", slots, why, S, (long long)m, how, S - 1);
