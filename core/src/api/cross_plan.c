@@ -4,6 +4,7 @@
 vic_add_plan vic__cross_add_plan(int32_t k) {
   vic_add_plan p = vic__add_plan(k);
   p.width = (k + 15) / 16 * 16;
+  if (p.width > k) p.degree = p.width;
   p.list = 2 * p.width;
   if (p.join > p.width) p.join = p.width;
   return p;

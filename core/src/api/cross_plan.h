@@ -12,9 +12,10 @@
  * add's width is sized so that an old row is found by the new rows whose
  * lists it would enter, its only way to get them; here every ordered pair
  * of shards is searched, so each row looks for its own k nearest rows of
- * every other shard itself.  The search graph keeps the add's degree (how
- * well the old shard's graph leads a search, not how many rows it keeps),
- * the search list twice the width, the joins at most the width. */
+ * every other shard itself.  The search graph is as wide as the search
+ * (the add's degree where k fills the width: the graph needs an edge past
+ * the list), the search list twice the width, the joins at most the
+ * width. */
 vic_add_plan vic__cross_add_plan(int32_t k);
 
 /* Device bytes of one cross search of na old and nb new rows of d floats
