@@ -33,7 +33,8 @@ typedef struct {
                       the old rows), 0..k */
   int32_t pivots;  /* search entry pivots drawn over the old rows and compared with each new row (0: the
                       search's defaults), 0..8192 */
-  int64_t chunk;   /* queries per search launch (bounds the pivot scratch); 0 = 262144 */
+  int64_t chunk;   /* queries per search launch (bounds the pivot scratch and the search's 64-bit results,
+                      held for one chunk; the found ids are kept in 32 bits); 0 = 262144 */
 } vick_add_params;
 
 /* k-NN lists of rows_old (n_old x d) then rows_new (n_new x d) into

@@ -7,7 +7,9 @@
  *     reach the rows a list leaves out (the add's own join lost most of
  *     its recall without them);
  *  2. the large-batch graph search of every new row: its W nearest old
- *     rows (graph_search_large.cu);
+ *     rows (graph_search_large.cu), in chunks of new rows whose ids are
+ *     kept in 32 bits (the search's 64-bit ids and distances held for one
+ *     chunk only);
  *  3. each old row collects the new rows whose search found it (capped);
  *  4. new lists: one warp per row keeps the best k candidates in its
  *     lanes (lane t holds entry t): a new row tries the rows it found and
@@ -56,9 +58,15 @@ __global__ void ka_reverse(const int64_t *__restrict__ old_ids, int64_t n_old, i
   if (slot < D) g[u * D + slot] = (int32_t)v;
 }
 
+/* A chunk's found ids in 32 bits (rows < 2^31 - 1; -1 stays -1). */
+__global__ void ka_narrow(const int64_t *__restrict__ in, int64_t count, int32_t *out) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < count) out[i] = (int32_t)in[i];
+}
+
 /* Old row v collects the new rows whose search found it (the first
  * `reverse` that come). */
-__global__ void ka_found(const int64_t *__restrict__ found, int64_t n_new, int W, int R, int *rc, int32_t *rl) {
+__global__ void ka_found(const int32_t *__restrict__ found, int64_t n_new, int W, int R, int *rc, int32_t *rl) {
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n_new * W) return;
   const int64_t v = found[i];
@@ -154,7 +162,7 @@ __device__ __forceinline__ int ka_founders(const int *__restrict__ rc, const int
 /* One warp per new row u: the rows it found, then the new rows that found
  * its first J found rows. */
 __global__ void ka_new_lists(const float *__restrict__ x, int64_t n_old, int64_t n_new, int d,
-                             const int64_t *__restrict__ found, int W, int J, const int *__restrict__ rc,
+                             const int32_t *__restrict__ found, int W, int J, const int *__restrict__ rc,
                              const int32_t *__restrict__ rl, int R, int k, int32_t *oid, float *odist) {
   __shared__ int32_t scratch[KA_WARPS][32];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -214,7 +222,7 @@ __global__ void ka_old_lists(const float *__restrict__ x, int64_t n_old, int d, 
 typedef struct {
   vick_env env;
   vick_stage stage;
-  vick_buf x, ids, g, cnt, found, fdist, rc, rl, oid, odist;
+  vick_buf x, ids, g, cnt, found, fdist, found32, rc, rl, oid, odist;
   vick_gsearch *gs;
 } ka_call;
 
@@ -236,14 +244,16 @@ static int ka_run(vick_call *call, ka_call *c, const float *rows_old, int64_t n_
   const cudaStream_t st = env->stream;
   const int64_t n = n_old + n_new;
   const int D = p->degree, W = p->width, R = p->reverse;
+  const int64_t chunk = p->chunk > 0 ? p->chunk : 262144, per = chunk < n_new ? chunk : n_new;
   double t = vick_now();
   /* everything the call holds, asked for first: a budget too small fails before any copy */
   VICK_TRY(vick_buf_alloc(call, env, &c->x, (size_t)n * d * 4, "add: rows"));
   VICK_TRY(vick_buf_alloc(call, env, &c->ids, (size_t)n_old * k * 8, "add: old lists"));
   VICK_TRY(vick_buf_alloc(call, env, &c->g, (size_t)n_old * D * 4, "add: search graph"));
   VICK_TRY(vick_buf_alloc(call, env, &c->cnt, (size_t)n_old * 4, "add: search graph counts"));
-  VICK_TRY(vick_buf_alloc(call, env, &c->found, (size_t)n_new * W * 8, "add: found rows"));
-  VICK_TRY(vick_buf_alloc(call, env, &c->fdist, (size_t)n_new * W * 4, "add: found distances"));
+  VICK_TRY(vick_buf_alloc(call, env, &c->found, (size_t)per * W * 8, "add: found rows (a chunk)"));
+  VICK_TRY(vick_buf_alloc(call, env, &c->fdist, (size_t)per * W * 4, "add: found distances (a chunk)"));
+  VICK_TRY(vick_buf_alloc(call, env, &c->found32, (size_t)n_new * W * 4, "add: found rows"));
   VICK_TRY(vick_buf_alloc(call, env, &c->rc, (size_t)n_old * 4, "add: reverse counts"));
   VICK_TRY(vick_buf_alloc(call, env, &c->rl, (size_t)n_old * R * 4, "add: reverse lists"));
   VICK_TRY(vick_buf_alloc(call, env, &c->oid, (size_t)n * k * 4, "add: result ids"));
@@ -273,12 +283,19 @@ static int ka_run(vick_call *call, ka_call *c, const float *rows_old, int64_t n_
   sp.list = p->list;
   sp.delta = p->delta;
   sp.pivots = p->pivots;
-  VICK_TRY(gs_query_device(call, env, c->gs, x + (size_t)n_old * d, n_new, W, &sp, p->chunk > 0 ? p->chunk : 262144,
-                           (int64_t *)c->found.p, (float *)c->fdist.p));
+  int32_t *found32 = (int32_t *)c->found32.p;
+  for (int64_t a = 0; a < n_new; a += per) {
+    const int64_t rows = n_new - a < per ? n_new - a : per;
+    VICK_TRY(gs_query_device(call, env, c->gs, x + (size_t)(n_old + a) * d, rows, W, &sp, rows,
+                             (int64_t *)c->found.p, (float *)c->fdist.p));
+    ka_narrow<<<vick_blocks(rows * W, 256), 256, 0, st>>>((const int64_t *)c->found.p, rows * W, found32 + a * W);
+    VICK_LAUNCH(call, "ka_narrow");
+  }
+  VICK_TRY(ka_sync(call, env, "add: search"));
   VICK_TRY(vick_poll(call, "add: search", 0.6));
   ka_stage(call, "search", &t);
 
-  const int64_t *found = (const int64_t *)c->found.p;
+  const int32_t *found = found32;
   ka_found<<<vick_blocks(n_new * W, 256), 256, 0, st>>>(found, n_new, W, R, (int *)c->rc.p, (int32_t *)c->rl.p);
   VICK_LAUNCH(call, "ka_found");
   ka_new_lists<<<vick_blocks(n_new, KA_WARPS), 32 * KA_WARPS, 0, st>>>(
@@ -326,7 +343,7 @@ int vick_knn_add_search(vick_call *call, const float *rows_old, int64_t n_old, c
     rc = ka_run(call, &c, rows_old, n_old, rows_new, n_new, d, old_ids, k, p, out_ids, out_dist);
   if (c.gs) vick_gsearch_free(c.gs);
   vick_stage_free(&c.stage);
-  vick_buf *bufs[] = {&c.x, &c.ids, &c.g, &c.cnt, &c.found, &c.fdist, &c.rc, &c.rl, &c.oid, &c.odist};
+  vick_buf *bufs[] = {&c.x, &c.ids, &c.g, &c.cnt, &c.found, &c.fdist, &c.found32, &c.rc, &c.rl, &c.oid, &c.odist};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i) vick_buf_free(&c.env, bufs[i]);
   rc = vick_end(call, &c.env, rc);
   call->seconds_total = vick_now() - t0;

@@ -198,7 +198,9 @@ static void print_line(const bench_args *a, const char *name, const char *machin
   printf("},\"recall\":");
   if (recall >= 0) printf("%.6f", recall);
   else printf("null");
-  printf(",\"recall_sample\":%lld,\"peak_rss_mb\":%.1f,\"date\":", (long long)recall_points, bench_peak_rss_mb());
+  printf(",\"recall_sample\":%lld,\"peak_rss_mb\":%.1f", (long long)recall_points, bench_peak_rss_mb());
+  if (nn->report.device_peak_bytes > 0) printf(",\"device_peak_mib\":%.1f", nn->report.device_peak_bytes / 1048576.0);
+  printf(",\"date\":");
   bench_json_str(stdout, date);
   if (a->add_fraction > 0) printf(",\"mode\":\"add\",\"add_fraction\":%.4f", a->add_fraction);
   else if (a->sharded) printf(",\"mode\":\"sharded\",\"shards\":%d", nn->report.slabs);

@@ -31,11 +31,17 @@ vic_status vic__ggm_lists_out(vic_ctx *c, vic_metric m, int64_t n, int32_t k, co
  * candidates re-ranked in fp32), *compact gets its parameters -- the lists
  * kept at K or narrowed to k's segments, the samples lowered (to 8 at the
  * least) until the need fits -- with a warning that says so, and nothing
- * is built here (compact->K = 0 otherwise).  Else the sharded build in
- * host memory, with a warning.  *taken = 0 when nothing was built;
+ * is built here (compact->K = 0 otherwise).  Else, where the budget (not
+ * shard_size) decides and one_device is given, its plan: shards joined by
+ * graph searches (vic__cuda_gnnd_one_device); else, or where that plan
+ * does not fit or fails short of memory, the GGM sharded build in host
+ * memory; each with a warning.  *taken = 0 when nothing was built;
  * otherwise true lists in ids/dist (n x k). */
+typedef vic_status (*vic_gnnd_one_device_fn)(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k,
+                                             const char *why, int64_t *ids, float *dist, vic_report *rep, int *taken);
 vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int64_t *ids,
-                                 float *dist, vic_report *rep, int *taken, vic_ggm_params *compact);
+                                 float *dist, vic_report *rep, int *taken, vic_ggm_params *compact,
+                                 vic_gnnd_one_device_fn one_device);
 
 /* The iteration cap of GNND with lists narrowed to k's segments: narrower
  * lists gain less per iteration and need more of them to converge (the
@@ -66,4 +72,13 @@ void vic__gnnd_large_plan(const vic_build_options *o, int32_t k, vic_ggm_params 
  * the caller may build on one device instead.  x: prepared rows. */
 vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int first,
                                 int count, int64_t *ids, float *dist, vic_report *rep, int *taken);
+/* The same plan on the context's first device alone, out of core: the
+ * fewest shards whose cross search fits the device budget, the searches one
+ * after the other, the budget given to every kernel call, progress and
+ * cancel between the steps (not resumable: vic_knn_build_sharded with a
+ * work_dir is).  Not taken (*taken = 0, VIC_OK) for k > 32, inner product,
+ * a box, or where no shard count fits; why: the caller's words for the
+ * report's reason.  x: prepared rows. */
+vic_status vic__cuda_gnnd_one_device(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k,
+                                     const char *why, int64_t *ids, float *dist, vic_report *rep, int *taken);
 #endif

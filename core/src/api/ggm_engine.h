@@ -29,6 +29,8 @@ typedef struct {
   double seconds_kernel, seconds_transfer;
   vic_report *stages;         /* non-NULL (one step alone): the kernel's stages are added to it */
   int threads;                /* host threads of the step's own parallel work; 0 = the context's */
+  size_t budget;              /* device bytes the step's kernels may hold (add only; 0: 90 % of what is free) */
+  size_t peak;                /* most device bytes one of the step's kernel calls held */
 } vic_ggm_step;
 
 /* The GNND parameters of a build: K = max(gnnd.k_build (0: 64), k) rounded
@@ -68,6 +70,7 @@ typedef struct {
   int32_t join;    /* list entries (found rows) whose finders each row also tries */
   int32_t refine;  /* list entries whose own lists an old row tries */
   int32_t pivots;  /* search entry pivots (0: the search's defaults) */
+  int64_t chunk;   /* queries per search launch, bounding its pivot scratch (0: the kernels' default) */
 } vic_add_plan;
 /* The add's parameters for k-entry lists (knn_grow.c). */
 vic_add_plan vic__add_plan(int32_t k);

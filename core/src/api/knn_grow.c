@@ -127,6 +127,7 @@ vic_add_plan vic__add_plan(int32_t k) {
   p.join = 16; /* an old row: all its k <= 16 entries; a new row: its first 16 found rows */
   p.refine = 0;
   p.pivots = 0;
+  p.chunk = 0;
   return p;
 }
 
@@ -193,7 +194,7 @@ static vic_status merge_blocks(vic_ctx *c, const vic_build_options *o, int gpu, 
   const double t = vic__now();
   vic_status s = VIC_E_NODEVICE;
   if (gpu) {
-    vic_ggm_step st = {c->opt.device, 0, "", 0, 0, NULL, 0};
+    vic_ggm_step st = {c->opt.device, 0, "", 0, 0, NULL, 0, 0, 0};
     s = vic__ggm_gpu_merge(c, &st, j->a->rows, j->a->n, j->b->rows, j->b->n, j->a->d, p, j->ia, j->da, j->ib, j->db, k,
                            oi, od);
     rep->seconds_kernel += st.seconds_kernel;
@@ -260,7 +261,7 @@ static vic_status grow(vic_ctx *c, const vic_data *xa, const vic_knn *ga, const 
   if ((s = vic__ggm_rows(c, xb, call, &vb, &owned_b)) != VIC_OK) goto done;
   if (!gb && gpu && k <= 32) {
     if ((s = lists_check(c, ga, xa->n, "the graph")) != VIC_OK) goto done;
-    vic_ggm_step st = {c->opt.device, 0, "", 0, 0, &rep, 0};
+    vic_ggm_step st = {c->opt.device, 0, "", 0, 0, &rep, 0, 0, 0};
     vic__report_stage(&rep, "checks", vic__now() - t0);
     s = add_search(c, &st, &va, ga, &vb, out);
     rep.seconds_kernel += st.seconds_kernel;
@@ -302,7 +303,7 @@ static vic_status grow(vic_ctx *c, const vic_data *xa, const vic_knn *ga, const 
     } else {
       s = VIC_E_NODEVICE;
       if (gpu) {
-        vic_ggm_step st = {c->opt.device, 0, "", 0, 0, NULL, 0};
+        vic_ggm_step st = {c->opt.device, 0, "", 0, 0, NULL, 0, 0, 0};
         s = vic__ggm_gpu_build(c, &st, vb.rows, vb.n, vb.d, &p, ib, db);
         rep.seconds_kernel += st.seconds_kernel;
         rep.seconds_transfer += st.seconds_transfer;

@@ -400,7 +400,8 @@ int vic__gnnd_compact_plan(const vic_ggm_params *p, int64_t n, int32_t d, int32_
 }
 
 vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int64_t *ids,
-                                 float *dist, vic_report *rep, int *taken, vic_ggm_params *compact) {
+                                 float *dist, vic_report *rep, int *taken, vic_ggm_params *compact,
+                                 vic_gnnd_one_device_fn one_device) {
   *taken = 0;
   compact->K = 0;
   vic_ggm_params p;
@@ -429,6 +430,28 @@ vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_
                        (int)compact->samples, (int)compact->iterations);
     return VIC_OK;
   }
+  char why[160];
+  if (forced) snprintf(why, sizeof why, "shard_size %lld", (long long)o->shard_size);
+  else
+    snprintf(why, sizeof why, "GNND needs %.0f MiB of device memory, over the budget of %.0f MiB", need / 1048576.0,
+             budget / 1048576.0);
+  /* the budget decides: shards joined by graph searches, (S - 1) n queries
+   * against the GGM schedule's S(S - 1) / 2 pair merges; shard_size keeps
+   * the GGM schedule (its tests and the work-file builds share it) */
+  if (!forced && one_device) {
+    int one = 0;
+    const double t = vic__now();
+    s = one_device(c, x, o, k, why, ids, dist, rep, &one);
+    if (one && (s == VIC_E_NOMEM || s == VIC_E_DEVICE || s == VIC_E_UNSUPPORTED)) {
+      vic__log(c, VIC_LOG_WARNING, "the out-of-core build by graph searches failed (%s); merging shards by GGM instead",
+               vic_ctx_error(c));
+      vic__report_stage(rep, "graph-search plan (failed)", vic__now() - t);
+      c->error[0] = '\0';
+    } else if (s != VIC_OK || one) {
+      *taken = 1;
+      return s;
+    }
+  }
   *taken = 1;
   vic_shard_options so;
   vic_shard_options_init(&so);
@@ -443,11 +466,6 @@ vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_
     v.rows = packed;
     v.stride = x->d;
   }
-  char why[160];
-  if (forced) snprintf(why, sizeof why, "shard_size %lld", (long long)o->shard_size);
-  else
-    snprintf(why, sizeof why, "GNND needs %.0f MiB of device memory, over the budget of %.0f MiB", need / 1048576.0,
-             budget / 1048576.0);
   vic__log(c, VIC_LOG_WARNING, "building the kNN graph of %lld rows out of core (%s): GNND shards merged pairwise by GGM",
            (long long)x->n, why);
   s = sharded(c, &v, x->metric, o, &so, k, 1, ids, dist, rep);

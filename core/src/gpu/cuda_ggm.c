@@ -19,6 +19,7 @@ static vick_gnnd_params kparams(const vic_ggm_params *p) {
 static vic_status finish(vic_ggm_step *st, const vick_call *call, int rc, const char *what) {
   st->seconds_kernel += call->seconds_kernel;
   st->seconds_transfer += call->seconds_transfer;
+  if (call->peak_bytes > st->peak) st->peak = call->peak_bytes;
   if (st->stages && rc == VICK_OK)
     for (int i = 0; i < call->n_stages; ++i) vic__report_stage(st->stages, call->stages[i].name, call->stages[i].seconds);
   switch (rc) {
@@ -62,9 +63,9 @@ vic_status vic__ggm_gpu_add(vic_ctx *c, vic_ggm_step *st, const float *rows_old,
                             int64_t n_new, int32_t d, const int64_t *old_ids, int32_t k, const vic_add_plan *p,
                             int64_t *out_ids, float *out_dist) {
   vick_call call;
-  vic__cuda_call_init(c, &call, st->device, 0, st->threaded);
+  vic__cuda_call_init(c, &call, st->device, st->budget, st->threaded);
   if (st->threads > 0) call.threads = st->threads;
-  vick_add_params q = {p->width, p->degree, p->list, p->delta, p->reverse, p->join, p->refine, p->pivots, 0};
+  vick_add_params q = {p->width, p->degree, p->list, p->delta, p->reverse, p->join, p->refine, p->pivots, p->chunk};
   return finish(st, &call,
                 vick_knn_add_search(&call, rows_old, n_old, rows_new, n_new, d, old_ids, k, &q, out_ids, out_dist),
                 "add by graph search");

@@ -10,7 +10,16 @@
  * with the rows of shard (g + r) mod S, on device g mod (devices), so every
  * device has a task in every round when S is a multiple of the devices.
  * The tasks' lists come back to host buffers and are merged into the rows'
- * lists after the round (a shard is old in one task and new in another). */
+ * lists after the round (a shard is old in one task and new in another).
+ *
+ * On one device the same plan is vic_knn_build's out-of-core GNND where the
+ * build fits the device budget neither in fp32 nor with half rows
+ * (vic__cuda_gnnd_one_device): the fewest shards whose cross search fits
+ * the budget, the tasks one after the other, the budget given to every
+ * kernel call.  S shards cost S(S - 1) searches of n / S rows each, (S - 1)
+ * n queries in all, against the GGM schedule's S(S - 1) / 2 merges that
+ * each run GNND iterations over two shards' rows. */
+#include "cross_plan.h"
 #include "cuda_internal.h"
 #include "ggm_common.h"
 #include "vic_kernels_add.h"
@@ -40,6 +49,7 @@ typedef struct {
   int round;                  /* cross phase: r, or 0 in the build phase */
   int64_t **tid;              /* per task of the round: (na + nb) x k lists, ids local to the pair */
   float **tdist;
+  int one;                    /* one device, out of core: progress after every task */
   vic_ggm_step *step;         /* per slot: device, message, times */
   vic_status *status;         /* per slot */
   double *busy;               /* per slot: wall seconds of this phase */
@@ -58,6 +68,7 @@ static vic_status build_shard(multi_job *j, int g, int s) {
                          j->own_dist + f * j->k);
   j->step[g].seconds_kernel += call.seconds_kernel;
   j->step[g].seconds_transfer += call.seconds_transfer;
+  if (call.peak_bytes > j->step[g].peak) j->step[g].peak = call.peak_bytes;
   if (rc == VICK_OK) return VIC_OK;
   snprintf(j->step[g].message, sizeof j->step[g].message, "GPU GNND of shard %d (%lld rows) on device %d: %.400s", s,
            (long long)ns, j->step[g].device, call.message);
@@ -89,6 +100,15 @@ static void run_slot(void *arg, int g) {
       break;
     }
     j->status[g] = j->round ? cross_task(j, g, t) : build_shard(j, g, t);
+    /* one device (the calling thread): progress between the steps, the
+     * builds counting as one round of S */
+    if (j->one && j->status[g] == VIC_OK) {
+      const vic_status p = vic__progress(j->c, "gnnd shards", (j->round + (t + 1.0) / j->S) / j->S);
+      if (p != VIC_OK) {
+        snprintf(j->step[g].message, sizeof j->step[g].message, "cancelled");
+        j->status[g] = p;
+      }
+    }
   }
   j->busy[g] = vic__now() - t0;
 }
@@ -162,22 +182,22 @@ static void merge_round(multi_job *j, int64_t *ids, float *dist) {
   }
 }
 
-/* Device bytes of one cross search of na old and nb new rows (the add's
- * buffers, vic_kernels_add.h's layout, and its search's scratch). */
-static size_t cross_bytes(int64_t na, int64_t nb, int32_t d, int32_t k, const vic_add_plan *p) {
-  const size_t n = (size_t)(na + nb);
-  size_t b = n * d * 4 + (size_t)na * k * 8 + (size_t)na * p->degree * 4 + (size_t)na * 8 + (size_t)nb * p->width * 12 +
-             (size_t)na * p->reverse * 4 + n * k * 8;
-  return b + (size_t)na * 4 + ((size_t)512 << 20); /* the search's component labels and per-chunk scratch */
-}
+/* Queries per search launch of the one-device plan: the pivot scratch and
+ * the search's 64-bit results stay under 70 MiB (at 10M x 96 under a
+ * quarter of the fp32 need, 3 shards fit where 131072 needed 4), and a
+ * launch still fills an H100 about twice over (one warp a query). */
+enum { ONE_DEVICE_CHUNK = 16384 };
 
-vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int first,
-                                int count, int64_t *ids, float *dist, vic_report *rep, int *taken) {
+static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int first,
+                              int count, const char *one_why, int64_t *ids, float *dist, vic_report *rep,
+                              int *taken) {
   *taken = 0;
-  const int forced = o->shard_size > 0 && x->n > o->shard_size;
-  if (count < 2 || k > 32 || x->box || x->metric == VIC_INNER_PRODUCT) return VIC_OK;
+  const int one = one_why != NULL;
+  const int forced = !one && o->shard_size > 0 && x->n > o->shard_size;
+  if ((!one && count < 2) || k > 32 || x->box || x->metric == VIC_INNER_PRODUCT) return VIC_OK;
   vic_ggm_params p;
   if (vic__ggm_params(c, o, k, &p) != VIC_OK) { c->error[0] = '\0'; return VIC_OK; } /* GNND words it */
+  if (one) count = 1;
   if (count > 64) count = 64;
   size_t budget = vic__ggm_device_budget(o, first);
   for (int g = 1; g < count; ++g) {
@@ -186,25 +206,31 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
   }
   const size_t need = vic__ggm_gpu_build_bytes(x->n, x->d, &p);
   char why[160];
-  if (forced) snprintf(why, sizeof why, "shard_size %lld", (long long)o->shard_size);
+  if (one) snprintf(why, sizeof why, "fp32 needs %.0f MiB > %.0f", need / 1048576.0, budget / 1048576.0);
+  else if (forced) snprintf(why, sizeof why, "shard_size %lld", (long long)o->shard_size);
   else if (budget && need > budget)
     snprintf(why, sizeof why, "fp32 needs %.0f MiB > %.0f", need / 1048576.0,
              budget / 1048576.0);
   else if (x->n >= MULTI_MIN_ROWS) snprintf(why, sizeof why, "%lld rows", (long long)x->n);
   else return VIC_OK;
-  const vic_add_plan ap = vic__add_plan(k);
-  /* shards: a multiple of the devices, at least shard_size's count when
-   * forced, more until one cross search fits a device */
-  int64_t want = forced ? (x->n + o->shard_size - 1) / o->shard_size : count;
-  int S = (int)((want + count - 1) / count * count);
-  while (S <= 4096) {
-    const int64_t m = (x->n + S - 1) / S;
-    if (x->n / S > 2 * (int64_t)ap.width && (budget == 0 || cross_bytes(m, m, x->d, k, &ap) <= budget)) break;
-    S += count;
+  /* one device: the searches narrowed to what each row needs of the
+   * other shards (vic__cross_add_plan), the budget less the slack the
+   * half-row plan leaves for the free memory's drift
+   * (vic__gnnd_out_of_core), the search's launches bounded so that its
+   * scratch is counted; several GPUs: the add's plan */
+  vic_add_plan ap = one ? vic__cross_add_plan(k) : vic__add_plan(k);
+  size_t fit = budget;
+  if (one) {
+    ap.chunk = ONE_DEVICE_CHUNK;
+    fit -= budget / 64 < ((size_t)128 << 20) ? budget / 64 : ((size_t)128 << 20);
   }
-  const int64_t m = (x->n + S - 1) / S;
-  if (S > 4096 || x->n / S <= 2 * (int64_t)ap.width) {
-    if (forced) /* shards too small for the cross searches: the single-device paths */
+  /* shards: a multiple of the devices, at least shard_size's count when
+   * forced, more until one cross search fits a device (one device: from 2) */
+  const int64_t want = forced ? (x->n + o->shard_size - 1) / o->shard_size : one ? 2 : count;
+  const int S = vic__cross_shards(x->n, x->d, k, &ap, count, want, budget ? fit : 0);
+  const int64_t m = S ? (x->n + S - 1) / S : x->n;
+  if (S == 0) {
+    if (forced || one) /* shards too small for the cross searches: the other paths */
       return VIC_OK;
     return vic__fail(c, VIC_E_NOMEM,
                      "GNND over %d GPUs: no shard count gives a cross search of two shards within the device budget "
@@ -220,10 +246,12 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
   snprintf(how, sizeof how, "fp32, K %d, p %d, <= %d iterations", (int)b.K, (int)b.samples, (int)b.iterations);
   if (budget && vic__ggm_gpu_build_bytes(m, x->d, &b) > budget) {
     const size_t slack = budget / 64 < ((size_t)128 << 20) ? budget / 64 : ((size_t)128 << 20);
-    if (!vic__gnnd_compact_plan(&b, m, x->d, k, budget - slack, &compact))
+    if (!vic__gnnd_compact_plan(&b, m, x->d, k, budget - slack, &compact)) {
+      if (one) return VIC_OK; /* the GGM schedule's smaller shards */
       return vic__fail(c, VIC_E_NOMEM,
                        "GNND over %d GPUs: a shard of %lld rows fits the device budget of %.0f MiB neither in fp32 "
                        "nor with half-precision rows", count, (long long)m, budget / 1048576.0);
+    }
     q.k_build = compact.K;
     q.samples = compact.samples;
     q.iterations = compact.iterations;
@@ -259,6 +287,7 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
   j.slots = slots;
   j.first = first;
   j.budget = o->device_memory_budget;
+  j.one = one;
   j.q = &q;
   j.ap = ap;
   j.own = vic__malloc(c, (size_t)x->n * k * sizeof *j.own, "shard lists");
@@ -273,9 +302,16 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
     j.step[g].device = first + g;
     j.step[g].threaded = 1;
     j.step[g].threads = vic__slot_threads(vic__threads(c), slots);
+    j.step[g].budget = one ? o->device_memory_budget : 0; /* one device: the caller's budget binds the searches too */
+    j.step[g].stages = one ? rep : NULL; /* one device: the searches' stages, summed over the tasks */
   }
-  vic__log(c, VIC_LOG_INFO, "GNND over %d GPUs: %d shards of %lld rows (%s), %d rounds of cross searches", slots, S,
-           (long long)m, how, S - 1);
+  if (one)
+    vic__log(c, VIC_LOG_WARNING, "building the kNN graph of %lld rows out of core (%s): %d GNND shards of %lld rows "
+             "(%s) joined by %d graph searches, one per ordered pair", (long long)x->n, one_why, S, (long long)m, how,
+             S * (S - 1));
+  else
+    vic__log(c, VIC_LOG_INFO, "GNND over %d GPUs: %d shards of %lld rows (%s), %d rounds of cross searches", slots, S,
+             (long long)m, how, S - 1);
 
   double t = vic__now();
   if ((s = run_phase(&j, rep)) != VIC_OK) goto done;
@@ -289,7 +325,7 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
     }
   }
   vic__report_stage(rep, "shard builds", vic__now() - t);
-  if ((s = vic__progress(c, "gnnd shards", 1.0 / S)) != VIC_OK) goto done;
+  if (!one && (s = vic__progress(c, "gnnd shards", 1.0 / S)) != VIC_OK) goto done;
 
   for (int tk = 0; tk < S; ++tk) {
     const int64_t rows_t = shard_rows(&j, tk) + m;
@@ -306,7 +342,7 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
     t = vic__now();
     merge_round(&j, ids, dist);
     merging += vic__now() - t;
-    if ((s = vic__progress(c, "gnnd shards", (double)(r + 1) / S)) != VIC_OK) goto done;
+    if (!one && (s = vic__progress(c, "gnnd shards", (double)(r + 1) / S)) != VIC_OK) goto done;
   }
   vic__report_stage(rep, "cross searches", searching);
   vic__report_stage(rep, "lists merged (host)", merging);
@@ -315,9 +351,15 @@ vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_o
   vic__report_stage(rep, "true distances", vic__now() - t);
   rep->slabs = S;
   rep->devices_used = slots;
-  vic__report_reason(rep, "GNND over %d GPUs (%s): %d shards of %lld rows (%s), 1 graph search per ordered pair, %d "
-                     "rounds", slots, why, S, (long long)m, how, S - 1);
-  vic__log(c, VIC_LOG_INFO, "GNND over %d GPUs: %lld rows in %.3f s", slots, (long long)x->n, vic__now() - t0);
+  for (int g = 0; g < slots; ++g)
+    if ((int64_t)j.step[g].peak > rep->device_peak_bytes) rep->device_peak_bytes = (int64_t)j.step[g].peak;
+  if (one)
+    vic__report_reason(rep, "out of core, one GPU (%s): %d shards of %lld rows (%s), %d graph searches of width %d, "
+                       "1 per ordered pair", why, S, (long long)m, how, S * (S - 1), (int)ap.width);
+  else
+    vic__report_reason(rep, "GNND over %d GPUs (%s): %d shards of %lld rows (%s), 1 graph search per ordered pair, %d "
+                       "rounds", slots, why, S, (long long)m, how, S - 1);
+  vic__log(c, VIC_LOG_INFO, "GNND over %d GPU(s): %lld rows in %.3f s", slots, (long long)x->n, vic__now() - t0);
   *out_rep = local;
 
 done:
@@ -331,4 +373,17 @@ done:
   free(j.busy);
   free(packed);
   return s;
+}
+
+vic_status vic__cuda_gnnd_multi(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int first,
+                                int count, int64_t *ids, float *dist, vic_report *rep, int *taken) {
+  return cross_build(c, x, o, k, first, count, NULL, ids, dist, rep, taken);
+}
+
+vic_status vic__cuda_gnnd_one_device(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k,
+                                     const char *why, int64_t *ids, float *dist, vic_report *rep, int *taken) {
+  *taken = 0;
+  int first, count;
+  vic_status s = vic__cuda_devices(c, &first, &count);
+  return s != VIC_OK ? s : cross_build(c, x, o, k, first, 1, why, ids, dist, rep, taken);
 }

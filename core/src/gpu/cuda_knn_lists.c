@@ -159,7 +159,7 @@ vic_status vic__cuda_gnnd_lists(vic_ctx *c, const vic_data *x, const vic_build_o
   }
   if (!x->box) { /* beyond the device budget, or shard_size: half rows or out of core (knn_sharded.c) */
     int taken;
-    s = vic__gnnd_out_of_core(c, x, o, k, ids, dist, rep, &taken, &compact);
+    s = vic__gnnd_out_of_core(c, x, o, k, ids, dist, rep, &taken, &compact, vic__cuda_gnnd_one_device);
     if (s != VIC_OK || taken) return s;
   }
   return run_lists(c, x, o, m, k, ids, dist, rep, first, run_gnnd, compact.K ? &compact : NULL);
