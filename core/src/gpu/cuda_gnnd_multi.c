@@ -242,7 +242,7 @@ static vic_status one_device_cross(multi_job *j, int64_t *ids, float *dist, vic_
     return vic__fail(j->c, j->status[0], "%s",
                      j->status[0] == VIC_E_CANCELLED && vic__cancelled(j->c) ? "cancelled" : st->message);
   vic__report_stage(rep, "cross searches", wall - o.last_merge);
-  vic__report_stage(rep, "lists merged beside the searches (host)", o.merging - o.last_merge);
+  vic__report_stage(rep, "lists merged beside (host)", o.merging - o.last_merge);
   vic__report_stage(rep, "lists merged (host)", o.last_merge);
   return VIC_OK;
 }
