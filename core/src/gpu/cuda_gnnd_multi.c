@@ -253,6 +253,15 @@ static vic_status one_device_cross(multi_job *j, int64_t *ids, float *dist, vic_
  * launch still fills an H100 about twice over (one warp a query). */
 enum { ONE_DEVICE_CHUNK = 16384 };
 
+/* Iterations of a shard's GNND on one device.  A shard's lists leave its
+ * build k wide (the best k of K) and the cross searches use no more; the
+ * converge test counts insertions anywhere in the K-wide lists, and the
+ * late iterations before it stops them (about 12 at K 32) mostly reorder
+ * entries beyond k.  At 10M x 96 under a quarter of the in-memory need,
+ * caps of 8, 10 and 20 gave the same recall to the fourth digit; narrow
+ * lists with fewer samples still need more than 6 (vic__gnnd_compact_plan). */
+enum { ONE_DEVICE_SHARD_ITERATIONS = 8 };
+
 static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int first,
                               int count, const char *one_why, int64_t *ids, float *dist, vic_report *rep,
                               int *taken) {
@@ -302,9 +311,13 @@ static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_opt
                      "of %.0f MiB (%lld rows of d = %d)", count, budget / 1048576.0, (long long)x->n, (int)x->d);
   }
   /* the shards' builds: the large builds' plan (vic__gnnd_large_plan);
-   * fp32 rows, or half-precision rows where fp32 does not fit */
+   * fp32 rows, or half-precision rows where fp32 does not fit; one
+   * device, the caller's GNND parameters left to the library: at most
+   * ONE_DEVICE_SHARD_ITERATIONS */
   vic_ggm_params b = p;
   vic__gnnd_large_plan(o, k, &b);
+  if (one && o->gnnd.k_build == 0 && b.iterations > ONE_DEVICE_SHARD_ITERATIONS)
+    b.iterations = ONE_DEVICE_SHARD_ITERATIONS;
   vick_gnnd_params q = {b.K, b.samples, b.iterations, b.converge, 0, 0, 0};
   vic_ggm_params compact;
   char how[96];
