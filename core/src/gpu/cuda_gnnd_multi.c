@@ -169,6 +169,20 @@ static void merge_row(int64_t *li, float *ld, int32_t k, const int64_t *ci, cons
   }
 }
 
+/* The shards' own lists start the rows' lists, ids made global. */
+static void own_lists_start(const multi_job *j, int64_t *ids, float *dist, int threads) {
+  const int32_t k = j->k;
+  for (int sh = 0; sh < j->S; ++sh) {
+    const int64_t f = shard_first(j, sh), e = (f + shard_rows(j, sh)) * k;
+#pragma omp parallel for schedule(static, 65536) num_threads(threads)
+    for (int64_t i = f * k; i < e; ++i) {
+      const int64_t id = j->own[i];
+      ids[i] = id < 0 ? -1 : f + id;
+      if (id < 0) dist[i] = INFINITY;
+    }
+  }
+}
+
 /* The lists ti / td of task t of round r merged into every row's list. */
 static void merge_task(const multi_job *j, int r, int t, const int64_t *ti, const float *td, int64_t *ids,
                        float *dist, int threads) {
@@ -190,13 +204,14 @@ static void merge_round(multi_job *j, int64_t *ids, float *dist) {
 
 /* One device: the S(S - 1) tasks in the rounds' order (task q: round
  * 1 + q / S, task q % S) into the lists of buffer q % 2, task q's lists
- * merged while task q + 1 searches.  The merges keep merge_round's order,
- * so the lists are those of the rounds one after the other. */
+ * merged while task q + 1 searches, the shards' own lists started beside
+ * task 0.  The merges keep merge_round's order, so the lists are those of
+ * the rounds one after the other. */
 typedef struct {
   multi_job *j;
   int64_t *ids;
   float *dist;
-  double merging, last_merge; /* seconds of every merge, of the last (the one not beside a search) */
+  double merging, last_merge; /* seconds of the host's list work, of the last merge (the one not beside a search) */
 } one_device_steps;
 
 static int one_device_search(void *arg, int q, int threads) {
@@ -221,7 +236,10 @@ static void one_device_merge(void *arg, int q, int threads) {
   one_device_steps *o = arg;
   const multi_job *j = o->j;
   const double t0 = vic__now();
-  merge_task(j, 1 + q / j->S, q % j->S, j->tid[q % 2], j->tdist[q % 2], o->ids, o->dist, threads);
+  if (q < 0)
+    own_lists_start(j, o->ids, o->dist, threads);
+  else
+    merge_task(j, 1 + q / j->S, q % j->S, j->tid[q % 2], j->tdist[q % 2], o->ids, o->dist, threads);
   const double dt = vic__now() - t0;
   o->merging += dt;
   if (q == j->S * (j->S - 1) - 1) o->last_merge = dt;
@@ -393,15 +411,7 @@ static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_opt
 
   double t = vic__now();
   if ((s = run_phase(&j, rep)) != VIC_OK) goto done;
-  for (int sh = 0; sh < S; ++sh) { /* the shards' own lists start the rows' lists, ids made global */
-    const int64_t f = shard_first(&j, sh), e = (f + shard_rows(&j, sh)) * k;
-#pragma omp parallel for schedule(static, 65536) num_threads(vic__threads(c))
-    for (int64_t i = f * k; i < e; ++i) {
-      const int64_t id = j.own[i];
-      ids[i] = id < 0 ? -1 : f + id;
-      if (id < 0) dist[i] = INFINITY;
-    }
-  }
+  if (!one) own_lists_start(&j, ids, dist, vic__threads(c)); /* one device: beside the first cross search */
   vic__report_stage(rep, "shard builds", vic__now() - t);
   if (!one && (s = vic__progress(c, "gnnd shards", 1.0 / S)) != VIC_OK) goto done;
 

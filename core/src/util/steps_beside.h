@@ -7,8 +7,9 @@
  * buffer q % 2, and pass(arg, q, threads) after it, reading that buffer:
  * pass q runs beside task q + 1 (each with its share of `threads`, on two
  * host threads, the tasks on the calling thread), so task q + 2 reuses
- * pass q's buffer only after pass q has returned.  The first task and the
- * last pass get every thread.  A task's nonzero return ends the steps
+ * pass q's buffer only after pass q has returned.  pass(arg, -1, threads)
+ * runs beside task 0: the host's work that the passes need first.  The
+ * last pass gets every thread.  A task's nonzero return ends the steps
  * (the pass beside it still finishes) and is returned; 0 when all ran. */
 typedef int (*vic_step_task)(void *arg, int q, int threads);
 typedef void (*vic_step_pass)(void *arg, int q, int threads);
