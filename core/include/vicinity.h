@@ -234,6 +234,10 @@ typedef struct {              /* what happened, for users and filters */
   };
 } vic_report;
 
+/* Seconds of the report's stage of that name ("grid search", "shard
+ * builds", ... as its stages list them), or -1 when it has none. */
+double vic_report_stage_seconds(const vic_report *r, const char *name);
+
 /* ------------------------------------------------------------ kNN lists */
 typedef struct {
   size_t struct_size;   /* written by the library */

@@ -156,7 +156,33 @@ static void test_brute_offset(void) {
   free(pts);
 }
 
+/* vic_report_stage_seconds: every stage a call lists is found with its
+ * seconds, an absent name or a missing report gives -1. */
+static void test_report_stages(void) {
+  int64_t n = 500;
+  float *pts = vt_clusters(n, 3, 3, 5);
+  vic_ctx *c = vt_ctx(VIC_BACKEND_CPU, 1);
+  vic_data x = {pts, n, 3, 0, VIC_L2, NULL};
+  vic_build_options o;
+  vic_build_options_init(&o);
+  o.method = VIC_METHOD_GRID;
+  o.k = 4;
+  vic_knn r;
+  VT_OK(c, vic_knn_build(c, &x, &o, &r));
+  VT_CHECK(r.report.n_stages > 0, "the grid build lists no stages");
+  for (int i = 0; i < r.report.n_stages; ++i)
+    VT_CHECK(vic_report_stage_seconds(&r.report, r.report.stages[i].name) == r.report.stages[i].seconds,
+             "stage %s not found", r.report.stages[i].name);
+  VT_CHECK(vic_report_stage_seconds(&r.report, "no such stage") == -1.0, "an absent stage has -1");
+  VT_CHECK(vic_report_stage_seconds(NULL, "grid") == -1.0 && vic_report_stage_seconds(&r.report, NULL) == -1.0,
+           "NULL report or name: -1");
+  vic_knn_free(&r);
+  vic_ctx_destroy(c);
+  free(pts);
+}
+
 int main(void) {
+  test_report_stages();
   test_brute_offset();
   test_bad_input();
   test_no_gpu();

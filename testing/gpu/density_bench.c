@@ -3,7 +3,8 @@
  * and the density peaks in one call; with backend cuda the whole pipeline
  * runs on the device and the n*k lists never reach the host -- and prints
  * one JSON line: the best wall time of the call ("seconds", incl. every
- * transfer), its GPU kernel and transfer seconds (CUDA events) and stages.
+ * transfer), its GPU kernel and transfer seconds (CUDA events) and stages
+ * (-1 for a stage the run did not have: the slab path's differ).
  *
  * --check: once more with the lists brought back, then vic_peaks_find on
  * the CPU over those lists and the GPU's densities (the definition the
@@ -46,12 +47,6 @@ static void log_cb(void *user, vic_log_level level, const char *msg) {
 static int die(vic_ctx *c, const char *what, vic_status s) {
   fprintf(stderr, "density_bench: %s failed: %s: %s\n", what, vic_status_name(s), c ? vic_ctx_error(c) : "");
   return 1;
-}
-
-static double stage(const vic_report *r, const char *name) {
-  for (int i = 0; i < r->n_stages; ++i)
-    if (strcmp(r->stages[i].name, name) == 0) return r->stages[i].seconds;
-  return 0;
 }
 
 /* FNV-1a over what the peaks are: parents, peak ids, peak points, members. */
@@ -219,8 +214,9 @@ int main(int argc, char **argv) {
          "\"budget_mib\": %lld, \"slabs\": %d, \"devices\": %d, \"device_peak_bytes\": %lld, \"peaks_hash\": \"%016llx\", "
          "\"seconds_load\": %.3f, \"seconds_first\": %.3f, \"seconds_load_plus_first\": %.3f, \"seconds_process\": %.3f}\n",
          name, best, rep.seconds_kernel, rep.seconds_transfer, (long long)n, m.d, k, vic_backend_name(rep.backend),
-         threads, best, rep.seconds_kernel, rep.seconds_transfer, stage(&rep, "grid sort"), stage(&rep, "grid search"),
-         stage(&rep, "density"), stage(&rep, "peaks"), stage(&rep, "peaks search"), (long long)n_peaks,
+         threads, best, rep.seconds_kernel, rep.seconds_transfer, vic_report_stage_seconds(&rep, "grid sort"),
+         vic_report_stage_seconds(&rep, "grid search"), vic_report_stage_seconds(&rep, "density"),
+         vic_report_stage_seconds(&rep, "peaks"), vic_report_stage_seconds(&rep, "peaks search"), (long long)n_peaks,
          (long long)main_members, repeats, check_lists, check_cpu, mism, budget_mib, rep.slabs, rep.devices_used,
          (long long)rep.device_peak_bytes, peaks_hash, t_load, first, t_load + first, bench_now() - t_start);
   free(rho);

@@ -84,12 +84,6 @@ static int write_raw(const char *path, const void *p, size_t bytes) {
   return ok;
 }
 
-static double stage(const vic_report *r, const char *name) {
-  for (int i = 0; i < r->n_stages; ++i)
-    if (strcmp(r->stages[i].name, name) == 0) return r->stages[i].seconds;
-  return 0;
-}
-
 int main(int argc, char **argv) {
   const char *path = NULL, *backend = "cuda", *hmode = "knn", *save_h = NULL, *save_map = NULL, *load_h = NULL;
   int res = 2048, repeats = 3, check = 0, threads = 0;
@@ -196,7 +190,8 @@ int main(int argc, char **argv) {
          "\"bin\": %.4f, \"sort\": %.4f, \"deposit\": %.4f, \"repeats\": %d, \"integral\": %.6f, "
          "\"mass_inside\": %.1f, \"mass_total\": %lld, \"cpu_seconds\": %.3f, \"gpu_cpu_worst_rel\": %.3g}\n",
          path, (long long)m.n, res, vic_backend_name(rp->backend), hmode, h_seconds, best_s, best_cpu, rp->seconds_kernel,
-         rp->seconds_transfer, stage(rp, "bin"), stage(rp, "sort"), stage(rp, "deposit"), repeats, integral, inside,
+         rp->seconds_transfer, vic_report_stage_seconds(rp, "bin"), vic_report_stage_seconds(rp, "sort"),
+         vic_report_stage_seconds(rp, "deposit"), repeats, integral, inside,
          (long long)m.n, cpu_s, worst);
   vic_sph_image_free(&best);
   free(h);

@@ -48,12 +48,6 @@ static int64_t compare_lists(const vic_knn *gpu, const vic_knn *cpu, double rel,
 }
 
 /* Seconds of stage `name` in a report, -1 when absent. */
-static double stage_seconds(const vic_report *r, const char *name) {
-  for (int i = 0; i < r->n_stages; ++i)
-    if (strcmp(r->stages[i].name, name) == 0) return r->stages[i].seconds;
-  return -1;
-}
-
 /* Build on the CPU with method ref and on the GPU with method m; the
  * lists must agree.  Returns the GPU's kernel seconds. */
 static double check_against(const char *what, const vic_data *x, int32_t k, vic_method m, size_t budget,
@@ -80,7 +74,7 @@ static double check_against(const char *what, const vic_data *x, int32_t k, vic_
   double kernels = got.report.seconds_kernel;
   if (m == VIC_METHOD_GRID && x->d == 2)
     printf("timing %-27s n=%-7lld d=2 k=%-3d grid search %.4f s, grid sort %.4f s, kernels %.4f s\n", what,
-           (long long)x->n, k, stage_seconds(&got.report, "grid search"), stage_seconds(&got.report, "grid sort"),
+           (long long)x->n, k, vic_report_stage_seconds(&got.report, "grid search"), vic_report_stage_seconds(&got.report, "grid sort"),
            kernels);
   vic_knn_free(&ref);
   vic_knn_free(&got);

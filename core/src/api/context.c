@@ -66,9 +66,20 @@ double vic__now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+static int stage_index(const vic_report *r, const char *name) {
+  for (int i = 0; i < r->n_stages && i < VIC_MAX_STAGES; ++i)
+    if (strncmp(r->stages[i].name, name, sizeof r->stages[i].name) == 0) return i;
+  return -1;
+}
+
+double vic_report_stage_seconds(const vic_report *r, const char *name) {
+  const int i = r && name ? stage_index(r, name) : -1;
+  return i < 0 ? -1.0 : r->stages[i].seconds;
+}
+
 void vic__report_stage(vic_report *r, const char *name, double seconds) {
-  for (int i = 0; i < r->n_stages; ++i)
-    if (strcmp(r->stages[i].name, name) == 0) { r->stages[i].seconds += seconds; return; }
+  const int i = stage_index(r, name);
+  if (i >= 0) { r->stages[i].seconds += seconds; return; }
   if (r->n_stages >= VIC_MAX_STAGES) return;
   vic_stage_time *s = &r->stages[r->n_stages++];
   snprintf(s->name, sizeof s->name, "%s", name);

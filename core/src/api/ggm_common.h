@@ -48,19 +48,23 @@ vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_
  * converge test still ends the descent when it stops improving). */
 enum { VIC_GNND_NARROW_ITERATIONS = 20 };
 
-/* The compact build's parameters for n rows under budget bytes (K as in p
- * or narrowed to k's segments, samples lowered): 1 with *q set when one
- * fits, else 0. */
 /* A device's budget for GGM and GNND builds: the options' budget, else
  * nine tenths of what the device has free. */
 size_t vic__ggm_device_budget(const vic_build_options *o, int device);
+/* What a plan leaves of a device budget for the free memory's drift
+ * between the core's measure and the kernels' own (they refuse a build
+ * over their budget): 1/64 of it, 128 MiB at most. */
+size_t vic__gnnd_budget_slack(size_t budget);
+/* The compact build's parameters for n rows under budget bytes (K as in p
+ * or narrowed to k's segments, samples lowered): 1 with *q set when one
+ * fits, else 0. */
 int vic__gnnd_compact_plan(const vic_ggm_params *p, int64_t n, int32_t d, int32_t k, size_t budget, vic_ggm_params *q);
 /* A build too large for one device's fp32 lists (half rows, or shards over
  * several devices): where the caller left the list width to us (k_build
- * 0), lists narrowed to k's segments with the narrow cap on iterations.
- * At 10M x 96 that plan reached recall 0.991 against the default K 64's
- * 0.953 in about the same time; at 100M the default's 6 iterations left
- * K 64 lists at 0.744. */
+ * 0), lists narrowed to k's segments with the narrow cap on iterations --
+ * the default K's few iterations leave large sets' lists far from
+ * converged, the narrow lists converge in about the same time
+ * (BENCHMARKS.md, issue 23). */
 void vic__gnnd_large_plan(const vic_build_options *o, int32_t k, vic_ggm_params *p);
 
 /* vic_knn_build's GNND over the context's devices (cuda_gnnd_multi.c): taken

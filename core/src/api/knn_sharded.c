@@ -399,6 +399,11 @@ int vic__gnnd_compact_plan(const vic_ggm_params *p, int64_t n, int32_t d, int32_
   return 0;
 }
 
+size_t vic__gnnd_budget_slack(size_t budget) {
+  const size_t most = (size_t)128 << 20;
+  return budget / 64 < most ? budget / 64 : most;
+}
+
 vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int64_t *ids,
                                  float *dist, vic_report *rep, int *taken, vic_ggm_params *compact,
                                  vic_gnnd_one_device_fn one_device) {
@@ -412,10 +417,7 @@ vic_status vic__gnnd_out_of_core(vic_ctx *c, const vic_data *x, const vic_build_
   const size_t budget = vic__ggm_device_budget(o, first), need = vic__ggm_gpu_build_bytes(x->n, x->d, &p);
   const int forced = o->shard_size > 0 && x->n > o->shard_size;
   if (!forced && (need <= budget || budget == 0)) return VIC_OK;
-  /* the plan leaves 1/64 of the budget (128 MiB at most) for the free
-   * memory's drift between this measure and the kernels' own (they refuse
-   * a build over their budget) */
-  const size_t slack = budget / 64 < ((size_t)128 << 20) ? budget / 64 : ((size_t)128 << 20);
+  const size_t slack = vic__gnnd_budget_slack(budget);
   vic_ggm_params large = p;
   vic__gnnd_large_plan(o, k, &large);
   if (!forced && vic__gnnd_compact_plan(&large, x->n, x->d, k, budget - slack, compact)) {

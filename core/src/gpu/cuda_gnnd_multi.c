@@ -265,10 +265,10 @@ static vic_status one_device_cross(multi_job *j, int64_t *ids, float *dist, vic_
   return VIC_OK;
 }
 
-/* Queries per search launch of the one-device plan: the pivot scratch and
- * the search's 64-bit results stay under 70 MiB (at 10M x 96 under a
- * quarter of the fp32 need, 3 shards fit where 131072 needed 4), and a
- * launch still fills an H100 about twice over (one warp a query). */
+/* Queries per search launch of the one-device plan: small enough that
+ * the pivot scratch and the search's 64-bit results leave the budget to
+ * fewer, larger shards (fewer searches), large enough that a launch still
+ * fills the device (one warp a query). */
 enum { ONE_DEVICE_CHUNK = 16384 };
 
 /* Iterations of a shard's GNND on one device.  A shard's lists leave its
@@ -314,7 +314,7 @@ static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_opt
   size_t fit = budget;
   if (one) {
     ap.chunk = ONE_DEVICE_CHUNK;
-    fit -= budget / 64 < ((size_t)128 << 20) ? budget / 64 : ((size_t)128 << 20);
+    fit -= vic__gnnd_budget_slack(budget);
   }
   /* shards: a multiple of the devices, at least shard_size's count when
    * forced, more until one cross search fits a device (one device: from 2) */
@@ -341,8 +341,7 @@ static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_opt
   char how[96];
   snprintf(how, sizeof how, "fp32, K %d, p %d, <= %d iterations", (int)b.K, (int)b.samples, (int)b.iterations);
   if (budget && vic__ggm_gpu_build_bytes(m, x->d, &b) > budget) {
-    const size_t slack = budget / 64 < ((size_t)128 << 20) ? budget / 64 : ((size_t)128 << 20);
-    if (!vic__gnnd_compact_plan(&b, m, x->d, k, budget - slack, &compact)) {
+    if (!vic__gnnd_compact_plan(&b, m, x->d, k, budget - vic__gnnd_budget_slack(budget), &compact)) {
       if (one) return VIC_OK; /* the GGM schedule's smaller shards */
       return vic__fail(c, VIC_E_NOMEM,
                        "GNND over %d GPUs: a shard of %lld rows fits the device budget of %.0f MiB neither in fp32 "

@@ -240,19 +240,19 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   if (h.rank && ids) h.lid = vic__malloc(c, entries * sizeof *h.lid, "neighbour ids (int32)");
   if (!h.rank || (ids && !h.lid)) { slab_host_free(&h); return VIC_E_NOMEM; }
   /* where the time went between the passes' own lines */
-  double t_open = vic__now(), t_density = 0, t_links = 0, t_room = 0, t_basins = 0, t_edges = 0, t_close = 0;
+  double t = vic__now(), t_basins = 0, t_room = 0;
   vic_slabs *z = NULL;
   vic_status s = vic__slabs_open(c, x, k, budget, vic__slab_pass_bytes(n), 1, &z);
-  t_open = vic__now() - t_open;
-  double t = vic__now();
+  const double t_open = vic__now() - t;
+  t = vic__now();
   if (s == VIC_OK)
     s = vic__slabs_density(z, mass, unit_mass, sph, knn_density, sph_density, smoothing_length, h.rk, h.lid, dist,
                            bad_row);
   if (s == VIC_OK && *bad_row < 0) s = vic__progress(c, "peaks", 0.2);
-  t_density = vic__now() - t;
+  const double t_density = vic__now() - t;
   t = vic__now();
   if (s == VIC_OK && *bad_row < 0) s = vic__slabs_links(z, knn_density, h.rk, h.parent, h.delta, h.up, h.is_max);
-  t_links = vic__now() - t;
+  const double t_links = vic__now() - t;
   vick_call call;
   vic__cuda_call_init(c, &call, c->opt.device, budget, 0);
   vick_peaks_run *run = NULL;
@@ -292,13 +292,13 @@ static vic_status slabs_density_peaks(vic_ctx *c, const vic_data *x, int32_t k, 
   t = vic__now();
   if (s == VIC_OK && *bad_row < 0) s = vic__slabs_edges(z, knn_density, h.rk, h.lab, h.rank, n_max, &h.pair, &h.pos,
                                                          &n_edges);
-  t_edges = vic__now() - t;
+  const double t_edges = vic__now() - t;
   vic_slab_stats st;
   memset(&st, 0, sizeof st);
   if (z) vic__slabs_stats(z, &st);
   t = vic__now();
   vic__slabs_close(z);
-  t_close = vic__now() - t;
+  const double t_close = vic__now() - t;
   double t_after = 0;
   if (s == VIC_OK && *bad_row < 0) {
     vick_points pts = {x->rows, n, x->d, x->stride ? x->stride : x->d, VICK_METRIC_L2, x->box};
