@@ -274,10 +274,9 @@ enum { ONE_DEVICE_CHUNK = 16384 };
 /* Iterations of a shard's GNND on one device.  A shard's lists leave its
  * build k wide (the best k of K) and the cross searches use no more; the
  * converge test counts insertions anywhere in the K-wide lists, and the
- * late iterations before it stops them (about 12 at K 32) mostly reorder
- * entries beyond k.  At 10M x 96 under a quarter of the in-memory need,
- * caps of 8, 10 and 20 gave the same recall to the fourth digit; narrow
- * lists with fewer samples still need more than 6 (vic__gnnd_compact_plan). */
+ * late iterations before it stops them mostly reorder entries beyond k
+ * (the sweep of the cap is in BENCHMARKS.md); narrow lists with fewer
+ * samples need more (vic__gnnd_compact_plan). */
 enum { ONE_DEVICE_SHARD_ITERATIONS = 8 };
 
 static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int first,
