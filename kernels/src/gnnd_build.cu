@@ -204,7 +204,10 @@ int vick_gnnd_build(vick_call *call, const float *rows, int64_t n, int32_t d, co
 
 /* The lists of rows that fit the device in one piece: rows in and lists
  * out through pinned slots (the ids widened on the way), so the copies run
- * at the link's speed and the host's page faults spread over its threads. */
+ * at the link's speed and the host's page faults spread over its threads.
+ * The slots are of the default size, which a context that holds them
+ * (vick_pinned_keep) lends from call to call -- the out-of-core build
+ * makes one such call per shard -- instead of pinning new ones. */
 static int knn_in_memory(vick_call *call, const float *rows, int64_t n, int32_t d, int32_t k, const vick_gnnd_params *p,
                          int64_t *ids, float *dist) {
   vick_env env;
@@ -214,7 +217,7 @@ static int knn_in_memory(vick_call *call, const float *rows, int64_t n, int32_t 
   const size_t cells = (size_t)n * (size_t)k;
   int rc = vick_begin(call, &env);
   double t = gnnd__now();
-  if (!rc) rc = vick_stage_init(call, &stage, (size_t)32 << 20);
+  if (!rc) rc = vick_stage_init(call, &stage, 0);
   if (!rc) rc = vick_buf_alloc(call, &env, &b_rows, (size_t)n * d * sizeof(float), "GNND rows");
   if (!rc) rc = vick_buf_alloc(call, &env, &b_ids, cells * 4, "GNND result ids");
   if (!rc) rc = vick_buf_alloc(call, &env, &b_dist, cells * 4, "GNND result distances");

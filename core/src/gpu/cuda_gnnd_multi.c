@@ -11,6 +11,8 @@
  * device has a task in every round when S is a multiple of the devices.
  * The tasks' lists come back to host buffers and are merged into the rows'
  * lists after the round (a shard is old in one task and new in another).
+ * On one device the tasks run one after the other and each task's lists
+ * are merged on the host while the next task searches (steps_beside.h).
  *
  * On one device the same plan is vic_knn_build's out-of-core GNND where the
  * build fits the device budget neither in fp32 nor with half rows
@@ -25,6 +27,7 @@
 #include "vic_kernels_add.h"
 #include "vic_kernels_gnnd.h"
 #include "slot_threads.h"
+#include "steps_beside.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -47,7 +50,7 @@ typedef struct {
   int64_t *own;               /* n x k, each shard's own lists, ids local to the shard */
   float *own_dist;            /* n x k */
   int round;                  /* cross phase: r, or 0 in the build phase */
-  int64_t **tid;              /* per task of the round: (na + nb) x k lists, ids local to the pair */
+  int64_t **tid;              /* per task of the round (one device: two, used in turn): (na + nb) x k lists, ids local to the pair */
   float **tdist;
   int one;                    /* one device, out of core: progress after every task */
   vic_ggm_step *step;         /* per slot: device, message, times */
@@ -75,13 +78,14 @@ static vic_status build_shard(multi_job *j, int g, int s) {
   return rc == VICK_NOMEM ? VIC_E_NOMEM : rc == VICK_CANCELLED ? VIC_E_CANCELLED : VIC_E_DEVICE;
 }
 
-static vic_status cross_task(multi_job *j, int g, int t) {
-  const int a = t, b = (t + j->round) % j->S;
+/* Task t of round r into the lists ti / td. */
+static vic_status cross_task(multi_job *j, int g, int r, int t, int64_t *ti, float *td) {
+  const int a = t, b = (t + r) % j->S;
   const int64_t fa = shard_first(j, a), na = shard_rows(j, a), fb = shard_first(j, b), nb = shard_rows(j, b);
   vic_ggm_step *st = &j->step[g];
   char keep[sizeof st->message];
   vic_status s = vic__ggm_gpu_add(j->c, st, j->rows + (size_t)fa * j->d, na, j->rows + (size_t)fb * j->d, nb, j->d,
-                                  j->own + fa * j->k, j->k, &j->ap, j->tid[t], j->tdist[t]);
+                                  j->own + fa * j->k, j->k, &j->ap, ti, td);
   if (s != VIC_OK) {
     snprintf(keep, sizeof keep, "%s", st->message);
     snprintf(st->message, sizeof st->message, "cross search of shards %d and %d on device %d: %.440s", a, b,
@@ -99,7 +103,7 @@ static void run_slot(void *arg, int g) {
       j->status[g] = VIC_E_CANCELLED;
       break;
     }
-    j->status[g] = j->round ? cross_task(j, g, t) : build_shard(j, g, t);
+    j->status[g] = j->round ? cross_task(j, g, j->round, t, j->tid[t], j->tdist[t]) : build_shard(j, g, t);
     /* one device (the calling thread): progress between the steps, the
      * builds counting as one round of S */
     if (j->one && j->status[g] == VIC_OK) {
@@ -165,21 +169,100 @@ static void merge_row(int64_t *li, float *ld, int32_t k, const int64_t *ci, cons
   }
 }
 
+/* The shards' own lists start the rows' lists, ids made global. */
+static void own_lists_start(const multi_job *j, int64_t *ids, float *dist, int threads) {
+  const int32_t k = j->k;
+  for (int sh = 0; sh < j->S; ++sh) {
+    const int64_t f = shard_first(j, sh), e = (f + shard_rows(j, sh)) * k;
+#pragma omp parallel for schedule(static, 65536) num_threads(threads)
+    for (int64_t i = f * k; i < e; ++i) {
+      const int64_t id = j->own[i];
+      ids[i] = id < 0 ? -1 : f + id;
+      if (id < 0) dist[i] = INFINITY;
+    }
+  }
+}
+
+/* The lists ti / td of task t of round r merged into every row's list. */
+static void merge_task(const multi_job *j, int r, int t, const int64_t *ti, const float *td, int64_t *ids,
+                       float *dist, int threads) {
+  const int32_t k = j->k;
+  const int a = t, b = (t + r) % j->S;
+  const int64_t fa = shard_first(j, a), na = shard_rows(j, a), fb = shard_first(j, b), nb = shard_rows(j, b);
+#pragma omp parallel for schedule(static, 16384) num_threads(threads)
+  for (int64_t u = 0; u < na + nb; ++u) {
+    const int64_t row = u < na ? fa + u : fb + (u - na);
+    merge_row(ids + row * k, dist + row * k, k, ti + u * k, td + u * k, fa, na, fb);
+  }
+}
+
 /* The round's task lists merged into every row's list (tasks one after
  * the other: a row is in two tasks of a round). */
 static void merge_round(multi_job *j, int64_t *ids, float *dist) {
-  const int32_t k = j->k;
-  for (int t = 0; t < j->S; ++t) {
-    const int a = t, b = (t + j->round) % j->S;
-    const int64_t fa = shard_first(j, a), na = shard_rows(j, a), fb = shard_first(j, b), nb = shard_rows(j, b);
-    const int64_t *ti = j->tid[t];
-    const float *td = j->tdist[t];
-#pragma omp parallel for schedule(static, 16384) num_threads(vic__threads(j->c))
-    for (int64_t u = 0; u < na + nb; ++u) {
-      const int64_t row = u < na ? fa + u : fb + (u - na);
-      merge_row(ids + row * k, dist + row * k, k, ti + u * k, td + u * k, fa, na, fb);
-    }
+  for (int t = 0; t < j->S; ++t) merge_task(j, j->round, t, j->tid[t], j->tdist[t], ids, dist, vic__threads(j->c));
+}
+
+/* One device: the S(S - 1) tasks in the rounds' order (task q: round
+ * 1 + q / S, task q % S) into the lists of buffer q % 2, task q's lists
+ * merged while task q + 1 searches, the shards' own lists started beside
+ * task 0.  The merges keep merge_round's order, so the lists are those of
+ * the rounds one after the other. */
+typedef struct {
+  multi_job *j;
+  int64_t *ids;
+  float *dist;
+  double merging, last_merge; /* seconds of the host's list work, of the last merge (the one not beside a search) */
+} one_device_steps;
+
+static int one_device_search(void *arg, int q, int threads) {
+  one_device_steps *o = arg;
+  multi_job *j = o->j;
+  const int r = 1 + q / j->S, t = q % j->S;
+  vic_ggm_step *st = &j->step[0];
+  if (vic__cancelled(j->c)) {
+    snprintf(st->message, sizeof st->message, "cancelled");
+    return j->status[0] = VIC_E_CANCELLED;
   }
+  st->threads = threads; /* the staged copies' share of the cores */
+  vic_status s = cross_task(j, 0, r, t, j->tid[q % 2], j->tdist[q % 2]);
+  if (s == VIC_OK) { /* the builds counted as one round of S */
+    s = vic__progress(j->c, "gnnd shards", (r + (t + 1.0) / j->S) / j->S);
+    if (s != VIC_OK) snprintf(st->message, sizeof st->message, "cancelled");
+  }
+  return j->status[0] = s;
+}
+
+static void one_device_merge(void *arg, int q, int threads) {
+  one_device_steps *o = arg;
+  const multi_job *j = o->j;
+  const double t0 = vic__now();
+  if (q < 0)
+    own_lists_start(j, o->ids, o->dist, threads);
+  else
+    merge_task(j, 1 + q / j->S, q % j->S, j->tid[q % 2], j->tdist[q % 2], o->ids, o->dist, threads);
+  const double dt = vic__now() - t0;
+  o->merging += dt;
+  if (q == j->S * (j->S - 1) - 1) o->last_merge = dt;
+}
+
+/* The one device's cross phase; its kernel and transfer time into rep. */
+static vic_status one_device_cross(multi_job *j, int64_t *ids, float *dist, vic_report *rep) {
+  vic_ggm_step *st = &j->step[0];
+  const double k0 = st->seconds_kernel, x0 = st->seconds_transfer, t0 = vic__now();
+  j->status[0] = VIC_OK;
+  st->message[0] = '\0';
+  one_device_steps o = {j, ids, dist, 0, 0};
+  (void)vic__steps_beside(j->S * (j->S - 1), vic__threads(j->c), one_device_search, one_device_merge, &o);
+  const double wall = vic__now() - t0;
+  rep->seconds_kernel += st->seconds_kernel - k0;
+  rep->seconds_transfer += st->seconds_transfer - x0;
+  if (j->status[0] != VIC_OK)
+    return vic__fail(j->c, j->status[0], "%s",
+                     j->status[0] == VIC_E_CANCELLED && vic__cancelled(j->c) ? "cancelled" : st->message);
+  vic__report_stage(rep, "cross searches", wall - o.last_merge);
+  vic__report_stage(rep, "lists merged beside (host)", o.merging - o.last_merge);
+  vic__report_stage(rep, "lists merged (host)", o.last_merge);
+  return VIC_OK;
 }
 
 /* Queries per search launch of the one-device plan: small enough that
@@ -187,6 +270,14 @@ static void merge_round(multi_job *j, int64_t *ids, float *dist) {
  * fewer, larger shards (fewer searches), large enough that a launch still
  * fills the device (one warp a query). */
 enum { ONE_DEVICE_CHUNK = 16384 };
+
+/* Iterations of a shard's GNND on one device.  A shard's lists leave its
+ * build k wide (the best k of K) and the cross searches use no more; the
+ * converge test counts insertions anywhere in the K-wide lists, and the
+ * late iterations before it stops them mostly reorder entries beyond k
+ * (the sweep of the cap is in BENCHMARKS.md); narrow lists with fewer
+ * samples need more (vic__gnnd_compact_plan). */
+enum { ONE_DEVICE_SHARD_ITERATIONS = 8 };
 
 static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int first,
                               int count, const char *one_why, int64_t *ids, float *dist, vic_report *rep,
@@ -237,9 +328,13 @@ static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_opt
                      "of %.0f MiB (%lld rows of d = %d)", count, budget / 1048576.0, (long long)x->n, (int)x->d);
   }
   /* the shards' builds: the large builds' plan (vic__gnnd_large_plan);
-   * fp32 rows, or half-precision rows where fp32 does not fit */
+   * fp32 rows, or half-precision rows where fp32 does not fit; one
+   * device, the caller's GNND parameters left to the library: at most
+   * ONE_DEVICE_SHARD_ITERATIONS */
   vic_ggm_params b = p;
   vic__gnnd_large_plan(o, k, &b);
+  if (one && o->gnnd.k_build == 0 && b.iterations > ONE_DEVICE_SHARD_ITERATIONS)
+    b.iterations = ONE_DEVICE_SHARD_ITERATIONS;
   vick_gnnd_params q = {b.K, b.samples, b.iterations, b.converge, 0, 0, 0};
   vic_ggm_params compact;
   char how[96];
@@ -314,37 +409,33 @@ static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_opt
 
   double t = vic__now();
   if ((s = run_phase(&j, rep)) != VIC_OK) goto done;
-  for (int sh = 0; sh < S; ++sh) { /* the shards' own lists start the rows' lists, ids made global */
-    const int64_t f = shard_first(&j, sh), e = (f + shard_rows(&j, sh)) * k;
-#pragma omp parallel for schedule(static, 65536) num_threads(vic__threads(c))
-    for (int64_t i = f * k; i < e; ++i) {
-      const int64_t id = j.own[i];
-      ids[i] = id < 0 ? -1 : f + id;
-      if (id < 0) dist[i] = INFINITY;
-    }
-  }
+  if (!one) own_lists_start(&j, ids, dist, vic__threads(c)); /* one device: beside the first cross search */
   vic__report_stage(rep, "shard builds", vic__now() - t);
   if (!one && (s = vic__progress(c, "gnnd shards", 1.0 / S)) != VIC_OK) goto done;
 
-  for (int tk = 0; tk < S; ++tk) {
-    const int64_t rows_t = shard_rows(&j, tk) + m;
+  for (int tk = 0; tk < (one ? 2 : S); ++tk) { /* one device: two buffers of the largest pair, used in turn */
+    const int64_t rows_t = one ? 2 * m : shard_rows(&j, tk) + m;
     j.tid[tk] = vic__malloc(c, (size_t)rows_t * k * sizeof **j.tid, "cross lists");
     j.tdist[tk] = vic__malloc(c, (size_t)rows_t * k * sizeof **j.tdist, "cross lists");
     if (!j.tid[tk] || !j.tdist[tk]) { s = VIC_E_NOMEM; goto done; }
   }
-  double searching = 0, merging = 0;
-  for (int r = 1; r < S; ++r) {
-    j.round = r;
-    t = vic__now();
-    if ((s = run_phase(&j, rep)) != VIC_OK) goto done;
-    searching += vic__now() - t;
-    t = vic__now();
-    merge_round(&j, ids, dist);
-    merging += vic__now() - t;
-    if (!one && (s = vic__progress(c, "gnnd shards", (double)(r + 1) / S)) != VIC_OK) goto done;
+  if (one) {
+    if ((s = one_device_cross(&j, ids, dist, rep)) != VIC_OK) goto done;
+  } else {
+    double searching = 0, merging = 0;
+    for (int r = 1; r < S; ++r) {
+      j.round = r;
+      t = vic__now();
+      if ((s = run_phase(&j, rep)) != VIC_OK) goto done;
+      searching += vic__now() - t;
+      t = vic__now();
+      merge_round(&j, ids, dist);
+      merging += vic__now() - t;
+      if ((s = vic__progress(c, "gnnd shards", (double)(r + 1) / S)) != VIC_OK) goto done;
+    }
+    vic__report_stage(rep, "cross searches", searching);
+    vic__report_stage(rep, "lists merged (host)", merging);
   }
-  vic__report_stage(rep, "cross searches", searching);
-  vic__report_stage(rep, "lists merged (host)", merging);
   t = vic__now();
   vic__true_lists(c, x->metric, x->n, k, ids, dist);
   vic__report_stage(rep, "true distances", vic__now() - t);
@@ -362,15 +453,16 @@ static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_opt
   *out_rep = local;
 
 done:
-  for (int tk = 0; j.tid && tk < S; ++tk) free(j.tid[tk]);
-  for (int tk = 0; j.tdist && tk < S; ++tk) free(j.tdist[tk]);
+  /* GBs of touched lists: given back on a thread of their own */
+  if (j.tid) vic__free_beside((void *const *)j.tid, (size_t)S);
+  if (j.tdist) vic__free_beside((void *const *)j.tdist, (size_t)S);
+  void *big[] = {j.own, packed};
+  vic__free_beside(big, 2);
   free(j.tid);
   free(j.tdist);
-  free(j.own);
   free(j.step);
   free(j.status);
   free(j.busy);
-  free(packed);
   return s;
 }
 
