@@ -101,13 +101,12 @@ vic_status vic__cuda_grid_multi(vic_ctx *c, const vick_points *p, const vic_buil
       vic__kernel_log(c, cs, "grid");
       continue;
     }
+    /* one stage per device, after the shared stage names: the report's
+     * fixed room keeps those first, and each device's kernel and transfer
+     * seconds are in its log line */
     char name[32];
     snprintf(name, sizeof name, "dev%d total", cs->device);
     vic__report_stage(rep, name, cs->seconds_total);
-    snprintf(name, sizeof name, "dev%d kernel", cs->device);
-    vic__report_stage(rep, name, cs->seconds_kernel);
-    snprintf(name, sizeof name, "dev%d transfer", cs->device);
-    vic__report_stage(rep, name, cs->seconds_transfer);
     char dev[128] = "";
     vick_device_info(cs->device, dev, sizeof dev, NULL, NULL);
     int64_t q0 = range_start(p->n, s, count), q1 = range_start(p->n, s + 1, count);
