@@ -74,6 +74,18 @@ int vick_device_info(int device, char *name, size_t size, size_t *free_bytes, si
   return VICK_OK;
 }
 
+/* The call's budget on the current device: what it holds now plus 90% of the
+ * free memory, capped by the call's memory budget. The other 10% stays for
+ * cuBLAS workspaces, CUB temporaries measured only at run time, and other
+ * processes. */
+static int budget_from_free(vick_call *call, vick_env *env) {
+  size_t f = 0, t = 0;
+  VICK_CUDA(call, cudaMemGetInfo(&f, &t));
+  const size_t usable = env->used + f / 10 * 9;
+  env->budget = (call->memory_budget && call->memory_budget < usable) ? call->memory_budget : usable;
+  return VICK_OK;
+}
+
 int vick_begin(vick_call *call, vick_env *env) { return vick_begin_on(call, env, call->device); }
 
 int vick_begin_on(vick_call *call, vick_env *env, int device) {
@@ -91,22 +103,12 @@ int vick_begin_on(vick_call *call, vick_env *env, int device) {
   VICK_CUDA(call, cudaStreamCreateWithFlags(&env->stream, cudaStreamNonBlocking));
   VICK_CUDA(call, cudaEventCreate(&env->ev_a));
   VICK_CUDA(call, cudaEventCreate(&env->ev_b));
-  size_t f = 0, t = 0;
-  VICK_CUDA(call, cudaMemGetInfo(&f, &t));
-  /* 10% of the free memory stays for cuBLAS workspaces, CUB temporaries
-   * measured only at run time, and other processes. */
-  size_t usable = f / 10 * 9;
-  env->budget = (call->memory_budget && call->memory_budget < usable) ? call->memory_budget : usable;
-  return VICK_OK;
+  return budget_from_free(call, env);
 }
 
 int vick_budget_again(vick_call *call, vick_env *env) {
   VICK_CUDA(call, cudaSetDevice(call->device));
-  size_t f = 0, t = 0;
-  VICK_CUDA(call, cudaMemGetInfo(&f, &t));
-  const size_t usable = env->used + f / 10 * 9; /* the same reserve as vick_begin_on */
-  env->budget = (call->memory_budget && call->memory_budget < usable) ? call->memory_budget : usable;
-  return VICK_OK;
+  return budget_from_free(call, env);
 }
 
 int vick_end(vick_call *call, vick_env *env, int rc) {

@@ -89,6 +89,21 @@ static int gs_threads(const vick_call *call) {
 #endif
 }
 
+/* The end of a threaded staging: the first failed copy's error, or the
+ * refusal of a piece once the copies already started have finished. */
+static int gs_stage_end(vick_call *call, cudaStream_t stream, cudaError_t err, int stopped) {
+  if (err != cudaSuccess) {
+    cudaStreamSynchronize(stream);
+    return vick_cuda_fail(call, err, "cudaMemcpyAsync (staged queries)", __FILE__, __LINE__);
+  }
+  if (stopped) {
+    /* nothing may still read the staging when the caller leaves */
+    VICK_CUDA(call, cudaStreamSynchronize(stream));
+    return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
+  }
+  return VICK_OK;
+}
+
 int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned, int64_t rows, size_t row_bytes,
                   gs_fill_fn fill, void *ctx) {
   if (rows <= 0) return VICK_OK;
@@ -134,16 +149,7 @@ int gs_stage_rows(vick_call *call, cudaStream_t stream, void *dst, void *pinned,
     }
   }
   free(refused);
-  if (err != cudaSuccess) {
-    cudaStreamSynchronize(stream);
-    return vick_cuda_fail(call, err, "cudaMemcpyAsync (staged queries)", __FILE__, __LINE__);
-  }
-  if (stopped) {
-    /* nothing may still read the staging when the caller leaves */
-    VICK_CUDA(call, cudaStreamSynchronize(stream));
-    return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
-  }
-  return VICK_OK;
+  return gs_stage_end(call, stream, err, stopped);
 }
 
 /* The queries of a hooked call (h->in: validation fused into the copy)
@@ -191,16 +197,7 @@ static int gs_stage_hooked(vick_call *call, cudaStream_t stream, char *pd, char 
       }
     }
   }
-  if (err != cudaSuccess) {
-    cudaStreamSynchronize(stream);
-    return vick_cuda_fail(call, err, "cudaMemcpyAsync (staged queries)", __FILE__, __LINE__);
-  }
-  if (stopped) {
-    /* nothing may still read the staging when the caller leaves */
-    VICK_CUDA(call, cudaStreamSynchronize(stream));
-    return vick_fail(call, VICK_ARGUMENT, "graph search: the queries were refused");
-  }
-  return VICK_OK;
+  return gs_stage_end(call, stream, err, stopped);
 }
 
 /* The team of a hooked call's staging and results: the call's threads, at

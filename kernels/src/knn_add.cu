@@ -295,11 +295,10 @@ static int ka_run(vick_call *call, ka_call *c, const float *rows_old, int64_t n_
   VICK_TRY(vick_poll(call, "add: search", 0.6));
   ka_stage(call, "search", &t);
 
-  const int32_t *found = found32;
-  ka_found<<<vick_blocks(n_new * W, 256), 256, 0, st>>>(found, n_new, W, R, (int *)c->rc.p, (int32_t *)c->rl.p);
+  ka_found<<<vick_blocks(n_new * W, 256), 256, 0, st>>>(found32, n_new, W, R, (int *)c->rc.p, (int32_t *)c->rl.p);
   VICK_LAUNCH(call, "ka_found");
   ka_new_lists<<<vick_blocks(n_new, KA_WARPS), 32 * KA_WARPS, 0, st>>>(
-      x, n_old, n_new, d, found, W, p->join, (const int *)c->rc.p, (const int32_t *)c->rl.p, R, k,
+      x, n_old, n_new, d, found32, W, p->join, (const int *)c->rc.p, (const int32_t *)c->rl.p, R, k,
       (int32_t *)c->oid.p, (float *)c->odist.p);
   VICK_LAUNCH(call, "ka_new_lists");
   ka_old_lists<<<vick_blocks(n_old, KA_WARPS), 32 * KA_WARPS, 0, st>>>(

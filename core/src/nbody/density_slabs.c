@@ -282,13 +282,11 @@ void vic__slabs_close(vic_slabs *z) {
   free(j->released);
   /* the slabs' gathers and the rows in slab order: the set's size several
    * times over, given back beside the caller's next steps */
-  const size_t n_big = 3 + (j->gathered ? 2 * (size_t)z->plan.n_slabs : 0);
-  void **big = malloc(n_big * sizeof *big);
-  size_t nb = 0;
+  vic__free_batch *big = vic__free_batch_new(2 + (j->gathered ? 2 * (size_t)z->plan.n_slabs : 0));
   if (j->gathered)
     for (int64_t s = 0; s < z->plan.n_slabs; ++s) {
-      if (big) { big[nb++] = j->gathered[s].pts; big[nb++] = j->gathered[s].gid; }
-      else { free(j->gathered[s].pts); free(j->gathered[s].gid); }
+      vic__free_batch_add(big, j->gathered[s].pts);
+      vic__free_batch_add(big, j->gathered[s].gid);
     }
   free(j->gathered);
   free(j->gathered_bytes);
@@ -303,15 +301,9 @@ void vic__slabs_close(vic_slabs *z) {
   free(j->bad_row);
   free(j->retried);
   free(z->start);
-  if (big) {
-    big[nb++] = z->order;
-    big[nb++] = z->xs;
-    vic__free_beside(big, nb);
-    free(big);
-  } else {
-    free(z->order);
-    free(z->xs);
-  }
+  vic__free_batch_add(big, z->order);
+  vic__free_batch_add(big, z->xs);
+  vic__free_batch_go(big);
   if (z->pinned) vick_pinned_keep(0);
   vic__slab_plan_free(&z->plan);
   free(z);

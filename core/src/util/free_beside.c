@@ -5,35 +5,48 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 
-typedef struct {
-  size_t count;
+struct vic__free_batch {
+  size_t count, capacity;
   void *p[];
-} free_batch;
+};
 
 static void *free_main(void *arg) {
-  free_batch *b = arg;
+  vic__free_batch *b = arg;
   for (size_t i = 0; i < b->count; ++i) free(b->p[i]);
   free(b);
   return NULL;
 }
 
-void vic__free_beside(void *const *p, size_t count) {
-  free_batch *b = malloc(sizeof *b + count * sizeof b->p[0]);
+vic__free_batch *vic__free_batch_new(size_t capacity) {
+  vic__free_batch *b = malloc(sizeof *b + capacity * sizeof b->p[0]);
   if (b) {
-    b->count = count;
-    memcpy(b->p, p, count * sizeof b->p[0]);
-    pthread_attr_t at;
-    pthread_t th;
-    int started = 0;
-    if (pthread_attr_init(&at) == 0) {
-      started = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
-                pthread_create(&th, &at, free_main, b) == 0;
-      pthread_attr_destroy(&at);
-    }
-    if (started) return;
-    free(b);
+    b->count = 0;
+    b->capacity = capacity;
   }
-  for (size_t i = 0; i < count; ++i) free(p[i]); /* no thread: here */
+  return b;
+}
+
+void vic__free_batch_add(vic__free_batch *b, void *p) {
+  if (b && b->count < b->capacity) b->p[b->count++] = p;
+  else free(p); /* no batch, or no room in it: here */
+}
+
+void vic__free_batch_go(vic__free_batch *b) {
+  if (!b) return;
+  pthread_attr_t at;
+  pthread_t th;
+  int started = 0;
+  if (pthread_attr_init(&at) == 0) {
+    started = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
+              pthread_create(&th, &at, free_main, b) == 0;
+    pthread_attr_destroy(&at);
+  }
+  if (!started) free_main(b); /* no thread: here */
+}
+
+void vic__free_beside(void *const *p, size_t count) {
+  vic__free_batch *b = vic__free_batch_new(count);
+  for (size_t i = 0; i < count; ++i) vic__free_batch_add(b, p[i]);
+  vic__free_batch_go(b);
 }

@@ -93,6 +93,15 @@ void *vic__malloc_huge(size_t bytes);
  * where no thread starts: for buffers of many GB whose release the caller
  * need not wait for (free_beside.c). */
 void vic__free_beside(void *const *p, size_t count);
+/* The same for pointers gathered one by one, with no array of the
+ * caller's: a batch of room for capacity pointers (NULL when there is no
+ * memory), add hands it one (freed here when the batch is NULL or full),
+ * go frees them all on a detached thread, or here where none starts, and
+ * the batch with them (free_beside.c). */
+typedef struct vic__free_batch vic__free_batch;
+vic__free_batch *vic__free_batch_new(size_t capacity);
+void vic__free_batch_add(vic__free_batch *b, void *p);
+void vic__free_batch_go(vic__free_batch *b);
 void *vic__calloc(vic_ctx *c, size_t count, size_t size, const char *what);
 
 static inline const float *vic__row(const vic_data *x, int64_t i) {
