@@ -11,8 +11,8 @@
  * device has a task in every round when S is a multiple of the devices.
  * The tasks' lists come back to host buffers and are merged into the rows'
  * lists after the round (a shard is old in one task and new in another).
- * On one device the tasks run one after the other and each task's lists
- * are merged on the host while the next task searches (steps_beside.h).
+ * On one device the tasks run one after the other, each task's lists
+ * merged before the next.
  *
  * On one device the same plan is vic_knn_build's out-of-core GNND where the
  * build fits the device budget neither in fp32 nor with half rows
@@ -27,7 +27,6 @@
 #include "vic_kernels_add.h"
 #include "vic_kernels_gnnd.h"
 #include "slot_threads.h"
-#include "steps_beside.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -50,7 +49,7 @@ typedef struct {
   int64_t *own;               /* n x k, each shard's own lists, ids local to the shard */
   float *own_dist;            /* n x k */
   int round;                  /* cross phase: r, or 0 in the build phase */
-  int64_t **tid;              /* per task of the round (one device: two, used in turn): (na + nb) x k lists, ids local to the pair */
+  int64_t **tid;              /* per task of the round (one device: one for every task): (na + nb) x k lists, ids local to the pair */
   float **tdist;
   int one;                    /* one device, out of core: progress after every task */
   vic_ggm_step *step;         /* per slot: device, message, times */
@@ -203,66 +202,38 @@ static void merge_round(multi_job *j, int64_t *ids, float *dist) {
 }
 
 /* One device: the S(S - 1) tasks in the rounds' order (task q: round
- * 1 + q / S, task q % S) into the lists of buffer q % 2, task q's lists
- * merged while task q + 1 searches, the shards' own lists started beside
- * task 0.  The merges keep merge_round's order, so the lists are those of
- * the rounds one after the other. */
-typedef struct {
-  multi_job *j;
-  int64_t *ids;
-  float *dist;
-  double merging, last_merge; /* seconds of the host's list work, of the last merge (the one not beside a search) */
-} one_device_steps;
-
-static int one_device_search(void *arg, int q, int threads) {
-  one_device_steps *o = arg;
-  multi_job *j = o->j;
-  const int r = 1 + q / j->S, t = q % j->S;
-  vic_ggm_step *st = &j->step[0];
-  if (vic__cancelled(j->c)) {
-    snprintf(st->message, sizeof st->message, "cancelled");
-    return j->status[0] = VIC_E_CANCELLED;
-  }
-  st->threads = threads; /* the staged copies' share of the cores */
-  vic_status s = cross_task(j, 0, r, t, j->tid[q % 2], j->tdist[q % 2]);
-  if (s == VIC_OK) { /* the builds counted as one round of S */
-    s = vic__progress(j->c, "gnnd shards", (r + (t + 1.0) / j->S) / j->S);
-    if (s != VIC_OK) snprintf(st->message, sizeof st->message, "cancelled");
-  }
-  return j->status[0] = s;
-}
-
-static void one_device_merge(void *arg, int q, int threads) {
-  one_device_steps *o = arg;
-  const multi_job *j = o->j;
-  const double t0 = vic__now();
-  if (q < 0)
-    own_lists_start(j, o->ids, o->dist, threads);
-  else
-    merge_task(j, 1 + q / j->S, q % j->S, j->tid[q % 2], j->tdist[q % 2], o->ids, o->dist, threads);
-  const double dt = vic__now() - t0;
-  o->merging += dt;
-  if (q == j->S * (j->S - 1) - 1) o->last_merge = dt;
-}
-
-/* The one device's cross phase; its kernel and transfer time into rep. */
+ * 1 + q / S, task q % S), each task's lists merged into the rows' lists
+ * before the next task searches, so one list buffer serves them all.  The
+ * merges keep merge_round's order: the lists are those of the rounds one
+ * after the other.  (Merging beside the next search gained nothing: the
+ * search's staged copies slowed by what the merges saved.)  The kernel and
+ * transfer time into rep. */
 static vic_status one_device_cross(multi_job *j, int64_t *ids, float *dist, vic_report *rep) {
   vic_ggm_step *st = &j->step[0];
-  const double k0 = st->seconds_kernel, x0 = st->seconds_transfer, t0 = vic__now();
-  j->status[0] = VIC_OK;
-  st->message[0] = '\0';
-  one_device_steps o = {j, ids, dist, 0, 0};
-  (void)vic__steps_beside(j->S * (j->S - 1), vic__threads(j->c), one_device_search, one_device_merge, &o);
-  const double wall = vic__now() - t0;
+  const double k0 = st->seconds_kernel, x0 = st->seconds_transfer;
+  const int threads = vic__threads(j->c);
+  double searching = 0, merging = 0;
+  vic_status s = VIC_OK;
+  for (int q = 0; q < j->S * (j->S - 1) && s == VIC_OK; ++q) {
+    const int r = 1 + q / j->S, t = q % j->S;
+    if (vic__cancelled(j->c)) { s = vic__fail(j->c, VIC_E_CANCELLED, "cancelled"); break; }
+    double t0 = vic__now();
+    s = cross_task(j, 0, r, t, j->tid[0], j->tdist[0]);
+    searching += vic__now() - t0;
+    if (s != VIC_OK) {
+      s = vic__fail(j->c, s, "%s", s == VIC_E_CANCELLED && vic__cancelled(j->c) ? "cancelled" : st->message);
+      break;
+    }
+    t0 = vic__now();
+    merge_task(j, r, t, j->tid[0], j->tdist[0], ids, dist, threads);
+    merging += vic__now() - t0;
+    s = vic__progress(j->c, "gnnd shards", (r + (t + 1.0) / j->S) / j->S); /* the builds counted as one round of S */
+  }
   rep->seconds_kernel += st->seconds_kernel - k0;
   rep->seconds_transfer += st->seconds_transfer - x0;
-  if (j->status[0] != VIC_OK)
-    return vic__fail(j->c, j->status[0], "%s",
-                     j->status[0] == VIC_E_CANCELLED && vic__cancelled(j->c) ? "cancelled" : st->message);
-  vic__report_stage(rep, "cross searches", wall - o.last_merge);
-  vic__report_stage(rep, "lists merged beside (host)", o.merging - o.last_merge);
-  vic__report_stage(rep, "lists merged (host)", o.last_merge);
-  return VIC_OK;
+  vic__report_stage(rep, "cross searches", searching);
+  vic__report_stage(rep, "lists merged (host)", merging);
+  return s;
 }
 
 /* Queries per search launch of the one-device plan: small enough that
@@ -270,14 +241,6 @@ static vic_status one_device_cross(multi_job *j, int64_t *ids, float *dist, vic_
  * fewer, larger shards (fewer searches), large enough that a launch still
  * fills the device (one warp a query). */
 enum { ONE_DEVICE_CHUNK = 16384 };
-
-/* Iterations of a shard's GNND on one device.  A shard's lists leave its
- * build k wide (the best k of K) and the cross searches use no more; the
- * converge test counts insertions anywhere in the K-wide lists, and the
- * late iterations before it stops them mostly reorder entries beyond k
- * (the sweep of the cap is in BENCHMARKS.md); narrow lists with fewer
- * samples need more (vic__gnnd_compact_plan). */
-enum { ONE_DEVICE_SHARD_ITERATIONS = 8 };
 
 static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_options *o, int32_t k, int first,
                               int count, const char *one_why, int64_t *ids, float *dist, vic_report *rep,
@@ -328,13 +291,15 @@ static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_opt
                      "of %.0f MiB (%lld rows of d = %d)", count, budget / 1048576.0, (long long)x->n, (int)x->d);
   }
   /* the shards' builds: the large builds' plan (vic__gnnd_large_plan);
-   * fp32 rows, or half-precision rows where fp32 does not fit; one
-   * device, the caller's GNND parameters left to the library: at most
-   * ONE_DEVICE_SHARD_ITERATIONS */
+   * fp32 rows, or half-precision rows where fp32 does not fit.  One
+   * device, the list width left to the library: the options' iteration
+   * count, the in-memory build's, not the narrow lists' higher cap -- the
+   * shards' lists leave their builds k wide and every row's list is
+   * searched again against each other shard, which recovers more than the
+   * late iterations would (BENCHMARKS.md, issue 23) */
   vic_ggm_params b = p;
   vic__gnnd_large_plan(o, k, &b);
-  if (one && o->gnnd.k_build == 0 && b.iterations > ONE_DEVICE_SHARD_ITERATIONS)
-    b.iterations = ONE_DEVICE_SHARD_ITERATIONS;
+  if (one && o->gnnd.k_build == 0) b.iterations = p.iterations;
   vick_gnnd_params q = {b.K, b.samples, b.iterations, b.converge, 0, 0, 0};
   vic_ggm_params compact;
   char how[96];
@@ -409,11 +374,11 @@ static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_opt
 
   double t = vic__now();
   if ((s = run_phase(&j, rep)) != VIC_OK) goto done;
-  if (!one) own_lists_start(&j, ids, dist, vic__threads(c)); /* one device: beside the first cross search */
+  own_lists_start(&j, ids, dist, vic__threads(c));
   vic__report_stage(rep, "shard builds", vic__now() - t);
   if (!one && (s = vic__progress(c, "gnnd shards", 1.0 / S)) != VIC_OK) goto done;
 
-  for (int tk = 0; tk < (one ? 2 : S); ++tk) { /* one device: two buffers of the largest pair, used in turn */
+  for (int tk = 0; tk < (one ? 1 : S); ++tk) { /* one device: one buffer of the largest pair */
     const int64_t rows_t = one ? 2 * m : shard_rows(&j, tk) + m;
     j.tid[tk] = vic__malloc(c, (size_t)rows_t * k * sizeof **j.tid, "cross lists");
     j.tdist[tk] = vic__malloc(c, (size_t)rows_t * k * sizeof **j.tdist, "cross lists");
