@@ -303,7 +303,9 @@ typedef struct {
   size_t device_memory_budget;    /* bytes; 0 = what the device has free.  GNND beyond it: in memory
                                      with half-precision rows where that fits (lists re-ranked in
                                      fp32; K and p lowered, iterations raised as needed; the report's
-                                     reason says so), else out of core (shards merged by GGM) */
+                                     reason says so), else out of core: shards built one after the
+                                     other, every ordered pair joined by one graph search (where the
+                                     smallest such search does not fit either, shards merged by GGM) */
 #ifdef VIC_ABI_TEST_EXTRA_FIELD
   int32_t abi_test_extra;         /* only in the ABI-growth test's second build; default 7 */
 #endif
@@ -732,8 +734,10 @@ static inline void vic_shard_options_init(vic_shard_options *o) { vic_shard_opti
  * best k of all its merges.  Progress ("ggm shards") and cancel between
  * merges; a cancel with a work_dir leaves the file resumable.  The
  * report's reason gives the shard count and size.  vic_knn_build takes
- * this path by itself for GNND when the rows need more device memory than
- * the budget, with a warning. */
+ * this path by itself for GNND, with a warning, when the rows need more
+ * device memory than the budget even with half-precision rows and the
+ * shards joined by graph searches (device_memory_budget) do not fit
+ * either, or shard_size is set on one device. */
 vic_status vic_knn_build_sharded(vic_ctx *c, const vic_data *x, const vic_build_options *o,
                                  const vic_shard_options *so, vic_knn *out);
 
