@@ -75,8 +75,8 @@ vic_status vic__cuda_grid_multi(vic_ctx *c, const vick_points *p, const vic_buil
     return VIC_E_NOMEM;
   }
   /* each device's pieces are written by a team of its own, the devices
-   * sharing the host threads (its staged copies too) */
-  const int threads = vic__slot_threads(vic__threads(c), count);
+   * sharing the list writers (its staged copies too) */
+  const int threads = vic__slot_threads(vic__list_writers(vic__threads(c)), count);
   /* one device: its job runs on the calling thread, which may report progress */
   for (int s = 0; s < count; ++s) {
     vic__cuda_call_init(c, &call[s], first + s, o->device_memory_budget, count > 1);

@@ -31,6 +31,14 @@ static inline int64_t vic__lists_id(const vic__lists *d, int64_t i) {
 /* d_nn1 statistics (column 0) of n filled lists into the report. */
 void vic__lists_dnn1(const vic__lists *d, int64_t n, int32_t k, int threads, vic_report *r);
 
+/* Threads, of the context's `threads`, that write result lists into fresh
+ * host memory: the first touches of new pages contend in the operating
+ * system's page-fault path, so past VIC_LIST_WRITERS threads in all (the
+ * devices' teams together) more writers make the writes slower, not
+ * faster (BENCHMARKS.md: exact lists on a 64-core host). */
+enum { VIC_LIST_WRITERS = 32 };
+static inline int vic__list_writers(int threads) { return threads < VIC_LIST_WRITERS ? threads : VIC_LIST_WRITERS; }
+
 /* Host memory for n*k-entry result lists: like vic__malloc, but large
  * buffers are asked to come in huge pages (Linux), so that writing a fresh
  * result faults 512 times less often.  Released with free(). */
