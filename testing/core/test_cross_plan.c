@@ -48,15 +48,14 @@ int main(void) {
     VT_CHECK(x.join <= x.width && x.join >= 1 && x.reverse == a.reverse, "k %d: join %d reverse %d", kk, x.join,
              x.reverse);
   }
+  /* issue 23's case: 10M x 96 under 4,482 MiB less the slack of 70 MiB */
+  const size_t fit = 4482 * MiB - 4482 * MiB / 64;
   vic_add_plan narrow = vic__cross_add_plan(10);
   narrow.chunk = 16384;
   VT_CHECK(vic__cross_bytes(na, nb, 96, 10, &narrow) < vic__cross_bytes(na, nb, 96, 10, &one), "narrower, not smaller");
-  VT_CHECK(vic__cross_shards(10000000, 96, 10, &narrow, 1, 2, 4482 * MiB - 4482 * MiB / 64) == 3,
-           "10M x 96 under a quarter, narrow searches: %d shards",
-           vic__cross_shards(10000000, 96, 10, &narrow, 1, 2, 4482 * MiB - 4482 * MiB / 64));
+  VT_CHECK(vic__cross_shards(10000000, 96, 10, &narrow, 1, 2, fit) == 3,
+           "10M x 96 under a quarter, narrow searches: %d shards", vic__cross_shards(10000000, 96, 10, &narrow, 1, 2, fit));
 
-  /* issue 23's case: 10M x 96 under 4,482 MiB less the slack of 70 MiB */
-  const size_t fit = 4482 * MiB - 4482 * MiB / 64;
   int S = vic__cross_shards(10000000, 96, 10, &one, 1, 2, fit);
   VT_CHECK(S == 3, "10M x 96 under a quarter: %d shards", S);
   VT_CHECK(vic__cross_bytes(3333334, 3333334, 96, 10, &one) <= fit &&

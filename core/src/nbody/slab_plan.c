@@ -237,21 +237,21 @@ size_t vic__slab_pass_bytes(int64_t n) {
   return (size_t)n * 24;
 }
 
-size_t vic__peaks_basins_bytes(int64_t n) {
-  /* densities, basin pointers (x2), flags, order keys (x2), ranks, maxima
-   * numbers, labels */
-  return (size_t)n * (4 + 8 + 4 + 16 + 4 + 4 + 4) + ((size_t)16 << 20);
-}
+/* The density order and basins' arrays: densities, basin pointers (x2),
+ * flags, order keys (x2), ranks, maxima numbers, labels. */
+static size_t basins_arrays_bytes(int64_t n) { return (size_t)n * (4 + 8 + 4 + 16 + 4 + 4 + 4); }
+
+size_t vic__peaks_basins_bytes(int64_t n) { return basins_arrays_bytes(n) + ((size_t)16 << 20); }
 
 size_t vic__peaks_links_bytes(int64_t n, int d) {
-  /* the density order and basins (vic__peaks_basins_bytes); then the maxima's
+  /* the density order and basins (basins_arrays_bytes); then the maxima's
    * search: the grid of all points (rows, codes and order with their sort
    * buffers, sorted points), densities, maxima numbers, k-th distances,
    * (the grid's own check, with densities and maxima numbers held; the
    * density tree comes once the sort's buffers are gone); then rows,
    * densities, maxima numbers, parents, deltas, saliencies, climb
    * labels (x2), peak ids */
-  const size_t basins = vic__peaks_basins_bytes(n) - ((size_t)16 << 20);
+  const size_t basins = basins_arrays_bytes(n);
   const size_t search = (size_t)n * ((size_t)d * 4 + 16 + 8 + 16 + 4 + 4 + 1);
   const size_t finish = (size_t)n * ((size_t)d * 4 + 4 * 6 + 8 + 8);
   size_t b = basins > search ? basins : search;
