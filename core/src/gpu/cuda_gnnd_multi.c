@@ -418,16 +418,11 @@ static vic_status cross_build(vic_ctx *c, const vic_data *x, const vic_build_opt
   *out_rep = local;
 
 done:
-  { /* GBs of touched lists: given back on one thread of their own */
-    vic__free_batch *big = vic__free_batch_new(2 * (size_t)S + 2);
-    for (int tk = 0; tk < S; ++tk) {
-      if (j.tid) vic__free_batch_add(big, j.tid[tk]);
-      if (j.tdist) vic__free_batch_add(big, j.tdist[tk]);
-    }
-    vic__free_batch_add(big, j.own);
-    vic__free_batch_add(big, packed);
-    vic__free_batch_go(big);
-  }
+  /* GBs of touched lists: given back on a thread of their own */
+  if (j.tid) vic__free_beside((void *const *)j.tid, (size_t)S);
+  if (j.tdist) vic__free_beside((void *const *)j.tdist, (size_t)S);
+  void *big[] = {j.own, packed};
+  vic__free_beside(big, 2);
   free(j.tid);
   free(j.tdist);
   free(j.step);
